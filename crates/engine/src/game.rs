@@ -1,0 +1,451 @@
+//! The duel of art. 3.2 as a state machine.
+//!
+//! A [`Game`] is the whole interactive part of one ticket: the first game,
+//! and every Extra game it leads to (art. 3.2.5.4). The player acts with
+//! [`Action::Play`] (pick a card, art. 3.2.3) and [`Action::Draw`] (click the
+//! 16-card deck: a tie-break, art. 3.2.4, or the Extra duel, art. 3.2.5);
+//! [`Game::apply`] checks the action against the phase, asks the draw source
+//! for exactly the draws the rules need, updates the state and reports
+//! [`Event`]s. A refused action leaves the state untouched.
+
+use crate::card::{DECK_SIZE, DeckCard, Hand, Rank};
+use crate::draw::DrawSource;
+use crate::prize::PrizeSchedule;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+
+/// What the player does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// Pick a card of the hand (art. 3.2.3.1, 3.2.3.2).
+    Play { card: Rank },
+    /// Click the 16-card deck (art. 3.2.4.2, 3.2.5.2).
+    Draw,
+}
+
+impl Action {
+    pub fn play(card: Rank) -> Action {
+        Action::Play { card }
+    }
+}
+
+/// What the game waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The player picks a card.
+    Play,
+    /// A tie is settled by a deck draw (art. 3.2.4), for a trick or for the
+    /// Extra duel (art. 3.2.5.3).
+    TieBreak(TieOf),
+    /// Exactly four tricks: the deck draw of the Extra duel (art. 3.2.5.2).
+    ExtraDraw,
+    /// The ticket is decided.
+    Finished,
+}
+
+impl Phase {
+    /// The phase's name in the HTTP API: `play`, `tie_break`, `extra_draw`, `finished`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Play => "play",
+            Phase::TieBreak(_) => "tie_break",
+            Phase::ExtraDraw => "extra_draw",
+            Phase::Finished => "finished",
+        }
+    }
+}
+
+/// What a tie-break decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieOf {
+    /// A trick of equal values (art. 3.2.4.1).
+    Trick,
+    /// An Extra duel of equal values (art. 3.2.5.3, second paragraph).
+    Extra,
+}
+
+/// How a trick or a deck draw went, for the player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Won,
+    Lost,
+    Tie,
+}
+
+impl Outcome {
+    #[inline]
+    fn of(player: Rank, capone: Rank) -> Outcome {
+        match player.cmp(&capone) {
+            Ordering::Greater => Outcome::Won,
+            Ordering::Less => Outcome::Lost,
+            Ordering::Equal => Outcome::Tie,
+        }
+    }
+}
+
+/// Why a deck draw happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeckFor {
+    /// Settling a tie (art. 3.2.4), of a trick or of an Extra duel.
+    TieBreak,
+    /// The Extra duel's first draw (art. 3.2.5.2).
+    Extra,
+}
+
+/// What follows a game of eight tricks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Next {
+    /// Exactly four tricks: the Extra duel (art. 3.2.3.4).
+    ExtraDraw,
+    /// The ticket is decided (art. 3.2.3.3, 3.2.3.5).
+    Finished,
+}
+
+/// Everything that happens, in order: enough to animate a screen and to audit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A trick: the player's card, As Capone's drawn card (art. 3.2.2), and who won.
+    Trick { player: Rank, capone: Rank, outcome: Outcome },
+    /// A deck draw (art. 3.2.4.2, 3.2.5.2): one card to each side.
+    Deck {
+        player: Rank,
+        capone: Rank,
+        outcome: Outcome,
+        #[serde(rename = "for")]
+        for_: DeckFor,
+    },
+    /// A game of eight tricks is over with `tricks` won.
+    GameOver { tricks: u8, next: Next },
+    /// An Extra game starts with eight new cards (art. 3.2.5.4); `game` is 2
+    /// for the first Extra game.
+    ExtraGame { game: u32 },
+    /// The ticket is decided: the deciding game's tricks (art. 3.2.5.5) and
+    /// the prize of the ticket's schedule for them (0 when lost).
+    Finished { tricks: u8, prize_cents: u64 },
+}
+
+/// Where events go. A simulation discards them ([`Discard`]); the server
+/// and the terminal collect them in a `Vec<Event>`.
+pub trait EventSink {
+    fn push(&mut self, event: Event);
+}
+
+impl EventSink for Vec<Event> {
+    #[inline]
+    fn push(&mut self, event: Event) {
+        Vec::push(self, event)
+    }
+}
+
+/// An [`EventSink`] that keeps nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Discard;
+
+impl EventSink for Discard {
+    #[inline(always)]
+    fn push(&mut self, _event: Event) {}
+}
+
+/// An action the phase does not allow. Nothing changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ActionError {
+    #[error("the card {0} is not in your hand")]
+    CardNotInHand(Rank),
+    #[error("a deck draw is due: click the deck, not a card")]
+    DrawExpected,
+    #[error("no deck draw is due: pick a card of your hand")]
+    CardExpected,
+    #[error("the game is finished")]
+    Finished,
+}
+
+/// The ticket's result (CONTRACT.md `result`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GameResult {
+    /// Tricks of the deciding game: 5 to 8 for a won ticket, 0 to 4 for a lost one.
+    pub tricks: u8,
+    /// The prize, 0 for a lost ticket.
+    pub prize_cents: u64,
+}
+
+/// The interactive part of one ticket.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Game {
+    prizes: PrizeSchedule,
+    phase: Phase,
+    /// 1 for the first game, 2 for the first Extra game, ...
+    game: u32,
+    hand: Hand,
+    capone: Hand,
+    /// The tied trick's cards while a trick's tie-break is due.
+    tied: Option<(Rank, Rank)>,
+    tricks_won: u8,
+    tricks_lost: u8,
+    /// Random draws taken so far: the number `n` of the next one.
+    draws: u64,
+    /// Actions applied so far.
+    seq: u64,
+    result: Option<GameResult>,
+}
+
+impl Game {
+    /// A new ticket: eight hearts against eight spades (art. 3.2.1.1, 3.2.1.2).
+    pub fn new(prizes: PrizeSchedule) -> Game {
+        Game {
+            prizes,
+            phase: Phase::Play,
+            game: 1,
+            hand: Hand::FULL,
+            capone: Hand::FULL,
+            tied: None,
+            tricks_won: 0,
+            tricks_lost: 0,
+            draws: 0,
+            seq: 0,
+            result: None,
+        }
+    }
+
+    pub fn prizes(&self) -> PrizeSchedule {
+        self.prizes
+    }
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    /// 1 for the first game, 2 for the first Extra game, and so on.
+    pub fn game_number(&self) -> u32 {
+        self.game
+    }
+    /// The player's cards still in hand.
+    pub fn hand(&self) -> Hand {
+        self.hand
+    }
+    /// How many face-down cards As Capone still holds. Which ones is not
+    /// shown to the player.
+    pub fn capone_cards_left(&self) -> u32 {
+        self.capone.len()
+    }
+    /// As Capone's remaining cards (for audit and tests; a UI shows only their number).
+    pub fn capone_hand(&self) -> Hand {
+        self.capone
+    }
+    /// The cards of the tied trick while its tie-break is due.
+    pub fn tied_trick(&self) -> Option<(Rank, Rank)> {
+        self.tied
+    }
+    /// Tricks won in the current game.
+    pub fn tricks_won(&self) -> u8 {
+        self.tricks_won
+    }
+    /// Tricks lost in the current game.
+    pub fn tricks_lost(&self) -> u8 {
+        self.tricks_lost
+    }
+    /// Random draws taken so far.
+    pub fn draws(&self) -> u64 {
+        self.draws
+    }
+    /// Actions applied so far: the `seq` of the next action.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    pub fn result(&self) -> Option<GameResult> {
+        self.result
+    }
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Finished
+    }
+
+    /// Checks that `action` is allowed now, without changing anything.
+    pub fn check(&self, action: Action) -> Result<(), ActionError> {
+        match (self.phase, action) {
+            (Phase::Finished, _) => Err(ActionError::Finished),
+            (Phase::Play, Action::Play { card }) if !self.hand.contains(card) => {
+                Err(ActionError::CardNotInHand(card))
+            }
+            (Phase::Play, Action::Play { .. }) => Ok(()),
+            (Phase::Play, Action::Draw) => Err(ActionError::CardExpected),
+            (Phase::TieBreak(_) | Phase::ExtraDraw, Action::Play { .. }) => {
+                Err(ActionError::DrawExpected)
+            }
+            (Phase::TieBreak(_) | Phase::ExtraDraw, Action::Draw) => Ok(()),
+        }
+    }
+
+    /// Applies one action of the player, taking from `source` exactly the
+    /// draws the rules need and reporting what happened to `events`.
+    /// A refused action returns an error and changes nothing (guarantee 7).
+    #[inline]
+    pub fn apply<S, E>(&mut self, action: Action, source: &mut S, events: &mut E) -> Result<(), ActionError>
+    where
+        S: DrawSource + ?Sized,
+        E: EventSink + ?Sized,
+    {
+        self.check(action)?;
+        match (self.phase, action) {
+            (Phase::Play, Action::Play { card }) => self.play(card, source, events),
+            (Phase::TieBreak(of), Action::Draw) => self.tie_break(of, source, events),
+            (Phase::ExtraDraw, Action::Draw) => self.extra_duel(source, events),
+            _ => unreachable!("check() refused every other pair"),
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Rebuilds a ticket from its actions (guarantee 2): the state and every
+    /// event, or the index of the first refused action and why.
+    pub fn replay<S: DrawSource + ?Sized>(
+        prizes: PrizeSchedule,
+        actions: &[Action],
+        source: &mut S,
+    ) -> Result<(Game, Vec<Event>), (usize, ActionError)> {
+        let mut game = Game::new(prizes);
+        let mut events = Vec::new();
+        for (i, a) in actions.iter().enumerate() {
+            game.apply(*a, source, &mut events).map_err(|e| (i, e))?;
+        }
+        Ok((game, events))
+    }
+
+    /// art. 3.2.2: As Capone's card is drawn uniformly among his remaining
+    /// cards, independently of the player's card; the draw indexes his
+    /// cards sorted from 7 up to A (CONTRACT.md Fairness).
+    #[inline]
+    fn play<S, E>(&mut self, card: Rank, source: &mut S, events: &mut E)
+    where
+        S: DrawSource + ?Sized,
+        E: EventSink + ?Sized,
+    {
+        self.hand.remove(card);
+        source.start_draw(self.draws);
+        self.draws += 1;
+        let capone = self.capone.nth(source.below(self.capone.len()));
+        self.capone.remove(capone);
+        // art. 3.2.3.1: the higher value wins the trick; equal values tie.
+        let outcome = Outcome::of(card, capone);
+        events.push(Event::Trick { player: card, capone, outcome });
+        match outcome {
+            Outcome::Won => self.tricks_won += 1,
+            Outcome::Lost => self.tricks_lost += 1,
+            Outcome::Tie => {
+                // art. 3.2.4.1: an extra trick settles the tie.
+                self.tied = Some((card, capone));
+                self.phase = Phase::TieBreak(TieOf::Trick);
+                return;
+            }
+        }
+        self.after_trick(events);
+    }
+
+    /// art. 3.2.4.2, 3.2.5.2: one card for each side, drawn from the full
+    /// 16-card deck every time: two different cards of the deck (RULES.md).
+    #[inline]
+    fn deck_draw<S, E>(&mut self, for_: DeckFor, source: &mut S, events: &mut E) -> Outcome
+    where
+        S: DrawSource + ?Sized,
+        E: EventSink + ?Sized,
+    {
+        source.start_draw(self.draws);
+        self.draws += 1;
+        let a = source.below(DECK_SIZE);
+        let mut b = source.below(DECK_SIZE - 1);
+        if b >= a {
+            b += 1;
+        }
+        let player = DeckCard::new(a as u8).expect("a < 16").rank();
+        let capone = DeckCard::new(b as u8).expect("b < 16").rank();
+        let outcome = Outcome::of(player, capone);
+        events.push(Event::Deck { player, capone, outcome, for_ });
+        outcome
+    }
+
+    fn tie_break<S, E>(&mut self, of: TieOf, source: &mut S, events: &mut E)
+    where
+        S: DrawSource + ?Sized,
+        E: EventSink + ?Sized,
+    {
+        let outcome = self.deck_draw(DeckFor::TieBreak, source, events);
+        match (of, outcome) {
+            // art. 3.2.4.4 (and 3.2.5.3 through it): a new tie repeats the deck draw.
+            (_, Outcome::Tie) => {}
+            // art. 3.2.4.3: the higher card takes the tied trick.
+            (TieOf::Trick, Outcome::Won) => {
+                self.tricks_won += 1;
+                self.tied = None;
+                self.after_trick(events);
+            }
+            (TieOf::Trick, Outcome::Lost) => {
+                self.tricks_lost += 1;
+                self.tied = None;
+                self.after_trick(events);
+            }
+            // art. 3.2.5.3: the winner of the tie-break decides access to the Extra game.
+            (TieOf::Extra, Outcome::Won) => self.start_extra_game(events),
+            (TieOf::Extra, Outcome::Lost) => self.finish(4, events),
+        }
+    }
+
+    /// art. 3.2.5.2, 3.2.5.3: the Extra duel.
+    fn extra_duel<S, E>(&mut self, source: &mut S, events: &mut E)
+    where
+        S: DrawSource + ?Sized,
+        E: EventSink + ?Sized,
+    {
+        match self.deck_draw(DeckFor::Extra, source, events) {
+            Outcome::Won => self.start_extra_game(events),
+            Outcome::Tie => self.phase = Phase::TieBreak(TieOf::Extra),
+            // art. 3.2.5.3, last paragraph: the ticket loses.
+            Outcome::Lost => self.finish(4, events),
+        }
+    }
+
+    /// After each settled trick: the game goes on until all eight cards are
+    /// played (art. 3.2.3.2), then is judged (art. 3.2.3.3 to 3.2.3.5).
+    #[inline]
+    fn after_trick<E: EventSink + ?Sized>(&mut self, events: &mut E) {
+        if !self.hand.is_empty() {
+            self.phase = Phase::Play;
+            return;
+        }
+        let tricks = self.tricks_won;
+        debug_assert_eq!(tricks + self.tricks_lost, 8);
+        if tricks == 4 {
+            // art. 3.2.3.4: exactly four tricks lead to the Extra duel.
+            events.push(Event::GameOver { tricks, next: Next::ExtraDraw });
+            self.phase = Phase::ExtraDraw;
+        } else {
+            // art. 3.2.3.3 (five or more win) and 3.2.3.5 (three or fewer lose).
+            events.push(Event::GameOver { tricks, next: Next::Finished });
+            self.finish(tricks, events);
+        }
+    }
+
+    /// art. 3.2.5.4: eight new cards each, the same schedule; art. 3.2.5.5:
+    /// the tricks of the earlier game and the duel won count for nothing.
+    fn start_extra_game<E: EventSink + ?Sized>(&mut self, events: &mut E) {
+        self.game += 1;
+        self.hand = Hand::FULL;
+        self.capone = Hand::FULL;
+        self.tricks_won = 0;
+        self.tricks_lost = 0;
+        self.phase = Phase::Play;
+        events.push(Event::ExtraGame { game: self.game });
+    }
+
+    /// The ticket is decided with `tricks` in its deciding game; the prize is
+    /// the schedule's for those tricks, nothing under five (art. 3.1: one
+    /// prize at most).
+    fn finish<E: EventSink + ?Sized>(&mut self, tricks: u8, events: &mut E) {
+        let prize_cents = self.prizes.for_tricks(tricks);
+        self.result = Some(GameResult { tricks, prize_cents });
+        self.phase = Phase::Finished;
+        events.push(Event::Finished { tricks, prize_cents });
+    }
+}
