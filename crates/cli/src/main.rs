@@ -1,1 +1,37 @@
-fn main() {}
+//! `as-capone`: one binary for players, operators and auditors. Thin clap
+//! commands over the crates `engine`, `math`, `emission` (and `server`).
+
+mod emit;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "as-capone", version, about = "As Capone: game server and toolkit for the card-duel instant game")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate ticket blocks and commit them (Merkle roots in manifest.json).
+    Emit(emit::EmitArgs),
+    /// Re-check an emitted block against its commitment.
+    VerifyBlock(emit::VerifyBlockArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Emit(a) => emit::run_emit(a),
+        Command::VerifyBlock(a) => emit::run_verify_block(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("as-capone: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,26 @@
-//! placeholder
+//! # as-capone-math: the game's mathematics, for auditors
+//!
+//! Exact odds as rational numbers (never floats), prize tables and their
+//! payout figures, Monte Carlo simulation through the real engine, and the
+//! statistics that compare the two. Math never sees a wallet: money here is
+//! only the prizes a table promises.
+//!
+//! ## Layout
+//! - [`odds`]: [`Odds`], the exact distribution of tricks per game and of a
+//!   ticket's final outcome, by enumeration of As Capone's 8! orders.
+//! - [`table`]: [`PrizeTable`], the prize table of art. 3.1 in CONTRACT.md's
+//!   TOML format, parsed into validated types.
+//! - [`payout`]: [`Payout`], exact expected payout, return to player, hit
+//!   rate, variance and a block's risk for a table.
+//! - [`simulate`]: [`simulate()`], multi-threaded, reproducible Monte Carlo games.
+//! - [`stats`]: chi-square goodness of fit and its p-value.
+//! - [`fraction`]: helpers to print exact fractions as `"p/q"`.
+
+pub mod fraction;
+pub mod odds;
+pub mod payout;
+pub mod simulate;
+pub mod stats;
+pub mod table;
+
+pub use table::{PrizeTable, ScheduleRow, TableError};
