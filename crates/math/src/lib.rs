@@ -23,4 +23,5 @@ pub mod simulate;
 pub mod stats;
 pub mod table;
 
+pub use odds::{FinalOutcome, Odds};
 pub use table::{PrizeTable, ScheduleRow, TableError};
