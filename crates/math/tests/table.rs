@@ -1,0 +1,250 @@
+//! Prize tables (art. 3.1): one test per validation rule of `math::table`,
+//! plus the example table, the digest and the round trips.
+
+use engine::PrizeSchedule;
+use as_capone_math::table::Place;
+use as_capone_math::{PrizeTable, TableError};
+
+/// A small valid table; tests break one thing at a time.
+const SMALL: &str = r#"
+game = "As Capone"
+code = "ASC"
+price_cents = 300
+block_size = 10
+
+[[schedule]]
+tickets = 7
+prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }
+
+[[schedule]]
+tickets = 3
+prizes_cents = { 5 = 600, 8 = 2500000 }
+"#;
+
+fn refused(src: &str) -> TableError {
+    match PrizeTable::parse_toml(src) {
+        Ok(t) => panic!("table accepted but should be refused: {t:?}"),
+        Err(e) => e,
+    }
+}
+
+fn row(index: usize, line: usize) -> Place {
+    Place::Row { index, line: Some(line) }
+}
+
+#[test]
+fn the_small_table_is_valid() {
+    let t = PrizeTable::parse_toml(SMALL).unwrap();
+    assert_eq!(t.block_size, 10);
+    assert_eq!(t.counts(), vec![7, 3]);
+    // A missing trick count pays nothing (CONTRACT.md, Prize tables).
+    assert_eq!(t.schedules[1].prizes, PrizeSchedule::new([600, 0, 0, 2_500_000]));
+}
+
+#[test]
+fn the_example_table_is_the_illustrative_one() {
+    let t = PrizeTable::example();
+    assert_eq!((t.game.as_str(), t.code.as_str()), ("As Capone", "ASC"));
+    assert_eq!((t.price_cents, t.block_size), (300, 300_000));
+    assert_eq!(t.counts(), vec![228_000, 57_000, 13_000, 1_800, 200]);
+    let prizes: Vec<[u64; 4]> = t.schedules.iter().map(|r| r.prizes.cents()).collect();
+    assert_eq!(
+        prizes,
+        vec![
+            [300, 1_000, 10_000, 1_000_000],
+            [600, 2_000, 20_000, 2_500_000],
+            [1_000, 5_000, 50_000, 5_000_000],
+            [3_000, 15_000, 200_000, 10_000_000],
+            [10_000, 100_000, 1_000_000, 25_000_000],
+        ]
+    );
+    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prize-table.toml")).unwrap();
+    assert!(file.contains("ILLUSTRATIVE"), "the example is labelled as illustrative");
+    assert_eq!(PrizeTable::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prize-table.toml")).unwrap(), t);
+}
+
+#[test]
+fn rule_11_counts_must_add_up_to_the_block_size() {
+    let e = refused(&SMALL.replace("tickets = 3", "tickets = 4"));
+    assert_eq!(e, TableError::Counts { sum: 11, block_size: 10 });
+    assert!(e.to_string().contains("add up to 11, not block_size = 10"), "{e}");
+}
+
+#[test]
+fn rule_9_negative_amounts_are_refused_by_value() {
+    let e = refused(&SMALL.replace("5 = 600", "5 = -600"));
+    assert_eq!(e, TableError::Amount { at: row(2, 11), tricks: "5".into(), found: "-600".into() });
+    assert_eq!(
+        e.to_string(),
+        "schedule row 2 (line 11): the prize for 5 tricks must be a whole number of cents, zero or more, found -600"
+    );
+}
+
+#[test]
+fn rule_9_fractional_amounts_are_refused_by_value() {
+    let e = refused(&SMALL.replace("6 = 1000", "6 = 10.5"));
+    assert_eq!(e, TableError::Amount { at: row(1, 7), tricks: "6".into(), found: "10.5".into() });
+    // Even a float with nothing after the point: cents are written as integers.
+    let e = refused(&SMALL.replace("6 = 1000", "6 = 1000.0"));
+    assert!(matches!(e, TableError::Amount { .. }), "{e}");
+    let e = refused(&SMALL.replace("6 = 1000", "6 = \"1000\""));
+    assert!(e.to_string().contains("found the string \"1000\""), "{e}");
+}
+
+#[test]
+fn rule_8_unknown_trick_counts_are_refused() {
+    for key in ["4", "9", "0", "05", "five"] {
+        let e = refused(&SMALL.replace("8 = 2500000", &format!("{key} = 2500000")));
+        assert_eq!(e, TableError::UnknownTricks { at: row(2, 11), key: key.into() }, "{key}");
+    }
+}
+
+#[test]
+fn rule_6_an_empty_table_is_refused() {
+    let head: String = SMALL.lines().take(5).collect::<Vec<_>>().join("\n");
+    assert_eq!(refused(&format!("{head}\nschedule = []\n")), TableError::Empty);
+    // No schedule key at all is a missing key.
+    assert_eq!(refused(&head), TableError::MissingKey { at: Place::Top, key: "schedule" });
+}
+
+#[test]
+fn rule_10_duplicate_schedules_are_refused() {
+    // Same prizes, written differently (an explicit zero is a missing count).
+    let src = SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 8 = 1000000, 7 = 10000, 6 = 1000, 5 = 300 }");
+    let e = refused(&src);
+    assert_eq!(e, TableError::Duplicate { at: row(2, 11), first: row(1, 7) });
+    assert_eq!(
+        e.to_string(),
+        "schedule row 2 (line 11): same prizes as schedule row 1 (line 7); each prize schedule must appear on one row only"
+    );
+    let zero = SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 0, 8 = 0 }").replace("{ 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }", "{}");
+    assert!(matches!(refused(&zero), TableError::Duplicate { .. }));
+}
+
+#[test]
+fn rule_4_price_must_be_positive() {
+    for bad in ["0", "-300", "2.5", "\"300\""] {
+        let e = refused(&SMALL.replace("price_cents = 300", &format!("price_cents = {bad}")));
+        assert!(matches!(e, TableError::Price(_)), "{bad}: {e}");
+        assert!(e.to_string().contains("price_cents must be a positive whole number of cents"), "{e}");
+    }
+}
+
+#[test]
+fn rule_7_a_row_without_tickets_is_refused() {
+    let src = SMALL.replace("tickets = 3", "tickets = 0").replace("block_size = 10", "block_size = 7");
+    let e = refused(&src);
+    assert_eq!(e, TableError::ZeroTickets { at: row(2, 11) });
+    assert!(e.to_string().starts_with("schedule row 2 (line 11): tickets = 0"), "{e}");
+    let e = refused(&SMALL.replace("tickets = 3", "tickets = -3"));
+    assert_eq!(e, TableError::Tickets { at: row(2, 11), found: "-3".into() });
+}
+
+#[test]
+fn rule_5_block_size_zero_is_refused() {
+    let e = refused(&SMALL.replace("block_size = 10", "block_size = 0"));
+    assert_eq!(e, TableError::BlockSize("0".into()));
+    let e = refused(&SMALL.replace("block_size = 10", "block_size = 4294967296"));
+    assert_eq!(e, TableError::BlockSize("4294967296".into()));
+}
+
+#[test]
+fn rule_3_game_code_is_short_uppercase_alphanumerics() {
+    for bad in ["", "A", "asc", "AS-C", "TOOLONG", "1AB", "ÀSC", "AS C"] {
+        let e = refused(&SMALL.replace("code = \"ASC\"", &format!("code = {bad:?}")));
+        assert_eq!(e, TableError::Code(bad.into()), "{bad}");
+    }
+    for good in ["AS", "ASC", "AC2026"] {
+        let t = PrizeTable::parse_toml(&SMALL.replace("code = \"ASC\"", &format!("code = {good:?}"))).unwrap();
+        assert_eq!(t.code, good);
+    }
+}
+
+#[test]
+fn rule_2_game_name_is_printable_text() {
+    for bad in ["", "   ", "As\nCapone"] {
+        let e = refused(&SMALL.replace("game = \"As Capone\"", &format!("game = {bad:?}")));
+        assert_eq!(e, TableError::Game(bad.into()), "{bad:?}");
+    }
+}
+
+#[test]
+fn rule_1_unknown_keys_are_refused() {
+    let e = refused(&SMALL.replace("block_size = 10", "block_size = 10\nblocks = 3"));
+    assert!(matches!(&e, TableError::UnknownKey { at: Place::Top, key, .. } if key == "blocks"), "{e}");
+    let e = refused(&SMALL.replace("tickets = 3", "tickets = 3\nticket = 3"));
+    assert!(matches!(&e, TableError::UnknownKey { at, key, .. } if key == "ticket" && *at == row(2, 11)), "{e}");
+    assert!(e.to_string().starts_with("schedule row 2 (line 11): unknown key \"ticket\""), "{e}");
+    let e = refused(&SMALL.replace("tickets = 3\n", ""));
+    assert_eq!(e, TableError::MissingKey { at: row(2, 11), key: "tickets" });
+}
+
+#[test]
+fn rule_12_sums_that_overflow_u64_are_refused() {
+    // 2 * 10^18 cents per ticket is representable, but not over 10 tickets.
+    let e = refused(&SMALL.replace("8 = 2500000", "8 = 2000000000000000000"));
+    // (TOML integers stop at i64::MAX: larger ones are a syntax error.)
+    assert!(matches!(e, TableError::Overflow { at, .. } if at == row(2, 11)), "{e}");
+    // A row whose own prizes overflow when added.
+    let e = refused(&SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 9223372036854775807, 6 = 9223372036854775807, 8 = 2 }"));
+    assert!(matches!(e, TableError::Overflow { .. }), "{e}");
+    // The price over a block.
+    let e = refused(&SMALL.replace("price_cents = 300", "price_cents = 2000000000000000000"));
+    assert!(matches!(e, TableError::Overflow { at: Place::Top, .. }), "{e}");
+    // The largest sum that fits is accepted: (u64::MAX / 10) * 10 fits.
+    let max = u64::MAX / 10;
+    let ok = SMALL.replace("{ 5 = 600, 8 = 2500000 }", &format!("{{ 8 = {max} }}"));
+    assert!(PrizeTable::parse_toml(&ok).is_ok());
+}
+
+#[test]
+fn syntax_errors_name_the_line() {
+    let e = refused(&SMALL.replace("tickets = 3", "tickets = = 3"));
+    assert!(matches!(e, TableError::Syntax { format: "TOML", line: Some(12), .. }), "{e:?}");
+    assert!(!e.to_string().contains('\n'), "one line: {e}");
+}
+
+#[test]
+fn json_has_the_same_shape_and_the_same_rules() {
+    let t = PrizeTable::parse_toml(SMALL).unwrap();
+    let json = serde_json::to_string(&t).unwrap();
+    assert_eq!(
+        json,
+        r#"{"game":"As Capone","code":"ASC","price_cents":300,"block_size":10,"schedule":[{"tickets":7,"prizes_cents":{"5":300,"6":1000,"7":10000,"8":1000000}},{"tickets":3,"prizes_cents":{"5":600,"6":0,"7":0,"8":2500000}}]}"#
+    );
+    assert_eq!(PrizeTable::from_json(&json).unwrap(), t);
+    assert_eq!(serde_json::from_str::<PrizeTable>(&json).unwrap(), t);
+    let bad = json.replace("\"5\":600", "\"5\":6.5");
+    let e = PrizeTable::from_json(&bad).unwrap_err();
+    assert_eq!(e, TableError::Amount { at: Place::Row { index: 2, line: None }, tricks: "5".into(), found: "6.5".into() });
+    assert!(serde_json::from_str::<PrizeTable>(&json.replace("\"block_size\":10", "\"block_size\":11")).is_err());
+}
+
+#[test]
+fn to_toml_round_trips() {
+    let t = PrizeTable::example();
+    assert_eq!(PrizeTable::parse_toml(&t.to_toml()).unwrap(), t);
+    let mut odd = PrizeTable::parse_toml(SMALL).unwrap();
+    odd.game = "Jeu \"spécial\" \\ 'à' #1".into();
+    assert_eq!(PrizeTable::parse_toml(&odd.to_toml()).unwrap(), odd);
+}
+
+#[test]
+fn the_digest_is_stable_and_independent_of_the_format() {
+    let t = PrizeTable::example();
+    assert_eq!(
+        t.canonical(),
+        "as-capone prize table v1\ngame \"As Capone\"\ncode ASC\nprice_cents 300\nblock_size 300000\n\
+         schedule 228000 300 1000 10000 1000000\nschedule 57000 600 2000 20000 2500000\n\
+         schedule 13000 1000 5000 50000 5000000\nschedule 1800 3000 15000 200000 10000000\n\
+         schedule 200 10000 100000 1000000 25000000\n"
+    );
+    // Golden: `printf '...' | sha256sum` of the text above.
+    assert_eq!(t.digest(), "af14f5e8091ddd262ddf1a7a56098a4979dda439cd82e4f544c93ee1cbc125f5");
+    let via_json = PrizeTable::from_json(&serde_json::to_string(&t).unwrap()).unwrap();
+    assert_eq!(via_json.digest(), t.digest());
+    // Any change of content changes it.
+    let mut other = t.clone();
+    other.schedules.swap(0, 1);
+    assert_ne!(other.digest(), t.digest());
+}
