@@ -1,0 +1,204 @@
+//! Emissions and their blocks of tickets (art. 2, 3.1).
+//!
+//! A block is a pure function of (emission seed, emission number, block
+//! number, prize table): [`Emission::generate_block`] lays out the table's
+//! counts, shuffles them ([`crate::shuffle`]), numbers the tickets
+//! ([`crate::serial`]), gives each its secret code ([`crate::play_code`])
+//! and commits to the lot ([`crate::merkle`]).
+
+use crate::merkle::{self, Hash, MerkleProof, MerkleTree};
+use crate::play_code::PlayCode;
+use crate::seed::{self, EmissionSeed, HmacSha256, Purpose};
+use crate::serial::{GameCode, MAX_BLOCK, MAX_EMISSION, MAX_POSITION, MAX_SERIAL_LEN, Serial, SerialError};
+use crate::shuffle;
+use engine::PrizeSchedule;
+use math::PrizeTable;
+use rand_core::RngCore;
+use sha2::{Digest, Sha256};
+
+/// One emission: a prize table, its number and its secret seed.
+#[derive(Clone)]
+pub struct Emission {
+    number: u32,
+    table: PrizeTable,
+    seed: EmissionSeed,
+    code: GameCode,
+    mac: HmacSha256,
+}
+
+/// Why an emission or a block cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmissionError {
+    #[error("emission number {0} is out of range 1..={MAX_EMISSION} (three digits of the serial)")]
+    Number(u32),
+    #[error("block {0} is out of range 1..={MAX_BLOCK} (five digits of the serial)")]
+    Block(u32),
+    #[error("block_size {0} is larger than {MAX_POSITION}, the six digits of a serial's position")]
+    BlockSize(u32),
+    #[error(transparent)]
+    Serial(#[from] SerialError),
+}
+
+impl Emission {
+    /// Emission `number` (1 to 999) of `table`, from `seed`.
+    pub fn new(number: u32, table: PrizeTable, seed: EmissionSeed) -> Result<Emission, EmissionError> {
+        if !(1..=MAX_EMISSION).contains(&number) {
+            return Err(EmissionError::Number(number));
+        }
+        if table.block_size > MAX_POSITION {
+            return Err(EmissionError::BlockSize(table.block_size));
+        }
+        let code = GameCode::parse(&table.code)?;
+        let mac = seed.mac();
+        Ok(Emission { number, table, seed, code, mac })
+    }
+
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+    pub fn table(&self) -> &PrizeTable {
+        &self.table
+    }
+    pub fn seed(&self) -> &EmissionSeed {
+        &self.seed
+    }
+    pub fn code(&self) -> GameCode {
+        self.code
+    }
+
+    /// The ChaCha20 key for `purpose` in `block` (see [`crate::seed`]).
+    pub fn block_key(&self, purpose: Purpose, block: u32) -> [u8; 32] {
+        seed::derive_key(&self.mac, purpose, self.number, block)
+    }
+
+    /// The schedule row (from 0) of each ticket of `block` in sale order:
+    /// the shuffle alone.
+    pub fn shuffled_rows(&self, block: u32) -> Result<Vec<u32>, EmissionError> {
+        check_block(block)?;
+        Ok(shuffle::shuffled_rows(&self.table.counts(), self.block_key(Purpose::Shuffle, block)))
+    }
+
+    /// Block `block` (from 1): its tickets in sale order and its commitment.
+    pub fn generate_block(&self, block: u32) -> Result<Block, EmissionError> {
+        let rows = self.shuffled_rows(block)?;
+        let mut codes = shuffle::stream(self.block_key(Purpose::PlayCodes, block));
+        let mut tickets = Vec::with_capacity(rows.len());
+        let mut leaves = Vec::with_capacity(rows.len());
+        for (i, &row) in rows.iter().enumerate() {
+            let position = i as u32 + 1;
+            let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
+            let ticket = TicketRecord {
+                position,
+                serial: Serial::new(self.code, self.number, block, position)?,
+                play_code: PlayCode::from_words(a, b, c),
+                row: row as usize,
+                prizes: self.table.schedules[row as usize].prizes,
+            };
+            leaves.push(ticket.leaf_hash());
+            tickets.push(ticket);
+        }
+        let tree = MerkleTree::new(leaves);
+        Ok(Block { index: block, merkle_root: tree.root(), tickets, tree })
+    }
+}
+
+fn check_block(block: u32) -> Result<(), EmissionError> {
+    if (1..=MAX_BLOCK).contains(&block) { Ok(()) } else { Err(EmissionError::Block(block)) }
+}
+
+impl std::fmt::Debug for Emission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emission")
+            .field("number", &self.number)
+            .field("code", &self.code)
+            .field("table_digest", &self.table.digest())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One ticket of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TicketRecord {
+    /// Position in sale order, from 1.
+    pub position: u32,
+    pub serial: Serial,
+    /// The secret under the scratch zone.
+    pub play_code: PlayCode,
+    /// Index (from 0) of the ticket's row in the table's `schedules`.
+    pub row: usize,
+    /// That row's prizes (art. 3.1).
+    pub prizes: PrizeSchedule,
+}
+
+/// Length of the longest [`TicketRecord::leaf_bytes`].
+pub const MAX_LEAF_BYTES: usize = 1 + MAX_SERIAL_LEN + 4 + 4 + 32 + 32;
+
+impl TicketRecord {
+    /// The canonical bytes of a ticket that its Merkle leaf hashes
+    /// (version 1), in order:
+    ///
+    /// 1. the serial's length (1 byte) and its ASCII text with dashes;
+    /// 2. the position, `u32` big-endian;
+    /// 3. the schedule row (from 0), `u32` big-endian;
+    /// 4. the prizes for 5, 6, 7 and 8 tricks, four `u64` big-endian;
+    /// 5. `SHA-256` of the play code's 16 characters without dashes: never
+    ///    the code itself, since roots and proofs are public.
+    ///
+    /// Returns a fixed buffer and the length used.
+    pub fn leaf_bytes(&self) -> ([u8; MAX_LEAF_BYTES], usize) {
+        let mut buf = [0u8; MAX_LEAF_BYTES];
+        let (serial, len) = self.serial.to_ascii();
+        buf[0] = len as u8;
+        buf[1..1 + len].copy_from_slice(&serial[..len]);
+        let mut at = 1 + len;
+        let mut put = |bytes: &[u8]| {
+            buf[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&self.position.to_be_bytes());
+        put(&(self.row as u32).to_be_bytes());
+        for p in self.prizes.cents() {
+            put(&p.to_be_bytes());
+        }
+        put(&Sha256::digest(self.play_code.compact().as_bytes()));
+        (buf, at)
+    }
+
+    /// `SHA-256(0x00 || leaf_bytes)`.
+    pub fn leaf_hash(&self) -> Hash {
+        let (buf, len) = self.leaf_bytes();
+        merkle::leaf_hash(&buf[..len])
+    }
+}
+
+/// A block of tickets in sale order and its Merkle commitment.
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Block number, from 1.
+    pub index: u32,
+    /// `tickets[k]` is at position `k + 1`.
+    pub tickets: Vec<TicketRecord>,
+    pub merkle_root: Hash,
+    tree: MerkleTree,
+}
+
+impl Block {
+    /// The inclusion proof of the ticket at `position` (from 1).
+    pub fn proof(&self, position: u32) -> Option<MerkleProof> {
+        self.tree.proof((position as usize).checked_sub(1)?)
+    }
+
+    /// The ticket at `position` (from 1).
+    pub fn ticket(&self, position: u32) -> Option<&TicketRecord> {
+        self.tickets.get((position as usize).checked_sub(1)?)
+    }
+
+    /// Tickets per schedule row, in table order (`rows` = the table's row count).
+    pub fn counts(&self, rows: usize) -> Vec<u32> {
+        let mut counts = vec![0u32; rows];
+        for t in &self.tickets {
+            counts[t.row] += 1;
+        }
+        counts
+    }
+}

@@ -1,0 +1,285 @@
+//! The commitment of a block: a Merkle tree over its tickets in sale order
+//! (guarantee 6).
+//!
+//! - leaf: `SHA-256(0x00 || ticket bytes)` (the ticket bytes are
+//!   [`TicketRecord::leaf_bytes`](crate::TicketRecord::leaf_bytes));
+//! - node: `SHA-256(0x01 || left || right)`.
+//!
+//! The prefixes keep a leaf from ever passing for a node. Each level pairs
+//! its hashes from the left; an **odd last hash is promoted unchanged** to
+//! the next level (it is not paired with itself, so no two different lists
+//! of leaves share a root the way Bitcoin's duplicated last node allows).
+//! The root is the one hash left. A tree has at least one leaf; the root of
+//! one leaf is that leaf's hash.
+//!
+//! A [`MerkleProof`] lists, from the leaf up, each sibling and the side it
+//! sits on; promoted levels contribute no step.
+
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// A SHA-256 hash.
+pub type Hash = [u8; 32];
+
+/// `SHA-256(0x00 || bytes)`.
+pub fn leaf_hash(bytes: &[u8]) -> Hash {
+    Sha256::new().chain_update([0u8]).chain_update(bytes).finalize().into()
+}
+
+/// `SHA-256(0x01 || left || right)`.
+pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
+    let mut buf = [0u8; 65];
+    buf[0] = 1;
+    buf[1..33].copy_from_slice(left);
+    buf[33..].copy_from_slice(right);
+    Sha256::digest(buf).into()
+}
+
+/// The next level up: pairs hashed, an odd last hash promoted.
+fn parent_level(level: &[Hash]) -> Vec<Hash> {
+    level
+        .chunks(2)
+        .map(|pair| match pair {
+            [l, r] => node_hash(l, r),
+            [one] => *one,
+            _ => unreachable!("chunks of two"),
+        })
+        .collect()
+}
+
+/// The whole tree, kept to answer proofs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MerkleTree {
+    /// `levels[0]` are the leaves, the last level is `[root]`.
+    levels: Vec<Vec<Hash>>,
+}
+
+impl MerkleTree {
+    /// Builds the tree. Panics on no leaves: a block has at least one ticket.
+    pub fn new(leaves: Vec<Hash>) -> MerkleTree {
+        assert!(!leaves.is_empty(), "a Merkle tree needs at least one leaf");
+        let mut levels = vec![leaves];
+        while levels.last().expect("non-empty").len() > 1 {
+            let next = parent_level(levels.last().expect("non-empty"));
+            levels.push(next);
+        }
+        MerkleTree { levels }
+    }
+
+    pub fn root(&self) -> Hash {
+        self.levels.last().expect("non-empty")[0]
+    }
+
+    pub fn leaves(&self) -> &[Hash] {
+        &self.levels[0]
+    }
+
+    /// The inclusion proof of leaf `index` (from 0), if there is one.
+    pub fn proof(&self, index: usize) -> Option<MerkleProof> {
+        if index >= self.levels[0].len() {
+            return None;
+        }
+        let mut steps = Vec::new();
+        let mut i = index;
+        for level in &self.levels[..self.levels.len() - 1] {
+            let sibling = i ^ 1;
+            if sibling < level.len() {
+                let side = if i % 2 == 0 { Side::Right } else { Side::Left };
+                steps.push(Step { side, hash: level[sibling] });
+            }
+            i /= 2;
+        }
+        Some(MerkleProof { steps })
+    }
+}
+
+/// The root of `leaves` without keeping the tree.
+pub fn root_of(leaves: Vec<Hash>) -> Hash {
+    assert!(!leaves.is_empty(), "a Merkle tree needs at least one leaf");
+    let mut level = leaves;
+    while level.len() > 1 {
+        level = parent_level(&level);
+    }
+    level[0]
+}
+
+/// Which side a sibling sits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+/// One step up: hash with `hash` on `side`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub side: Side,
+    pub hash: Hash,
+}
+
+/// The path from a leaf to the root.
+///
+/// Written as text (in CSV files) as its steps joined by `.`, each an `L`
+/// or `R` (the sibling's side) and 64 hex digits; a one-ticket block's
+/// proof is the empty text.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct MerkleProof {
+    pub steps: Vec<Step>,
+}
+
+/// A proof's text is not steps of `L`/`R` and 64 hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a Merkle proof is steps like R<64 hex>.L<64 hex>; step {0} is not")]
+pub struct ProofParseError(pub usize);
+
+impl MerkleProof {
+    /// Whether `leaf` (a leaf hash) climbs to `root` along this proof.
+    pub fn verify(&self, leaf: &Hash, root: &Hash) -> bool {
+        let top = self.steps.iter().fold(*leaf, |h, s| match s.side {
+            Side::Left => node_hash(&s.hash, &h),
+            Side::Right => node_hash(&h, &s.hash),
+        });
+        &top == root
+    }
+
+    pub fn parse(s: &str) -> Result<MerkleProof, ProofParseError> {
+        if s.is_empty() {
+            return Ok(MerkleProof::default());
+        }
+        let steps = s
+            .split('.')
+            .enumerate()
+            .map(|(i, part)| {
+                let side = match part.as_bytes().first() {
+                    Some(b'L') => Side::Left,
+                    Some(b'R') => Side::Right,
+                    _ => return Err(ProofParseError(i + 1)),
+                };
+                let mut hash = [0u8; 32];
+                hex::decode_to_slice(&part[1..], &mut hash).map_err(|_| ProofParseError(i + 1))?;
+                Ok(Step { side, hash })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(MerkleProof { steps })
+    }
+}
+
+impl fmt::Display for MerkleProof {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, s) in self.steps.iter().enumerate() {
+            let side = match s.side {
+                Side::Left => 'L',
+                Side::Right => 'R',
+            };
+            let sep = if i == 0 { "" } else { "." };
+            write!(f, "{sep}{side}{}", hex::encode(s.hash))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaves(n: usize) -> Vec<Hash> {
+        (0..n).map(|i| leaf_hash(&(i as u32).to_be_bytes())).collect()
+    }
+
+    #[test]
+    fn hashes_are_domain_separated_sha256() {
+        // SHA-256 of the single byte 0x00, from the standard's test tools:
+        // printf '\x00' | sha256sum
+        assert_eq!(
+            hex::encode(leaf_hash(b"")),
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"
+        );
+        let (a, b) = (leaf_hash(b"a"), leaf_hash(b"b"));
+        let mut cat = vec![1u8];
+        cat.extend_from_slice(&a);
+        cat.extend_from_slice(&b);
+        assert_eq!(node_hash(&a, &b), <[u8; 32]>::from(Sha256::digest(&cat)));
+        assert_ne!(node_hash(&a, &b), node_hash(&b, &a));
+    }
+
+    #[test]
+    fn odd_nodes_are_promoted_unchanged() {
+        let l = leaves(3);
+        let t = MerkleTree::new(l.clone());
+        assert_eq!(t.root(), node_hash(&node_hash(&l[0], &l[1]), &l[2]));
+        let l5 = leaves(5);
+        let expect = node_hash(
+            &node_hash(&node_hash(&l5[0], &l5[1]), &node_hash(&l5[2], &l5[3])),
+            &l5[4],
+        );
+        assert_eq!(root_of(l5.clone()), expect);
+        assert_eq!(MerkleTree::new(l5).root(), expect);
+        assert_eq!(root_of(leaves(1)), leaves(1)[0]);
+        // No duplication: [a, b, c] and [a, b, c, c] differ.
+        let mut four = leaves(3);
+        four.push(four[2]);
+        assert_ne!(root_of(four), root_of(leaves(3)));
+    }
+
+    #[test]
+    fn every_proof_verifies_for_every_size_up_to_40() {
+        for n in 1..=40 {
+            let l = leaves(n);
+            let t = MerkleTree::new(l.clone());
+            assert_eq!(t.root(), root_of(l.clone()));
+            for (i, leaf) in l.iter().enumerate() {
+                let p = t.proof(i).unwrap();
+                assert!(p.verify(leaf, &t.root()), "leaf {i} of {n}");
+                assert_eq!(MerkleProof::parse(&p.to_string()).unwrap(), p);
+                if n > 1 {
+                    let other = &l[(i + 1) % n];
+                    assert!(!p.verify(other, &t.root()), "leaf {i}'s proof must not prove leaf {}", (i + 1) % n);
+                }
+            }
+            assert!(t.proof(n).is_none());
+        }
+    }
+
+    #[test]
+    fn any_flipped_bit_of_leaf_proof_or_root_fails() {
+        let l = leaves(13);
+        let t = MerkleTree::new(l.clone());
+        let root = t.root();
+        for i in [0, 6, 11, 12] {
+            let p = t.proof(i).unwrap();
+            assert!(p.verify(&l[i], &root));
+            for byte in 0..32 {
+                for bit in 0..8 {
+                    let mut leaf = l[i];
+                    leaf[byte] ^= 1 << bit;
+                    assert!(!p.verify(&leaf, &root));
+                    let mut r = root;
+                    r[byte] ^= 1 << bit;
+                    assert!(!p.verify(&l[i], &r));
+                    for s in 0..p.steps.len() {
+                        let mut q = p.clone();
+                        q.steps[s].hash[byte] ^= 1 << bit;
+                        assert!(!q.verify(&l[i], &root));
+                    }
+                }
+            }
+            for s in 0..p.steps.len() {
+                let mut q = p.clone();
+                q.steps[s].side = match q.steps[s].side {
+                    Side::Left => Side::Right,
+                    Side::Right => Side::Left,
+                };
+                assert!(!q.verify(&l[i], &root), "side of step {s} flipped");
+            }
+        }
+    }
+
+    #[test]
+    fn proof_text_is_refused_when_malformed() {
+        assert_eq!(MerkleProof::parse("").unwrap(), MerkleProof::default());
+        assert_eq!(MerkleProof::parse("X00"), Err(ProofParseError(1)));
+        let good = format!("R{}", "ab".repeat(32));
+        assert!(MerkleProof::parse(&good).is_ok());
+        assert_eq!(MerkleProof::parse(&format!("{good}.L{}", "ab".repeat(31))), Err(ProofParseError(2)));
+    }
+}
