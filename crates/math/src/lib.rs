@@ -24,4 +24,6 @@ pub mod stats;
 pub mod table;
 
 pub use odds::{FinalOutcome, Odds};
+pub use payout::Payout;
+pub use simulate::{SimConfig, SimCounts, simulate};
 pub use table::{PrizeTable, ScheduleRow, TableError};
