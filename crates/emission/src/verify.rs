@@ -17,7 +17,7 @@
 use crate::block::{Emission, TicketRecord};
 use crate::files::{
     self, BlockEntry, COMMITMENT_SCHEME, CSV_HEADER, MANIFEST_FILE, MANIFEST_FORMAT, Manifest, SECRET_FILE,
-    SecretFile,
+    SECRET_FORMAT, SecretFile,
 };
 use crate::merkle::{self, MerkleProof};
 use crate::play_code::PlayCode;
@@ -172,6 +172,9 @@ fn read_secret(dir: &Path, m: &Manifest) -> Result<Option<EmissionSeed>, VerifyE
     let text = std::fs::read_to_string(&path).or_else(|e| fail(SECRET_FILE, format!("cannot read: {e}")))?;
     let s: SecretFile =
         serde_json::from_str(&text).or_else(|e| fail(SECRET_FILE, format!("not a valid secret file: {e}")))?;
+    if s.format != SECRET_FORMAT {
+        return fail(SECRET_FILE, format!("format is {:?}, expected {SECRET_FORMAT:?}", s.format));
+    }
     if s.emission != m.emission || s.code != m.code {
         return fail(
             SECRET_FILE,

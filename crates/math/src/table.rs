@@ -147,12 +147,12 @@ impl PrizeTable {
     /// Parses and validates the same shape in JSON:
     /// `{"game", "code", "price_cents", "block_size", "schedule": [{"tickets", "prizes_cents": {"5": ..}}]}`.
     pub fn from_json(src: &str) -> Result<PrizeTable, TableError> {
-        let v: serde_json::Value = serde_json::from_str(src).map_err(|e| TableError::Syntax {
+        let raw: Raw = serde_json::from_str(src).map_err(|e| TableError::Syntax {
             format: "JSON",
             line: Some(e.line()),
             message: e.to_string().replace('\n', "; "),
         })?;
-        validate(&Raw::from_json(v), &[])
+        validate(&raw, &[])
     }
 
     /// Reads a TOML table from a file (JSON when the name ends in `.json`).
@@ -240,8 +240,8 @@ impl PrizeTable {
 /// so a server can take one straight from a request body.
 impl<'de> Deserialize<'de> for PrizeTable {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PrizeTable, D::Error> {
-        let v = serde_json::Value::deserialize(d)?;
-        validate(&Raw::from_json(v), &[]).map_err(serde::de::Error::custom)
+        let raw = Raw::deserialize(d)?;
+        validate(&raw, &[]).map_err(serde::de::Error::custom)
     }
 }
 
@@ -278,6 +278,60 @@ enum Raw {
     Other(String),
 }
 
+/// JSON (or any self-describing format) straight into [`Raw`], refusing
+/// duplicate keys, which `serde_json::Value` would silently merge: a table
+/// must not mean something else than what a reader of the file sees.
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a prize table value")
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Raw, E> {
+                Ok(Raw::Other(b.to_string()))
+            }
+            fn visit_i64<E>(self, i: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(i.into()))
+            }
+            fn visit_u64<E>(self, u: u64) -> Result<Raw, E> {
+                Ok(Raw::Int(u.into()))
+            }
+            fn visit_f64<E>(self, f: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(format!("{f:?}")))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(s.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Other("null".into()))
+            }
+            fn visit_none<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Other("null".into()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Raw>()? {
+                    items.push(item);
+                }
+                Ok(Raw::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                let mut entries: Vec<(String, Raw)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Raw>()? {
+                    if entries.iter().any(|(seen, _)| *seen == k) {
+                        return Err(serde::de::Error::custom(format!("duplicate key {k:?}")));
+                    }
+                    entries.push((k, v));
+                }
+                Ok(Raw::Table(entries))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 impl Raw {
     fn from_toml(v: toml::Value) -> Raw {
         match v {
@@ -290,22 +344,6 @@ impl Raw {
             toml::Value::Table(t) => {
                 Raw::Table(t.into_iter().map(|(k, v)| (k, Raw::from_toml(v))).collect())
             }
-        }
-    }
-
-    fn from_json(v: serde_json::Value) -> Raw {
-        use serde_json::Value as J;
-        match v {
-            J::Number(n) => match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => Raw::Int(u.into()),
-                (None, Some(i)) => Raw::Int(i.into()),
-                _ => Raw::Float(n.to_string()),
-            },
-            J::String(s) => Raw::Str(s),
-            J::Bool(b) => Raw::Other(b.to_string()),
-            J::Null => Raw::Other("null".into()),
-            J::Array(a) => Raw::Array(a.into_iter().map(Raw::from_json).collect()),
-            J::Object(o) => Raw::Table(o.into_iter().map(|(k, v)| (k, Raw::from_json(v))).collect()),
         }
     }
 

@@ -221,6 +221,18 @@ fn json_has_the_same_shape_and_the_same_rules() {
 }
 
 #[test]
+fn json_duplicate_keys_are_refused_not_merged() {
+    // {"5":600,"7":0,"7":0,...} would otherwise read as the row with "6":0.
+    let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap()).unwrap();
+    let dup = json.replace("\"6\":0", "\"7\":0");
+    let e = PrizeTable::from_json(&dup).unwrap_err();
+    assert!(matches!(&e, TableError::Syntax { format: "JSON", message, .. } if message.contains("duplicate key \"7\"")), "{e}");
+    assert!(serde_json::from_str::<PrizeTable>(&dup).is_err());
+    let dup_top = json.replacen("{", "{\"code\":\"ASC\",", 1);
+    assert!(PrizeTable::from_json(&dup_top).is_err());
+}
+
+#[test]
 fn to_toml_round_trips() {
     let t = PrizeTable::example();
     assert_eq!(PrizeTable::parse_toml(&t.to_toml()).unwrap(), t);

@@ -1,0 +1,338 @@
+//! Blocks, golden vectors, determinism, commitments and the files of an
+//! emission. Guarantees are those of ARCHITECTURE.md.
+
+use as_capone_emission::files::{self, EmissionWriter};
+use as_capone_emission::{
+    Emission, EmissionSeed, MerkleProof, PlayCode, Serial, VerifyOptions, merkle, ticket_svg, verify_dir,
+};
+use math::PrizeTable;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+const SMALL: &str = r#"
+game = "As Capone"
+code = "ASC"
+price_cents = 300
+block_size = 10
+
+[[schedule]]
+tickets = 7
+prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }
+
+[[schedule]]
+tickets = 3
+prizes_cents = { 5 = 600, 8 = 2500000 }
+"#;
+
+/// The seed of the golden vectors: bytes 0, 1, ..., 31.
+fn seed() -> EmissionSeed {
+    EmissionSeed::from_bytes(std::array::from_fn(|i| i as u8))
+}
+
+fn small() -> Emission {
+    Emission::new(1, PrizeTable::parse_toml(SMALL).unwrap(), seed()).unwrap()
+}
+
+/// A fresh, empty folder under Cargo's temporary directory for tests.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("emission-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+// Golden vectors. These numbers are the contract: they were computed
+// independently (a Python script with its own ChaCha20, hmac and hashlib,
+// following the module docs), and if a test here fails, the tickets of every
+// emission made with an earlier version would no longer be reproducible.
+
+#[test]
+fn golden_small_table_shuffle_codes_serials_and_root() {
+    let e = small();
+    assert_eq!(
+        hex::encode(e.block_key(as_capone_emission::Purpose::Shuffle, 1)),
+        "ed69f860cab107a4aa61994b9eee03305fb6bd0e74d1b8814ef95e5a196cb462"
+    );
+    assert_eq!(e.shuffled_rows(1).unwrap(), [1, 0, 0, 0, 1, 0, 0, 1, 0, 0]);
+    assert_eq!(e.shuffled_rows(2).unwrap(), [0, 1, 0, 0, 1, 0, 0, 1, 0, 0]);
+    let b = e.generate_block(1).unwrap();
+    let codes: Vec<String> = b.tickets[..3].iter().map(|t| t.play_code.compact().to_string()).collect();
+    assert_eq!(codes, ["YFSR8XK14H3MM3M7", "Q9MYDG27CZS26EY1", "Z6CY31KYBMWZB1BM"]);
+    assert_eq!(b.tickets[0].serial.to_string(), "ASC-001-00001-000001-10");
+    assert_eq!(b.tickets[1].serial.to_string(), "ASC-001-00001-000002-07");
+    assert_eq!(hex::encode(b.merkle_root), "7301f13522c99170537a784028d8606a800862a38cf2017366b1d6c640cc1ea8");
+}
+
+#[test]
+fn golden_example_table_block_1() {
+    let e = Emission::new(1, PrizeTable::example(), seed()).unwrap();
+    let b = e.generate_block(1).unwrap();
+    let first: Vec<usize> = b.tickets[..24].iter().map(|t| t.row).collect();
+    assert_eq!(first, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 1]);
+    let top: Vec<u32> = b.tickets.iter().filter(|t| t.row == 4).take(5).map(|t| t.position).collect();
+    assert_eq!(top, [275, 6661, 9469, 9528, 10444], "first positions of the 200 top schedules");
+    assert_eq!(b.tickets[0].play_code.to_string(), "YFSR-8XK1-4H3M-M3M7");
+    assert_eq!(hex::encode(b.merkle_root), "572d175191a528cadfc32669b4d19e8f2e45c628f36de7c9ea202e3e5cdfc285");
+    // art. 3.1: the block holds exactly the table's counts.
+    assert_eq!(b.counts(5), PrizeTable::example().counts());
+}
+
+#[test]
+fn art_3_1_every_block_holds_exactly_the_table() {
+    let table = PrizeTable::example();
+    let e = Emission::new(7, table.clone(), EmissionSeed::from_bytes([42; 32])).unwrap();
+    for index in [2, 99_999] {
+        let b = e.generate_block(index).unwrap();
+        assert_eq!(b.tickets.len(), 300_000);
+        assert_eq!(b.counts(table.schedules.len()), table.counts());
+        for (k, t) in b.tickets.iter().enumerate() {
+            assert_eq!(t.position as usize, k + 1);
+            assert_eq!(t.prizes, table.schedules[t.row].prizes);
+            assert_eq!((t.serial.emission(), t.serial.block(), t.serial.position()), (7, index, t.position));
+        }
+    }
+}
+
+#[test]
+fn guarantee_2_same_seed_same_bytes_other_seed_or_block_other_bytes() {
+    let a = files::block_csv(&small().generate_block(3).unwrap(), true);
+    let b = files::block_csv(&small().generate_block(3).unwrap(), true);
+    assert_eq!(a, b);
+    assert_ne!(a, files::block_csv(&small().generate_block(4).unwrap(), true));
+    let other = Emission::new(1, PrizeTable::parse_toml(SMALL).unwrap(), EmissionSeed::from_bytes([1; 32])).unwrap();
+    assert_ne!(a, files::block_csv(&other.generate_block(3).unwrap(), true));
+    let later = Emission::new(2, PrizeTable::parse_toml(SMALL).unwrap(), seed()).unwrap();
+    assert_ne!(small().generate_block(3).unwrap().tickets[0].play_code, later.generate_block(3).unwrap().tickets[0].play_code);
+}
+
+#[test]
+fn emission_limits_are_refused() {
+    let t = PrizeTable::parse_toml(SMALL).unwrap();
+    assert!(Emission::new(0, t.clone(), seed()).is_err());
+    assert!(Emission::new(1000, t.clone(), seed()).is_err());
+    assert!(small().generate_block(0).is_err());
+    assert!(small().generate_block(100_000).is_err());
+    let big = PrizeTable::parse_toml(&SMALL.replace("block_size = 10", "block_size = 1000000").replace("tickets = 7", "tickets = 999997")).unwrap();
+    assert_eq!(
+        Emission::new(1, big, seed()).unwrap_err().to_string(),
+        "block_size 1000000 is larger than 999999, the six digits of a serial's position"
+    );
+}
+
+#[test]
+fn guarantee_6_proofs_verify_and_fail_on_any_flipped_byte_of_the_ticket() {
+    let b = small().generate_block(1).unwrap();
+    for t in &b.tickets {
+        let proof = b.proof(t.position).unwrap();
+        assert!(proof.verify(&t.leaf_hash(), &b.merkle_root));
+        assert_eq!(MerkleProof::parse(&proof.to_string()).unwrap(), proof);
+        let (bytes, len) = t.leaf_bytes();
+        for i in 0..len {
+            let mut changed = bytes;
+            changed[i] ^= 0x01;
+            assert!(!proof.verify(&merkle::leaf_hash(&changed[..len]), &b.merkle_root), "byte {i} flipped");
+        }
+        let mut root = b.merkle_root;
+        root[31] ^= 0x80;
+        assert!(!proof.verify(&t.leaf_hash(), &root));
+    }
+    assert!(b.proof(0).is_none() && b.proof(11).is_none());
+}
+
+#[test]
+fn the_leaf_holds_a_hash_of_the_play_code_never_the_code() {
+    let b = small().generate_block(1).unwrap();
+    let t = b.tickets[0];
+    let (bytes, len) = t.leaf_bytes();
+    let leaf = &bytes[..len];
+    assert!(!leaf.windows(16).any(|w| w == t.play_code.compact().as_bytes()));
+    assert!(leaf.starts_with(&[23]) && leaf[1..24] == *t.serial.to_string().as_bytes());
+    use sha2::Digest;
+    assert_eq!(&leaf[len - 32..], sha2::Sha256::digest(t.play_code.compact().as_bytes()).as_slice());
+}
+
+#[test]
+fn serials_and_codes_of_a_block_read_back_and_are_distinct() {
+    let b = Emission::new(3, PrizeTable::example(), seed()).unwrap().generate_block(12).unwrap();
+    let mut codes = std::collections::HashSet::new();
+    for t in b.tickets.iter().step_by(97) {
+        assert_eq!(Serial::parse(&t.serial.to_string()).unwrap(), t.serial);
+        assert_eq!(PlayCode::parse(&t.play_code.to_string().to_lowercase().replace('-', " ")).unwrap(), t.play_code);
+    }
+    for t in &b.tickets {
+        assert!(codes.insert(t.play_code), "play codes are distinct");
+    }
+}
+
+/// Writes an emission of `blocks` small blocks; returns its folder.
+fn write_small(name: &str, blocks: u32, proofs: bool, secret: bool) -> PathBuf {
+    let dir = temp_dir(name);
+    let e = small();
+    let mut w = EmissionWriter::create(&dir, &e, proofs).unwrap();
+    if secret {
+        files::write_secret(&dir, &e).unwrap();
+    }
+    for i in 1..=blocks {
+        w.write_block(&e.generate_block(i).unwrap()).unwrap();
+    }
+    w.finish().unwrap();
+    dir
+}
+
+#[test]
+fn an_emitted_folder_verifies_and_is_reproducible() {
+    let a = write_small("reproducible-a", 3, true, true);
+    let b = write_small("reproducible-b", 3, true, true);
+    for f in ["manifest.json", "secret.json", "block-0001.csv", "block-0002.csv", "block-0003.csv"] {
+        assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f}");
+    }
+    let mut seen = Vec::new();
+    let report = verify_dir(&a, &VerifyOptions::default(), &mut |i| seen.push(i)).unwrap();
+    assert_eq!(seen, [1, 2, 3]);
+    assert_eq!((report.tickets, report.proofs, report.regenerated), (30, 30, true));
+    let one = verify_dir(&a, &VerifyOptions { seed: None, block: Some(2) }, &mut |_| {}).unwrap();
+    assert_eq!(one.blocks, [2]);
+    // Without the secret, the public checks alone.
+    std::fs::remove_file(a.join("secret.json")).unwrap();
+    assert!(!verify_dir(&a, &VerifyOptions::default(), &mut |_| {}).unwrap().regenerated);
+    // The writer refuses a folder that already holds files.
+    assert!(EmissionWriter::create(&a, &small(), false).is_err());
+}
+
+#[test]
+fn guarantee_6_any_flipped_byte_of_any_file_fails_verification() {
+    let dir = write_small("flip-every-byte", 2, true, true);
+    for name in ["manifest.json", "block-0001.csv", "block-0002.csv", "secret.json"] {
+        let path = dir.join(name);
+        let original = std::fs::read(&path).unwrap();
+        for i in 0..original.len() {
+            let mut changed = original.clone();
+            changed[i] ^= 0x01;
+            std::fs::write(&path, &changed).unwrap();
+            let r = verify_dir(&dir, &VerifyOptions::default(), &mut |_| {});
+            assert!(r.is_err(), "{name}: byte {i} ({:?}) flipped and still verified", original[i] as char);
+        }
+        std::fs::write(&path, &original).unwrap();
+    }
+    verify_dir(&dir, &VerifyOptions::default(), &mut |_| {}).unwrap();
+}
+
+#[test]
+fn verification_names_the_block_line_and_difference() {
+    let dir = write_small("messages", 2, false, false);
+    let csv = dir.join("block-0002.csv");
+    let original = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    // Two tickets of different rows swapped: every line is well formed, the counts hold, the root does not.
+    let (i, j) = (1..lines.len())
+        .flat_map(|i| (i + 1..lines.len()).map(move |j| (i, j)))
+        .find(|&(i, j)| lines[i].split(',').nth(3) != lines[j].split(',').nth(3))
+        .unwrap();
+    let swap_rest = |a: &str, b: &str| {
+        let (pa, ra) = a.split_once(',').unwrap();
+        let (_, rb) = b.split_once(',').unwrap();
+        let _ = ra;
+        format!("{pa},{rb}")
+    };
+    let mut changed: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    changed[i] = swap_rest(lines[i], lines[j]);
+    changed[j] = swap_rest(lines[j], lines[i]);
+    std::fs::write(&csv, changed.join("\n") + "\n").unwrap();
+    let e = verify_dir(&dir, &VerifyOptions::default(), &mut |_| {}).unwrap_err();
+    assert_eq!(e.place, format!("block 2 (block-0002.csv line {})", i + 1), "{e}");
+    assert!(e.what.contains("serial is ASC-001-00002-"), "{e}");
+
+    // Only the rows and prizes of two tickets swapped: the Merkle root differs.
+    let mut changed: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    let tail = |s: &str| s.splitn(4, ',').nth(3).unwrap().to_string();
+    let head = |s: &str| s.splitn(4, ',').take(3).collect::<Vec<_>>().join(",");
+    changed[i] = format!("{},{}", head(lines[i]), tail(lines[j]));
+    changed[j] = format!("{},{}", head(lines[j]), tail(lines[i]));
+    std::fs::write(&csv, changed.join("\n") + "\n").unwrap();
+    let e = verify_dir(&dir, &VerifyOptions::default(), &mut |_| {}).unwrap_err();
+    assert_eq!(e.place, "block 2 (block-0002.csv)");
+    assert!(e.what.starts_with("merkle root of the tickets is "), "{e}");
+
+    // The seed, given, regenerates and names the first differing line.
+    let e = verify_dir(&dir, &VerifyOptions { seed: Some(seed()), block: Some(2) }, &mut |_| {}).unwrap_err();
+    assert!(e.what.contains("merkle root"), "public checks come first: {e}");
+    std::fs::write(&csv, &original).unwrap();
+    let mut wrong = seed().as_bytes().to_owned();
+    wrong[0] ^= 1;
+    let e = verify_dir(&dir, &VerifyOptions { seed: Some(EmissionSeed::from_bytes(wrong)), block: None }, &mut |_| {})
+        .unwrap_err();
+    assert_eq!(e.to_string().split(':').next().unwrap(), "block 1 (block-0001.csv)");
+    assert!(e.what.contains("the seed gives merkle root"), "{e}");
+}
+
+#[test]
+fn a_printed_ticket_shows_what_the_paper_ticket_needs() {
+    let e = small();
+    let b = e.generate_block(1).unwrap();
+    let t = b.tickets.iter().find(|t| t.row == 0).unwrap();
+    let svg = ticket_svg(e.table(), t, "https://example.test/");
+    assert!(svg.starts_with("<?xml"));
+    assert_eq!(svg.matches("<?xml").count(), 1, "the QR code's own declaration is dropped");
+    for needle in [
+        "As Capone",
+        "3\u{a0}€",
+        &t.serial.to_string(),
+        &t.play_code.to_string(),
+        &format!("https://example.test/play?code={}", t.play_code),
+        "ZONE À GRATTER",
+        "10\u{a0}000\u{a0}€",
+        "shape-rendering=\"crispEdges\"",
+    ] {
+        assert!(svg.contains(needle), "missing {needle:?}");
+    }
+    // The second row has no prize for 6 or 7 tricks.
+    let second = b.tickets.iter().find(|t| t.row == 1).unwrap();
+    assert_eq!(ticket_svg(e.table(), second, "http://x").matches(">—<").count(), 2);
+    // The QR code's square: quiet zone of four modules each side, as the page assumes.
+    let qr = qrcode::QrCode::with_error_correction_level(
+        as_capone_emission::print::play_url("https://example.test/", t).as_bytes(),
+        qrcode::EcLevel::M,
+    )
+    .unwrap();
+    let side = qr.width() + 8;
+    assert!(svg.contains(&format!("width=\"{side}\" height=\"{side}\"")), "QR square of {side} modules");
+}
+
+fn table_strategy() -> impl Strategy<Value = PrizeTable> {
+    // 1 to 6 rows of 1 to 400 tickets; prizes made distinct by the row index.
+    prop::collection::vec((1u32..=400, prop::array::uniform4(0u64..5_000)), 1..=6).prop_map(|rows| {
+        let block_size: u32 = rows.iter().map(|r| r.0).sum();
+        let mut toml = format!("game = \"T\"\ncode = \"TST\"\nprice_cents = 300\nblock_size = {block_size}\n");
+        for (i, (tickets, p)) in rows.iter().enumerate() {
+            toml += &format!(
+                "[[schedule]]\ntickets = {tickets}\nprizes_cents = {{ 5 = {}, 6 = {}, 7 = {}, 8 = {} }}\n",
+                p[0],
+                p[1],
+                p[2],
+                p[3] * 10 + i as u64
+            );
+        }
+        PrizeTable::parse_toml(&toml).unwrap()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// art. 3.1 and guarantee 6 for random tables: counts per row are the
+    /// table's, and every ticket's proof verifies against the root.
+    #[test]
+    fn random_tables_give_exact_blocks_with_verifying_proofs(
+        table in table_strategy(),
+        seed in prop::array::uniform32(any::<u8>()),
+        number in 1u32..=999,
+        block in 1u32..=99_999,
+    ) {
+        let e = Emission::new(number, table.clone(), EmissionSeed::from_bytes(seed)).unwrap();
+        let b = e.generate_block(block).unwrap();
+        prop_assert_eq!(b.counts(table.schedules.len()), table.counts());
+        prop_assert_eq!(b.tickets.len() as u32, table.block_size);
+        for t in &b.tickets {
+            prop_assert!(b.proof(t.position).unwrap().verify(&t.leaf_hash(), &b.merkle_root));
+            prop_assert_eq!(t.prizes, table.schedules[t.row].prizes);
+        }
+    }
+}
