@@ -66,7 +66,7 @@ pub fn ticket_svg(table: &PrizeTable, ticket: &TicketRecord, base_url: &str) -> 
 <text x="{cx}" y="38" font-size="28" font-weight="bold" fill="#f2c14e" text-anchor="middle">{game}</text>
 <text x="{cx}" y="60" font-size="14" fill="#fff" text-anchor="middle">Illiko Live · prix du ticket {price}</text>
 <text x="{cx}" y="92" font-size="12" fill="#222" text-anchor="middle" font-family="DejaVu Sans Mono, monospace">N° {serial}</text>
-<rect x="16" y="104" width="{zw}" height="478" rx="10" fill="#c9c9c9" stroke="#777" stroke-width="2" stroke-dasharray="6 4"/>
+<rect x="16" y="104" width="{zw}" height="450" rx="10" fill="#c9c9c9" stroke="#777" stroke-width="2" stroke-dasharray="6 4"/>
 <text x="{cx}" y="124" font-size="12" fill="#444" text-anchor="middle">ZONE À GRATTER</text>
 <text x="{cx}" y="150" font-size="13" fill="#222" text-anchor="middle">Votre lot selon les plis gagnés</text>
 "##,

@@ -41,9 +41,10 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 // Golden vectors. These numbers are the contract: they were computed
-// independently (a Python script with its own ChaCha20, hmac and hashlib,
-// following the module docs), and if a test here fails, the tickets of every
-// emission made with an earlier version would no longer be reproducible.
+// independently by `tests/golden.py` (its own ChaCha20, Python's hmac and
+// hashlib, following the module docs: `python3 tests/golden.py full`), and if
+// a test here fails, the tickets of every emission made with an earlier
+// version would no longer be reproducible.
 
 #[test]
 fn golden_small_table_shuffle_codes_serials_and_root() {

@@ -1,0 +1,84 @@
+# Independent computation of the emission golden vectors of tests/emission.rs:
+# HMAC key derivation, ChaCha20 keystream (written out here), Fisher-Yates with
+# rejection, play codes, serials, leaves and Merkle roots, from the module docs.
+# Usage: python3 golden.py [full]   (full adds the 300 000-ticket example block, ~10 s)
+import hmac, hashlib, struct, sys
+
+def rotl(v, c): return ((v << c) & 0xffffffff) | (v >> (32 - c))
+def qr(s, a, b, c, d):
+    s[a] = (s[a] + s[b]) & 0xffffffff; s[d] ^= s[a]; s[d] = rotl(s[d], 16)
+    s[c] = (s[c] + s[d]) & 0xffffffff; s[b] ^= s[c]; s[b] = rotl(s[b], 12)
+    s[a] = (s[a] + s[b]) & 0xffffffff; s[d] ^= s[a]; s[d] = rotl(s[d], 8)
+    s[c] = (s[c] + s[d]) & 0xffffffff; s[b] ^= s[c]; s[b] = rotl(s[b], 7)
+def chacha_block(key, counter):
+    k = struct.unpack('<8I', key)
+    st = [0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, *k, counter & 0xffffffff, counter >> 32, 0, 0]
+    w = st[:]
+    for _ in range(10):
+        qr(w,0,4,8,12); qr(w,1,5,9,13); qr(w,2,6,10,14); qr(w,3,7,11,15)
+        qr(w,0,5,10,15); qr(w,1,6,11,12); qr(w,2,7,8,13); qr(w,3,4,9,14)
+    return [(w[i] + st[i]) & 0xffffffff for i in range(16)]
+class Words:
+    def __init__(self, key): self.key, self.ctr, self.buf = key, 0, []
+    def next(self):
+        if not self.buf:
+            self.buf = chacha_block(self.key, self.ctr); self.ctr += 1
+        return self.buf.pop(0)
+def below(m, words):
+    limit = 2**32 - (2**32 % m)
+    while True:
+        x = words.next()
+        if x < limit: return x % m
+def derive(seed, purpose, emission, block):
+    return hmac.new(seed, b"as-capone emission v1 " + purpose + b"\x00" + struct.pack('>II', emission, block), hashlib.sha256).digest()
+def shuffled(counts, key):
+    rows = [r for r, c in enumerate(counts) for _ in range(c)]
+    w = Words(key)
+    for i in range(len(rows) - 1, 0, -1):
+        j = below(i + 1, w); rows[i], rows[j] = rows[j], rows[i]
+    return rows
+ALPHA = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+def code(a, b, c):
+    v = (a << 48) | (b << 16) | (c >> 16)
+    return ''.join(ALPHA[(v >> (5 * (15 - i))) & 31] for i in range(16))
+def serial(code_, em, bl, pos):
+    n = ''.join('%02d' % (int(ch) if ch.isdigit() else ord(ch) - 55) for ch in code_) + '%03d%05d%06d' % (em, bl, pos)
+    chk = 98 - int(n) * 100 % 97
+    return '%s-%03d-%05d-%06d-%02d' % (code_, em, bl, pos, chk)
+def leaf(ser, pos, row, prizes, pc):
+    b = bytes([len(ser)]) + ser.encode() + struct.pack('>II', pos, row) + b''.join(struct.pack('>Q', p) for p in prizes) + hashlib.sha256(pc.encode()).digest()
+    return hashlib.sha256(b'\x00' + b).digest()
+def root(leaves):
+    lvl = leaves
+    while len(lvl) > 1:
+        nxt = [hashlib.sha256(b'\x01' + lvl[i] + lvl[i+1]).digest() for i in range(0, len(lvl) - 1, 2)]
+        if len(lvl) % 2: nxt.append(lvl[-1])
+        lvl = nxt
+    return lvl[0]
+def block(seed, em, bl, gcode, table):
+    rows = shuffled([t for t, _ in table], derive(seed, b"shuffle", em, bl))
+    w = Words(derive(seed, b"play-codes", em, bl))
+    out = []
+    for i, r in enumerate(rows):
+        pc = code(w.next(), w.next(), w.next())
+        s = serial(gcode, em, bl, i + 1)
+        out.append((i + 1, s, pc, r, table[r][1], leaf(s, i + 1, r, table[r][1], pc)))
+    return out
+
+seed = bytes(range(32))
+small = [(7, [300, 1000, 10000, 1000000]), (3, [600, 0, 0, 2500000])]
+b = block(seed, 1, 1, "ASC", small)
+print("small rows", [t[3] for t in b])
+print("small first codes", [t[2] for t in b[:3]])
+print("small serials", [t[1] for t in b[:2]])
+print("small root", root([t[5] for t in b]).hex())
+b2 = block(seed, 1, 2, "ASC", small)
+print("small block2 rows", [t[3] for t in b2])
+print("shuffle key", derive(seed, b"shuffle", 1, 1).hex())
+if len(sys.argv) > 1:
+    example = [(228000, [300, 1000, 10000, 1000000]), (57000, [600, 2000, 20000, 2500000]), (13000, [1000, 5000, 50000, 5000000]), (1800, [3000, 15000, 200000, 10000000]), (200, [10000, 100000, 1000000, 25000000])]
+    ex = block(seed, 1, 1, "ASC", example)
+    print("example rows first 24", [t[3] for t in ex[:24]])
+    print("example positions of row 4 (first 5)", [t[0] for t in ex if t[3] == 4][:5])
+    print("example first code", ex[0][2], ex[0][1])
+    print("example root", root([t[5] for t in ex]).hex())
