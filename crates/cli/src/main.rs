@@ -2,6 +2,9 @@
 //! commands over the crates `engine`, `math`, `emission` (and `server`).
 
 mod emit;
+mod loadtest;
+mod serve;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,6 +22,12 @@ enum Command {
     Emit(emit::EmitArgs),
     /// Re-check an emitted block against its commitment.
     VerifyBlock(emit::VerifyBlockArgs),
+    /// The game server and its web page.
+    Serve(serve::ServeArgs),
+    /// Check a finished ticket's public record (CONTRACT.md Fairness).
+    Verify(verify::VerifyArgs),
+    /// Load generator: players playing real games over HTTP.
+    Loadtest(loadtest::LoadtestArgs),
 }
 
 fn main() -> ExitCode {
@@ -26,6 +35,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Emit(a) => emit::run_emit(a),
         Command::VerifyBlock(a) => emit::run_verify_block(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Loadtest(a) => loadtest::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

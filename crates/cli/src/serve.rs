@@ -1,0 +1,110 @@
+//! `as-capone serve`: the game server (crate `server`). Settings come from
+//! flags, then environment variables (`AS_CAPONE_*`), then the `--config`
+//! TOML file, then the defaults of `server::Config`.
+
+use clap::Args;
+use server::{App, AppOptions, Config};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "AS_CAPONE_LISTEN")]
+    pub listen: Option<String>,
+    /// Database URL: a SQLite file (`sqlite://as-capone.db`, the default).
+    #[arg(long, env = "AS_CAPONE_DB")]
+    pub db: Option<String>,
+    /// Prize table (TOML) of the emission created on first start [default: the example table].
+    #[arg(long, env = "AS_CAPONE_TABLE")]
+    pub table: Option<PathBuf>,
+    /// Configuration file (TOML); see `server::Config` for its keys.
+    #[arg(long, env = "AS_CAPONE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Play money of each new player, in cents [default: 10000].
+    #[arg(long, env = "AS_CAPONE_START_BALANCE_CENTS")]
+    pub start_balance_cents: Option<u64>,
+    /// Token of the demo player created on first start ("" for none) [default: demo].
+    #[arg(long, env = "AS_CAPONE_DEMO_TOKEN")]
+    pub demo_token: Option<String>,
+    /// Blocks emitted on first start [default: 2].
+    #[arg(long, env = "AS_CAPONE_INITIAL_BLOCKS")]
+    pub initial_blocks: Option<u32>,
+    /// One transaction (and one disk sync) per request instead of group commit.
+    #[arg(long, env = "AS_CAPONE_NO_GROUP_COMMIT")]
+    pub no_group_commit: bool,
+    /// Most requests sharing one commit [default: 256].
+    #[arg(long, env = "AS_CAPONE_GROUP_COMMIT_MAX")]
+    pub group_commit_max: Option<usize>,
+    /// Request time limit in milliseconds [default: 10000].
+    #[arg(long, env = "AS_CAPONE_REQUEST_TIMEOUT_MS")]
+    pub request_timeout_ms: Option<u64>,
+    /// Retailer bearer tokens, comma-separated.
+    #[arg(long, env = "AS_CAPONE_RETAILER_TOKENS", value_delimiter = ',')]
+    pub retailer_tokens: Vec<String>,
+    /// Operator bearer tokens, comma-separated.
+    #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
+    pub operator_tokens: Vec<String>,
+    /// Worker threads of the server's runtime [default: one per core].
+    #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
+    pub worker_threads: Option<usize>,
+}
+
+impl ServeArgs {
+    /// The configuration: defaults, then the file, then flags and environment.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        let mut c = match &self.config {
+            Some(path) => Config::from_toml_file(path)?,
+            None => Config::default(),
+        };
+        if let Some(v) = &self.listen {
+            c.listen = v.clone();
+        }
+        if let Some(v) = &self.db {
+            c.db = v.clone();
+        }
+        if let Some(v) = &self.table {
+            c.table = Some(v.clone());
+        }
+        if let Some(v) = self.start_balance_cents {
+            c.start_balance_cents = v;
+        }
+        if let Some(v) = &self.demo_token {
+            c.demo_token = v.clone();
+        }
+        if let Some(v) = self.initial_blocks {
+            c.initial_blocks = v;
+        }
+        if self.no_group_commit {
+            c.group_commit = false;
+        }
+        if let Some(v) = self.group_commit_max {
+            c.group_commit_max = v;
+        }
+        if let Some(v) = self.request_timeout_ms {
+            c.request_timeout_ms = v;
+        }
+        if !self.retailer_tokens.is_empty() {
+            c.retailer_tokens = self.retailer_tokens.clone();
+        }
+        if !self.operator_tokens.is_empty() {
+            c.operator_tokens = self.operator_tokens.clone();
+        }
+        c.check()?;
+        Ok(c)
+    }
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    server::init_logging();
+    let config = args.config()?;
+    let options = AppOptions::from_config(config)?;
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    rt.enable_all();
+    if let Some(n) = args.worker_threads {
+        rt.worker_threads(n.max(1));
+    }
+    rt.build()?.block_on(async move {
+        let app = App::start(options).await?;
+        app.run_until_signal().await
+    })
+}

@@ -1,0 +1,261 @@
+//! The JSON shapes of the HTTP API (CONTRACT.md), and the request newtypes
+//! that parse rather than validate: [`ClientSeed`], [`ActionRequest`],
+//! [`IdempotencyKey`].
+
+use crate::error::AppError;
+use engine::{Action, Event, Game, GameResult, Hand, PrizeSchedule};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// The price of a ticket (art. 2: 3 €), in cents. The prize table carries
+/// it too; the server refuses a table with another price.
+pub const TICKET_PRICE_CENTS: i64 = 300;
+
+/// `POST /api/players` body.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPlayerBody {
+    /// A display name, at most 64 characters.
+    pub name: Option<String>,
+}
+
+/// `POST /api/players` answer (201).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlayerCreated {
+    pub player_id: i64,
+    pub token: String,
+    pub balance_cents: i64,
+}
+
+/// `GET /api/me` answer.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Me {
+    pub player_id: i64,
+    pub balance_cents: i64,
+}
+
+/// `POST /api/tickets` body.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuyBody {
+    /// Printable ASCII, 1 to 64 characters; absent: the server picks one.
+    pub client_seed: Option<String>,
+}
+
+/// The result of a finished ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ResultView {
+    pub tricks: u8,
+    pub prize_cents: u64,
+}
+
+impl From<GameResult> for ResultView {
+    fn from(r: GameResult) -> ResultView {
+        ResultView { tricks: r.tricks, prize_cents: r.prize_cents }
+    }
+}
+
+/// A ticket as the player sees it (CONTRACT.md "Ticket").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TicketView {
+    pub id: String,
+    pub serial: String,
+    pub price_cents: i64,
+    /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
+    #[schema(value_type = Object)]
+    pub prizes_cents: PrizeSchedule,
+    /// Actions applied so far: the `seq` of the next action.
+    pub seq: u64,
+    /// `play`, `tie_break`, `extra_draw` or `finished`.
+    pub phase: String,
+    /// 1 for the first game, 2 for the first Extra game, ...
+    pub game: u32,
+    #[schema(value_type = Vec<String>)]
+    pub hand: Hand,
+    pub capone_cards_left: u32,
+    pub tricks_won: u8,
+    pub tricks_lost: u8,
+    pub result: Option<ResultView>,
+    /// `hex(SHA-256(server_seed))`, shown at purchase (guarantee 6).
+    pub commitment: String,
+    pub client_seed: String,
+    /// Revealed when the ticket is finished.
+    pub server_seed: Option<String>,
+}
+
+/// What the storage knows of a sold ticket, enough to show it.
+#[derive(Debug, Clone)]
+pub struct SoldTicket {
+    pub serial: String,
+    pub price_cents: i64,
+    pub client_seed: String,
+    pub server_seed: [u8; 32],
+    pub game: Game,
+}
+
+impl SoldTicket {
+    pub fn view(&self) -> TicketView {
+        let g = &self.game;
+        TicketView {
+            id: self.serial.clone(),
+            serial: self.serial.clone(),
+            price_cents: self.price_cents,
+            prizes_cents: g.prizes(),
+            seq: g.seq(),
+            phase: g.phase().name().to_string(),
+            game: g.game_number(),
+            hand: g.hand(),
+            capone_cards_left: g.capone_cards_left(),
+            tricks_won: g.tricks_won(),
+            tricks_lost: g.tricks_lost(),
+            result: g.result().map(ResultView::from),
+            commitment: engine::commitment(&self.server_seed),
+            client_seed: self.client_seed.clone(),
+            // Guarantee 6: the seed stays secret until the ticket is decided.
+            server_seed: g.is_finished().then(|| hex::encode(self.server_seed)),
+        }
+    }
+}
+
+/// `{"ticket": Ticket}`
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketEnvelope {
+    pub ticket: TicketView,
+}
+
+/// `POST /api/tickets` answer (201).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Purchased {
+    pub ticket: TicketView,
+    pub balance_cents: i64,
+}
+
+/// `GET /api/tickets` answer.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TicketList {
+    pub tickets: Vec<TicketView>,
+}
+
+/// `POST /api/tickets/{id}/actions` answer. It is stored as written and a
+/// retry gets the same bytes (guarantee 4).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ActionAnswer {
+    pub ticket: TicketView,
+    /// In the order they happened: `trick`, `deck`, `game_over`,
+    /// `extra_game`, `finished` (CONTRACT.md "Event").
+    #[schema(value_type = Vec<Object>)]
+    pub events: Vec<Event>,
+    pub balance_cents: i64,
+}
+
+/// `POST /api/tickets/{id}/actions` body: `{"seq": n, "action": "play",
+/// "card": "Q"}` or `{"seq": n, "action": "draw"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ActionRequest {
+    /// The number of actions already applied to the ticket.
+    pub seq: u64,
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub action: Action,
+}
+
+impl ActionRequest {
+    /// The canonical text stored with an applied action: a retry is "the
+    /// same request" when its canonical text is the same, whatever the
+    /// spacing or key order of its JSON.
+    pub fn canonical(&self) -> String {
+        serde_json::to_string(self).expect("an action serializes")
+    }
+}
+
+/// A player's contribution to the draws (CONTRACT.md Fairness).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientSeed(String);
+
+impl ClientSeed {
+    pub const MAX_LEN: usize = 64;
+
+    /// Printable ASCII without spaces, 1 to 64 characters: it is part of
+    /// the HMAC message and of a record people copy by hand.
+    pub fn parse(s: &str) -> Result<ClientSeed, AppError> {
+        if s.is_empty() || s.len() > Self::MAX_LEN {
+            return Err(AppError::BadRequest(format!(
+                "client_seed must have 1 to {} characters",
+                Self::MAX_LEN
+            )));
+        }
+        if !s.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(AppError::BadRequest(
+                "client_seed must be printable ASCII without spaces".into(),
+            ));
+        }
+        Ok(ClientSeed(s.to_string()))
+    }
+
+    /// A random seed for a player who gave none: 16 bytes of the OS CSPRNG in hex.
+    pub fn random() -> ClientSeed {
+        ClientSeed(hex::encode(crate::fairness::random_bytes::<16>()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The `Idempotency-Key` header of a purchase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    pub fn parse(s: &str) -> Result<IdempotencyKey, AppError> {
+        if s.is_empty() || s.len() > 128 || !s.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(AppError::BadRequest(
+                "Idempotency-Key must be 1 to 128 printable ASCII characters".into(),
+            ));
+        }
+        Ok(IdempotencyKey(s.to_string()))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A player's display name.
+pub fn parse_name(name: Option<String>) -> Result<Option<String>, AppError> {
+    match name {
+        Some(n) if n.chars().count() > 64 => {
+            Err(AppError::BadRequest("name must have at most 64 characters".into()))
+        }
+        Some(n) if n.chars().any(char::is_control) => {
+            Err(AppError::BadRequest("name must not contain control characters".into()))
+        }
+        other => Ok(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::Rank;
+
+    #[test]
+    fn action_request_reads_the_contract_shapes() {
+        let a: ActionRequest = serde_json::from_str(r#"{"seq": 3, "action": "play", "card": "Q"}"#).unwrap();
+        assert_eq!(a, ActionRequest { seq: 3, action: Action::play(Rank::Queen) });
+        assert_eq!(a.canonical(), r#"{"seq":3,"action":"play","card":"Q"}"#);
+        let d: ActionRequest = serde_json::from_str(r#"{"action":"draw","seq":0}"#).unwrap();
+        assert_eq!(d.canonical(), r#"{"seq":0,"action":"draw"}"#);
+        assert!(serde_json::from_str::<ActionRequest>(r#"{"seq":0,"action":"play","card":"11"}"#).is_err());
+        assert!(serde_json::from_str::<ActionRequest>(r#"{"seq":-1,"action":"draw"}"#).is_err());
+    }
+
+    #[test]
+    fn client_seeds_are_bounded_and_printable() {
+        assert!(ClientSeed::parse("lucky-7").is_ok());
+        assert!(ClientSeed::parse("").is_err());
+        assert!(ClientSeed::parse("a b").is_err());
+        assert!(ClientSeed::parse("é").is_err());
+        assert!(ClientSeed::parse(&"x".repeat(65)).is_err());
+        assert_eq!(ClientSeed::random().as_str().len(), 32);
+    }
+}

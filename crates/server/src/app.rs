@@ -1,0 +1,156 @@
+//! [`App`]: a running server (listener, storage, writer), started by
+//! `as-capone serve` and by the tests' `spawn_app()` on port 0.
+
+use crate::config::Config;
+use crate::fairness::ServerSeeds;
+use crate::http::{AppState, router};
+use crate::metrics::Metrics;
+use crate::store::Storage;
+use crate::store::sqlite::SqliteStore;
+use anyhow::Context;
+use math::PrizeTable;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// What a server is started with.
+#[derive(Clone, Debug)]
+pub struct AppOptions {
+    pub config: Config,
+    /// The prize table of a first start's emission.
+    pub table: PrizeTable,
+    /// Where ticket seeds come from; only Rust code (tests) can choose
+    /// anything but the OS CSPRNG.
+    pub seeds: ServerSeeds,
+}
+
+impl AppOptions {
+    /// The table named by the configuration, or the example table.
+    pub fn from_config(config: Config) -> anyhow::Result<AppOptions> {
+        let table = match &config.table {
+            Some(path) => PrizeTable::load(path).map_err(|e| anyhow::anyhow!("{e}"))?,
+            None => PrizeTable::example(),
+        };
+        Ok(AppOptions { config, table, seeds: ServerSeeds::OsRandom })
+    }
+}
+
+/// Opens the storage named by the database URL.
+pub async fn open_store(config: &Config, table: &PrizeTable, metrics: Arc<Metrics>) -> anyhow::Result<Arc<dyn Storage>> {
+    let url = config.db.as_str();
+    if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        anyhow::bail!(
+            "PostgreSQL storage is not written yet (the Storage trait is ready for it); use a SQLite file, e.g. --db sqlite://as-capone.db"
+        );
+    }
+    Ok(Arc::new(SqliteStore::open(config, table, metrics).await?))
+}
+
+/// A running server.
+pub struct App {
+    addr: SocketAddr,
+    store: Arc<dyn Storage>,
+    metrics: Arc<Metrics>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl App {
+    /// Opens the database (creating, migrating and emitting on first
+    /// start), binds the listener and starts serving.
+    pub async fn start(options: AppOptions) -> anyhow::Result<App> {
+        let AppOptions { config, table, seeds } = options;
+        config.check()?;
+        if let ServerSeeds::InsecureFixedForTests(_) = seeds {
+            tracing::warn!("INSECURE: every ticket gets the same fixed server seed (tests only)");
+        }
+        let metrics = Arc::new(Metrics::new());
+        let store = open_store(&config, &table, metrics.clone()).await?;
+        let listener = tokio::net::TcpListener::bind(&config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        let state = AppState {
+            store: store.clone(),
+            metrics: metrics.clone(),
+            seeds: Arc::new(seeds),
+            body_limit: config.body_limit_bytes,
+            request_timeout: Duration::from_millis(config.request_timeout_ms),
+        };
+        let app = router(state);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        let demo = if config.demo_token.is_empty() {
+            String::new()
+        } else {
+            format!(", demo player token `{}`", config.demo_token)
+        };
+        tracing::info!("as-capone listening on http://{addr}, database {}{demo}", store.describe());
+        Ok(App { addr, store, metrics, stop: Some(stop), task })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn store(&self) -> &Arc<dyn Storage> {
+        &self.store
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Graceful stop: no new connections, in-flight requests finish, the
+    /// writer commits what it has queued, the database is closed.
+    pub async fn shutdown(mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await.context("server task")?.context("server")?;
+        self.store.close().await.map_err(|e| anyhow::anyhow!("closing the database: {e}"))?;
+        tracing::info!("stopped");
+        Ok(())
+    }
+
+    /// Serves until SIGINT or SIGTERM, then stops gracefully.
+    pub async fn run_until_signal(self) -> anyhow::Result<()> {
+        shutdown_signal().await;
+        tracing::info!("signal received: finishing in-flight requests");
+        self.shutdown().await
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

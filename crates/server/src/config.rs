@@ -1,0 +1,126 @@
+//! [`Config`]: how the server is set up, from a TOML file, environment
+//! variables and flags (the CLI merges them, flags winning over the file).
+//!
+//! Every field has a default that makes `as-capone serve` playable on a fresh
+//! machine: `127.0.0.1:8080`, the SQLite file `as-capone.db` in the working
+//! folder, the example prize table, two blocks emitted on first start and a
+//! demo player whose token is `demo`.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// The server's configuration. In a TOML file every field is optional:
+///
+/// ```toml
+/// listen = "127.0.0.1:8080"
+/// db = "sqlite://as-capone.db"
+/// table = "examples/table.toml"     # absent: the example table
+/// start_balance_cents = 10000        # play money of a new player
+/// demo_token = "demo"                # "" for no demo player
+/// initial_blocks = 2                 # blocks emitted on first start
+/// group_commit = true                # false: one transaction per request
+/// group_commit_max = 256             # requests sharing one commit, at most
+/// body_limit_bytes = 16384
+/// request_timeout_ms = 10000
+/// retailer_tokens = ["shop-1-secret"]
+/// operator_tokens = ["ops-secret"]
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: String,
+    /// Database URL: `sqlite://PATH` (or a bare path), `sqlite::memory:`.
+    pub db: String,
+    /// Prize table file (TOML, CONTRACT.md); `None` for the example table.
+    pub table: Option<PathBuf>,
+    /// Play money credited to each new player, in cents.
+    pub start_balance_cents: u64,
+    /// Token of the demo player created on first start; empty: none.
+    pub demo_token: String,
+    /// Blocks emitted when the database holds no emission yet.
+    pub initial_blocks: u32,
+    /// Group commit: many requests share one transaction and one disk sync.
+    pub group_commit: bool,
+    /// The most requests one commit may carry.
+    pub group_commit_max: usize,
+    /// Larger request bodies are refused with 413.
+    pub body_limit_bytes: usize,
+    /// A request that takes longer is answered 503 `timeout`.
+    pub request_timeout_ms: u64,
+    /// Bearer tokens of retailers (the paper channel, a later issue).
+    pub retailer_tokens: Vec<String>,
+    /// Bearer tokens of operators (admin endpoints, a later issue).
+    pub operator_tokens: Vec<String>,
+    /// Connections of the read pool.
+    pub read_connections: u32,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            listen: "127.0.0.1:8080".into(),
+            db: "sqlite://as-capone.db".into(),
+            table: None,
+            start_balance_cents: 10_000,
+            demo_token: "demo".into(),
+            initial_blocks: 2,
+            group_commit: true,
+            group_commit_max: 256,
+            body_limit_bytes: 16 * 1024,
+            request_timeout_ms: 10_000,
+            retailer_tokens: Vec::new(),
+            operator_tokens: Vec::new(),
+            read_connections: 4,
+        }
+    }
+}
+
+impl Config {
+    /// Reads a TOML configuration file; absent fields keep their defaults.
+    pub fn from_toml_file(path: &std::path::Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read configuration {}: {e}", path.display()))?;
+        Config::from_toml_str(&text).map_err(|e| anyhow::anyhow!("configuration {}: {e}", path.display()))
+    }
+
+    pub fn from_toml_str(text: &str) -> anyhow::Result<Config> {
+        let config: Config = toml::from_str(text)?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Refuses settings that cannot work.
+    pub fn check(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.group_commit_max >= 1, "group_commit_max must be at least 1");
+        anyhow::ensure!(self.body_limit_bytes >= 64, "body_limit_bytes must be at least 64");
+        anyhow::ensure!(self.request_timeout_ms >= 1, "request_timeout_ms must be at least 1");
+        anyhow::ensure!(self.read_connections >= 1, "read_connections must be at least 1");
+        anyhow::ensure!(
+            self.start_balance_cents <= i64::MAX as u64 / 4,
+            "start_balance_cents is too large"
+        );
+        Ok(())
+    }
+
+    /// The most requests a commit carries: 1 without group commit.
+    pub fn batch_cap(&self) -> usize {
+        if self.group_commit { self.group_commit_max } else { 1 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_overrides_defaults_and_refuses_unknown_fields() {
+        let c = Config::from_toml_str("listen = \"0.0.0.0:9000\"\nstart_balance_cents = 5\n").unwrap();
+        assert_eq!(c.listen, "0.0.0.0:9000");
+        assert_eq!(c.start_balance_cents, 5);
+        assert_eq!(c.db, Config::default().db);
+        assert!(Config::from_toml_str("listn = \"x\"").is_err());
+        assert!(Config::from_toml_str("group_commit_max = 0").is_err());
+        assert_eq!(Config { group_commit: false, ..Config::default() }.batch_cap(), 1);
+    }
+}

@@ -1,0 +1,297 @@
+//! The HTTP layer: [`router`], the handlers of CONTRACT.md's online channel,
+//! and the extractors that parse requests ([`Authed`], [`JsonBody`]) so that
+//! every refusal comes out as an [`AppError`].
+
+use crate::api::{
+    ActionAnswer, ActionRequest, BuyBody, ClientSeed, IdempotencyKey, Me, NewPlayerBody, PlayerCreated, Purchased,
+    TicketEnvelope, TicketList, parse_name,
+};
+use crate::error::{AppError, ErrorBody};
+use crate::fairness::ServerSeeds;
+use crate::metrics::Metrics;
+use crate::store::{PlayerId, Storage};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Storage>,
+    pub metrics: Arc<Metrics>,
+    pub seeds: Arc<ServerSeeds>,
+    pub body_limit: usize,
+    pub request_timeout: Duration,
+}
+
+/// The whole application: API, operations endpoints and the web page.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/api/players", post(create_player))
+        .route("/api/me", get(me))
+        .route("/api/tickets", post(buy_ticket).get(list_tickets))
+        .route("/api/tickets/{id}", get(get_ticket))
+        .route("/api/tickets/{id}/actions", post(act))
+        .route("/api/tickets/{id}/record", get(record))
+        .route("/api/openapi.json", get(openapi))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/", get(crate::web::index))
+        .fallback(crate::web::asset_or_not_found)
+        .method_not_allowed_fallback(method_not_allowed);
+    api.layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(DefaultBodyLimit::max(state.body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), track))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
+            AppError::internal("a handler panicked").into_response()
+        }))
+        .with_state(state)
+}
+
+/// Counts requests by route and status and times them (`/metrics`).
+async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let method = req.method().clone();
+    let started = Instant::now();
+    let response = next.run(req).await;
+    let m = &state.metrics;
+    m.requests
+        .with_label_values(&[route.as_str(), method.as_str(), response.status().as_str()])
+        .inc();
+    m.latency
+        .with_label_values(&[route.as_str(), method.as_str()])
+        .observe(started.elapsed().as_secs_f64());
+    response
+}
+
+/// The request-time limit, answered in the error shape.
+async fn timeout(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(state.request_timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => AppError::Timeout(format!(
+            "the request took longer than {} ms; an action may have been applied: send the same request again to get its answer",
+            state.request_timeout.as_millis()
+        ))
+        .into_response(),
+    }
+}
+
+async fn method_not_allowed(method: Method) -> AppError {
+    AppError::MethodNotAllowed(format!("method {method} is not allowed here"))
+}
+
+/// An authenticated player (`Authorization: Bearer TOKEN`).
+pub struct Authed(pub PlayerId);
+
+impl FromRequestParts<AppState> for Authed {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Authed, AppError> {
+        let value = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| AppError::Unauthorized("missing Authorization: Bearer TOKEN".into()))?;
+        let value = value
+            .to_str()
+            .map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
+        let token = match value.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+            _ => return Err(AppError::Unauthorized("expected Authorization: Bearer TOKEN".into())),
+        };
+        if token.is_empty() || token.len() > 256 {
+            return Err(AppError::Unauthorized("invalid token".into()));
+        }
+        match state.store.authenticate(token).await? {
+            Some(id) => Ok(Authed(id)),
+            None => Err(AppError::Unauthorized("invalid token".into())),
+        }
+    }
+}
+
+/// A JSON body, parsed with every refusal in the error shape: too large
+/// (413), not `application/json` (400), malformed (400). An empty body is
+/// `T::default()` where the body is optional ([`OptionalBody`]).
+pub struct JsonBody<T>(pub T);
+
+/// Marks bodies that may be left out.
+pub trait OptionalBody: Default {}
+impl OptionalBody for NewPlayerBody {}
+impl OptionalBody for BuyBody {}
+
+async fn read_json<T: DeserializeOwned, S: Send + Sync>(
+    req: Request,
+    state: &S,
+    default: Option<fn() -> T>,
+) -> Result<T, AppError> {
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        });
+    let bytes = Bytes::from_request(req, state).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        if let Some(d) = default {
+            return Ok(d());
+        }
+        return Err(AppError::BadRequest("a JSON body is required".into()));
+    }
+    if is_json != Some(true) {
+        return Err(AppError::BadRequest("expected Content-Type: application/json".into()));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| AppError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+impl<S: Send + Sync, T: DeserializeOwned + OptionalBody> FromRequest<S> for JsonBody<T> {
+    type Rejection = AppError;
+    async fn from_request(req: Request, state: &S) -> Result<JsonBody<T>, AppError> {
+        Ok(JsonBody(read_json(req, state, Some(T::default)).await?))
+    }
+}
+
+/// A JSON body that must be there.
+pub struct RequiredJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for RequiredJson<T> {
+    type Rejection = AppError;
+    async fn from_request(req: Request, state: &S) -> Result<RequiredJson<T>, AppError> {
+        Ok(RequiredJson(read_json(req, state, None).await?))
+    }
+}
+
+/// Registers a player with the configured play money.
+#[utoipa::path(post, path = "/api/players", tag = "players",
+    request_body(content = Option<NewPlayerBody>, description = "optional"),
+    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody)))]
+pub async fn create_player(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody<NewPlayerBody>,
+) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
+    let name = parse_name(body.name)?;
+    let created = state.store.create_player(name).await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// The player and their balance.
+#[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = [])),
+    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, AppError> {
+    Ok(Json(state.store.me(player).await?))
+}
+
+/// Buys the next ticket: debits its price and assigns it, in one transaction.
+#[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = [])),
+    request_body(content = Option<BuyBody>, description = "optional"),
+    params(("Idempotency-Key" = Option<String>, Header, description = "the same key again returns the same ticket and debits nothing")),
+    responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 402, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn buy_ticket(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<BuyBody>,
+) -> Result<(StatusCode, Json<Purchased>), AppError> {
+    let key = match headers.get("idempotency-key") {
+        Some(v) => Some(IdempotencyKey::parse(
+            v.to_str().map_err(|_| AppError::BadRequest("Idempotency-Key must be ASCII".into()))?,
+        )?),
+        None => None,
+    };
+    let client_seed = body.client_seed.as_deref().map(ClientSeed::parse).transpose()?;
+    let purchased = state.store.buy_ticket(player, client_seed, state.seeds.next(), key).await?;
+    Ok((StatusCode::CREATED, Json(purchased)))
+}
+
+/// The player's tickets, newest first.
+#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = [])),
+    responses((status = 200, body = TicketList), (status = 401, body = ErrorBody)))]
+pub async fn list_tickets(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<TicketList>, AppError> {
+    Ok(Json(TicketList { tickets: state.store.tickets(player).await? }))
+}
+
+/// One of the player's tickets.
+#[utoipa::path(get, path = "/api/tickets/{id}", tag = "tickets", security(("bearer" = [])),
+    params(("id" = String, Path, description = "the ticket's id")),
+    responses((status = 200, body = TicketEnvelope), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_ticket(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    Path(id): Path<String>,
+) -> Result<Json<TicketEnvelope>, AppError> {
+    Ok(Json(TicketEnvelope { ticket: state.store.ticket(player, &id).await? }))
+}
+
+/// Applies one action exactly once; the same request again returns the
+/// identical answer.
+#[utoipa::path(post, path = "/api/tickets/{id}/actions", tag = "tickets", security(("bearer" = [])),
+    params(("id" = String, Path, description = "the ticket's id")),
+    request_body = ActionRequest,
+    responses((status = 200, body = ActionAnswer), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn act(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    Path(id): Path<String>,
+    RequiredJson(request): RequiredJson<ActionRequest>,
+) -> Result<Response, AppError> {
+    let answer = state.store.act(player, &id, request).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
+}
+
+/// The ticket's public record (CONTRACT.md Fairness); `server_seed` only
+/// once it is finished.
+#[utoipa::path(get, path = "/api/tickets/{id}/record", tag = "tickets", security(("bearer" = [])),
+    params(("id" = String, Path, description = "the ticket's id")),
+    responses((status = 200, description = "the public record", body = Object), (status = 401, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
+pub async fn record(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    Path(id): Path<String>,
+) -> Result<Json<crate::record::Record>, AppError> {
+    Ok(Json(state.store.record(player, &id).await?))
+}
+
+/// 200 when the database answers.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "ok"), (status = 503, body = ErrorBody)))]
+pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, AppError> {
+    state.store.health().await?;
+    Ok(Json(serde_json::json!({"status": "ok"})))
+}
+
+/// Prometheus text format.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text")))]
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+/// This document.
+pub async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::openapi::document_json(),
+    )
+        .into_response()
+}

@@ -1,0 +1,56 @@
+//! # as-capone-server: the remote game server
+//!
+//! `as-capone serve` in a library: the online channel of CONTRACT.md over
+//! HTTP (axum), a durable SQLite storage with group commit (sqlx), fair
+//! draws that every player can verify, Prometheus metrics, an OpenAPI
+//! document and the embedded web page.
+//!
+//! ## Layout
+//! - [`app`]: [`App`], a running server; [`AppOptions`].
+//! - [`config`]: [`Config`], from TOML, environment and flags.
+//! - [`http`]: the router, handlers and extractors.
+//! - [`api`]: the JSON shapes ([`api::TicketView`], ...) and request newtypes.
+//! - [`error`]: [`AppError`], every refusal in the shape `{"error", "message"}`.
+//! - [`store`]: the [`store::Storage`] trait; [`store::sqlite`], its SQLite
+//!   implementation with the group-commit writer.
+//! - [`record`]: [`record::Record`], the public record of a ticket, and
+//!   [`record::verify`] (shared by `as-capone verify` and the tests).
+//! - [`fairness`]: server seeds from the OS CSPRNG.
+//! - [`supply`]: blocks of tickets (interim, until the `emission` crate's API lands).
+//! - [`metrics`], [`openapi`], [`web`].
+//!
+//! ## Guarantees (ARCHITECTURE.md), as this crate keeps them
+//! 1. The engine alone decides: [`store::apply_action`] calls `Game::apply`.
+//! 2. Determinism: [`record::verify`] replays a ticket and must find every draw.
+//! 3. Integer cents; every balance change is a ledger movement of two
+//!    entries summing to zero, written in the transaction of its cause;
+//!    a player's balance cannot go negative (a CHECK constraint too).
+//! 4. Exactly once: an action is applied when its `seq` is the ticket's;
+//!    the same request again returns the stored answer, byte for byte.
+//! 5. Server seeds come from the OS CSPRNG ([`fairness`]).
+//! 6. The commitment is shown at purchase, the seed revealed at the end.
+//! 7. A refusal is an [`AppError`] and changes nothing.
+
+pub mod api;
+pub mod app;
+pub mod config;
+pub mod error;
+pub mod fairness;
+pub mod http;
+pub mod metrics;
+pub mod openapi;
+pub mod record;
+pub mod store;
+pub mod supply;
+pub mod web;
+
+pub use app::{App, AppOptions};
+pub use config::Config;
+pub use error::AppError;
+
+/// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

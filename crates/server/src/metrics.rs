@@ -1,0 +1,95 @@
+//! [`Metrics`]: the Prometheus registry behind `GET /metrics`.
+//!
+//! Game counters move only after the commit that makes their event durable,
+//! so they never count a sale or a prize that a crash could undo.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, Histogram, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: IntCounterVec,
+    pub latency: HistogramVec,
+    pub tickets_sold: IntCounter,
+    pub games_finished: IntCounter,
+    pub prizes_paid_cents: IntCounter,
+    pub active_games: IntGauge,
+    pub players_created: IntCounter,
+    pub commit_batch_size: Histogram,
+    pub commit_seconds: Histogram,
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new("as_capone_http_requests_total", "HTTP requests by route and status"),
+            &["route", "method", "status"],
+        )
+        .expect("metric");
+        let latency = HistogramVec::new(
+            HistogramOpts::new("as_capone_http_request_duration_seconds", "HTTP request latency by route")
+                .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0]),
+            &["route", "method"],
+        )
+        .expect("metric");
+        let tickets_sold = IntCounter::new("as_capone_tickets_sold_total", "Tickets sold online").expect("metric");
+        let games_finished =
+            IntCounter::new("as_capone_games_finished_total", "Tickets whose game is finished").expect("metric");
+        let prizes_paid_cents =
+            IntCounter::new("as_capone_prizes_paid_cents_total", "Prizes credited, in cents").expect("metric");
+        let active_games =
+            IntGauge::new("as_capone_active_games", "Sold tickets whose game is not finished").expect("metric");
+        let players_created = IntCounter::new("as_capone_players_created_total", "Players registered").expect("metric");
+        let commit_batch_size = Histogram::with_opts(
+            HistogramOpts::new("as_capone_commit_batch_size", "Requests sharing one commit (group commit)")
+                .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
+        )
+        .expect("metric");
+        let commit_seconds = Histogram::with_opts(
+            HistogramOpts::new("as_capone_commit_seconds", "Time of one write transaction, BEGIN to durable COMMIT")
+                .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
+        )
+        .expect("metric");
+        for c in [
+            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(latency.clone()),
+            Box::new(tickets_sold.clone()),
+            Box::new(games_finished.clone()),
+            Box::new(prizes_paid_cents.clone()),
+            Box::new(active_games.clone()),
+            Box::new(players_created.clone()),
+            Box::new(commit_batch_size.clone()),
+            Box::new(commit_seconds.clone()),
+        ] {
+            registry.register(c).expect("unique metric names");
+        }
+        Metrics {
+            registry,
+            requests,
+            latency,
+            tickets_sold,
+            games_finished,
+            prizes_paid_cents,
+            active_games,
+            players_created,
+            commit_batch_size,
+            commit_seconds,
+        }
+    }
+
+    /// The Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding");
+        String::from_utf8(buf).expect("prometheus text is UTF-8")
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}

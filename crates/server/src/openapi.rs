@@ -1,0 +1,54 @@
+//! The OpenAPI document served at `/api/openapi.json`, generated from the
+//! handlers' and types' annotations (utoipa).
+
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "as-capone", description = "The As Capone game server (see spec/CONTRACT.md)"),
+    paths(
+        crate::http::create_player,
+        crate::http::me,
+        crate::http::buy_ticket,
+        crate::http::list_tickets,
+        crate::http::get_ticket,
+        crate::http::act,
+        crate::http::record,
+        crate::http::healthz,
+        crate::http::metrics,
+    ),
+    components(schemas(
+        crate::api::NewPlayerBody,
+        crate::api::PlayerCreated,
+        crate::api::Me,
+        crate::api::BuyBody,
+        crate::api::Purchased,
+        crate::api::TicketView,
+        crate::api::TicketEnvelope,
+        crate::api::TicketList,
+        crate::api::ActionRequest,
+        crate::api::ActionAnswer,
+        crate::api::ResultView,
+        crate::error::ErrorBody,
+    )),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The document as JSON text.
+pub fn document_json() -> String {
+    ApiDoc::openapi().to_json().expect("the OpenAPI document serializes")
+}

@@ -1,0 +1,32 @@
+//! The browser game: the files of the repository's `web/` folder, embedded
+//! in the binary (rust-embed), with `web/index.html` served at `/`.
+
+use crate::error::AppError;
+use axum::http::{Method, Uri, header};
+use axum::response::{IntoResponse, Response};
+
+#[derive(rust_embed::Embed)]
+#[folder = "../../web/"]
+struct WebAssets;
+
+fn serve(path: &str) -> Option<Response> {
+    let file = WebAssets::get(path)?;
+    let mime = file.metadata.mimetype().to_string();
+    Some(([(header::CONTENT_TYPE, mime)], file.data.into_owned()).into_response())
+}
+
+/// `GET /`: the game page.
+pub async fn index() -> Response {
+    serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+}
+
+/// Any other path: a file of `web/`, or 404 in the error shape.
+pub async fn asset_or_not_found(method: Method, uri: Uri) -> Response {
+    let path = uri.path().trim_start_matches('/');
+    if method == Method::GET && !path.starts_with("api/") && !path.contains("..") {
+        if let Some(r) = serve(path) {
+            return r;
+        }
+    }
+    AppError::NotFound(format!("no route for {method} {}", uri.path())).into_response()
+}
