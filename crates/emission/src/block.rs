@@ -14,7 +14,6 @@ use crate::shuffle;
 use engine::PrizeSchedule;
 use math::PrizeTable;
 use rand_core::RngCore;
-use sha2::{Digest, Sha256};
 
 /// One emission: a prize table, its number and its secret seed.
 #[derive(Clone)]
@@ -160,7 +159,7 @@ impl TicketRecord {
         for p in self.prizes.cents() {
             put(&p.to_be_bytes());
         }
-        put(&Sha256::digest(self.play_code.compact().as_bytes()));
+        put(&self.play_code.sha256());
         (buf, at)
     }
 

@@ -84,7 +84,7 @@ impl MerkleTree {
         for level in &self.levels[..self.levels.len() - 1] {
             let sibling = i ^ 1;
             if sibling < level.len() {
-                let side = if i % 2 == 0 { Side::Right } else { Side::Left };
+                let side = if i.is_multiple_of(2) { Side::Right } else { Side::Left };
                 steps.push(Step { side, hash: level[sibling] });
             }
             i /= 2;

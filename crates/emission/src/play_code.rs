@@ -89,6 +89,13 @@ impl PlayCode {
         std::str::from_utf8(&self.chars).expect("ASCII by construction")
     }
 
+    /// `SHA-256` of [`PlayCode::compact`]: what the Merkle leaf commits to,
+    /// and what a server can store instead of the code itself.
+    pub fn sha256(&self) -> [u8; 32] {
+        use sha2::Digest;
+        sha2::Sha256::digest(self.chars).into()
+    }
+
     /// The printed form in four groups: `7K3M-Q9ZD-XW4P-2HRT`.
     pub fn grouped(&self) -> [u8; 19] {
         let mut out = [b'-'; 19];

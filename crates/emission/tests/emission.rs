@@ -149,6 +149,7 @@ fn the_leaf_holds_a_hash_of_the_play_code_never_the_code() {
     assert!(leaf.starts_with(&[23]) && leaf[1..24] == *t.serial.to_string().as_bytes());
     use sha2::Digest;
     assert_eq!(&leaf[len - 32..], sha2::Sha256::digest(t.play_code.compact().as_bytes()).as_slice());
+    assert_eq!(leaf[len - 32..], t.play_code.sha256());
 }
 
 #[test]
