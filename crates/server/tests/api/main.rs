@@ -1,1 +1,21 @@
+//! Integration tests of the game server over real HTTP: every test starts
+//! the real server on port 0 with a fresh SQLite database (`spawn_app`).
+//! Numbers in test names refer to ARCHITECTURE.md's guarantees.
+//!
+//! Steering games: the server seed is secret and random, so a test could
+//! not choose a tie or an Extra game. Tests therefore start the server with
+//! `ServerSeeds::InsecureFixedForTests` (settable only from Rust code, never
+//! by configuration) and, knowing seed, client seed and serial, search with
+//! the engine and `FairStream` for a card order that produces the wanted
+//! situation; then they play it over HTTP and check that the server gives
+//! exactly the events the engine predicted.
 
+extern crate as_capone_server as server;
+
+mod helpers;
+mod errors;
+mod fairness;
+mod games;
+mod money;
+mod ops;
+mod exactly_once;

@@ -1,0 +1,95 @@
+//! Guarantee 3: wallet arithmetic, a ledger that sums to zero, and the
+//! hash-chained audit log.
+
+use crate::helpers::*;
+use engine::Phase;
+use serde_json::json;
+use sqlx::Connection;
+
+/// Plays a ticket to the end over HTTP with the lowest card each time.
+pub async fn play_out(app: &TestApp, token: &str, ticket: &serde_json::Value) -> serde_json::Value {
+    let id = ticket["id"].as_str().unwrap();
+    let mut t = ticket.clone();
+    while t["phase"] != "finished" {
+        let seq = t["seq"].as_u64().unwrap();
+        let body = if t["phase"] == Phase::Play.name() {
+            json!({"seq": seq, "action": "play", "card": t["hand"][0]})
+        } else {
+            json!({"seq": seq, "action": "draw"})
+        };
+        let r = app.post(&format!("/api/tickets/{id}/actions"), Some(token), body).await;
+        assert_eq!(r.status, 200, "{}", r.json);
+        t = r.json["ticket"].clone();
+    }
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_sums_to_zero() {
+    let app = spawn_app().await;
+    let players = [app.register().await, app.register().await, app.register().await];
+    for p in &players {
+        assert_eq!(app.balance(p).await, START, "the configured play money");
+    }
+    let mut expected = [START; 3];
+    for round in 0..6 {
+        for (i, p) in players.iter().enumerate() {
+            let t = app.buy(p, None).await;
+            expected[i] -= 300;
+            if round % 3 != 2 {
+                let end = play_out(&app, p, &t).await;
+                expected[i] += end["result"]["prize_cents"].as_i64().unwrap();
+            }
+        }
+    }
+    for (i, p) in players.iter().enumerate() {
+        assert_eq!(app.balance(p).await, expected[i], "player {i}");
+    }
+    let ledger = app.app.store().check_ledger().await.unwrap();
+    assert!(ledger.is_sound(), "{ledger:?}");
+    assert_eq!(ledger.sum_cents, 0);
+    // 3 starting balances + 18 sales + the prizes, two entries each.
+    assert!(ledger.entries >= 2 * (3 + 18));
+    let audit = app.app.store().check_audit_chain().await.unwrap();
+    assert_eq!(audit.first_broken, None);
+    // player_created x3, ticket_sold x18, ticket_finished x12
+    assert_eq!(audit.entries, 3 + 18 + 12);
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_chain_check_finds_a_tampered_entry() {
+    let app = spawn_app().await;
+    let token = app.register().await;
+    let t = app.buy(&token, None).await;
+    play_out(&app, &token, &t).await;
+    app.buy(&token, None).await;
+    let db = app.db_path.clone();
+    let store = app.app.store().clone();
+    assert_eq!(store.check_audit_chain().await.unwrap().first_broken, None);
+    // The log refuses updates and deletes...
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    assert!(sqlx::query("UPDATE audit_log SET data_json = '{}' WHERE id = 2").execute(&mut conn).await.is_err());
+    assert!(sqlx::query("DELETE FROM audit_log WHERE id = 2").execute(&mut conn).await.is_err());
+    // ...and someone who drops the guard is caught by the chain.
+    sqlx::query("DROP TRIGGER audit_log_no_update").execute(&mut conn).await.unwrap();
+    sqlx::query("UPDATE audit_log SET data_json = '{\"serial\":\"forged\"}' WHERE id = 2").execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    let check = store.check_audit_chain().await.unwrap();
+    assert_eq!(check.first_broken, Some(2));
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guarantee_3_a_player_balance_cannot_go_negative_even_in_sql() {
+    let app = spawn_app().await;
+    let token = app.register().await;
+    let store = app.app.store().clone();
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
+    let r = sqlx::query("UPDATE accounts SET balance_cents = -1 WHERE kind = 'player'").execute(&mut conn).await;
+    assert!(r.is_err(), "the CHECK constraint refuses a negative player balance");
+    conn.close().await.unwrap();
+    assert_eq!(app.balance(&token).await, START);
+    assert!(store.check_ledger().await.unwrap().is_sound());
+    app.shutdown().await;
+}
