@@ -6,20 +6,7 @@ use std::process::{Command, Output};
 
 const SEED: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
-const SMALL: &str = r#"
-game = "As Capone"
-code = "ASC"
-price_cents = 300
-block_size = 10
-
-[[schedule]]
-tickets = 7
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }
-
-[[schedule]]
-tickets = 3
-prizes_cents = { 5 = 600, 8 = 2500000 }
-"#;
+const SMALL: &str = include_str!("../../math/tests/small-table.toml");
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_as-capone"))

@@ -6,20 +6,7 @@ use as_capone_math::table::Place;
 use as_capone_math::{PrizeTable, TableError};
 
 /// A small valid table; tests break one thing at a time.
-const SMALL: &str = r#"
-game = "As Capone"
-code = "ASC"
-price_cents = 300
-block_size = 10
-
-[[schedule]]
-tickets = 7
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }
-
-[[schedule]]
-tickets = 3
-prizes_cents = { 5 = 600, 8 = 2500000 }
-"#;
+const SMALL: &str = include_str!("small-table.toml");
 
 fn refused(src: &str) -> TableError {
     match PrizeTable::parse_toml(src) {
