@@ -39,6 +39,23 @@ impl Rank {
         Rank::ALL.get(i as usize).copied()
     }
 
+    /// The value with index `i & 7`: a conversion the compiler turns into
+    /// nothing (the discriminants are the indices), where a table lookup
+    /// would add a memory load to the simulator's critical path.
+    #[inline(always)]
+    pub const fn from_index_wrapping(i: u8) -> Rank {
+        match i & 7 {
+            0 => Rank::Seven,
+            1 => Rank::Eight,
+            2 => Rank::Nine,
+            3 => Rank::Ten,
+            4 => Rank::Jack,
+            5 => Rank::Queen,
+            6 => Rank::King,
+            _ => Rank::Ace,
+        }
+    }
+
     /// 0 for 7 up to 7 for the Ace.
     #[inline]
     pub fn index(self) -> u8 {
@@ -132,6 +149,34 @@ static SELECT: [[u8; 8]; 256] = {
     t
 };
 
+/// `LEN[bits]`: the number of set bits. A table rather than `count_ones`,
+/// which without the `popcnt` instruction (not in the baseline x86-64 target)
+/// costs a dozen instructions on the simulator's hot path.
+static LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        t[bits] = (bits as u8).count_ones() as u8;
+        bits += 1;
+    }
+    t
+};
+
+/// `WITHOUT[bits][i]`: `bits` without its i-th lowest set bit.
+static WITHOUT: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[bits][i] = (bits as u8) & !(1u8 << SELECT[bits][i]);
+            i += 1;
+        }
+        bits += 1;
+    }
+    t
+};
+
 impl Hand {
     /// The eight values of a new game (art. 3.2.1.1, 3.2.5.4).
     pub const FULL: Hand = Hand(0xFF);
@@ -157,7 +202,7 @@ impl Hand {
     }
     #[inline]
     pub fn len(self) -> u32 {
-        self.0.count_ones()
+        u32::from(LEN[self.0 as usize])
     }
     #[inline]
     pub fn is_empty(self) -> bool {
@@ -169,17 +214,26 @@ impl Hand {
     #[inline]
     pub fn nth(self, i: u32) -> Rank {
         assert!(i < self.len(), "card index {i} out of a hand of {}", self.len());
-        Rank::ALL[SELECT[self.0 as usize][i as usize] as usize]
+        Rank::from_index_wrapping(SELECT[self.0 as usize][(i & 7) as usize])
+    }
+    /// The hand without its i-th card (sorted from 7 up): one table lookup
+    /// from the hand and the draw, instead of finding the card first and
+    /// then removing it (that chain of dependent steps bounds the
+    /// simulator's speed). Panics if `i >= self.len()`.
+    #[inline]
+    pub fn without_nth(self, i: u32) -> Hand {
+        assert!(i < self.len(), "card index {i} out of a hand of {}", self.len());
+        Hand(WITHOUT[self.0 as usize][(i & 7) as usize])
     }
     /// The weakest card, if any.
     #[inline]
     pub fn lowest(self) -> Option<Rank> {
-        (self.0 != 0).then(|| Rank::ALL[self.0.trailing_zeros() as usize])
+        (self.0 != 0).then(|| Rank::from_index_wrapping(self.0.trailing_zeros() as u8))
     }
     /// The strongest card, if any.
     #[inline]
     pub fn highest(self) -> Option<Rank> {
-        (self.0 != 0).then(|| Rank::ALL[7 - self.0.leading_zeros() as usize])
+        (self.0 != 0).then(|| Rank::from_index_wrapping(7 - self.0.leading_zeros() as u8))
     }
     /// The cards, weakest first.
     pub fn iter(self) -> impl Iterator<Item = Rank> {
@@ -232,7 +286,7 @@ impl DeckCard {
     /// Index `i` is value `i / 2`.
     #[inline]
     pub fn rank(self) -> Rank {
-        Rank::ALL[(self.0 / 2) as usize]
+        Rank::from_index_wrapping(self.0 / 2)
     }
 }
 
@@ -284,6 +338,15 @@ mod tests {
             let listed: Vec<Rank> = h.iter().collect();
             let by_nth: Vec<Rank> = (0..h.len()).map(|i| h.nth(i)).collect();
             assert_eq!(listed, by_nth);
+            assert_eq!(h.len(), bits.count_ones());
+            for i in 0..h.len() {
+                let mut removed = h;
+                removed.remove(h.nth(i));
+                assert_eq!(h.without_nth(i), removed);
+            }
+        }
+        for i in 0..8 {
+            assert_eq!(Rank::from_index_wrapping(i), Rank::ALL[i as usize]);
         }
     }
 

@@ -30,15 +30,17 @@ impl Action {
     }
 }
 
-/// What the game waits for.
+/// What the game waits for. A plain enum without data: the simulator
+/// dispatches on it several times per trick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// The player picks a card.
     Play,
-    /// A tie is settled by a deck draw (art. 3.2.4), for a trick or for the
-    /// Extra duel (art. 3.2.5.3).
-    TieBreak(TieOf),
+    /// A tied trick is settled by a deck draw (art. 3.2.4).
+    TieBreak,
+    /// A tied Extra duel is settled by a deck draw (art. 3.2.5.3, second paragraph).
+    ExtraTieBreak,
     /// Exactly four tricks: the deck draw of the Extra duel (art. 3.2.5.2).
     ExtraDraw,
     /// The ticket is decided.
@@ -46,25 +48,21 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// The phase's name in the HTTP API: `play`, `tie_break`, `extra_draw`, `finished`.
+    /// The phase's name in the HTTP API: `play`, `tie_break` (for both
+    /// kinds of tie), `extra_draw`, `finished`.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Play => "play",
-            Phase::TieBreak(_) => "tie_break",
+            Phase::TieBreak | Phase::ExtraTieBreak => "tie_break",
             Phase::ExtraDraw => "extra_draw",
             Phase::Finished => "finished",
         }
     }
-}
 
-/// What a tie-break decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TieOf {
-    /// A trick of equal values (art. 3.2.4.1).
-    Trick,
-    /// An Extra duel of equal values (art. 3.2.5.3, second paragraph).
-    Extra,
+    /// A deck draw is due (tie-break or Extra duel): the player clicks the deck.
+    pub fn wants_draw(self) -> bool {
+        matches!(self, Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw)
+    }
 }
 
 /// How a trick or a deck draw went, for the player.
@@ -272,28 +270,41 @@ impl Game {
             }
             (Phase::Play, Action::Play { .. }) => Ok(()),
             (Phase::Play, Action::Draw) => Err(ActionError::CardExpected),
-            (Phase::TieBreak(_) | Phase::ExtraDraw, Action::Play { .. }) => {
+            (Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw, Action::Play { .. }) => {
                 Err(ActionError::DrawExpected)
             }
-            (Phase::TieBreak(_) | Phase::ExtraDraw, Action::Draw) => Ok(()),
+            (Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw, Action::Draw) => Ok(()),
         }
     }
 
     /// Applies one action of the player, taking from `source` exactly the
     /// draws the rules need and reporting what happened to `events`.
     /// A refused action returns an error and changes nothing (guarantee 7).
-    #[inline]
+    ///
+    /// One match decides both whether the action is allowed and what it
+    /// does (it is the simulator's hot path); [`Game::check`] states the same
+    /// rules on their own and the property tests hold the two together.
+    #[inline(always)]
     pub fn apply<S, E>(&mut self, action: Action, source: &mut S, events: &mut E) -> Result<(), ActionError>
     where
         S: DrawSource + ?Sized,
         E: EventSink + ?Sized,
     {
-        self.check(action)?;
         match (self.phase, action) {
-            (Phase::Play, Action::Play { card }) => self.play(card, source, events),
-            (Phase::TieBreak(of), Action::Draw) => self.tie_break(of, source, events),
+            (Phase::Play, Action::Play { card }) => {
+                if !self.hand.contains(card) {
+                    return Err(ActionError::CardNotInHand(card));
+                }
+                self.play(card, source, events)
+            }
+            (Phase::TieBreak, Action::Draw) => self.trick_tie_break(source, events),
+            (Phase::ExtraTieBreak, Action::Draw) => self.extra_tie_break(source, events),
             (Phase::ExtraDraw, Action::Draw) => self.extra_duel(source, events),
-            _ => unreachable!("check() refused every other pair"),
+            (Phase::Finished, _) => return Err(ActionError::Finished),
+            (Phase::Play, Action::Draw) => return Err(ActionError::CardExpected),
+            (Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw, Action::Play { .. }) => {
+                return Err(ActionError::DrawExpected);
+            }
         }
         self.seq += 1;
         Ok(())
@@ -317,7 +328,7 @@ impl Game {
     /// art. 3.2.2: As Capone's card is drawn uniformly among his remaining
     /// cards, independently of the player's card; the draw indexes his
     /// cards sorted from 7 up to A (CONTRACT.md Fairness).
-    #[inline]
+    #[inline(always)]
     fn play<S, E>(&mut self, card: Rank, source: &mut S, events: &mut E)
     where
         S: DrawSource + ?Sized,
@@ -326,15 +337,21 @@ impl Game {
         self.hand.remove(card);
         source.start_draw(self.draws);
         self.draws += 1;
-        let capone = self.capone.nth(source.below(self.capone.len()));
-        self.capone.remove(capone);
+        // As Capone holds as many cards as the player did before this trick.
+        // Counting the player's hand keeps As Capone's hand off the path
+        // that computes the draw's bound (the simulator's critical path).
+        let left = self.hand.len() + 1;
+        debug_assert_eq!(left, self.capone.len());
+        let i = source.below(left);
+        let capone = self.capone.nth(i);
+        self.capone = self.capone.without_nth(i);
         // art. 3.2.3.1: the higher value wins the trick; equal values tie.
         let outcome = Outcome::of(card, capone);
         events.push(Event::Trick { player: card, capone, outcome });
         if card == capone {
             // art. 3.2.4.1: an extra trick settles the tie.
             self.tied = Some((card, capone));
-            self.phase = Phase::TieBreak(TieOf::Trick);
+            self.phase = Phase::TieBreak;
             return;
         }
         // Counted without a branch: who wins a trick is a coin toss that no
@@ -346,7 +363,7 @@ impl Game {
 
     /// art. 3.2.4.2, 3.2.5.2: one card for each side, drawn from the full
     /// 16-card deck every time: two different cards of the deck (RULES.md).
-    #[inline]
+    #[inline(always)]
     fn deck_draw<S, E>(&mut self, for_: DeckFor, source: &mut S, events: &mut E) -> Outcome
     where
         S: DrawSource + ?Sized,
@@ -366,33 +383,46 @@ impl Game {
         outcome
     }
 
-    fn tie_break<S, E>(&mut self, of: TieOf, source: &mut S, events: &mut E)
+    /// art. 3.2.4.3: the higher card takes the tied trick; art. 3.2.4.4: a
+    /// new tie repeats the deck draw.
+    #[inline(always)]
+    fn trick_tie_break<S, E>(&mut self, source: &mut S, events: &mut E)
     where
         S: DrawSource + ?Sized,
         E: EventSink + ?Sized,
     {
-        let outcome = self.deck_draw(DeckFor::TieBreak, source, events);
-        match (of, outcome) {
-            // art. 3.2.4.4 (and 3.2.5.3 through it): a new tie repeats the deck draw.
-            (_, Outcome::Tie) => {}
-            // art. 3.2.4.3: the higher card takes the tied trick.
-            (TieOf::Trick, Outcome::Won) => {
+        match self.deck_draw(DeckFor::TieBreak, source, events) {
+            Outcome::Tie => {}
+            Outcome::Won => {
                 self.tricks_won += 1;
                 self.tied = None;
                 self.after_trick(events);
             }
-            (TieOf::Trick, Outcome::Lost) => {
+            Outcome::Lost => {
                 self.tricks_lost += 1;
                 self.tied = None;
                 self.after_trick(events);
             }
-            // art. 3.2.5.3: the winner of the tie-break decides access to the Extra game.
-            (TieOf::Extra, Outcome::Won) => self.start_extra_game(events),
-            (TieOf::Extra, Outcome::Lost) => self.finish(4, events),
+        }
+    }
+
+    /// art. 3.2.5.3: the winner of the tie-break decides access to the
+    /// Extra game; a new tie repeats the deck draw (art. 3.2.4.4).
+    #[inline(always)]
+    fn extra_tie_break<S, E>(&mut self, source: &mut S, events: &mut E)
+    where
+        S: DrawSource + ?Sized,
+        E: EventSink + ?Sized,
+    {
+        match self.deck_draw(DeckFor::TieBreak, source, events) {
+            Outcome::Tie => {}
+            Outcome::Won => self.start_extra_game(events),
+            Outcome::Lost => self.finish(4, events),
         }
     }
 
     /// art. 3.2.5.2, 3.2.5.3: the Extra duel.
+    #[inline(always)]
     fn extra_duel<S, E>(&mut self, source: &mut S, events: &mut E)
     where
         S: DrawSource + ?Sized,
@@ -400,7 +430,7 @@ impl Game {
     {
         match self.deck_draw(DeckFor::Extra, source, events) {
             Outcome::Won => self.start_extra_game(events),
-            Outcome::Tie => self.phase = Phase::TieBreak(TieOf::Extra),
+            Outcome::Tie => self.phase = Phase::ExtraTieBreak,
             // art. 3.2.5.3, last paragraph: the ticket loses.
             Outcome::Lost => self.finish(4, events),
         }
@@ -408,7 +438,7 @@ impl Game {
 
     /// After each settled trick: the game goes on until all eight cards are
     /// played (art. 3.2.3.2), then is judged (art. 3.2.3.3 to 3.2.3.5).
-    #[inline]
+    #[inline(always)]
     fn after_trick<E: EventSink + ?Sized>(&mut self, events: &mut E) {
         if !self.hand.is_empty() {
             self.phase = Phase::Play;
@@ -429,6 +459,7 @@ impl Game {
 
     /// art. 3.2.5.4: eight new cards each, the same schedule; art. 3.2.5.5:
     /// the tricks of the earlier game and the duel won count for nothing.
+    #[inline(always)]
     fn start_extra_game<E: EventSink + ?Sized>(&mut self, events: &mut E) {
         self.game += 1;
         self.hand = Hand::FULL;
@@ -442,6 +473,7 @@ impl Game {
     /// The ticket is decided with `tricks` in its deciding game; the prize is
     /// the schedule's for those tricks, nothing under five (art. 3.1: one
     /// prize at most).
+    #[inline(always)]
     fn finish<E: EventSink + ?Sized>(&mut self, tricks: u8, events: &mut E) {
         let prize_cents = self.prizes.for_tricks(tricks);
         self.result = Some(GameResult { tricks, prize_cents });

@@ -65,7 +65,7 @@ pub fn play_ticket(src: &mut FastSource) -> (u8, u32) {
     loop {
         let action = match g.phase() {
             Phase::Play => Action::play(g.hand().lowest().expect("a card is left in play")),
-            Phase::TieBreak(_) | Phase::ExtraDraw => Action::Draw,
+            Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw => Action::Draw,
             Phase::Finished => break,
         };
         g.apply(action, src, &mut Discard).expect("the simulator plays allowed actions");
@@ -136,5 +136,5 @@ mod tests {
         let c = run_chunk(2026, 0, 10_000);
         assert_eq!(c.outcomes, GOLDEN);
     }
-    const GOLDEN: [u64; 5] = [3103, 392, 7, 0, 6498];
+    const GOLDEN: [u64; 5] = [3174, 446, 12, 0, 6368];
 }

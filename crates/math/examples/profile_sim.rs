@@ -1,0 +1,7 @@
+//! Plays a fixed number of tickets on one thread, for profilers
+//! (`valgrind --tool=cachegrind --branch-sim=yes`, perf).
+fn main() {
+    let games: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let c = as_capone_math::simulate::run_chunk(1, 0, games);
+    println!("{:?}", c.outcomes);
+}
