@@ -141,7 +141,8 @@ pub fn run_verify_block(args: VerifyBlockArgs) -> anyhow::Result<()> {
     }
     let seed = args.seed.as_deref().map(EmissionSeed::parse).transpose().context("--seed")?;
     let opts = VerifyOptions { seed, block: args.block.or(file_block) };
-    let bar = progress(0, "blocks");
+    let manifest = emission::verify::read_manifest(&dir).map_err(|e| anyhow!("{e}"))?;
+    let bar = progress(if opts.block.is_some() { 1 } else { manifest.blocks.len() as u64 }, "blocks");
     let report = emission::verify_dir(&dir, &opts, &mut |_| bar.inc(1)).map_err(|e| anyhow!("{e}"))?;
     bar.finish_and_clear();
     println!(

@@ -5,8 +5,8 @@
 //! the manifest's format and commitment scheme, the table's digest, the
 //! game and code; per block the counts per row against the table, every
 //! line's position, serial (check digits included, and it names this
-//! emission, block and position), play code, row and prizes, no play code
-//! twice in the emission, every proof against the root when the file has
+//! emission, block and position: so no serial appears twice), play code,
+//! row and prizes, no play code twice in the emission, every proof against the root when the file has
 //! proofs, the Merkle root recomputed from the lines, and the file's
 //! SHA-256. With the seed (from `secret.json` or given), each block is
 //! also regenerated and compared byte for byte.
