@@ -1,12 +1,19 @@
 //! `as-capone`: one binary for players, operators and auditors. Thin clap
-//! commands over the crates `engine`, `math`, `emission` (and `server`).
+//! commands over the crates `engine`, `math`, `emission` and `server`.
+//!
+//! Layout: one module per command (`odds`, `simulate`, `play`, `emit`, ...).
 
 mod emit;
-mod loadtest;
+mod odds;
+mod play;
+mod simulate;
 mod serve;
 mod verify;
+mod loadtest;
 
 use clap::{Parser, Subcommand};
+use math::PrizeTable;
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -18,6 +25,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Exact odds of the game; with a prize table, its payout figures.
+    Odds(odds::OddsArgs),
+    /// Monte Carlo tickets through the real engine, checked against the exact odds.
+    Simulate(simulate::SimulateArgs),
+    /// One ticket in the terminal.
+    Play(play::PlayArgs),
     /// Generate ticket blocks and commit them (Merkle roots in manifest.json).
     Emit(emit::EmitArgs),
     /// Re-check an emitted block against its commitment.
@@ -30,9 +43,22 @@ enum Command {
     Loadtest(loadtest::LoadtestArgs),
 }
 
+/// Loads and validates a prize table, naming the file in errors.
+pub fn load_table(path: &Path) -> anyhow::Result<PrizeTable> {
+    PrizeTable::load(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Cents as euros: `1234` -> `12.34 €`.
+pub fn money(cents: u64) -> String {
+    format!("{}.{:02} €", cents / 100, cents % 100)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Odds(a) => odds::run(a),
+        Command::Simulate(a) => simulate::run(a),
+        Command::Play(a) => play::run(a),
         Command::Emit(a) => emit::run_emit(a),
         Command::VerifyBlock(a) => emit::run_verify_block(a),
         Command::Serve(a) => serve::run(a),
