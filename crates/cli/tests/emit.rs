@@ -137,6 +137,18 @@ fn without_a_seed_the_secret_is_saved_and_regeneration_is_checked() {
     assert_ne!(std::fs::read(w.join("out/block-0001.csv")).unwrap(), std::fs::read(w.join("again/block-0001.csv")).unwrap());
 }
 
+/// Sets byte `at` of `file` to `byte`, runs verify-block on `out`, which
+/// must fail, and puts the file back; returns the error line.
+fn tampered(out: &Path, file: &Path, at: usize, byte: u8) -> String {
+    let original = std::fs::read(file).unwrap();
+    let mut changed = original.clone();
+    changed[at] = byte;
+    std::fs::write(file, &changed).unwrap();
+    let line = error_line(&verify(out, &[]));
+    std::fs::write(file, &original).unwrap();
+    line
+}
+
 #[test]
 fn a_flipped_byte_in_a_block_file_or_the_manifest_fails_loudly() {
     let w = workdir("tamper");
@@ -145,42 +157,26 @@ fn a_flipped_byte_in_a_block_file_or_the_manifest_fails_loudly() {
     let csv = out.join("block-0002.csv");
     let original = std::fs::read(&csv).unwrap();
 
-    // A prize of line 3 changed: named with the block, file and line.
-    let text_csv = text(&original);
-    let line3 = text_csv.lines().nth(2).unwrap();
-    let digit = original.len() - text_csv.len() + text_csv.find(line3).unwrap() + line3.len() - 1;
-    let mut changed = original.clone();
-    changed[digit] = if changed[digit] == b'0' { b'1' } else { b'0' };
-    std::fs::write(&csv, &changed).unwrap();
-    let line = error_line(&verify(&out, &[]));
+    // The last digit of line 3 (its prize for 8 tricks) changed: named with the block, file and line.
+    let end_of_line_3 = original.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(2).unwrap().0;
+    let digit = end_of_line_3 - 1;
+    let line = tampered(&out, &csv, digit, if original[digit] == b'0' { b'1' } else { b'0' });
     assert!(line.starts_with("as-capone: error: block 2 (block-0002.csv line 3): prizes "), "{line}");
-
-    // Every byte flipped in turn: never accepted.
+    // Every seventh byte flipped in turn: never accepted.
     for i in (0..original.len()).step_by(7) {
-        let mut changed = original.clone();
-        changed[i] ^= 0x01;
-        std::fs::write(&csv, &changed).unwrap();
-        let line = error_line(&verify(&out, &[]));
+        let line = tampered(&out, &csv, i, original[i] ^ 0x01);
         assert!(line.contains("block 2 (block-0002.csv"), "byte {i}: {line}");
     }
-    std::fs::write(&csv, &original).unwrap();
     assert_ok(&verify(&out, &[]));
 
     let manifest = out.join("manifest.json");
     let original = std::fs::read(&manifest).unwrap();
     let root_at = text(&original).find("\"merkle_root\": \"").unwrap() + 16;
-    let mut changed = original.clone();
-    changed[root_at] = if changed[root_at] == b'a' { b'b' } else { b'a' };
-    std::fs::write(&manifest, &changed).unwrap();
-    let line = error_line(&verify(&out, &[]));
+    let line = tampered(&out, &manifest, root_at, if original[root_at] == b'a' { b'b' } else { b'a' });
     assert!(line.contains("block 1 (block-0001.csv): merkle root of the tickets is"), "{line}");
     for i in (0..original.len()).step_by(13) {
-        let mut changed = original.clone();
-        changed[i] ^= 0x01;
-        std::fs::write(&manifest, &changed).unwrap();
-        error_line(&verify(&out, &[]));
+        tampered(&out, &manifest, i, original[i] ^ 0x01);
     }
-    std::fs::write(&manifest, &original).unwrap();
     assert_ok(&verify(&out, &[]));
 
     // A wrong seed: the regenerated blocks differ.
