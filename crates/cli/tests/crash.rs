@@ -47,8 +47,14 @@ fn start(dir: &std::path::Path) -> (Child, String) {
     let mut lines = BufReader::new(stderr).lines();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        assert!(Instant::now() < deadline, "the server did not start");
-        let line = lines.next().expect("server log").unwrap();
+        let line = match lines.next() {
+            Some(Ok(line)) if Instant::now() < deadline => line,
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server did not start");
+            }
+        };
         if let Some(rest) = line.split("listening on http://").nth(1) {
             let addr = rest.split([',', ' ']).next().unwrap().to_string();
             // Keep draining the log so the server never blocks on it.

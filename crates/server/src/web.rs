@@ -23,10 +23,12 @@ pub async fn index() -> Response {
 /// Any other path: a file of `web/`, or 404 in the error shape.
 pub async fn asset_or_not_found(method: Method, uri: Uri) -> Response {
     let path = uri.path().trim_start_matches('/');
-    if method == Method::GET && !path.starts_with("api/") && !path.contains("..") {
-        if let Some(r) = serve(path) {
-            return r;
-        }
+    if method == Method::GET
+        && !path.starts_with("api/")
+        && !path.contains("..")
+        && let Some(r) = serve(path)
+    {
+        return r;
     }
     AppError::NotFound(format!("no route for {method} {}", uri.path())).into_response()
 }

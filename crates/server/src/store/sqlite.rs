@@ -348,7 +348,7 @@ impl Storage for SqliteStore {
     ) -> BoxFut<'_, Purchased> {
         Box::pin(async move {
             match self.write(Op::Buy { player, client_seed, server_seed, key }).await? {
-                Done::Purchase { purchased, .. } => Ok(purchased),
+                Done::Purchase { purchased, .. } => Ok(*purchased),
                 _ => Err(AppError::internal("writer answered another request")),
             }
         })

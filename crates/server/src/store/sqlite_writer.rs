@@ -46,7 +46,7 @@ pub enum Op {
 /// What a write did; counters move only once it is committed.
 pub enum Done {
     Player { id: PlayerId, balance: i64 },
-    Purchase { purchased: Purchased, new_sale: bool },
+    Purchase { purchased: Box<Purchased>, new_sale: bool },
     Answer { json: String, finished_prize: Option<u64> },
 }
 
@@ -159,51 +159,49 @@ impl WriterState {
 
     /// The next ticket for sale, without taking it.
     async fn peek_sale(&mut self, conn: &mut SqliteConnection) -> Result<Option<(i64, i64, String, PrizeSchedule, i64)>, AppError> {
-        loop {
-            if self.cursor.as_ref().is_some_and(|c| c.sold >= c.size) {
-                let c = self.cursor.take().expect("cursor");
-                tracing::info!(block = c.block_number, "block sold out; sales go on with the next block");
-            }
-            if self.cursor.is_none() {
-                let row: Option<(i64, i64, i64, i64, i64)> = sqlx::query_as(
-                    "SELECT b.id, b.number, b.size, b.next_sale, e.price_cents FROM blocks b
-                     JOIN emissions e ON e.id = b.emission_id
-                     WHERE b.next_sale < b.size ORDER BY b.emission_id, b.number LIMIT 1",
-                )
-                .fetch_optional(&mut *conn)
-                .await?;
-                let Some((block_id, block_number, size, sold, price)) = row else { return Ok(None) };
-                self.cursor = Some(SaleCursor { block_id, block_number, size, sold, price, queue: VecDeque::new() });
-            }
-            let c = self.cursor.as_mut().expect("cursor");
-            if c.queue.is_empty() {
-                let rows = sqlx::query(
-                    "SELECT id, position, serial, prize_5, prize_6, prize_7, prize_8 FROM tickets
-                     WHERE block_id = ? AND position > ? ORDER BY position LIMIT 1024",
-                )
-                .bind(c.block_id)
-                .bind(c.sold)
-                .fetch_all(&mut *conn)
-                .await?;
-                for r in &rows {
-                    let p = |k: &str| r.try_get::<i64, _>(k).map(|v| v as u64);
-                    c.queue.push_back((
-                        r.try_get("id")?,
-                        r.try_get("position")?,
-                        r.try_get("serial")?,
-                        PrizeSchedule::new([p("prize_5")?, p("prize_6")?, p("prize_7")?, p("prize_8")?]),
-                    ));
-                }
-                if c.queue.is_empty() {
-                    return Err(AppError::internal(format!("block {} has no ticket after position {}", c.block_id, c.sold)));
-                }
-            }
-            let (id, position, serial, prizes) = c.queue.front().expect("queue").clone();
-            if position != c.sold + 1 {
-                return Err(AppError::internal(format!("block {}: next ticket at {position}, expected {}", c.block_id, c.sold + 1)));
-            }
-            return Ok(Some((id, c.block_id, serial, prizes, c.price)));
+        if self.cursor.as_ref().is_some_and(|c| c.sold >= c.size) {
+            let c = self.cursor.take().expect("cursor");
+            tracing::info!(block = c.block_number, "block sold out; sales go on with the next block");
         }
+        if self.cursor.is_none() {
+            let row: Option<(i64, i64, i64, i64, i64)> = sqlx::query_as(
+                "SELECT b.id, b.number, b.size, b.next_sale, e.price_cents FROM blocks b
+                 JOIN emissions e ON e.id = b.emission_id
+                 WHERE b.next_sale < b.size ORDER BY b.emission_id, b.number LIMIT 1",
+            )
+            .fetch_optional(&mut *conn)
+            .await?;
+            let Some((block_id, block_number, size, sold, price)) = row else { return Ok(None) };
+            self.cursor = Some(SaleCursor { block_id, block_number, size, sold, price, queue: VecDeque::new() });
+        }
+        let c = self.cursor.as_mut().expect("cursor");
+        if c.queue.is_empty() {
+            let rows = sqlx::query(
+                "SELECT id, position, serial, prize_5, prize_6, prize_7, prize_8 FROM tickets
+                 WHERE block_id = ? AND position > ? ORDER BY position LIMIT 1024",
+            )
+            .bind(c.block_id)
+            .bind(c.sold)
+            .fetch_all(&mut *conn)
+            .await?;
+            for r in &rows {
+                let p = |k: &str| r.try_get::<i64, _>(k).map(|v| v as u64);
+                c.queue.push_back((
+                    r.try_get("id")?,
+                    r.try_get("position")?,
+                    r.try_get("serial")?,
+                    PrizeSchedule::new([p("prize_5")?, p("prize_6")?, p("prize_7")?, p("prize_8")?]),
+                ));
+            }
+            if c.queue.is_empty() {
+                return Err(AppError::internal(format!("block {} has no ticket after position {}", c.block_id, c.sold)));
+            }
+        }
+        let (id, position, serial, prizes) = c.queue.front().expect("queue").clone();
+        if position != c.sold + 1 {
+            return Err(AppError::internal(format!("block {}: next ticket at {position}, expected {}", c.block_id, c.sold + 1)));
+        }
+        Ok(Some((id, c.block_id, serial, prizes, c.price)))
     }
 
     fn took_sale(&mut self) {
@@ -457,7 +455,7 @@ async fn buy(
             };
             let (_, balance) = state.balance(conn, player).await?;
             return Ok(Done::Purchase {
-                purchased: Purchased { ticket: cached.ticket.view(), balance_cents: balance },
+                purchased: Box::new(Purchased { ticket: cached.ticket.view(), balance_cents: balance }),
                 new_sale: false,
             });
         }
@@ -523,7 +521,7 @@ async fn buy(
     state.took_sale();
     state.balances.insert(player, (account, balance - price));
     let ticket = SoldTicket { serial: serial.clone(), price_cents: price, client_seed: client_seed.as_str().to_string(), server_seed, game };
-    let purchased = Purchased { ticket: ticket.view(), balance_cents: balance - price };
+    let purchased = Box::new(Purchased { ticket: ticket.view(), balance_cents: balance - price });
     if state.tickets.len() >= CACHE_LIMIT {
         state.tickets.clear();
     }
