@@ -1,18 +1,44 @@
-//! Simulation speed through the real engine: tickets per second on one
-//! thread (`run_chunk`) and with all threads (`simulate`).
+//! Simulation speed through the real engine, with a baseline measured in
+//! the same run: the random draws alone (the same kind and number of draws a
+//! ticket needs, from the same source, without the engine).
 use as_capone_math::simulate::{CHUNK, run_chunk};
 use as_capone_math::{SimConfig, simulate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use engine::{DrawSource, FastSource};
 use std::hint::black_box;
+
+/// About a ticket's worth of draws: eight As Capone cards a game, 1.29
+/// games a ticket, and 1.5 deck draws of two numbers.
+fn draws_only(tickets: u64) -> u32 {
+    let mut src = FastSource::from_u64(1, 0);
+    let mut acc = 0u32;
+    for t in 0..tickets {
+        for m in (1..=8).rev() {
+            acc = acc.wrapping_add(src.below(m));
+        }
+        // 0.29 extra games and 1.5 deck draws per ticket on average.
+        if t % 100 < 29 {
+            for m in (1..=8).rev() {
+                acc = acc.wrapping_add(src.below(m));
+            }
+        }
+        let deck = if t % 2 == 0 { 1 } else { 2 };
+        for _ in 0..deck {
+            acc = acc.wrapping_add(src.below(16) ^ src.below(15));
+        }
+    }
+    acc
+}
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("simulate");
     g.throughput(Throughput::Elements(CHUNK));
-    g.bench_function("one_thread_chunk", |b| b.iter(|| run_chunk(black_box(1), 0, CHUNK)));
+    g.bench_function("baseline_draws_only_one_thread", |b| b.iter(|| draws_only(black_box(CHUNK))));
+    g.bench_function("engine_one_thread", |b| b.iter(|| run_chunk(black_box(1), 0, CHUNK)));
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let games = 16 * CHUNK;
     g.throughput(Throughput::Elements(games));
-    g.bench_function(format!("all_threads_{threads}"), |b| {
+    g.bench_function(format!("engine_all_threads_{threads}"), |b| {
         b.iter(|| simulate(&SimConfig { games, seed: black_box(1), threads }, &|_| {}))
     });
     g.finish();
@@ -20,7 +46,7 @@ fn bench(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(5));
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(4));
     targets = bench
 }
 criterion_main!(benches);
