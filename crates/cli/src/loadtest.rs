@@ -28,9 +28,34 @@ pub struct LoadtestArgs {
     /// Worker threads of the client's runtime.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Pace the players so that together they send this many game requests
+    /// (purchases and actions) per second, instead of as fast as the server
+    /// answers. Latency is then measured from each request's scheduled time,
+    /// so a server that falls behind is charged for the wait too (no
+    /// coordinated omission). Without it, each player sends its next request
+    /// as soon as the previous one is answered (saturation).
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// When a player sends its requests: as soon as it can, or on a fixed schedule.
+struct Pace {
+    interval: Option<Duration>,
+    next: Instant,
+}
+
+impl Pace {
+    /// Waits for the next slot and returns the instant latency counts from.
+    async fn slot(&mut self) -> Instant {
+        let Some(interval) = self.interval else { return Instant::now() };
+        let at = self.next;
+        self.next += interval;
+        tokio::time::sleep_until(at.into()).await;
+        at
+    }
 }
 
 #[derive(Default)]
@@ -74,6 +99,8 @@ struct Shared {
     games_left: AtomicI64,
     deadline: Instant,
     started: AtomicU64,
+    /// Time between two requests of one player, when paced.
+    interval: Option<Duration>,
 }
 
 /// Percentile `p` (0..=100) of sorted microseconds, in milliseconds.
@@ -86,7 +113,17 @@ fn percentile_ms(sorted: &[u32], p: f64) -> f64 {
 }
 
 async fn post(s: &Shared, path: &str, token: Option<&str>, body: Value) -> anyhow::Result<(u16, Value, u32)> {
-    let t0 = Instant::now();
+    post_from(s, path, token, body, Instant::now()).await
+}
+
+/// POST, with latency counted from `t0` (the request's scheduled time).
+async fn post_from(
+    s: &Shared,
+    path: &str,
+    token: Option<&str>,
+    body: Value,
+    t0: Instant,
+) -> anyhow::Result<(u16, Value, u32)> {
     let mut req = s.client.post(format!("{}{path}", s.url)).json(&body);
     if let Some(t) = token {
         req = req.bearer_auth(t);
@@ -107,8 +144,11 @@ async fn register(s: &Shared, t: &mut Tally) -> anyhow::Result<String> {
 }
 
 /// One player: games one after another until none is left.
-async fn player(s: Arc<Shared>) -> Tally {
+async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     let mut t = Tally::default();
+    // Paced players start spread over one interval.
+    let offset = s.interval.map(|i| i.mul_f64(index as f64 / players as f64)).unwrap_or_default();
+    let mut pace = Pace { interval: s.interval, next: Instant::now() + offset };
     let mut token = match register(&s, &mut t).await {
         Ok(tok) => tok,
         Err(e) => {
@@ -118,15 +158,16 @@ async fn player(s: Arc<Shared>) -> Tally {
     };
     while Instant::now() < s.deadline && s.games_left.fetch_sub(1, Ordering::Relaxed) > 0 {
         s.started.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = game(&s, &mut t, &mut token).await {
+        if let Err(e) = game(&s, &mut t, &mut token, &mut pace).await {
             t.error(format!("{e:#}"));
         }
     }
     t
 }
 
-async fn game(s: &Shared, t: &mut Tally, token: &mut String) -> anyhow::Result<()> {
-    let (mut status, mut v, mut us) = post(s, "/api/tickets", Some(token), json!({})).await?;
+async fn game(s: &Shared, t: &mut Tally, token: &mut String, pace: &mut Pace) -> anyhow::Result<()> {
+    let at = pace.slot().await;
+    let (mut status, mut v, mut us) = post_from(s, "/api/tickets", Some(token), json!({}), at).await?;
     if status == 402 {
         // Out of play money: a new player takes over.
         *token = register(s, t).await?;
@@ -150,7 +191,8 @@ async fn game(s: &Shared, t: &mut Tally, token: &mut String) -> anyhow::Result<(
             Some(_) => json!({"seq": seq, "action": "draw"}),
             None => anyhow::bail!("ticket without phase: {ticket}"),
         };
-        let (status, v, us) = post(s, &path, Some(token), body).await?;
+        let at = pace.slot().await;
+        let (status, v, us) = post_from(s, &path, Some(token), body, at).await?;
         anyhow::ensure!(status == 200, "POST {path} answered {status}: {v}");
         t.actions += 1;
         t.action_us.push(us);
@@ -165,6 +207,9 @@ async fn game(s: &Shared, t: &mut Tally, token: &mut String) -> anyhow::Result<(
 
 pub fn run(args: LoadtestArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.players >= 1, "--players must be at least 1");
+    if let Some(r) = args.rate {
+        anyhow::ensure!(r.is_finite() && r > 0.0, "--rate must be a positive number of requests per second");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(args.threads.max(1)).enable_all().build()?;
     rt.block_on(run_async(args))
 }
@@ -185,8 +230,10 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         games_left: AtomicI64::new(i64::try_from(args.games).unwrap_or(i64::MAX)),
         deadline: started + Duration::from_secs(args.max_seconds),
         started: AtomicU64::new(0),
+        interval: args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
     });
-    let tasks: Vec<_> = (0..args.players).map(|_| tokio::spawn(player(shared.clone()))).collect();
+    let tasks: Vec<_> =
+        (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
     for task in tasks {
         total.merge(task.await?);
@@ -200,6 +247,7 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
     let report = json!({
         "url": shared.url,
         "players": args.players,
+        "rate": args.rate,
         "games": total.finished,
         "games_won": total.won,
         "actions": total.actions,
@@ -222,8 +270,11 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         println!("{report}");
     } else {
         println!(
-            "loadtest {}: {} players, {} games finished ({} won), {} actions, {} purchases, {} errors in {:.2} s",
-            shared.url, args.players, total.finished, total.won, total.actions, total.purchases, total.errors, seconds
+            "loadtest {}: {} players{}, {} games finished ({} won), {} actions, {} purchases, {} errors in {:.2} s",
+            shared.url,
+            args.players,
+            args.rate.map(|r| format!(" paced at {r} requests/s")).unwrap_or_default(),
+            total.finished, total.won, total.actions, total.purchases, total.errors, seconds
         );
         println!(
             "actions/s: {:.0}   requests/s (actions, purchases, registrations): {:.0}",

@@ -6,12 +6,13 @@
 //! unfinished game continues where it stopped, and the ledger and audit
 //! chain are sound.
 
+mod common;
+
 use server::record::{Record, verify};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TABLE: &str = r#"
 game = "As Capone"
@@ -29,39 +30,10 @@ prizes_cents = { 5 = 600, 6 = 3000 }
 "#;
 const START: i64 = 1_000_000;
 
-/// Starts the server and reads its address from the start log line.
+/// Starts the server on the test's table and database.
 fn start(dir: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_as-capone"))
-        .arg("serve")
-        .args(["--listen", "127.0.0.1:0", "--table"])
-        .arg(dir.join("table.toml"))
-        .arg("--db")
-        .arg(format!("sqlite://{}", dir.join("crash.db").display()))
-        .args(["--start-balance-cents", &START.to_string(), "--demo-token", "", "--initial-blocks", "2"])
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let line = match lines.next() {
-            Some(Ok(line)) if Instant::now() < deadline => line,
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the server did not start");
-            }
-        };
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            let addr = rest.split([',', ' ']).next().unwrap().to_string();
-            // Keep draining the log so the server never blocks on it.
-            std::thread::spawn(move || for _ in lines {});
-            return (child, format!("http://{addr}"));
-        }
-    }
+    let start = START.to_string();
+    common::start_server(dir, "crash.db", &["--start-balance-cents", &start, "--demo-token", "", "--initial-blocks", "2"])
 }
 
 /// What a client was told: (ticket id, seq, request body, answer bytes).

@@ -1,0 +1,54 @@
+//! `as-capone loadtest` against the real server: it plays whole games, and
+//! `--rate` paces the players.
+
+mod common;
+
+use serde_json::Value;
+use std::process::Command;
+use std::time::Instant;
+
+const TABLE: &str = "game = \"As Capone\"\ncode = \"LDT\"\nprice_cents = 300\nblock_size = 1000\n[[schedule]]\ntickets = 1000\nprizes_cents = { 5 = 300, 6 = 1000 }\n";
+
+fn loadtest(url: &str, extra: &[&str]) -> (Value, f64) {
+    let t0 = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+        .args(["loadtest", "--url", url, "--players", "4", "--games", "12", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (serde_json::from_slice(&out.stdout).unwrap(), t0.elapsed().as_secs_f64())
+}
+
+#[test]
+fn loadtest_plays_whole_games_and_paces_them_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("table.toml"), TABLE).unwrap();
+    let (mut server, url) = common::start_server(dir.path(), "load.db", &["--initial-blocks", "1"]);
+
+    let (v, _) = loadtest(&url, &[]);
+    assert_eq!(v["games"], 12);
+    assert_eq!(v["errors"], 0);
+    let actions = v["actions"].as_u64().unwrap();
+    assert!(actions >= 12 * 8, "at least eight cards a game: {actions}");
+    let lat = &v["latency_ms"];
+    assert!(lat["p50"].as_f64().unwrap() <= lat["p99"].as_f64().unwrap());
+    assert!(lat["p99"].as_f64().unwrap() <= lat["max"].as_f64().unwrap());
+
+    // Paced at 100 requests/s, ~110 requests cannot take less than ~1 s.
+    let (v, wall) = loadtest(&url, &["--rate", "100"]);
+    assert_eq!(v["games"], 12);
+    let requests = v["actions"].as_u64().unwrap() + v["purchases"].as_u64().unwrap();
+    let floor = (requests - 4) as f64 / 100.0;
+    assert!(v["seconds"].as_f64().unwrap() >= floor * 0.95, "{v}, at least {floor} s");
+    assert!(wall >= floor * 0.95);
+    assert_eq!(v["rate"], 100.0);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+        .args(["loadtest", "--url", &url, "--rate", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
