@@ -16,7 +16,7 @@
 //! - [`record`]: [`record::Record`], the public record of a ticket, and
 //!   [`record::verify`] (shared by `as-capone verify` and the tests).
 //! - [`fairness`]: server seeds from the OS CSPRNG.
-//! - [`supply`]: blocks of tickets (interim, until the `emission` crate's API lands).
+//! - [`supply`]: blocks of tickets from the `emission` crate, as rows for the storage.
 //! - [`metrics`], [`openapi`], [`web`].
 //!
 //! ## Guarantees (ARCHITECTURE.md), as this crate keeps them

@@ -5,7 +5,6 @@
 use emission::{Emission, EmissionSeed};
 use engine::PrizeSchedule;
 use math::PrizeTable;
-use sha2::{Digest, Sha256};
 
 /// One ticket of a block, in sale order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +42,7 @@ pub fn generate_block(table: &PrizeTable, emission: u32, number: u32, seed: &[u8
         .map(|t| TicketSpec {
             position: t.position,
             serial: t.serial.to_string(),
-            play_code_hash: hex::encode(Sha256::digest(t.play_code.compact().as_bytes())),
+            play_code_hash: hex::encode(t.play_code.sha256()),
             row: t.row as u32,
             prizes: t.prizes,
         })
