@@ -174,7 +174,12 @@ pub struct GameResult {
 }
 
 /// The interactive part of one ticket.
+///
+/// It deserializes only into a state the rules can reach (see
+/// [`GameState`]): a stored game that was tampered with is refused when
+/// read, not discovered later in the middle of a trick.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "GameState")]
 pub struct Game {
     prizes: PrizeSchedule,
     phase: Phase,
@@ -191,6 +196,60 @@ pub struct Game {
     /// Actions applied so far.
     seq: u64,
     result: Option<GameResult>,
+}
+
+/// The fields of a [`Game`] as stored, before they are checked.
+#[derive(Deserialize)]
+pub struct GameState {
+    prizes: PrizeSchedule,
+    phase: Phase,
+    game: u32,
+    hand: Hand,
+    capone: Hand,
+    tied: Option<(Rank, Rank)>,
+    tricks_won: u8,
+    tricks_lost: u8,
+    draws: u64,
+    seq: u64,
+    result: Option<GameResult>,
+}
+
+impl TryFrom<GameState> for Game {
+    type Error = String;
+
+    /// Checks what every reachable state satisfies: both sides hold the same
+    /// number of cards, the tricks settled and the cards in hand add up to
+    /// eight, a tied trick exactly during its tie-break, a result exactly
+    /// when finished, and at least one draw per trick played.
+    fn try_from(s: GameState) -> Result<Game, String> {
+        let pending = u8::from(s.tied.is_some());
+        let cards = s.hand.len() as u8;
+        let settled = s.tricks_won.checked_add(s.tricks_lost).ok_or("trick counts overflow")?;
+        let ok = s.game >= 1
+            && s.hand.len() == s.capone.len()
+            && u32::from(settled) + u32::from(pending) + u32::from(cards) == 8
+            && (s.tied.is_some() == (s.phase == Phase::TieBreak))
+            && (s.result.is_some() == (s.phase == Phase::Finished))
+            && (s.phase != Phase::ExtraDraw && s.phase != Phase::ExtraTieBreak || s.tricks_won == 4)
+            && s.draws >= u64::from(8 - cards)
+            && s.seq >= u64::from(8 - cards);
+        if !ok {
+            return Err("not a state the rules can reach".into());
+        }
+        Ok(Game {
+            prizes: s.prizes,
+            phase: s.phase,
+            game: s.game,
+            hand: s.hand,
+            capone: s.capone,
+            tied: s.tied,
+            tricks_won: s.tricks_won,
+            tricks_lost: s.tricks_lost,
+            draws: s.draws,
+            seq: s.seq,
+            result: s.result,
+        })
+    }
 }
 
 impl Game {

@@ -518,6 +518,38 @@ fn the_state_serializes_and_play_continues_identically() {
 }
 
 #[test]
+fn a_stored_state_the_rules_cannot_reach_is_refused() {
+    let mut g = Game::new(PRIZES);
+    play(&mut g, Queen, Queen);
+    let good: serde_json::Value = serde_json::to_value(&g).unwrap();
+    assert!(serde_json::from_value::<Game>(good.clone()).is_ok());
+    let tamper = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        serde_json::from_value::<Game>(v)
+    };
+    // As Capone with a card more than the player.
+    assert!(tamper(&|v| v["capone"] = serde_json::json!(["7", "8", "9", "10", "J", "K", "A", "Q"])).is_err());
+    // A trick won from nowhere.
+    assert!(tamper(&|v| v["tricks_won"] = 1.into()).is_err());
+    // A tie-break without its tied trick.
+    assert!(tamper(&|v| v["tied"] = serde_json::Value::Null).is_err());
+    // A result before the end.
+    assert!(tamper(&|v| v["result"] = serde_json::json!({"tricks": 8, "prize_cents": 1_000_000})).is_err());
+    // Game number 0.
+    assert!(tamper(&|v| v["game"] = 0.into()).is_err());
+    // An Extra duel without four tricks.
+    let mut g = Game::new(PRIZES);
+    play_game_winning(&mut g, 4);
+    let extra = serde_json::to_value(&g).unwrap();
+    assert!(serde_json::from_value::<Game>(extra.clone()).is_ok());
+    let mut v = extra;
+    v["tricks_won"] = 5.into();
+    v["tricks_lost"] = 3.into();
+    assert!(serde_json::from_value::<Game>(v).is_err());
+}
+
+#[test]
 fn events_serialize_in_the_contract_shape() {
     let e = Event::Trick { player: Queen, capone: Nine, outcome: Outcome::Won };
     assert_eq!(
