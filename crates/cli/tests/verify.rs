@@ -69,3 +69,69 @@ fn guarantee_6_a_finished_record_verifies_and_any_change_fails() {
     assert!(!ok);
     assert!(text.contains("not a ticket record"), "{text}");
 }
+
+/// Every single change to a draw, to the seed or to the result is caught:
+/// each draw's every card replaced by every other value, each hex digit of
+/// the seed replaced by every other digit, the result's tricks and prize
+/// changed; and so is a change of the serial or the client seed (they key
+/// every draw).
+#[test]
+fn guarantee_6_every_single_change_of_a_draw_the_seed_or_the_result_fails() {
+    use server::record::verify;
+    let good = record();
+    assert!(verify(&good).is_valid());
+    let mut checked = 0;
+    for i in 0..good.draws.len() {
+        for r in Rank::ALL {
+            if r != good.draws[i].capone {
+                let mut bad = good.clone();
+                bad.draws[i].capone = r;
+                assert!(!verify(&bad).is_valid(), "draw {i}: capone {r}");
+                checked += 1;
+            }
+            if let Some(p) = good.draws[i].player.filter(|p| *p != r) {
+                let mut bad = good.clone();
+                bad.draws[i].player = Some(r);
+                assert!(!verify(&bad).is_valid(), "draw {i}: player {r} instead of {p}");
+                checked += 1;
+            }
+        }
+        let mut bad = good.clone();
+        bad.draws[i].n += 1;
+        assert!(!verify(&bad).is_valid(), "draw {i}: n");
+    }
+    let seed = good.server_seed.clone().unwrap();
+    for pos in 0..seed.len() {
+        for c in "0123456789abcdef".chars().filter(|c| *c != seed.as_bytes()[pos] as char) {
+            let mut s = seed.clone().into_bytes();
+            s[pos] = c as u8;
+            let mut bad = good.clone();
+            bad.server_seed = Some(String::from_utf8(s).unwrap());
+            assert!(!verify(&bad).is_valid(), "seed digit {pos} -> {c}");
+            checked += 1;
+        }
+    }
+    let r = good.result.unwrap();
+    for tricks in (0..=8).filter(|t| *t != r.tricks) {
+        let mut bad = good.clone();
+        bad.result.as_mut().unwrap().tricks = tricks;
+        assert!(!verify(&bad).is_valid(), "result tricks {tricks}");
+    }
+    for prize in [0, 1, r.prize_cents + 1, 1_000_000] {
+        if prize != r.prize_cents {
+            let mut bad = good.clone();
+            bad.result.as_mut().unwrap().prize_cents = prize;
+            assert!(!verify(&bad).is_valid(), "prize {prize}");
+        }
+    }
+    let mut bad = good.clone();
+    bad.draws.pop();
+    assert!(!verify(&bad).is_valid(), "a draw left out");
+    let mut bad = good.clone();
+    bad.serial.push('0');
+    assert!(!verify(&bad).is_valid(), "another serial");
+    let mut bad = good.clone();
+    bad.client_seed = "bob".into();
+    assert!(!verify(&bad).is_valid(), "another client seed");
+    assert!(checked > 64 * 15);
+}

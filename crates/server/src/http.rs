@@ -45,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/", get(crate::web::index))
+        .route("/play", get(crate::web::index))
         .fallback(crate::web::asset_or_not_found)
         .method_not_allowed_fallback(method_not_allowed);
     api.layer(middleware::from_fn_with_state(state.clone(), timeout))

@@ -12,10 +12,21 @@ struct WebAssets;
 fn serve(path: &str) -> Option<Response> {
     let file = WebAssets::get(path)?;
     let mime = file.metadata.mimetype().to_string();
-    Some(([(header::CONTENT_TYPE, mime)], file.data.into_owned()).into_response())
+    // no-cache: a new binary's page and modules are never mixed with old ones.
+    // The page makes no request outside its own origin (CSP).
+    let headers = [
+        (header::CONTENT_TYPE, mime),
+        (header::CACHE_CONTROL, "no-cache".to_string()),
+        (header::CONTENT_SECURITY_POLICY, CSP.to_string()),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+    ];
+    Some((headers, file.data.into_owned()).into_response())
 }
 
-/// `GET /`: the game page.
+const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
+                   connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// `GET /` and `GET /play` (a paper ticket's QR code: `/play?code=...`): the game page.
 pub async fn index() -> Response {
     serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
 }

@@ -1,0 +1,389 @@
+//! What every browser test starts: the real server on port 0 with a fresh
+//! SQLite database and the test-only fixed server seed, a chromedriver on a
+//! free port, and a headless Chromium driven through it. Everything is
+//! stopped when the test ends, panics included ([`Browser`]'s `Drop`).
+
+use crate::webdriver::{Screen, Session};
+use engine::{Action, Event, FairStream, Game, Hand, Phase, PrizeSchedule};
+use serde_json::{Value, json};
+use server::fairness::ServerSeeds;
+use server::{App, AppOptions, Config};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The test-only server seed: every ticket's draws are known in advance.
+pub const SEED: [u8; 32] = [0x5a; 32];
+pub const START: i64 = 10_000;
+
+/// Blocks of 100 tickets, so that a fresh database starts in milliseconds.
+pub const TABLE: &str = r#"
+game = "As Capone"
+code = "TST"
+price_cents = 300
+block_size = 100
+
+[[schedule]]
+tickets = 60
+prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
+
+[[schedule]]
+tickets = 40
+prizes_cents = { 5 = 500, 6 = 2000, 7 = 20000, 8 = 200000 }
+"#;
+
+pub struct TestServer {
+    pub app: App,
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn spawn_server() -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        db: format!("sqlite://{}", dir.path().join("test.db").display()),
+        start_balance_cents: START as u64,
+        demo_token: String::new(),
+        initial_blocks: 1,
+        ..Config::default()
+    };
+    let table = math::PrizeTable::parse_toml(TABLE).unwrap();
+    let app = App::start(AppOptions { config, table, seeds: ServerSeeds::InsecureFixedForTests(SEED) })
+        .await
+        .expect("server starts");
+    let url = app.url();
+    TestServer { app, url, _dir: dir }
+}
+
+/// The serial of the `position`-th ticket sold by a fresh test server
+/// (emission 1, block 1, sold in order): known before buying, so a test can
+/// choose a client seed that steers the game.
+pub fn serial_of_sale(position: u32) -> String {
+    let code = emission::GameCode::parse("TST").unwrap();
+    emission::Serial::new(code, 1, 1, position).unwrap().to_string()
+}
+
+// ------------------------------------------------------------------ plans
+
+/// A whole ticket played offline with the engine and the fair stream.
+pub struct Plan {
+    pub client_seed: String,
+    pub actions: Vec<Action>,
+    pub events: Vec<Vec<Event>>,
+    pub game: Game,
+}
+
+impl Plan {
+    pub fn all_events(&self) -> impl Iterator<Item = &Event> {
+        self.events.iter().flatten()
+    }
+    /// Index of the first action whose events satisfy `f`.
+    pub fn first(&self, f: impl Fn(&Event) -> bool) -> Option<usize> {
+        self.events.iter().position(|ev| ev.iter().any(&f))
+    }
+}
+
+/// The player's strategy in these tests: the `k`-th card of the hand (7 up), wrapping.
+fn pick(hand: Hand, k: usize) -> engine::Rank {
+    hand.nth((k % hand.len() as usize) as u32)
+}
+
+/// Plays `serial` with `client_seed` (the prizes do not change the draws).
+pub fn plan_for(serial: &str, client_seed: &str, prizes: PrizeSchedule) -> Plan {
+    let mut stream = FairStream::new(&SEED, client_seed, serial);
+    let mut game = Game::new(prizes);
+    let mut actions = Vec::new();
+    let mut events = Vec::new();
+    let mut k = 0usize;
+    while !game.is_finished() {
+        let a = match game.phase() {
+            Phase::Play => {
+                k += 3;
+                Action::play(pick(game.hand(), k))
+            }
+            _ => Action::Draw,
+        };
+        let mut ev = Vec::new();
+        game.apply(a, &mut stream, &mut ev).unwrap();
+        actions.push(a);
+        events.push(ev);
+    }
+    Plan { client_seed: client_seed.to_string(), actions, events, game }
+}
+
+/// Searches client seeds `"{prefix}-0"`, `"{prefix}-1"`, ... for a game of
+/// `serial` that satisfies `want`.
+pub fn find_seed(serial: &str, prefix: &str, want: impl Fn(&Plan) -> bool) -> Plan {
+    let prizes = PrizeSchedule::new([300, 1000, 10_000, 100_000]);
+    for k in 0..200_000 {
+        let plan = plan_for(serial, &format!("{prefix}-{k}"), prizes);
+        if want(&plan) {
+            return plan;
+        }
+    }
+    panic!("no client seed gives the wanted game");
+}
+
+pub fn action_json(seq: usize, a: Action) -> Value {
+    match a {
+        Action::Play { card } => json!({"seq": seq, "action": "play", "card": card.as_str()}),
+        Action::Draw => json!({"seq": seq, "action": "draw"}),
+    }
+}
+
+/// The prize of `ticket` (Ticket JSON) for `tricks`: what the server pays.
+pub fn prize_of(ticket: &Value, tricks: u8) -> i64 {
+    if tricks < 5 {
+        return 0;
+    }
+    ticket["prizes_cents"][tricks.to_string()].as_i64().unwrap_or(0)
+}
+
+/// The cards the middle of the table must show after an action: those of
+/// its last trick or deck event.
+pub fn shown_after(events: &[Event]) -> Option<(String, String)> {
+    events.iter().rev().find_map(|e| match e {
+        Event::Trick { player, capone, .. } | Event::Deck { player, capone, .. } => {
+            Some((player.as_str().to_string(), capone.as_str().to_string()))
+        }
+        _ => None,
+    })
+}
+
+// ------------------------------------------------------------------ the browser
+
+fn in_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for n in names {
+            let p = dir.join(n);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn find_tools() -> Result<(PathBuf, PathBuf), String> {
+    let chromium = std::env::var_os("AS_CAPONE_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| in_path(&["chromium", "chromium-browser", "google-chrome"]));
+    let driver = std::env::var_os("AS_CAPONE_CHROMEDRIVER")
+        .map(PathBuf::from)
+        .or_else(|| in_path(&["chromedriver"]));
+    match (chromium, driver) {
+        (Some(c), Some(d)) => Ok((c, d)),
+        (c, d) => Err(format!(
+            "chromium not found (chromium: {}, chromedriver: {}); on Debian: apt-get install chromium chromium-driver",
+            c.map(|p| p.display().to_string()).unwrap_or_else(|| "missing".into()),
+            d.map(|p| p.display().to_string()).unwrap_or_else(|| "missing".into()),
+        )),
+    }
+}
+
+/// Where screenshots go: `target/browser-artifacts/`.
+pub fn artifacts_dir() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = tmp.parent().unwrap_or(tmp).join("browser-artifacts");
+    std::fs::create_dir_all(&dir).expect("create target/browser-artifacts");
+    dir
+}
+
+/// A chromedriver process (in its own process group, with Chromium under
+/// it) and one browser session. Dropping it ends the session and kills the
+/// group, also when the test panics.
+pub struct Browser {
+    pub s: Session,
+    child: Child,
+    port: u16,
+    pub base: String,
+    _profile: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Browser {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.s
+    }
+}
+
+/// Starts Chromium, or returns `None` (after a loud message) when it is not
+/// installed and `AS_CAPONE_REQUIRE_BROWSER` is unset. With the variable
+/// set (CI), a missing browser fails the test.
+pub async fn browser(base: &str, screen: Screen) -> Option<Browser> {
+    let (chromium, driver) = match find_tools() {
+        Ok(t) => t,
+        Err(why) => {
+            if std::env::var_os("AS_CAPONE_REQUIRE_BROWSER").is_some() {
+                panic!("AS_CAPONE_REQUIRE_BROWSER is set but the browser tests cannot run: {why}");
+            }
+            eprintln!("\n==================================================================");
+            eprintln!("!!! BROWSER TEST skipped: chromium not found !!!");
+            eprintln!("!!! {why}");
+            eprintln!("!!! set AS_CAPONE_REQUIRE_BROWSER=1 to make this a failure");
+            eprintln!("==================================================================\n");
+            return None;
+        }
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(&driver)
+        .arg(format!("--port={port}"))
+        .arg("--allowed-ips=127.0.0.1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", driver.display()));
+    let mut guard = DriverGuard { child: Some(child), port, session: None };
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    let http = reqwest::Client::new();
+    loop {
+        if let Ok(r) = http.get(format!("{url}/status")).send().await
+            && let Ok(v) = r.json::<Value>().await
+            && v["value"]["ready"] == true
+        {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            panic!("chromedriver did not become ready on port {port}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let s = Session::start(&url, &chromium, profile.path(), screen).await;
+    guard.session = Some(s.id.clone());
+    let child = guard.child.take().unwrap();
+    std::mem::forget(guard);
+    Some(Browser { s, child, port, base: base.to_string(), _profile: profile })
+}
+
+impl Browser {
+    /// Opens `path` of the test server (`?anim=0`: no animation waits).
+    pub async fn open(&self, path: &str) {
+        self.goto(&format!("{}{path}", self.base)).await;
+        self.wait_for("document.body && document.body.dataset.state === 'idle'", "the page to be ready").await;
+    }
+
+    pub async fn shot(&self, name: &str) {
+        let p = artifacts_dir().join(format!("{name}.png"));
+        self.screenshot(&p).await;
+    }
+
+    /// Waits until the page is idle on a ticket with this `seq`.
+    pub async fn wait_seq(&self, seq: usize) {
+        self.wait_for(
+            &format!("document.body.dataset.state === 'idle' && document.getElementById('view-game').dataset.seq === '{seq}'"),
+            &format!("seq {seq}"),
+        )
+        .await;
+    }
+
+    pub async fn text(&self, css: &str) -> String {
+        self.exec("const e = document.querySelector(arguments[0]); return e ? e.textContent : null;", json!([css]))
+            .await
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}"))
+            .to_string()
+    }
+
+    /// The page's horizontal overflow in CSS pixels (0 when nothing scrolls sideways).
+    pub async fn overflow_x(&self) -> i64 {
+        self.exec(
+            "const d = document.documentElement; return Math.max(d.scrollWidth, document.body.scrollWidth) - window.innerWidth;",
+            json!([]),
+        )
+        .await
+        .as_i64()
+        .unwrap()
+    }
+
+    /// Elements wider than the viewport or sticking out of it (for a clear failure message).
+    pub async fn overflowing(&self) -> Value {
+        self.exec(
+            "const w = Math.min(window.innerWidth, screen.width); return [...document.querySelectorAll('body *')].filter(e => { const r = e.getBoundingClientRect(); return e.offsetParent !== null && r.width > 0 && (r.right > w + 0.5 || r.left < -0.5); }).slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().left) + '..' + Math.round(e.getBoundingClientRect().right));",
+            json!([]),
+        )
+        .await
+    }
+
+    /// Waits for the check view's verdict (after a click that opens it).
+    pub async fn wait_verdict(&self) -> Value {
+        self.wait_for(
+            "document.body.dataset.view === 'verify' && document.body.dataset.state === 'idle' && document.getElementById('verdict').dataset.valid",
+            "the verdict",
+        )
+        .await
+    }
+
+    /// The page's player token (localStorage).
+    pub async fn token(&self) -> String {
+        self.exec("return localStorage.getItem('asc.token');", json!([])).await.as_str().expect("a token").to_string()
+    }
+
+    pub async fn close(self) {
+        self.s.quit().await;
+        // Drop kills chromedriver's process group.
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let mut g = DriverGuard { child: None, port: self.port, session: Some(self.s.id.clone()) };
+        g.end_session();
+        kill_group(&mut self.child);
+    }
+}
+
+/// Kills chromedriver (and the Chromium it started) if a test panics while
+/// the browser is starting.
+struct DriverGuard {
+    child: Option<Child>,
+    port: u16,
+    session: Option<String>,
+}
+
+impl DriverGuard {
+    /// `DELETE /session/{id}` with a blocking socket (Drop cannot await):
+    /// Chromium closes cleanly.
+    fn end_session(&mut self) {
+        let Some(id) = self.session.take() else { return };
+        if let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], self.port).into(), Duration::from_millis(500)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let req = format!(
+                "DELETE /session/{id} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                self.port
+            );
+            if s.write_all(req.as_bytes()).is_ok() {
+                let mut buf = Vec::new();
+                let _ = s.read_to_end(&mut buf);
+            }
+        }
+    }
+}
+
+impl Drop for DriverGuard {
+    fn drop(&mut self) {
+        self.end_session();
+        if let Some(mut c) = self.child.take() {
+            kill_group(&mut c);
+        }
+    }
+}
+
+/// SIGKILL to the process group we created for chromedriver (its id is the
+/// group's), then reap chromedriver.
+fn kill_group(child: &mut Child) {
+    let pid = child.id() as i32;
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,0 +1,26 @@
+//! The browser game (`web/`) in a real headless Chromium, driven from
+//! `cargo test` through chromedriver's W3C WebDriver protocol.
+//!
+//! Every test starts the real server on port 0 with a fresh SQLite database
+//! and the test-only fixed server seed (`ServerSeeds::InsecureFixedForTests`),
+//! its own chromedriver on a free port and its own Chromium profile. With
+//! the seed known and the serial of the first sale known, a test searches
+//! client seeds with the engine (`FairStream` + `Game`) for a game with a
+//! tie, an Extra duel, a prize..., types that seed into the page before
+//! buying, and then clicks through the game, checking each card the page
+//! shows against the engine's events.
+//!
+//! Chromium missing: the tests print a loud "skipped" and pass, unless
+//! `AS_CAPONE_REQUIRE_BROWSER` is set (CI), where they fail.
+//! Screenshots of the main screens go to `target/browser-artifacts/`.
+
+extern crate as_capone_server as server;
+
+mod harness;
+mod webdriver;
+
+mod game;
+mod mobile;
+mod paper;
+mod recovery;
+mod verify;

@@ -1,0 +1,133 @@
+//! A phone, 360 CSS pixels wide: nothing scrolls sideways on any screen, the
+//! zone scratches by touch, the game is played with the keyboard, and the
+//! page switches to English (and stays English after a reload).
+
+use crate::game::{assert_table_shows, scratch};
+use crate::harness::*;
+use crate::webdriver::Screen;
+use engine::{Action, Event, Outcome};
+use serde_json::json;
+
+async fn assert_fits(b: &Browser, screen: &str) {
+    // A phone widens its layout viewport to fit content that is too wide:
+    // the page must keep it at the screen's 360 px, and scroll nothing sideways.
+    let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
+    assert_eq!(w, json!([360, 360]), "{screen}: the page is wider than the phone; too wide: {}", b.overflowing().await);
+    let over = b.overflow_x().await;
+    assert!(over <= 0, "{screen}: the page scrolls sideways by {over} px at 360 px; too wide: {}", b.overflowing().await);
+}
+
+/// Text that looks like a key of the strings table, leaked onto the page.
+const LEAKED_KEYS: &str = r#"
+  const leaks = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) { const s = walk.currentNode.textContent.trim(); if (/^[a-z]+(\.[a-z0-9_]+)+$/.test(s)) leaks.push(s); }
+  for (const e of document.querySelectorAll('[aria-label]')) { const s = e.getAttribute('aria-label'); if (/^[a-z]+(\.[a-z0-9_]+)+$/.test(s)) leaks.push(s); }
+  for (const e of document.querySelectorAll('[data-i18n]')) if (!e.textContent.trim()) leaks.push('empty: ' + e.dataset.i18n);
+  return leaks;
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
+    let srv = spawn_server().await;
+    let Some(b) = browser(&srv.url, Screen::Phone { width: 360, height: 780 }).await else { return };
+    let serial = serial_of_sale(1);
+    let plan = find_seed(&serial, "mob", |p| {
+        let tie = p.first(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. }));
+        let extra = p.first(|e| matches!(e, Event::ExtraGame { .. }));
+        matches!((tie, extra), (Some(t), Some(x)) if t < x) && p.game.result().unwrap().prize_cents > 0
+    });
+
+    b.open("/?anim=0").await;
+    assert_fits(&b, "welcome").await;
+    assert_eq!(b.exec(LEAKED_KEYS, json!([])).await, json!([]));
+    b.shot("mobile-0-welcome").await;
+    b.click("#register").await;
+    b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
+    b.click("#seed-details > summary").await;
+    b.type_into("#client-seed", &plan.client_seed).await;
+    assert_fits(&b, "home").await;
+    b.shot("mobile-1-home").await;
+    b.click("#buy").await;
+    b.wait_seq(0).await;
+    assert_fits(&b, "scratch").await;
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    b.shot("mobile-2-scratch").await;
+    scratch(&b, "touch").await;
+
+    // Every card is at least 34 px wide, and the eight fit side by side.
+    let widths = b
+        .exec("return [...document.querySelectorAll('#player-hand .card')].map(c => c.getBoundingClientRect().width);", json!([]))
+        .await;
+    let widths: Vec<f64> = widths.as_array().unwrap().iter().map(|w| w.as_f64().unwrap()).collect();
+    assert_eq!(widths.len(), 8);
+    assert!(widths.iter().all(|&w| w >= 34.0), "cards too small to touch: {widths:?}");
+
+    // The keyboard: Tab moves along the hand, Enter plays the focused card.
+    let Action::Play { card: first } = plan.actions[0] else { unreachable!() };
+    b.exec("document.querySelector('#player-hand button').focus()", json!([])).await;
+    let tabs = engine::Rank::ALL.iter().position(|&r| r == first).unwrap();
+    b.keys(&"\u{E004}".repeat(tabs)).await;
+    let focused = b.exec("return document.activeElement.dataset.card", json!([])).await;
+    assert_eq!(focused, first.as_str(), "Tab walks the hand in order");
+    b.keys("\u{E007}").await;
+    b.wait_seq(1).await;
+    assert_table_shows(&b, &plan.events[0], 0).await;
+    assert!(b.text("#live").await.starts_with("Pli 1 :"), "the trick is announced: {}", b.text("#live").await);
+
+    let first_tie = plan.first(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. })).unwrap();
+    let extra_duel = plan.first(|e| matches!(e, Event::GameOver { next: engine::Next::ExtraDraw, .. })).unwrap();
+    for i in 1..plan.actions.len() {
+        let target = match plan.actions[i] {
+            Action::Play { card } => format!("#player-hand button[data-card='{}']", card.as_str()),
+            Action::Draw => "#deck".to_string(),
+        };
+        b.exec("document.querySelector(arguments[0]).focus()", json!([target])).await;
+        b.keys("\u{E007}").await;
+        b.wait_seq(i + 1).await;
+        assert_table_shows(&b, &plan.events[i], i).await;
+        if i == 2 {
+            assert_fits(&b, "duel").await;
+            b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
+            b.shot("mobile-3-duel").await;
+        }
+        if i == first_tie {
+            assert_fits(&b, "tie").await;
+            b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
+            b.shot("mobile-4-tie").await;
+        }
+        if i == extra_duel {
+            assert_fits(&b, "extra duel").await;
+            b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
+            b.shot("mobile-5-extra-duel").await;
+        }
+    }
+    b.wait_for("!document.getElementById('result').hidden", "the result").await;
+    assert_fits(&b, "result").await;
+    b.exec("document.getElementById('result').scrollIntoView({block: 'end'})", json!([])).await;
+    b.shot("mobile-6-result").await;
+
+    b.click("#verify-btn").await;
+    assert_eq!(b.wait_verdict().await, "true");
+    assert_fits(&b, "verify").await;
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    b.shot("mobile-7-verify").await;
+
+    // English, kept after a reload; no key of the strings table shows.
+    b.click("#lang").await;
+    b.wait_for("document.documentElement.lang === 'en'", "English").await;
+    assert!(b.text("#verdict").await.starts_with("Game verified"), "{}", b.text("#verdict").await);
+    b.click("#verify-back").await;
+    b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket").await;
+    b.refresh().await;
+    b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('result').hidden", "the result").await;
+    assert_eq!(b.exec("return document.documentElement.lang", json!([])).await, "en");
+    assert!(b.text("#result-title").await.contains("You won"));
+    assert!(b.text("#game-no").await.starts_with("Extra game"));
+    assert_eq!(b.exec(LEAKED_KEYS, json!([])).await, json!([]));
+    assert_fits(&b, "result in English").await;
+    b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
+    b.shot("mobile-8-result-en").await;
+    b.close().await;
+    srv.app.shutdown().await.unwrap();
+}

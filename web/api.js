@@ -1,0 +1,108 @@
+// api.js: the HTTP API of CONTRACT.md, and how the page survives a bad
+// connection.
+//
+// Requests that are safe to repeat are retried until the server answers:
+// reads, purchases (the same Idempotency-Key) and actions (the same `seq`
+// and body: the server returns the identical stored answer and draws
+// nothing new, guarantee 4). A retried action is never given a new `seq`.
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Hooks the page sets: shown while retrying, cleared on success. */
+export const net = {
+  onRetry: () => {},
+  onRecovered: () => {},
+  /** Milliseconds before retry number k (0, 1, ...). */
+  backoff: (k) => Math.min(250 * 2 ** k, 4000),
+};
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Retry on no answer at all, a timeout, or a server that is restarting. */
+const retryable = (status) => status === 0 || status === 502 || status === 503 || status === 504;
+
+async function once(method, path, { token, body, headers = {} }) {
+  const h = { Accept: 'application/json', ...headers };
+  if (token) h.Authorization = `Bearer ${token}`;
+  let init = { method, headers: h, cache: 'no-store' };
+  if (body !== undefined) {
+    h['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let r;
+  try {
+    r = await fetch(path, init);
+  } catch (e) {
+    throw new ApiError(0, 'network', String(e && e.message ? e.message : e));
+  }
+  let json = null;
+  try {
+    json = await r.json();
+  } catch {
+    if (r.ok) throw new ApiError(0, 'network', 'the answer was cut off');
+  }
+  if (!r.ok) {
+    throw new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText);
+  }
+  return json;
+}
+
+/**
+ * One request; with `retry`, the same request again until the server
+ * answers (a refusal is an answer and is not retried).
+ */
+export async function request(method, path, opts = {}) {
+  for (let k = 0; ; k++) {
+    try {
+      const out = await once(method, path, opts);
+      if (k > 0) net.onRecovered();
+      return out;
+    } catch (e) {
+      if (!opts.retry || !(e instanceof ApiError) || !retryable(e.status)) {
+        if (k > 0) net.onRecovered();
+        throw e;
+      }
+      net.onRetry(e, k);
+      await Promise.race([sleep(net.backoff(k)), onlineAgain()]);
+    }
+  }
+}
+
+function onlineAgain() {
+  return new Promise((resolve) => {
+    if (typeof window === 'undefined') return;
+    window.addEventListener('online', () => resolve(), { once: true });
+  });
+}
+
+/** A random key that works on non-secure pages too (no crypto.randomUUID there). */
+export function randomKey() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+export const api = {
+  register: (name) => request('POST', '/api/players', { body: name ? { name } : {} }),
+  me: (token) => request('GET', '/api/me', { token, retry: true }),
+  tickets: (token) => request('GET', '/api/tickets', { token, retry: true }),
+  ticket: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}`, { token, retry: true }),
+  record: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}/record`, { token, retry: true }),
+  buy: (token, key, clientSeed) =>
+    request('POST', '/api/tickets', {
+      token,
+      body: clientSeed ? { client_seed: clientSeed } : {},
+      headers: { 'Idempotency-Key': key },
+      retry: true,
+    }),
+  /** `action`: {action: "play", card} or {action: "draw"}; `seq`: the ticket's seq. */
+  act: (token, id, seq, action) =>
+    request('POST', `/api/tickets/${encodeURIComponent(id)}/actions`, { token, body: { seq, ...action }, retry: true }),
+  redeem: (code) => request('POST', '/api/tickets/redeem', { body: { code } }),
+};

@@ -1,0 +1,948 @@
+// app.js: the As Capone page. It shows only what the server decided and
+// recorded: every card of As Capone, every deck draw and every result comes
+// from an answer of the API (CONTRACT.md); the page never draws anything.
+//
+// Views (by the URL's hash): home (register, buy, paper ticket, my tickets),
+// `#t=ID` one ticket (scratch zone, the duel of art. 3.2, the result),
+// `#v=ID` the check of a finished ticket (verify.js). `/play?code=...`
+// opens a paper ticket (the printed QR code).
+
+import { api, ApiError, net, randomKey } from './api.js';
+import { t, setLang, lang, money, rankLabel, cardName, LANGS } from './i18n.js';
+import { replayRecorded, verifyRecord, RANKS } from './verify.js';
+
+const $ = (id) => document.getElementById(id);
+const PRICE = 300;
+const ANIM_MS = 260;
+
+// ------------------------------------------------------------ storage
+
+const KEY = {
+  token: 'asc.token', lang: 'asc.lang', anim: 'asc.anim', paper: 'asc.paper',
+  scratched: 'asc.scratched', pendingBuy: 'asc.pendingBuy', current: 'asc.current',
+};
+const local = {
+  get(k) {
+    try { return localStorage.getItem(k); } catch { return null; }
+  },
+  set(k, v) {
+    try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch { /* private mode: this tab only */ }
+  },
+  json(k, dflt) {
+    try { return JSON.parse(this.get(k)) ?? dflt; } catch { return dflt; }
+  },
+};
+
+// ------------------------------------------------------------ state
+
+const S = {
+  token: local.get(KEY.token),
+  balance: null,
+  anim: true,
+  ticket: null, // the server's last word on the open ticket
+  view: null, // what the table shows, rebuilt from the record and the answers' events
+  busy: false,
+  scratched: false,
+};
+
+const paperTokens = () => local.json(KEY.paper, {});
+const tokenFor = (id) => paperTokens()[id] || S.token;
+const isPaper = (id) => !!paperTokens()[id];
+
+// ------------------------------------------------------------ helpers
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pause = (k = 1) => (S.anim ? sleep(ANIM_MS * k) : Promise.resolve());
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) if (c != null) e.append(c);
+  return e;
+}
+
+/** A card face: `suit` is "hearts" (the player) or "spades" (As Capone). */
+function cardFace(rank, suit, extra = '') {
+  const sym = suit === 'hearts' ? '♥' : '♠';
+  return el('span', { class: `card ${suit === 'hearts' ? 'heart' : 'spade'} ${extra}`, role: 'img', 'aria-label': cardName(rank, suit), 'data-card': rank },
+    el('span', { class: 'rank', text: rankLabel(rank) }),
+    el('span', { class: 'suit', 'aria-hidden': 'true', text: sym }),
+    el('span', { class: 'pip', 'aria-hidden': 'true', text: sym }));
+}
+const cardBack = (extra = '') => el('span', { class: `card back ${extra}` });
+
+function setBusy(b) {
+  S.busy = b;
+  document.body.dataset.state = b ? 'busy' : 'idle';
+  renderControls();
+}
+
+function announce(text) {
+  const live = $('live');
+  live.textContent = '';
+  // A new text node each time, so screen readers announce a repeated sentence too.
+  requestAnimationFrame(() => { live.textContent = text; });
+  live.dataset.last = text;
+}
+
+function showAlert(text, kind = 'error') {
+  const a = $('alert');
+  a.textContent = text;
+  a.dataset.kind = kind;
+  a.hidden = !text;
+}
+
+function errorText(e) {
+  if (e instanceof ApiError) {
+    if (e.status === 401) return t('err.auth');
+    if (e.status === 404) return t('err.notfound');
+    if (e.code === 'insufficient_funds') return t('buy.funds', { price: money(PRICE) });
+    return t('err.generic', { message: e.message });
+  }
+  return t('err.generic', { message: String(e && e.message ? e.message : e) });
+}
+
+// ------------------------------------------------------------ i18n and settings
+
+function applyStrings() {
+  document.documentElement.lang = lang();
+  document.title = t('doc.title');
+  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
+  for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
+  const other = LANGS.find((l) => l !== lang());
+  $('lang').setAttribute('lang', other);
+  $('buy-text').textContent = t('buy.text', { price: money(PRICE) });
+  $('buy').textContent = t('buy.button', { price: money(PRICE) });
+  renderBalance();
+}
+
+function setAnim(on, persist) {
+  S.anim = on;
+  document.documentElement.dataset.anim = on ? 'on' : 'off';
+  document.documentElement.style.setProperty('--dur', on ? `${ANIM_MS}ms` : '0ms');
+  $('anim-toggle').checked = on;
+  if (persist) local.set(KEY.anim, on ? '1' : '0');
+}
+
+function initSettings() {
+  const q = new URLSearchParams(location.search);
+  const qLang = q.get('lang');
+  setLang(qLang || local.get(KEY.lang) || 'fr');
+  const reduced = window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  const saved = local.get(KEY.anim);
+  // ?anim=0 (tests, demos) turns animations off for this visit only.
+  setAnim(q.get('anim') === '0' ? false : saved != null ? saved === '1' : !reduced, false);
+  $('anim-toggle').addEventListener('change', (e) => setAnim(e.target.checked, true));
+  $('lang').addEventListener('click', () => {
+    local.set(KEY.lang, setLang(LANGS.find((l) => l !== lang())));
+    applyStrings();
+    rerender();
+  });
+  $('logout').addEventListener('click', () => {
+    if (!confirm(t('settings.logout.confirm'))) return;
+    S.token = null;
+    S.balance = null;
+    local.set(KEY.token, null);
+    $('settings').open = false;
+    location.hash = '';
+    route();
+  });
+}
+
+function renderBalance() {
+  const box = $('balance-box');
+  box.hidden = S.balance == null;
+  if (S.balance != null) {
+    $('balance').textContent = money(S.balance);
+    $('balance').dataset.cents = String(S.balance);
+  }
+  $('logout').hidden = !S.token;
+}
+
+// ------------------------------------------------------------ routing
+
+function show(view) {
+  for (const v of ['home', 'game', 'verify']) $(`view-${v}`).hidden = v !== view;
+  document.body.dataset.view = view;
+}
+
+async function route() {
+  showAlert('');
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (h.get('t')) return openTicket(h.get('t'));
+  if (h.get('v')) return openVerify(h.get('v'));
+  return openHome();
+}
+
+function rerender() {
+  const v = document.body.dataset.view;
+  if (v === 'game' && S.ticket) renderGame();
+  else if (v === 'home') renderHome();
+  else if (v === 'verify' && S.verdict) renderVerdict(S.verdict.record, S.verdict.v);
+}
+
+// ------------------------------------------------------------ home
+
+async function openHome() {
+  show('home');
+  S.ticket = null;
+  renderHome();
+  if (S.token) {
+    try {
+      const [{ balance_cents }, { tickets }] = await Promise.all([api.me(S.token), api.tickets(S.token)]);
+      S.balance = balance_cents;
+      S.tickets = tickets;
+      renderBalance();
+      renderHome();
+    } catch (e) {
+      if (e.status === 401) forgetToken();
+      else showAlert(errorText(e));
+    }
+  }
+  setBusy(false);
+}
+
+function forgetToken() {
+  S.token = null;
+  S.balance = null;
+  local.set(KEY.token, null);
+  renderBalance();
+  renderHome();
+  showAlert(t('err.auth'));
+}
+
+function renderHome() {
+  const logged = !!S.token;
+  $('welcome').hidden = logged;
+  $('lobby').hidden = false;
+  $('buy-panel').hidden = !logged;
+  const list = $('tickets');
+  list.replaceChildren();
+  const paper = Object.keys(paperTokens());
+  const tickets = logged ? S.tickets || [] : [];
+  $('tickets-panel').hidden = !logged && paper.length === 0;
+  if (tickets.length === 0 && paper.length === 0) list.append(el('li', { class: 'none', text: t('tickets.none') }));
+  for (const id of paper) {
+    list.append(el('li', {}, el('span', { class: 'serial', text: id }), el('span', { class: 'tag', text: t('tickets.paper') }),
+      el('a', { class: 'button', href: `#t=${encodeURIComponent(id)}`, text: t('tickets.open') })));
+  }
+  for (const tk of tickets) {
+    const done = tk.phase === 'finished';
+    const status = !done ? t('tickets.inplay')
+      : tk.result.prize_cents > 0 ? t('tickets.won', { prize: money(tk.result.prize_cents) }) : t('tickets.lost');
+    list.append(el('li', { 'data-id': tk.id, 'data-phase': tk.phase },
+      el('span', { class: 'serial', text: tk.serial }),
+      el('span', { class: `status ${done ? (tk.result.prize_cents > 0 ? 'won' : 'lost') : 'inplay'}`, text: status }),
+      el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') })));
+  }
+}
+
+async function register(ev) {
+  ev.preventDefault();
+  if (S.busy) return;
+  setBusy(true);
+  try {
+    const r = await api.register($('name').value.trim() || undefined);
+    S.token = r.token;
+    S.balance = r.balance_cents;
+    local.set(KEY.token, r.token);
+    renderBalance();
+    await openHome();
+    $('buy').focus();
+  } catch (e) {
+    showAlert(errorText(e));
+  } finally {
+    setBusy(false);
+  }
+}
+
+async function useToken(ev) {
+  ev.preventDefault();
+  const token = $('token-input').value.trim();
+  if (!token) return;
+  setBusy(true);
+  try {
+    const me = await api.me(token);
+    S.token = token;
+    S.balance = me.balance_cents;
+    local.set(KEY.token, token);
+    await openHome();
+  } catch (e) {
+    showAlert(e.status === 401 ? t('welcome.token.bad') : errorText(e));
+  } finally {
+    setBusy(false);
+  }
+}
+
+// ------------------------------------------------------------ buying
+
+const validSeed = (s) => s.length >= 1 && s.length <= 64 && /^[\x21-\x7e]+$/.test(s);
+
+async function buy(ev) {
+  ev.preventDefault();
+  if (S.busy || !S.token) return;
+  const seed = $('client-seed').value.trim();
+  if (seed && !validSeed(seed)) {
+    showAlert(t('buy.seed.bad'));
+    $('client-seed').focus();
+    return;
+  }
+  // The key is kept until the server answers: a retry, even after a
+  // reload, buys at most one ticket for this click.
+  const pending = { key: randomKey(), seed: seed || null };
+  local.set(KEY.pendingBuy, JSON.stringify(pending));
+  await completePurchase(pending);
+}
+
+async function completePurchase(pending) {
+  setBusy(true);
+  showAlert('');
+  try {
+    const r = await api.buy(S.token, pending.key, pending.seed);
+    local.set(KEY.pendingBuy, null);
+    S.balance = r.balance_cents;
+    renderBalance();
+    $('client-seed').value = '';
+    location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
+  } catch (e) {
+    local.set(KEY.pendingBuy, null);
+    if (e.code === 'insufficient_funds') showAlert(t('buy.funds', { price: money(PRICE) }));
+    else if (e.status === 409) showAlert(t('buy.soldout'));
+    else if (e.status === 401) forgetToken();
+    else showAlert(errorText(e));
+    setBusy(false);
+  }
+}
+
+// ------------------------------------------------------------ paper tickets
+
+/** Crockford base32, 16 characters; O reads 0, I and L read 1 (as the server does). */
+export function normalizePlayCode(s) {
+  const c = String(s).toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
+  if (!/^[0-9A-HJKMNP-TV-Z]{16}$/.test(c)) return null;
+  return c.match(/.{4}/g).join('-');
+}
+
+async function redeem(code) {
+  const err = $('paper-error');
+  err.hidden = true;
+  const norm = normalizePlayCode(code);
+  const fail = (msg) => {
+    err.textContent = msg;
+    err.hidden = false;
+    $('play-code').setAttribute('aria-invalid', 'true');
+    $('play-code').focus();
+    setBusy(false);
+  };
+  if (!norm) return fail(t('paper.format'));
+  $('play-code').removeAttribute('aria-invalid');
+  setBusy(true);
+  try {
+    const r = await api.redeem(norm);
+    const paper = paperTokens();
+    paper[r.ticket.id] = r.token;
+    local.set(KEY.paper, JSON.stringify(paper));
+    $('play-code').value = '';
+    location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
+  } catch (e) {
+    if (e.status === 404 || e.status === 400 || e.status === 403 || e.status === 409) fail(t('paper.unknown'));
+    else if (e.status === 405 || e.status === 501) fail(t('paper.unavailable'));
+    else if (e.status === 429) fail(t('paper.slow'));
+    else if (e.status === 0) fail(t('err.generic', { message: e.message }));
+    else fail(errorText(e));
+  }
+}
+
+// ------------------------------------------------------------ one ticket
+
+async function openTicket(id) {
+  show('game');
+  $('result').hidden = true;
+  setBusy(true);
+  local.set(KEY.current, id);
+  const token = tokenFor(id);
+  try {
+    await loadTicket(id, token);
+  } catch (e) {
+    setBusy(false);
+    if (e.status === 401 && !isPaper(id)) forgetToken();
+    else showAlert(errorText(e));
+    show('home');
+    renderHome();
+    return;
+  }
+  setBusy(false);
+}
+
+/**
+ * The ticket and its record, as the server has them: the table is rebuilt
+ * from the recorded actions and draws (verify.js replays them without the
+ * seed), so a reload shows exactly what was played.
+ */
+async function loadTicket(id, token) {
+  for (let tries = 0; ; tries++) {
+    const [{ ticket }, record] = await Promise.all([api.ticket(token, id), api.record(token, id)]);
+    if (record.actions.length !== ticket.seq && tries < 3) continue; // an action landed between the two reads
+    const { steps } = await replayRecorded(record);
+    const view = newView();
+    for (const s of steps) for (const e of s.events) ingest(view, e);
+    S.ticket = ticket;
+    S.view = view;
+    S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || local.json(KEY.scratched, []).includes(id);
+    if (!isPaper(id) && S.token && S.balance == null) {
+      api.me(S.token).then((m) => { S.balance = m.balance_cents; renderBalance(); }).catch(() => {});
+    }
+    renderGame();
+    return;
+  }
+}
+
+function newView() {
+  // hist: the tricks of the current game; last: what the trick area shows;
+  // mode: 'play' or 'extra' (after four tricks, until the Extra duel is settled).
+  return { hist: [], last: null, mode: 'play', extraDraws: [] };
+}
+
+/** One server event into the table's model (live play and rebuilds alike). */
+function ingest(view, e) {
+  switch (e.type) {
+    case 'trick': {
+      const entry = { player: e.player, capone: e.capone, outcome: e.outcome, final: e.outcome === 'tie' ? null : e.outcome, decks: [] };
+      view.hist.push(entry);
+      view.last = { kind: 'trick', player: e.player, capone: e.capone, outcome: e.outcome };
+      break;
+    }
+    case 'deck': {
+      const d = { player: e.player, capone: e.capone, outcome: e.outcome };
+      if (view.mode === 'extra') {
+        view.extraDraws.push(d);
+        view.last = { kind: 'deck', for: 'extra', ...d };
+      } else {
+        const tied = view.hist[view.hist.length - 1];
+        if (tied) {
+          tied.decks.push(d);
+          if (e.outcome !== 'tie') tied.final = e.outcome;
+        }
+        view.last = { kind: 'deck', for: 'tie_break', tied, ...d };
+      }
+      break;
+    }
+    case 'game_over':
+      view.gameOver = { tricks: e.tricks, next: e.next };
+      if (e.next === 'extra_draw') view.mode = 'extra';
+      break;
+    case 'extra_game':
+      view.hist = [];
+      view.extraDraws = [];
+      view.mode = 'play';
+      view.gameOver = null;
+      // The Extra duel's two cards stay in view, with the news.
+      view.last = view.last && view.last.kind === 'deck' ? { ...view.last, extraGame: e.game } : { kind: 'extra_game', game: e.game };
+      break;
+    case 'finished':
+      view.finished = { tricks: e.tricks, prize_cents: e.prize_cents };
+      break;
+    default:
+      break; // "More event types may be added" (CONTRACT.md)
+  }
+}
+
+/** The sentence a screen reader hears for an event, or null. */
+function say(view, e) {
+  switch (e.type) {
+    case 'trick':
+      return t('say.trick', { k: view.hist.length, p: cardName(e.player, 'hearts'), c: cardName(e.capone, 'spades'), outcome: t(`outcome.${e.outcome}`) });
+    case 'deck':
+      return t('say.deck', { p: rankName(e.player), c: rankName(e.capone), outcome: t(`outcome.${e.outcome}`) });
+    case 'game_over':
+      return t('say.gameover', { n: e.tricks });
+    case 'extra_game':
+      return t('say.extra.won', { n: e.game - 1 });
+    case 'finished':
+      return e.prize_cents > 0 ? t('say.finished.won', { n: e.tricks, prize: money(e.prize_cents) }) : t('say.finished.lost', { n: e.tricks });
+    default:
+      return null;
+  }
+}
+const rankName = (r) => t(`rankname.${r}`);
+
+function promptFor(tk) {
+  if (tk.phase === 'finished') return '';
+  if (!S.scratched) return t('prompt.scratch');
+  if (tk.phase === 'play') return t('prompt.play');
+  if (tk.phase === 'extra_draw') return t('prompt.extra');
+  if (tk.phase === 'tie_break') return S.view.mode === 'extra' ? t('prompt.extratie') : t('prompt.tie');
+  return '';
+}
+
+function renderGame() {
+  const tk = S.ticket;
+  const game = $('view-game');
+  game.dataset.id = tk.id;
+  game.dataset.seq = String(tk.seq);
+  game.dataset.phase = tk.phase;
+  game.dataset.game = String(tk.game);
+  $('game-title').textContent = t('ticket.serial', { serial: tk.serial });
+  $('game-no').textContent = tk.game === 1 ? t('ticket.game1') : t('ticket.gameN', { n: tk.game - 1 });
+  $('game-no').classList.toggle('extra', tk.game > 1);
+  $('score').textContent = t('table.score', { won: tk.tricks_won, lost: tk.tricks_lost });
+  $('score').setAttribute('aria-label', t('table.score.label', { won: tk.tricks_won, lost: tk.tricks_lost }));
+  renderPrizes(tk);
+  renderScratch();
+  renderHands(tk);
+  renderTrick(S.view.last, false);
+  renderHistory();
+  $('prompt').textContent = promptFor(tk);
+  renderResult(tk);
+  renderControls();
+}
+
+function renderPrizes(tk) {
+  const body = $('prizes').tBodies[0];
+  body.replaceChildren();
+  for (const n of ['8', '7', '6', '5']) {
+    const cents = tk.prizes_cents[n];
+    body.append(el('tr', { 'data-tricks': n, class: tk.result && String(tk.result.tricks) === n && tk.result.prize_cents > 0 ? 'hit' : null },
+      el('th', { scope: 'row', text: t('prize.row', { n }) }),
+      el('td', { 'data-cents': cents ?? 0, text: cents ? money(cents) : t('prize.none') })));
+  }
+}
+
+function renderHands(tk) {
+  const ch = $('capone-hand');
+  ch.replaceChildren();
+  for (let i = 0; i < 8; i++) ch.append(i < tk.capone_cards_left ? cardBack() : el('span', { class: 'card gone' }));
+  ch.setAttribute('aria-label', t('table.capone.label', { n: tk.capone_cards_left }));
+
+  const hand = $('player-hand');
+  const focusedCard = document.activeElement && document.activeElement.closest && document.activeElement.closest('#player-hand') ? document.activeElement.dataset.card : null;
+  hand.replaceChildren();
+  for (const r of RANKS) {
+    if (tk.hand.includes(r)) {
+      const b = el('button', { type: 'button', class: 'card heart', 'data-card': r, 'aria-label': cardName(r, 'hearts') },
+        el('span', { class: 'rank', 'aria-hidden': 'true', text: rankLabel(r) }),
+        el('span', { class: 'suit', 'aria-hidden': 'true', text: '♥' }),
+        el('span', { class: 'pip', 'aria-hidden': 'true', text: '♥' }));
+      b.addEventListener('click', () => play(r, b));
+      hand.append(b);
+    } else {
+      hand.append(el('span', { class: 'card gone', 'data-played': r }));
+    }
+  }
+  if (focusedCard) refocus(focusedCard);
+}
+
+/** Keeps the keyboard where the player was: the same card, the next one, or the deck. */
+function refocus(card) {
+  const buttons = [...$('player-hand').querySelectorAll('button')];
+  if (S.ticket.phase !== 'play') return $('deck').focus();
+  const same = buttons.find((b) => b.dataset.card === card);
+  const next = buttons.find((b) => RANKS.indexOf(b.dataset.card) > RANKS.indexOf(card)) || buttons[buttons.length - 1];
+  (same || next || $('main')).focus();
+}
+
+function renderControls() {
+  const tk = S.ticket;
+  if (!tk || document.body.dataset.view !== 'game') return;
+  const canPlay = !S.busy && S.scratched && tk.phase === 'play';
+  const canDraw = !S.busy && S.scratched && (tk.phase === 'tie_break' || tk.phase === 'extra_draw');
+  for (const b of $('player-hand').querySelectorAll('button')) b.setAttribute('aria-disabled', String(!canPlay));
+  const deck = $('deck');
+  const wantsDraw = tk.phase === 'tie_break' || tk.phase === 'extra_draw';
+  deck.disabled = !wantsDraw;
+  deck.setAttribute('aria-disabled', String(!canDraw));
+  deck.classList.toggle('active', wantsDraw && S.scratched);
+  deck.setAttribute('aria-label', wantsDraw ? t('table.deck.active') : t('table.deck.label'));
+  $('table').classList.toggle('locked', !S.scratched);
+  $('buy').disabled = S.busy;
+}
+
+/** The middle of the table: the last trick, or the deck draw with both cards. */
+function renderTrick(last, animate) {
+  const sp = $('slot-player');
+  const sc = $('slot-capone');
+  const badge = $('trick-badge');
+  sp.replaceChildren();
+  sc.replaceChildren();
+  badge.textContent = '';
+  badge.className = 'badge';
+  $('trick').className = 'trick';
+  if (!last) return;
+  const anim = animate && S.anim;
+  if (last.kind === 'trick') {
+    sp.append(cardFace(last.player, 'hearts', anim ? 'enter-up' : ''));
+    sc.append(cardFace(last.capone, 'spades', anim ? 'flip' : ''));
+  } else if (last.kind === 'deck') {
+    $('trick').classList.add('from-deck');
+    sp.append(cardFace(last.player, 'hearts', `drawn ${anim ? 'enter-deck' : ''}`));
+    sc.append(cardFace(last.capone, 'spades', `drawn ${anim ? 'enter-deck' : ''}`));
+    if (last.for === 'tie_break' && last.tied) {
+      sp.prepend(cardFace(last.tied.player, 'hearts', 'tied'));
+      sc.prepend(cardFace(last.tied.capone, 'spades', 'tied'));
+    }
+  } else if (last.kind === 'extra_game') {
+    badge.textContent = t('ticket.gameN', { n: last.game - 1 });
+    badge.classList.add('extra');
+    return;
+  }
+  if (last.extraGame) {
+    badge.textContent = t('ticket.gameN', { n: last.extraGame - 1 });
+    badge.classList.add('extra');
+    return;
+  }
+  badge.textContent = t(`outcome.${last.outcome}`);
+  badge.classList.add(last.outcome);
+  $('trick').dataset.outcome = last.outcome;
+}
+
+function renderHistory() {
+  const ol = $('history');
+  ol.replaceChildren();
+  for (const h of S.view.hist) {
+    const final = h.final || 'tie';
+    const li = el('li', { class: final, 'aria-label': `${cardName(h.player, 'hearts')} / ${cardName(h.capone, 'spades')} : ${t(`outcome.${final}`)}` },
+      el('span', { class: 'h-p', text: rankLabel(h.player) + '♥' }),
+      el('span', { class: 'h-c', text: rankLabel(h.capone) + '♠' }));
+    if (h.decks.length) li.append(el('span', { class: 'h-d', 'aria-hidden': 'true', text: h.decks.map((d) => `${rankLabel(d.player)}/${rankLabel(d.capone)}`).join(' ') }));
+    ol.append(li);
+  }
+  for (let i = S.view.hist.length; i < 8; i++) ol.append(el('li', { class: 'empty', 'aria-hidden': 'true' }));
+}
+
+function renderResult(tk) {
+  const box = $('result');
+  if (tk.phase !== 'finished' || !tk.result) {
+    box.hidden = true;
+    return;
+  }
+  const r = tk.result;
+  const won = r.prize_cents > 0;
+  box.hidden = false;
+  box.dataset.won = String(won);
+  box.dataset.prize = String(r.prize_cents);
+  box.dataset.tricks = String(r.tricks);
+  $('result-title').textContent = won ? t('result.won.title') : t('result.lost.title');
+  const lostExtra = !won && r.tricks === 4;
+  $('result-text').textContent = won ? t('result.won.text', { n: r.tricks, prize: money(r.prize_cents) })
+    : lostExtra ? t('result.lost.extra') : t('result.lost.text', { n: r.tricks });
+  $('again').hidden = !S.token || isPaper(tk.id);
+}
+
+async function play(card, button) {
+  if (S.busy || !S.scratched || S.ticket.phase !== 'play') return;
+  button.classList.add('pending');
+  await act({ action: 'play', card });
+}
+
+async function drawDeck() {
+  const tk = S.ticket;
+  if (S.busy || !S.scratched || !tk || !(tk.phase === 'tie_break' || tk.phase === 'extra_draw')) return;
+  await act({ action: 'draw' });
+}
+
+/**
+ * Sends one action with the ticket's `seq`. A lost answer is retried with
+ * the same `seq` and body (api.js): the server returns what it stored.
+ * A refusal (the ticket moved on elsewhere) reloads the ticket as the
+ * server has it.
+ */
+async function act(action) {
+  const tk = S.ticket;
+  const token = tokenFor(tk.id);
+  setBusy(true);
+  $('prompt').textContent = t('prompt.wait');
+  let answer;
+  try {
+    answer = await api.act(token, tk.id, tk.seq, action);
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 409 || e.status === 422)) {
+      try {
+        await loadTicket(tk.id, token);
+        showAlert(t('net.resynced'), 'info');
+      } catch (e2) {
+        showAlert(errorText(e2));
+      }
+    } else {
+      showAlert(errorText(e));
+      renderGame();
+    }
+    setBusy(false);
+    return;
+  }
+  if (answer.ticket.id !== tk.id) return setBusy(false);
+  S.ticket = answer.ticket;
+  if (!isPaper(tk.id)) S.balance = answer.balance_cents;
+  renderBalance();
+  // The hand and score are the server's at once; the middle of the table
+  // shows the events in order, each briefly.
+  renderHands(S.ticket);
+  const sentences = [];
+  for (const e of answer.events) {
+    ingest(S.view, e);
+    const s = say(S.view, e);
+    if (s) sentences.push(s);
+    if (e.type === 'trick' || e.type === 'deck' || e.type === 'extra_game') {
+      renderTrick(S.view.last, true);
+      renderHistory();
+      await pause();
+    }
+  }
+  const prompt = promptFor(S.ticket);
+  if (prompt) sentences.push(prompt);
+  announce(sentences.join(' '));
+  renderGame();
+  setBusy(false);
+  if (S.ticket.phase === 'finished') $('result').focus();
+  else if (S.ticket.phase !== 'play') $('deck').focus();
+  else if (!document.activeElement || document.activeElement === document.body) $('player-hand').querySelector('button')?.focus();
+}
+
+// ------------------------------------------------------------ the scratch zone
+
+const scratch = { ctx: null, drawing: false, lastPt: null, radius: 18 };
+
+function renderScratch() {
+  const canvas = $('scratch-canvas');
+  $('scratch').classList.toggle('revealed', S.scratched);
+  $('reveal').hidden = S.scratched;
+  canvas.hidden = S.scratched;
+  if (S.scratched) return;
+  requestAnimationFrame(paintScratch);
+}
+
+function paintScratch() {
+  const canvas = $('scratch-canvas');
+  const box = $('scratch').getBoundingClientRect();
+  if (box.width === 0) return;
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(box.width * dpr);
+  canvas.height = Math.round(box.height * dpr);
+  const ctx = canvas.getContext('2d', { willReadFrequently: true });
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const g = ctx.createLinearGradient(0, 0, box.width, box.height);
+  g.addColorStop(0, '#b8b8b8');
+  g.addColorStop(0.45, '#e9e9e9');
+  g.addColorStop(0.55, '#cfcfcf');
+  g.addColorStop(1, '#9c9c9c');
+  ctx.globalCompositeOperation = 'source-over';
+  ctx.fillStyle = g;
+  ctx.fillRect(0, 0, box.width, box.height);
+  ctx.fillStyle = 'rgba(90,90,90,0.55)';
+  ctx.font = `600 ${Math.max(13, Math.min(20, box.width / 18))}px system-ui, sans-serif`;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'middle';
+  ctx.fillText(t('scratch.hint'), box.width / 2, box.height / 2, box.width - 16);
+  ctx.font = `${Math.max(16, box.height / 5)}px serif`;
+  ctx.fillStyle = 'rgba(110,110,110,0.35)';
+  for (const [x, y, s] of [[0.1, 0.25, '♠'], [0.9, 0.25, '♥'], [0.1, 0.78, '♥'], [0.9, 0.78, '♠']]) ctx.fillText(s, box.width * x, box.height * y);
+  scratch.ctx = ctx;
+  scratch.radius = Math.max(14, Math.min(26, box.height / 6));
+}
+
+function scratchAt(ev) {
+  const ctx = scratch.ctx;
+  if (!ctx) return;
+  const r = $('scratch-canvas').getBoundingClientRect();
+  const pt = { x: ev.clientX - r.left, y: ev.clientY - r.top };
+  ctx.globalCompositeOperation = 'destination-out';
+  ctx.lineCap = 'round';
+  ctx.lineWidth = scratch.radius * 2;
+  ctx.beginPath();
+  const from = scratch.lastPt || pt;
+  ctx.moveTo(from.x, from.y);
+  ctx.lineTo(pt.x + 0.01, pt.y);
+  ctx.stroke();
+  scratch.lastPt = pt;
+}
+
+function scratchedFraction() {
+  const c = $('scratch-canvas');
+  const { data } = scratch.ctx.getImageData(0, 0, c.width, c.height);
+  let clear = 0;
+  let all = 0;
+  const step = 6;
+  for (let y = 0; y < c.height; y += step) {
+    for (let x = 0; x < c.width; x += step) {
+      all++;
+      if (data[(y * c.width + x) * 4 + 3] < 128) clear++;
+    }
+  }
+  return all ? clear / all : 1;
+}
+
+function initScratch() {
+  const c = $('scratch-canvas');
+  c.addEventListener('pointerdown', (ev) => {
+    if (S.scratched) return;
+    ev.preventDefault();
+    c.setPointerCapture?.(ev.pointerId);
+    scratch.drawing = true;
+    scratch.lastPt = null;
+    scratchAt(ev);
+  });
+  c.addEventListener('pointermove', (ev) => {
+    if (!scratch.drawing) return;
+    for (const e of ev.getCoalescedEvents ? ev.getCoalescedEvents() : [ev]) scratchAt(e);
+    if (ev.getCoalescedEvents && ev.getCoalescedEvents().length === 0) scratchAt(ev);
+  });
+  const end = () => {
+    if (!scratch.drawing) return;
+    scratch.drawing = false;
+    scratch.lastPt = null;
+    if (scratchedFraction() > 0.45) reveal(false);
+  };
+  c.addEventListener('pointerup', end);
+  c.addEventListener('pointercancel', end);
+  c.addEventListener('pointerleave', end);
+  $('reveal').addEventListener('click', () => reveal(true));
+  window.addEventListener('resize', () => {
+    if (!S.scratched && document.body.dataset.view === 'game') paintScratch();
+  });
+}
+
+function reveal(byButton) {
+  if (S.scratched || !S.ticket) return;
+  S.scratched = true;
+  const ids = local.json(KEY.scratched, []).filter((x) => x !== S.ticket.id);
+  ids.push(S.ticket.id);
+  local.set(KEY.scratched, JSON.stringify(ids.slice(-50)));
+  renderScratch();
+  $('prompt').textContent = promptFor(S.ticket);
+  renderControls();
+  announce(`${t('scratch.title')} : ${['5', '6', '7', '8'].map((n) => `${t('prize.row', { n })} ${S.ticket.prizes_cents[n] ? money(S.ticket.prizes_cents[n]) : t('prize.none')}`).join(', ')}. ${promptFor(S.ticket)}`);
+  if (byButton) $('player-hand').querySelector('button')?.focus();
+}
+
+// ------------------------------------------------------------ verification
+
+async function openVerify(id) {
+  show('verify');
+  setBusy(true);
+  S.verdict = null;
+  $('verdict').textContent = t('verify.running');
+  $('verdict').dataset.valid = '';
+  $('verify-checks').replaceChildren();
+  $('verify-draws').tBodies[0].replaceChildren();
+  $('verify-seeds').replaceChildren();
+  $('verify-intro').textContent = t('verify.intro', { serial: id });
+  try {
+    const record = await api.record(tokenFor(id), id);
+    const v = await verifyRecord(record);
+    S.verdict = { record, v };
+    renderVerdict(record, v);
+  } catch (e) {
+    $('verdict').textContent = errorText(e);
+    $('verdict').dataset.valid = 'false';
+  }
+  setBusy(false);
+  $('verdict').focus?.();
+}
+
+function drawText(d) {
+  if (!d) return '—';
+  return d.kind === 'deck' ? `${rankLabel(d.player)}♥ / ${rankLabel(d.capone)}♠` : `${rankLabel(d.capone)}♠`;
+}
+
+function problemText(p) {
+  const params = { ...p };
+  if (p.code === 'draw') {
+    params.recorded = drawText(p.recorded);
+    params.computed = drawText(p.computed);
+  }
+  if (p.code === 'result') params.computed = p.computed ? `${p.computed.tricks} / ${money(p.computed.prize_cents)}` : '—';
+  return t(`verify.bad.${p.code}`, params);
+}
+
+function renderVerdict(record, v) {
+  $('verify-intro').textContent = t('verify.intro', { serial: record.serial });
+  const verdict = $('verdict');
+  verdict.textContent = v.valid ? t('verify.valid') : t('verify.invalid', { n: v.problems.length });
+  verdict.dataset.valid = String(v.valid);
+  $('verify-crypto').textContent = t(`verify.crypto.${v.crypto}`);
+  const checks = $('verify-checks');
+  checks.replaceChildren();
+  for (const p of v.passed) {
+    const params = { ...p };
+    if (p.code === 'result') params.prize = money(p.prize_cents);
+    checks.append(el('li', { class: 'ok', text: t(`verify.ok.${p.code}`, params) }));
+  }
+  for (const p of v.problems) checks.append(el('li', { class: 'bad', text: problemText(p) }));
+  const seeds = $('verify-seeds');
+  seeds.replaceChildren();
+  for (const [k, val] of [['verify.commitment', record.commitment], ['verify.server_seed', record.server_seed ?? '—'], ['verify.client_seed', record.client_seed]]) {
+    seeds.append(el('dt', { text: t(k) }), el('dd', { class: 'mono', text: String(val) }));
+  }
+  const body = $('verify-draws').tBodies[0];
+  body.replaceChildren();
+  for (const d of v.draws) {
+    body.append(el('tr', { class: d.ok ? 'ok' : 'bad' },
+      el('td', { text: String(d.n) }),
+      el('td', { text: d.kind ? t(`verify.kind.${d.kind}`) : '—' }),
+      el('td', { text: drawText(d.recorded) }),
+      el('td', { text: drawText(d.computed) }),
+      el('td', { class: 'mark', 'aria-label': d.ok ? 'ok' : 'mismatch', text: d.ok ? '✓' : '✗' })));
+  }
+  $('verify-raw').textContent = JSON.stringify(record, null, 2);
+}
+
+// ------------------------------------------------------------ start
+
+function init() {
+  initSettings();
+  applyStrings();
+  initScratch();
+  net.onRetry = () => {
+    const b = $('netbanner');
+    b.textContent = t('net.retry');
+    b.hidden = false;
+  };
+  net.onRecovered = () => { $('netbanner').hidden = true; };
+  $('register-form').addEventListener('submit', register);
+  $('token-form').addEventListener('submit', useToken);
+  $('buy-form').addEventListener('submit', buy);
+  $('paper-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    redeem($('play-code').value);
+  });
+  $('deck').addEventListener('click', drawDeck);
+  $('verify-btn').addEventListener('click', () => { location.hash = `#v=${encodeURIComponent(S.ticket.id)}`; });
+  $('again').addEventListener('click', () => { location.hash = ''; requestAnimationFrame(() => $('buy').focus()); });
+  $('home-btn').addEventListener('click', () => { location.hash = ''; });
+  $('verify-back').addEventListener('click', () => {
+    const id = S.verdict ? S.verdict.record.serial : local.get(KEY.current);
+    location.hash = id ? `#t=${encodeURIComponent(id)}` : '';
+  });
+  $('brand').addEventListener('click', (ev) => {
+    ev.preventDefault();
+    if (location.hash && location.hash !== '#') location.hash = '';
+    else route();
+  });
+  window.addEventListener('hashchange', route);
+
+  const q = new URLSearchParams(location.search);
+  const code = location.pathname.replace(/\/+$/, '').endsWith('/play') ? q.get('code') : null;
+  if (code != null) {
+    // The play code is a secret: it leaves the address bar at once.
+    history.replaceState(null, '', `${location.pathname}${location.hash}`);
+    show('home');
+    renderHome();
+    $('play-code').value = code;
+    return redeem(code);
+  }
+  const pending = local.json(KEY.pendingBuy, null);
+  if (pending && S.token) {
+    // A purchase whose answer never came: the same key again (at most one ticket).
+    show('home');
+    renderHome();
+    return completePurchase(pending);
+  }
+  return route();
+}
+
+init();
