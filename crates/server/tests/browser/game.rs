@@ -80,15 +80,7 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
     assert_eq!(b.exec("return document.getElementById('view-game').dataset.seq", json!([])).await, "0");
     scratch(&b, "mouse").await;
     // The revealed schedule is the ticket's own.
-    let t = reqwest::Client::new()
-        .get(format!("{}/api/tickets/{serial}", srv.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json::<serde_json::Value>()
-        .await
-        .unwrap();
+    let t = srv.get(&format!("/api/tickets/{serial}"), &token).await;
     let shown = b
         .exec("return Object.fromEntries([...document.querySelectorAll('#prizes tr')].map(r => [r.dataset.tricks, Number(r.querySelector('td').dataset.cents)]));", json!([]))
         .await;
@@ -144,15 +136,7 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
     assert_eq!(b.exec("return document.getElementById('result').dataset.tricks", json!([])).await, r.tricks.to_string());
     let want = START - 300 + prize;
     assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, want.to_string());
-    let me = reqwest::Client::new()
-        .get(format!("{}/api/me", srv.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json::<serde_json::Value>()
-        .await
-        .unwrap();
+    let me = srv.get("/api/me", &token).await;
     assert_eq!(me["balance_cents"], want, "the server credited the prize the page shows");
     b.shot("desktop-8-result").await;
 

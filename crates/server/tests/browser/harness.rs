@@ -59,6 +59,26 @@ pub async fn spawn_server() -> TestServer {
     TestServer { app, url, _dir: dir }
 }
 
+impl TestServer {
+    /// `GET path` with the player's token: the JSON answer.
+    pub async fn get(&self, path: &str, token: &str) -> Value {
+        let r = reqwest::Client::new().get(format!("{}{path}", self.url)).bearer_auth(token).send().await.unwrap();
+        assert!(r.status().is_success(), "GET {path}: {}", r.status());
+        r.json().await.unwrap()
+    }
+
+    /// `POST path` with a JSON body (and a token): the JSON answer, which must be a success.
+    pub async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> Value {
+        let mut req = reqwest::Client::new().post(format!("{}{path}", self.url)).json(body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let r = req.send().await.unwrap();
+        assert!(r.status().is_success(), "POST {path}: {}", r.status());
+        r.json().await.unwrap()
+    }
+}
+
 /// The serial of the `position`-th ticket sold by a fresh test server
 /// (emission 1, block 1, sold in order): known before buying, so a test can
 /// choose a client seed that steers the game.

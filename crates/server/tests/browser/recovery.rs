@@ -142,15 +142,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
 
     // Another tab plays the next card: this page's next click is refused
     // (409) and the page reloads the ticket as the server has it.
-    let http = reqwest::Client::new();
-    let r = http
-        .post(format!("{}/api/tickets/{serial}/actions", srv.url))
-        .bearer_auth(&token)
-        .json(&action_json(i, plan.actions[i]))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &action_json(i, plan.actions[i])).await;
     let other_card = match plan.actions[i] {
         Action::Play { card } => engine::Rank::ALL.into_iter().find(|&r| r != card).unwrap(),
         Action::Draw => unreachable!("an Extra game starts with a card"),
@@ -171,15 +163,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
     b.wait_for("!document.getElementById('result').hidden", "the result after a reload").await;
 
     // The server applied exactly the planned actions: nothing twice, nothing redrawn.
-    let record: Value = http
-        .get(format!("{}/api/tickets/{serial}/record", srv.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
     let want: Vec<Value> = plan.actions.iter().enumerate().map(|(k, a)| action_json(k, *a)).collect();
     assert_eq!(record["actions"], json!(want));
     let r = plan.game.result().unwrap();

@@ -29,7 +29,6 @@ fn rust_valid(record: &Value) -> Option<bool> {
 async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tampering() {
     let srv = spawn_server().await;
     let Some(b) = browser(&srv.url, Screen::Desktop { width: 1100, height: 900 }).await else { return };
-    let http = reqwest::Client::new();
     let serial = serial_of_sale(1);
     let plan = find_seed(&serial, "ver", |p| {
         p.all_events().any(|e| matches!(e, Event::Deck { .. }))
@@ -38,38 +37,14 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     });
 
     // A ticket played through the API.
-    let player: Value = http.post(format!("{}/api/players", srv.url)).json(&json!({})).send().await.unwrap().json().await.unwrap();
+    let player = srv.post("/api/players", None, &json!({})).await;
     let token = player["token"].as_str().unwrap().to_string();
-    let bought: Value = http
-        .post(format!("{}/api/tickets", srv.url))
-        .bearer_auth(&token)
-        .json(&json!({"client_seed": plan.client_seed}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bought = srv.post("/api/tickets", Some(&token), &json!({"client_seed": plan.client_seed})).await;
     assert_eq!(bought["ticket"]["serial"], serial.as_str());
     for (k, a) in plan.actions.iter().enumerate() {
-        let r = http
-            .post(format!("{}/api/tickets/{serial}/actions", srv.url))
-            .bearer_auth(&token)
-            .json(&action_json(k, *a))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
+        srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &action_json(k, *a)).await;
     }
-    let record: Value = http
-        .get(format!("{}/api/tickets/{serial}/record", srv.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
     assert_eq!(rust_valid(&record), Some(true));
 
     b.open("/?anim=0").await;
