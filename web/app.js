@@ -394,7 +394,8 @@ async function loadTicket(id, token) {
     for (const s of steps) for (const e of s.events) ingest(view, e);
     S.ticket = ticket;
     S.view = view;
-    S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || local.json(KEY.scratched, []).includes(id);
+    // A paper ticket was scratched in the shop, by hand.
+    S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(id) || local.json(KEY.scratched, []).includes(id);
     if (!isPaper(id) && S.token && S.balance == null) {
       api.me(S.token).then((m) => { S.balance = m.balance_cents; renderBalance(); }).catch(() => {});
     }
@@ -629,7 +630,8 @@ function renderResult(tk) {
   box.dataset.tricks = String(r.tricks);
   $('result-title').textContent = won ? t('result.won.title') : t('result.lost.title');
   const lostExtra = !won && r.tricks === 4;
-  $('result-text').textContent = won ? t('result.won.text', { n: r.tricks, prize: money(r.prize_cents) })
+  const wonKey = isPaper(tk.id) ? 'result.won.paper' : 'result.won.text';
+  $('result-text').textContent = won ? t(wonKey, { n: r.tricks, prize: money(r.prize_cents) })
     : lostExtra ? t('result.lost.extra') : t('result.lost.text', { n: r.tricks });
   $('again').hidden = !S.token || isPaper(tk.id);
 }
@@ -733,11 +735,19 @@ function paintScratch() {
   ctx.globalCompositeOperation = 'source-over';
   ctx.fillStyle = g;
   ctx.fillRect(0, 0, box.width, box.height);
-  ctx.fillStyle = 'rgba(90,90,90,0.55)';
-  ctx.font = `600 ${Math.max(13, Math.min(20, box.width / 18))}px system-ui, sans-serif`;
+  ctx.fillStyle = 'rgba(80,80,80,0.7)';
+  const size = Math.max(14, Math.min(20, box.width / 20));
+  ctx.font = `600 ${size}px system-ui, sans-serif`;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'middle';
-  ctx.fillText(t('scratch.hint'), box.width / 2, box.height / 2, box.width - 16);
+  // The hint on as many lines as the zone's width needs.
+  const lines = [];
+  for (const word of t('scratch.hint').split(' ')) {
+    const last = lines[lines.length - 1];
+    if (last && ctx.measureText(`${last} ${word}`).width < box.width - 70) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  lines.forEach((l, k) => ctx.fillText(l, box.width / 2, box.height / 2 + (k - (lines.length - 1) / 2) * size * 1.25));
   ctx.font = `${Math.max(16, box.height / 5)}px serif`;
   ctx.fillStyle = 'rgba(110,110,110,0.35)';
   for (const [x, y, s] of [[0.1, 0.25, '♠'], [0.9, 0.25, '♥'], [0.1, 0.78, '♥'], [0.9, 0.78, '♠']]) ctx.fillText(s, box.width * x, box.height * y);

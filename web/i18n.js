@@ -58,7 +58,7 @@ export const STRINGS = {
     'tickets.paper': 'papier',
 
     'ticket.serial': 'Ticket {serial}',
-    'ticket.game1': 'Partie',
+    'ticket.game1': '1re partie',
     'ticket.gameN': 'Partie Extra {n}',
     'scratch.title': 'Vos gains',
     'scratch.hint': 'Grattez la zone pour découvrir vos gains',
@@ -105,6 +105,7 @@ export const STRINGS = {
 
     'result.won.title': 'Gagné !',
     'result.won.text': '{n} plis remportés : {prize} crédités sur votre solde.',
+    'result.won.paper': '{n} plis remportés : {prize} à retirer chez votre détaillant avec le ticket papier.',
     'result.lost.title': 'Perdu',
     'result.lost.text': '{n} plis remportés. Il en fallait au moins 5.',
     'result.lost.extra': 'Duel Extra perdu : le ticket est perdant.',
@@ -207,7 +208,7 @@ export const STRINGS = {
     'tickets.paper': 'paper',
 
     'ticket.serial': 'Ticket {serial}',
-    'ticket.game1': 'Game',
+    'ticket.game1': 'First game',
     'ticket.gameN': 'Extra game {n}',
     'scratch.title': 'Your prizes',
     'scratch.hint': 'Scratch the zone to see your prizes',
@@ -254,6 +255,7 @@ export const STRINGS = {
 
     'result.won.title': 'You won!',
     'result.won.text': '{n} tricks won: {prize} credited to your balance.',
+    'result.won.paper': '{n} tricks won: {prize} to collect from your retailer with the paper ticket.',
     'result.lost.title': 'Lost',
     'result.lost.text': '{n} tricks won. At least 5 were needed.',
     'result.lost.extra': 'Extra duel lost: the ticket loses.',
