@@ -57,7 +57,9 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
         matches!((tie, extra), (Some(t), Some(x)) if t < x) && p.game.result().unwrap().prize_cents > 0
     });
 
-    b.open("/?anim=0").await;
+    // Animations on (the default) for the first tricks, then off in the settings.
+    b.open("/").await;
+    assert_eq!(b.exec("return document.documentElement.dataset.anim", json!([])).await, "on");
     assert!(b.text("#welcome h1").await.contains("As Capone"));
     b.shot("desktop-0-welcome").await;
     b.type_into("#name", "Eliot").await;
@@ -101,6 +103,11 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
         assert_table_shows(&b, &plan.events[i], i).await;
         if i == 2 {
             b.shot("desktop-3-duel").await;
+            b.click("#settings > summary").await;
+            b.click("#anim-toggle").await;
+            assert_eq!(b.exec("return document.documentElement.dataset.anim", json!([])).await, "off");
+            assert_eq!(b.exec("return localStorage.getItem('asc.anim')", json!([])).await, "0", "the setting is kept");
+            b.click("#settings > summary").await;
         }
         if i == first_tie {
             let phase = b.exec("return document.getElementById('view-game').dataset.phase", json!([])).await;
@@ -157,5 +164,6 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
     assert!(b.text("#tickets").await.contains("Gagné"));
     b.close().await;
     srv.app.shutdown().await.unwrap();
-    eprintln!("screenshots: {}", artifacts_dir().display());
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "browser screenshots: {}", artifacts_dir().display());
 }
