@@ -222,6 +222,7 @@ function renderHome() {
   $('welcome').hidden = logged;
   $('lobby').hidden = false;
   $('buy-panel').hidden = !logged;
+  $('lobby').classList.toggle('solo', !logged);
   const list = $('tickets');
   list.replaceChildren();
   const paper = Object.keys(paperTokens());

@@ -295,6 +295,12 @@ impl Browser {
     }
 
     pub async fn shot(&self, name: &str) {
+        // Not in the middle of a transition (the deck's endless pulse aside).
+        self.wait_for(
+            "document.getAnimations().every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)",
+            "animations to end",
+        )
+        .await;
         let p = artifacts_dir().join(format!("{name}.png"));
         self.screenshot(&p).await;
     }
