@@ -140,9 +140,7 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
         let v = verdict_in_page(&b, t, "webcrypto").await;
         assert_eq!(v["valid"], false, "the page accepts a record with {what} changed: {v}");
         assert!(!v["problems"].as_array().unwrap().is_empty());
-        if let Some(rust) = rust_valid(t) {
-            assert_eq!(rust, false, "Rust accepts a record with {what} changed");
-        }
+        assert_eq!(rust_valid(t), Some(false), "Rust accepts (or cannot read) a record with {what} changed");
     }
     eprintln!("{} tampered records refused by verify.js and by Rust", tampered.len());
 
