@@ -89,7 +89,7 @@ proptest! {
         }
         prop_assert_eq!(g.tricks_won() + g.tricks_lost(), 8);
         prop_assert!(games >= 1);
-        prop_assert_eq!(g.game_number(), games as u32);
+        prop_assert_eq!(g.game_number(), games);
     }
 
     #[test]

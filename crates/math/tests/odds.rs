@@ -37,14 +37,16 @@ enum Stop {
 
 /// What identifies a state for the walk (not the counters of draws, actions
 /// or games, which do not change what can happen next).
-fn key(g: &Game) -> (Phase, u8, u8, Option<(Rank, Rank)>, u8, u8) {
+type Key = (Phase, u8, u8, Option<(Rank, Rank)>, u8, u8);
+
+fn key(g: &Game) -> Key {
     (g.phase(), g.hand().bits(), g.capone_hand().bits(), g.tied_trick(), g.tricks_won(), g.tricks_lost())
 }
 
 struct Walk {
     strategy: Strategy,
     stop_at_game_over: bool,
-    memo: HashMap<(Phase, u8, u8, Option<(Rank, Rank)>, u8, u8), HashMap<Stop, BigRational>>,
+    memo: HashMap<Key, HashMap<Stop, BigRational>>,
 }
 
 impl Walk {
