@@ -4,25 +4,9 @@ use serde_json::{Value, json};
 use server::fairness::ServerSeeds;
 use server::{App, AppOptions, Config};
 
-pub const SEED: [u8; 32] = [0x5a; 32];
-pub const START: i64 = 10_000;
-
-/// A small table: blocks of 100 tickets so that a test database starts in
-/// milliseconds (the real table's blocks hold 300 000).
-pub const TABLE: &str = r#"
-game = "As Capone"
-code = "TST"
-price_cents = 300
-block_size = 100
-
-[[schedule]]
-tickets = 60
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
-
-[[schedule]]
-tickets = 40
-prizes_cents = { 5 = 500, 6 = 2000, 7 = 20000, 8 = 200000 }
-"#;
+#[path = "../common/fixture.rs"]
+mod fixture;
+pub use fixture::{SEED, START, TABLE};
 
 pub struct TestApp {
     pub app: App,

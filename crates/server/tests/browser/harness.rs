@@ -15,25 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The test-only server seed: every ticket's draws are known in advance.
-pub const SEED: [u8; 32] = [0x5a; 32];
-pub const START: i64 = 10_000;
-
-/// Blocks of 100 tickets, so that a fresh database starts in milliseconds.
-pub const TABLE: &str = r#"
-game = "As Capone"
-code = "TST"
-price_cents = 300
-block_size = 100
-
-[[schedule]]
-tickets = 60
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
-
-[[schedule]]
-tickets = 40
-prizes_cents = { 5 = 500, 6 = 2000, 7 = 20000, 8 = 200000 }
-"#;
+#[path = "../common/fixture.rs"]
+mod fixture;
+pub use fixture::{SEED, START, TABLE};
 
 pub struct TestServer {
     pub app: App,
