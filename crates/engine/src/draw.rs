@@ -62,7 +62,7 @@ mod tests {
         // m = 15: 2^32 mod 15 = 1.
         let mut xs = [u32::MAX, 29].into_iter();
         assert_eq!(uniform_below(15, || xs.next().unwrap()), 14);
-        // m = 1 always answers 0 and rejects only 2^32 - 1 ... which is not rejected: 2^32 mod 1 = 0.
+        // m = 1: 2^32 mod 1 = 0, nothing is rejected and the answer is always 0.
         let mut xs = [u32::MAX].into_iter();
         assert_eq!(uniform_below(1, || xs.next().unwrap()), 0);
     }
