@@ -24,8 +24,11 @@ export const net = {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Retry on no answer at all, a timeout, or a server that is restarting. */
-const retryable = (status) => status === 0 || status === 502 || status === 503 || status === 504;
+/**
+ * Retry on no answer at all, a timeout, or a server that is restarting; a
+ * sold-out emission (503 `sold_out`) is an answer, not an outage.
+ */
+const retryable = (e) => e.code !== 'sold_out' && [0, 502, 503, 504].includes(e.status);
 
 async function once(method, path, { token, body, headers = {} }) {
   const h = { Accept: 'application/json', ...headers };
@@ -64,7 +67,7 @@ export async function request(method, path, opts = {}) {
       if (k > 0) net.onRecovered();
       return out;
     } catch (e) {
-      if (!opts.retry || !(e instanceof ApiError) || !retryable(e.status)) {
+      if (!opts.retry || !(e instanceof ApiError) || !retryable(e)) {
         if (k > 0) net.onRecovered();
         throw e;
       }

@@ -314,7 +314,8 @@ async function completePurchase(pending) {
   } catch (e) {
     local.set(KEY.pendingBuy, null);
     if (e.code === 'insufficient_funds') showAlert(t('buy.funds', { price: money(PRICE) }));
-    else if (e.status === 409) showAlert(t('buy.soldout'));
+    else if (e.code === 'sold_out') showAlert(t('buy.soldout'));
+    else if (e.status === 409) showAlert(errorText(e));
     else if (e.status === 401) forgetToken();
     else showAlert(errorText(e));
     setBusy(false);

@@ -11,7 +11,8 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8080].
     #[arg(long, env = "AS_CAPONE_LISTEN")]
     pub listen: Option<String>,
-    /// Database URL: a SQLite file (`sqlite://as-capone.db`, the default).
+    /// Database URL: a SQLite file (`sqlite://as-capone.db`, the default) or
+    /// `postgres://USER@HOST:PORT/DB`, which several processes can share.
     #[arg(long, env = "AS_CAPONE_DB")]
     pub db: Option<String>,
     /// Prize table (TOML) of the emission created on first start [default: the example table].
@@ -38,12 +39,15 @@ pub struct ServeArgs {
     /// Request time limit in milliseconds [default: 10000].
     #[arg(long, env = "AS_CAPONE_REQUEST_TIMEOUT_MS")]
     pub request_timeout_ms: Option<u64>,
-    /// Retailer bearer tokens, comma-separated.
-    #[arg(long, env = "AS_CAPONE_RETAILER_TOKENS", value_delimiter = ',')]
-    pub retailer_tokens: Vec<String>,
-    /// Operator bearer tokens, comma-separated.
-    #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
-    pub operator_tokens: Vec<String>,
+    /// PostgreSQL: most connections of this process's pool [default: 16].
+    #[arg(long, env = "AS_CAPONE_DB_MAX_CONNECTIONS")]
+    pub db_max_connections: Option<u32>,
+    /// Waiting longer for a database connection answers 503, in milliseconds [default: 5000].
+    #[arg(long, env = "AS_CAPONE_DB_ACQUIRE_TIMEOUT_MS")]
+    pub db_acquire_timeout_ms: Option<u64>,
+    /// At start-up, keep retrying an unreachable database this many seconds [default: 60].
+    #[arg(long, env = "AS_CAPONE_DB_START_WAIT_S")]
+    pub db_start_wait_s: Option<u64>,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -83,11 +87,14 @@ impl ServeArgs {
         if let Some(v) = self.request_timeout_ms {
             c.request_timeout_ms = v;
         }
-        if !self.retailer_tokens.is_empty() {
-            c.retailer_tokens = self.retailer_tokens.clone();
+        if let Some(v) = self.db_max_connections {
+            c.db_max_connections = v;
         }
-        if !self.operator_tokens.is_empty() {
-            c.operator_tokens = self.operator_tokens.clone();
+        if let Some(v) = self.db_acquire_timeout_ms {
+            c.db_acquire_timeout_ms = v;
+        }
+        if let Some(v) = self.db_start_wait_s {
+            c.db_start_wait_s = v;
         }
         c.check()?;
         Ok(c)

@@ -5,8 +5,7 @@ use crate::config::Config;
 use crate::fairness::ServerSeeds;
 use crate::http::{AppState, router};
 use crate::metrics::Metrics;
-use crate::store::Storage;
-use crate::store::sqlite::SqliteStore;
+use crate::store::Store;
 use anyhow::Context;
 use math::PrizeTable;
 use std::net::SocketAddr;
@@ -37,29 +36,19 @@ impl AppOptions {
     }
 }
 
-/// Opens the storage named by the database URL.
-pub async fn open_store(config: &Config, table: &PrizeTable, metrics: Arc<Metrics>) -> anyhow::Result<Arc<dyn Storage>> {
-    let url = config.db.as_str();
-    if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        anyhow::bail!(
-            "PostgreSQL storage is not written yet (the Storage trait is ready for it); use a SQLite file, e.g. --db sqlite://as-capone.db"
-        );
-    }
-    Ok(Arc::new(SqliteStore::open(config, table, metrics).await?))
-}
-
 /// A running server.
 pub struct App {
     addr: SocketAddr,
-    store: Arc<dyn Storage>,
+    store: Arc<Store>,
     metrics: Arc<Metrics>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
 }
 
 impl App {
-    /// Opens the database (creating, migrating and emitting on first
-    /// start), binds the listener and starts serving.
+    /// Opens the database (creating and migrating it, making the first
+    /// emission and the demo player on first start), binds the listener and
+    /// starts serving.
     pub async fn start(options: AppOptions) -> anyhow::Result<App> {
         let AppOptions { config, table, seeds } = options;
         config.check()?;
@@ -67,7 +56,7 @@ impl App {
             tracing::warn!("INSECURE: every ticket gets the same fixed server seed (tests only)");
         }
         let metrics = Arc::new(Metrics::new());
-        let store = open_store(&config, &table, metrics.clone()).await?;
+        let store = Arc::new(Store::open(&config, &table, metrics.clone()).await?);
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -106,7 +95,7 @@ impl App {
         format!("http://{}", self.addr)
     }
 
-    pub fn store(&self) -> &Arc<dyn Storage> {
+    pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
 
@@ -115,7 +104,7 @@ impl App {
     }
 
     /// Graceful stop: no new connections, in-flight requests finish, the
-    /// writer commits what it has queued, the database is closed.
+    /// writes queued are committed, the database is closed.
     pub async fn shutdown(mut self) -> anyhow::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

@@ -22,15 +22,19 @@ use std::path::PathBuf;
 /// group_commit_max = 256             # requests sharing one commit, at most
 /// body_limit_bytes = 16384
 /// request_timeout_ms = 10000
-/// retailer_tokens = ["shop-1-secret"]
-/// operator_tokens = ["ops-secret"]
+/// read_connections = 4               # SQLite: connections of the read pool
+/// db_max_connections = 16            # PostgreSQL: connections of this process's pool
+/// db_acquire_timeout_ms = 5000       # waiting longer for a connection answers 503
+/// db_start_wait_s = 60               # start-up waits this long for the database
 /// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Address to listen on; port 0 picks a free port.
     pub listen: String,
-    /// Database URL: `sqlite://PATH` (or a bare path), `sqlite::memory:`.
+    /// Database URL: `sqlite://PATH` (or a bare path) for the embedded
+    /// database of one process, `postgres://USER@HOST:PORT/DB` for one
+    /// shared by several processes.
     pub db: String,
     /// Prize table file (TOML, CONTRACT.md); `None` for the example table.
     pub table: Option<PathBuf>,
@@ -48,12 +52,15 @@ pub struct Config {
     pub body_limit_bytes: usize,
     /// A request that takes longer is answered 503 `timeout`.
     pub request_timeout_ms: u64,
-    /// Bearer tokens of retailers (the paper channel, a later issue).
-    pub retailer_tokens: Vec<String>,
-    /// Bearer tokens of operators (admin endpoints, a later issue).
-    pub operator_tokens: Vec<String>,
-    /// Connections of the read pool.
+    /// SQLite: connections of the read pool (the writer has its own).
     pub read_connections: u32,
+    /// PostgreSQL: most connections this process opens.
+    pub db_max_connections: u32,
+    /// Waiting longer than this for a free connection answers 503.
+    pub db_acquire_timeout_ms: u64,
+    /// At start-up, how long to keep retrying a database that does not
+    /// answer yet (a PostgreSQL server still starting), in seconds.
+    pub db_start_wait_s: u64,
 }
 
 impl Default for Config {
@@ -69,9 +76,10 @@ impl Default for Config {
             group_commit_max: 256,
             body_limit_bytes: 16 * 1024,
             request_timeout_ms: 10_000,
-            retailer_tokens: Vec::new(),
-            operator_tokens: Vec::new(),
             read_connections: 4,
+            db_max_connections: 16,
+            db_acquire_timeout_ms: 5_000,
+            db_start_wait_s: 60,
         }
     }
 }
@@ -96,6 +104,8 @@ impl Config {
         anyhow::ensure!(self.body_limit_bytes >= 64, "body_limit_bytes must be at least 64");
         anyhow::ensure!(self.request_timeout_ms >= 1, "request_timeout_ms must be at least 1");
         anyhow::ensure!(self.read_connections >= 1, "read_connections must be at least 1");
+        anyhow::ensure!(self.db_max_connections >= 2, "db_max_connections must be at least 2");
+        anyhow::ensure!(self.db_acquire_timeout_ms >= 1, "db_acquire_timeout_ms must be at least 1");
         anyhow::ensure!(
             self.start_balance_cents <= i64::MAX as u64 / 4,
             "start_balance_cents is too large"

@@ -1,15 +1,69 @@
 //! [`AppError`]: every refusal of the API, in the one shape of CONTRACT.md:
 //! `{"error": code, "message": text}`. A refused request changes nothing
-//! (guarantee 7): handlers and the writer refuse before they write, and a
-//! refusal inside a group commit rolls back only its own savepoint.
+//! (guarantee 7): the core refuses before anything is written, and a
+//! failure inside a group commit rolls back only its own savepoint.
+//!
+//! [`StoreError`]: what a storage backend can fail with, keeping the
+//! database's error as its `source`. It becomes an [`AppError::Storage`]
+//! and is logged, with its whole chain of causes, at the HTTP edge
+//! (`IntoResponse`), once, whatever built it.
 
 use axum::extract::rejection::{BytesRejection, JsonRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use std::sync::Arc;
+
+/// A storage failure. Cloneable (a group commit answers every request of a
+/// failed batch with it), so the database's error is shared.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached, or no connection was free in time.
+    #[error("database unavailable")]
+    Unavailable(#[source] Arc<sqlx::Error>),
+    /// The database refused or failed a statement.
+    #[error("database error")]
+    Database(#[source] Arc<sqlx::Error>),
+    /// A stored row cannot be read back (a bug, or someone edited the data).
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+    /// A guarded write found the row changed since it was loaded.
+    #[error("a write found its row changed since it was loaded: {0}")]
+    Stale(String),
+    /// The server stops and takes no more writes.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+}
+
+impl StoreError {
+    /// A transient conflict between transactions that the same request,
+    /// run again from the start, may pass: PostgreSQL's serialization
+    /// failure (40001) or deadlock (40P01), or a unique key taken by a
+    /// concurrent transaction (23505).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            StoreError::Database(e) => match e.as_database_error().and_then(|d| d.code()) {
+                Some(code) => matches!(code.as_ref(), "40001" | "40P01" | "23505"),
+                None => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        match e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
+                StoreError::Unavailable(Arc::new(e))
+            }
+            e => StoreError::Database(Arc::new(e)),
+        }
+    }
+}
 
 /// An error answer of the API.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AppError {
     /// 400 `bad_request`: malformed JSON, wrong content type, bad field.
     #[error("{0}")]
@@ -27,7 +81,7 @@ pub enum AppError {
     #[error("{0}")]
     MethodNotAllowed(String),
     /// 409 `conflict`: a stale or future `seq`, a different body for an
-    /// applied `seq`, a reused Idempotency-Key, no ticket left.
+    /// applied `seq`, a reused Idempotency-Key.
     #[error("{0}")]
     Conflict(String),
     /// 413 `payload_too_large`.
@@ -41,10 +95,17 @@ pub enum AppError {
     /// the same request returns its answer (guarantee 4).
     #[error("{0}")]
     Timeout(String),
+    /// 503 `sold_out`: no ticket of the emission is left for sale.
+    #[error("{0}")]
+    SoldOut(String),
     /// 503 `unavailable`: the database cannot be reached or is shutting down.
     #[error("{0}")]
     Unavailable(String),
-    /// 500 `internal`: a bug or a storage failure; details go to the log only.
+    /// 500 `internal` (503 `unavailable` when the database is out of
+    /// reach): details go to the log only.
+    #[error(transparent)]
+    Storage(#[from] StoreError),
+    /// 500 `internal`: a bug; details go to the log only.
     #[error("{0}")]
     Internal(String),
 }
@@ -69,8 +130,9 @@ impl AppError {
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::InvalidAction(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            AppError::Timeout(_) | AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Timeout(_) | AppError::Unavailable(_) | AppError::SoldOut(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Storage(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -86,23 +148,28 @@ impl AppError {
             AppError::PayloadTooLarge(_) => "payload_too_large",
             AppError::InvalidAction(_) => "invalid_action",
             AppError::Timeout(_) => "timeout",
+            AppError::SoldOut(_) => "sold_out",
             AppError::Unavailable(_) => "unavailable",
-            AppError::Internal(_) => "internal",
+            AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => "unavailable",
+            AppError::Storage(_) | AppError::Internal(_) => "internal",
         }
     }
 
     pub fn body(&self) -> ErrorBody {
         let message = match self {
             // Never show internals to a client; the log has them.
-            AppError::Internal(_) => "internal error; the request may be retried".to_string(),
+            AppError::Storage(StoreError::ShuttingDown) => "the server is shutting down; retry on another".to_string(),
+            AppError::Storage(StoreError::Unavailable(_)) => {
+                "the database is unavailable; the request may be retried".to_string()
+            }
+            AppError::Storage(_) | AppError::Internal(_) => "internal error; the request may be retried".to_string(),
             other => other.to_string(),
         };
         ErrorBody { error: self.code(), message }
     }
 
-    /// A storage failure: logged with its details, answered as 500.
+    /// A bug: an answer of 500, logged at the edge.
     pub fn internal(e: impl std::fmt::Display) -> AppError {
-        tracing::error!(error = %e, "internal error");
         AppError::Internal(e.to_string())
     }
 
@@ -111,9 +178,26 @@ impl AppError {
     }
 }
 
+/// `error: cause: cause of the cause ...`, for the log.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 impl IntoResponse for AppError {
+    /// The edge: a server-side failure (5xx) is logged here with its causes.
     fn into_response(self) -> Response {
-        (self.status(), axum::Json(self.body())).into_response()
+        let status = self.status();
+        if status.is_server_error() && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_)) {
+            tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
+        }
+        (status, axum::Json(self.body())).into_response()
     }
 }
 
@@ -125,12 +209,7 @@ impl From<engine::ActionError> for AppError {
 
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> AppError {
-        match e {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
-                AppError::Unavailable(format!("database unavailable: {e}"))
-            }
-            e => AppError::internal(format!("database: {e}")),
-        }
+        AppError::Storage(StoreError::from(e))
     }
 }
 

@@ -9,7 +9,8 @@ use crate::api::{
 use crate::error::{AppError, ErrorBody};
 use crate::fairness::ServerSeeds;
 use crate::metrics::Metrics;
-use crate::store::{PlayerId, Storage};
+use crate::core::{BuyRequest, PlayerId};
+use crate::store::Store;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
 use axum::http::request::Parts;
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
-    pub store: Arc<dyn Storage>,
+    pub store: Arc<Store>,
     pub metrics: Arc<Metrics>,
     pub seeds: Arc<ServerSeeds>,
     pub body_limit: usize,
@@ -201,13 +202,13 @@ pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result
     request_body(content = Option<BuyBody>, description = "optional"),
     params(("Idempotency-Key" = Option<String>, Header, description = "the same key again returns the same ticket and debits nothing")),
     responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 402, body = ErrorBody), (status = 409, body = ErrorBody)))]
+              (status = 402, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn buy_ticket(
     State(state): State<AppState>,
     Authed(player): Authed,
     headers: HeaderMap,
     JsonBody(body): JsonBody<BuyBody>,
-) -> Result<(StatusCode, Json<Purchased>), AppError> {
+) -> Result<Response, AppError> {
     let key = match headers.get("idempotency-key") {
         Some(v) => Some(IdempotencyKey::parse(
             v.to_str().map_err(|_| AppError::BadRequest("Idempotency-Key must be ASCII".into()))?,
@@ -215,8 +216,10 @@ pub async fn buy_ticket(
         None => None,
     };
     let client_seed = body.client_seed.as_deref().map(ClientSeed::parse).transpose()?;
-    let purchased = state.store.buy_ticket(player, client_seed, state.seeds.next(), key).await?;
-    Ok((StatusCode::CREATED, Json(purchased)))
+    let request = BuyRequest { key, client_seed, random_client_seed: ClientSeed::random(), server_seed: state.seeds.next() };
+    // The answer as stored: the same Idempotency-Key again gets the same bytes.
+    let answer = state.store.buy_ticket(player, request).await?;
+    Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
 /// The player's tickets, newest first.
@@ -270,11 +273,14 @@ pub async fn record(
     Ok(Json(state.store.record(player, &id).await?))
 }
 
-/// 200 when the database answers.
+/// 200 when the database answers (within two seconds), 503 otherwise.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "ok"), (status = 503, body = ErrorBody)))]
 pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, AppError> {
-    state.store.health().await?;
+    match tokio::time::timeout(Duration::from_secs(2), state.store.health()).await {
+        Ok(result) => result?,
+        Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into())),
+    }
     Ok(Json(serde_json::json!({"status": "ok"})))
 }
 

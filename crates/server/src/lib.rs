@@ -8,21 +8,24 @@
 //! ## Layout
 //! - [`app`]: [`App`], a running server; [`AppOptions`].
 //! - [`config`]: [`Config`], from TOML, environment and flags.
-//! - [`http`]: the router, handlers and extractors.
+//! - `http` (private): the router, handlers and extractors.
 //! - [`api`]: the JSON shapes ([`api::TicketView`], ...) and request newtypes.
-//! - [`error`]: [`AppError`], every refusal in the shape `{"error", "message"}`.
-//! - [`store`]: the [`store::Storage`] trait; [`store::sqlite`], its SQLite
-//!   implementation with the group-commit writer.
+//! - [`error`]: [`AppError`], every refusal in the shape `{"error", "message"}`;
+//!   [`StoreError`], a storage failure with its cause.
+//! - [`core`]: the storage-independent core: the use cases (load, decide,
+//!   commit) and the pure decisions, shared by both backends.
+//! - [`store`]: [`Store`], the shell: SQLite (one process, group commit) or
+//!   PostgreSQL (several processes), reads and SQL written once for both.
 //! - [`record`]: [`record::Record`], the public record of a ticket, and
 //!   [`record::verify`] (shared by `as-capone verify` and the tests).
 //! - [`fairness`]: server seeds from the OS CSPRNG.
-//! - [`supply`]: blocks of tickets from the `emission` crate, as rows for the storage.
-//! - [`metrics`], [`openapi`], [`web`].
+//! - `supply` (private): blocks of tickets from the `emission` crate.
+//! - [`metrics`], `openapi` and `web` (private).
 //!
 //! ## Guarantees (ARCHITECTURE.md), as this crate keeps them
-//! 1. The engine alone decides: [`store::apply_action`] calls `Game::apply`.
+//! 1. The engine alone decides: [`core::decide::act`] calls `Game::apply`.
 //! 2. Determinism: [`record::verify`] replays a ticket and must find every draw.
-//! 3. Integer cents; every balance change is a ledger movement of two
+//! 3. Integer cents; every balance change is a [`core::Movement`] of two
 //!    entries summing to zero, written in the transaction of its cause;
 //!    a player's balance cannot go negative (a CHECK constraint too).
 //! 4. Exactly once: an action is applied when its `seq` is the ticket's;
@@ -30,24 +33,27 @@
 //! 5. Server seeds come from the OS CSPRNG ([`fairness`]).
 //! 6. The commitment is shown at purchase, the seed revealed at the end.
 //! 7. A refusal is an [`AppError`] and changes nothing.
+//! 8. Several processes may share one PostgreSQL database: the rows a
+//!    request decides on are locked while it decides ([`store`]).
 
 pub mod api;
 pub mod app;
 pub mod config;
+pub mod core;
 pub mod error;
 pub mod fairness;
-pub mod http;
+mod http;
 pub mod metrics;
-pub mod openapi;
+mod openapi;
 pub mod record;
 pub mod store;
-pub mod supply;
-pub mod web;
+mod supply;
+mod web;
 
 pub use app::{App, AppOptions};
 pub use config::Config;
-pub use error::AppError;
-
+pub use error::{AppError, StoreError};
+pub use store::{AuditCheck, LedgerCheck, Store};
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).
 pub fn init_logging() {
     use tracing_subscriber::EnvFilter;

@@ -80,6 +80,24 @@ impl Metrics {
         }
     }
 
+    /// Counts what a committed write did (never before its COMMIT).
+    pub fn count(&self, effect: crate::core::Effect) {
+        use crate::core::Effect;
+        match effect {
+            Effect::PlayerCreated => self.players_created.inc(),
+            Effect::Sold => {
+                self.tickets_sold.inc();
+                self.active_games.inc();
+            }
+            Effect::Played { finished_prize: Some(prize) } => {
+                self.games_finished.inc();
+                self.active_games.dec();
+                self.prizes_paid_cents.inc_by(prize);
+            }
+            Effect::Played { finished_prize: None } => {}
+        }
+    }
+
     /// The Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut buf = Vec::new();

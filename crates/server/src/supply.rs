@@ -23,7 +23,6 @@ pub struct TicketSpec {
 /// A block ready to be stored.
 #[derive(Debug, Clone)]
 pub struct GeneratedBlock {
-    pub number: u32,
     pub tickets: Vec<TicketSpec>,
     /// Hex Merkle root over the tickets (guarantee 6).
     pub commitment: String,
@@ -47,7 +46,7 @@ pub fn generate_block(table: &PrizeTable, emission: u32, number: u32, seed: &[u8
             prizes: t.prizes,
         })
         .collect();
-    Ok(GeneratedBlock { number, tickets, commitment: hex::encode(block.merkle_root) })
+    Ok(GeneratedBlock { tickets, commitment: hex::encode(block.merkle_root) })
 }
 
 #[cfg(test)]

@@ -1,138 +1,96 @@
-//! [`Storage`]: everything the HTTP layer asks of the database, behind one
-//! trait so that a PostgreSQL implementation can follow the SQLite one
-//! ([`sqlite::SqliteStore`]).
+//! [`Store`]: the imperative shell around [`crate::core`]. Two backends,
+//! one set of rules:
 //!
-//! Writes (new players, purchases, game actions) must follow ARCHITECTURE.md
-//! "How a click travels": load the ticket, let the engine apply the action
-//! with the ticket's [`engine::FairStream`], write events, draws, ledger
-//! entries and the answer in ONE transaction, and return the answer that was
-//! written. The helpers of this module ([`apply_action`], [`audit_hash`])
-//! are the storage-independent half of that.
+//! - **SQLite** (`sqlite://FILE`, the embedded default, one process): a
+//!   single writer task owns the write connection, runs many requests'
+//!   units in one transaction (group commit) and keeps what only it writes
+//!   in memory ([`sqlite`]).
+//! - **PostgreSQL** (`postgres://...`, any number of processes on one
+//!   database): each request is one transaction whose loads lock their rows
+//!   ([`postgres`]).
+//!
+//! What the backends share is written once: the decisions and use cases
+//! ([`crate::core`]), the SQL of every write ([`plan`]), every read
+//! ([`reads`]), the start-up emission and demo player ([`bootstrap`]), and
+//! the audit chain's sealing and check ([`audit`]). The two backends' SQL
+//! is the same text: `$N` placeholders, which both accept, and the same
+//! schema (`migrations/sqlite`, `migrations/postgres`).
 
-pub mod sqlite;
-mod sqlite_writer;
+mod audit;
+mod bootstrap;
+mod plan;
+mod postgres;
+mod reads;
+mod sqlite;
 
-use crate::api::{ActionAnswer, ActionRequest, ClientSeed, IdempotencyKey, Me, PlayerCreated, Purchased, SoldTicket, TicketView};
+pub use audit::{AUDIT_GENESIS, AuditCheck, audit_hash};
+pub use reads::LedgerCheck;
+
+use crate::api::{ActionRequest, Me, PlayerCreated, TicketView};
+use crate::config::Config;
+use crate::core::{BuyRequest, PlayerId};
 use crate::error::AppError;
-use crate::record::{Record, RecordDraw, draws_of};
-use engine::{Event, FairStream, GameResult};
+use crate::metrics::Metrics;
+use crate::record::Record;
+use math::PrizeTable;
 use sha2::{Digest, Sha256};
-use std::future::Future;
-use std::pin::Pin;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
-pub type BoxFut<'a, T> = Pin<Box<dyn Future<Output = Result<T, AppError>> + Send + 'a>>;
-
-/// A player's row id.
-pub type PlayerId = i64;
-
-/// The storage of the game server.
-pub trait Storage: Send + Sync + 'static {
-    /// One line for the start log: which database, which emission.
-    fn describe(&self) -> String;
-    /// Ok when the database answers a query.
-    fn health(&self) -> BoxFut<'_, ()>;
-    /// The player holding this bearer token.
-    fn authenticate<'a>(&'a self, token: &'a str) -> BoxFut<'a, Option<PlayerId>>;
-    /// A new player with the configured play money (a ledger movement).
-    fn create_player(&self, name: Option<String>) -> BoxFut<'_, PlayerCreated>;
-    fn me(&self, player: PlayerId) -> BoxFut<'_, Me>;
-    /// Debits the price and assigns the next unsold ticket, in one
-    /// transaction; with an idempotency key already used by this player,
-    /// the same ticket again and no debit.
-    fn buy_ticket(
-        &self,
-        player: PlayerId,
-        client_seed: Option<ClientSeed>,
-        server_seed: [u8; 32],
-        key: Option<IdempotencyKey>,
-    ) -> BoxFut<'_, Purchased>;
-    /// The player's tickets, newest first.
-    fn tickets(&self, player: PlayerId) -> BoxFut<'_, Vec<TicketView>>;
-    /// One ticket of the player (404 for anybody else's).
-    fn ticket<'a>(&'a self, player: PlayerId, id: &'a str) -> BoxFut<'a, TicketView>;
-    /// Applies an action exactly once (guarantee 4) and returns the JSON
-    /// answer as stored.
-    fn act<'a>(&'a self, player: PlayerId, id: &'a str, request: ActionRequest) -> BoxFut<'a, String>;
-    /// The public record, built from the stored rows.
-    fn record<'a>(&'a self, player: PlayerId, id: &'a str) -> BoxFut<'a, Record>;
-    /// Checks the audit log's hash chain.
-    fn check_audit_chain(&self) -> BoxFut<'_, AuditCheck>;
-    /// Checks the ledger (guarantee 3).
-    fn check_ledger(&self) -> BoxFut<'_, LedgerCheck>;
-    /// Stops accepting writes, finishes the ones queued and closes.
-    fn close(&self) -> BoxFut<'_, ()>;
+/// A pool of either backend. Code written once for both is expanded for
+/// each with [`on_db!`].
+#[derive(Clone, Debug)]
+pub(crate) enum Db {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
 }
 
-/// The audit log's hash chain, checked entry by entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditCheck {
-    pub entries: u64,
-    /// The id of the first entry whose `prev_hash` or `hash` is wrong.
-    pub first_broken: Option<i64>,
+/// Runs `$body` with `$pool` bound to the pool of whichever backend `$db`
+/// is: the body is compiled once per backend, written once.
+macro_rules! on_db {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::store::Db::Sqlite($pool) => $body,
+            $crate::store::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_db;
+
+/// Binds a plan's values to a query, for either backend.
+macro_rules! bind_values {
+    ($query:expr, $values:expr) => {{
+        let mut q = $query;
+        for v in $values {
+            q = match v {
+                $crate::store::plan::Val::Int(i) => q.bind(*i),
+                $crate::store::plan::Val::Text(t) => q.bind(t.as_deref()),
+            };
+        }
+        q
+    }};
+}
+pub(crate) use bind_values;
+
+/// The write half of a backend.
+enum Writer {
+    Sqlite(sqlite::SqliteWriter),
+    Postgres(postgres::PgWriter),
 }
 
-/// What the ledger looks like (guarantee 3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LedgerCheck {
-    pub entries: u64,
-    /// Sum of all entries: 0.
-    pub sum_cents: i64,
-    /// Movements whose entries do not sum to zero, or are not exactly two.
-    pub unbalanced_movements: u64,
-    /// Accounts whose balance differs from the sum of their entries.
-    pub balance_mismatches: u64,
-    /// Player accounts below zero.
-    pub negative_players: u64,
+/// The server's storage: reads written once for both backends, writes
+/// through each backend's shell around the core's use cases.
+pub struct Store {
+    db: Db,
+    writer: Writer,
+    auth_cache: RwLock<HashMap<String, PlayerId>>,
+    start_balance: i64,
+    description: String,
 }
 
-impl LedgerCheck {
-    pub fn is_sound(&self) -> bool {
-        self.sum_cents == 0 && self.unbalanced_movements == 0 && self.balance_mismatches == 0 && self.negative_players == 0
-    }
-}
-
-/// The all-zero hash before the audit log's first entry.
-pub const AUDIT_GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-
-/// `hex(SHA-256(prev_hash "\n" created_ms "\n" kind "\n" data_json))`.
-pub fn audit_hash(prev_hash: &str, created_ms: i64, kind: &str, data_json: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(prev_hash.as_bytes());
-    h.update(b"\n");
-    h.update(created_ms.to_string().as_bytes());
-    h.update(b"\n");
-    h.update(kind.as_bytes());
-    h.update(b"\n");
-    h.update(data_json.as_bytes());
-    hex::encode(h.finalize())
-}
-
-/// An action the engine accepted: everything to write, and the answer.
-pub struct Applied {
-    pub ticket: SoldTicket,
-    pub events: Vec<Event>,
-    pub draws: Vec<RecordDraw>,
-    /// Set when this action finished the ticket.
-    pub finished: Option<GameResult>,
-}
-
-/// Runs the engine on a loaded ticket (guarantee 1): the ticket's own
-/// [`FairStream`] gives exactly the draws the rules ask for; a refusal
-/// returns 422 and changes nothing (guarantee 7).
-pub fn apply_action(mut ticket: SoldTicket, request: ActionRequest) -> Result<Applied, AppError> {
-    let first_n = ticket.game.draws();
-    let mut stream = FairStream::new(&ticket.server_seed, &ticket.client_seed, &ticket.serial);
-    let mut events = Vec::new();
-    ticket.game.apply(request.action, &mut stream, &mut events)?;
-    let draws = draws_of(&events, first_n);
-    let finished = ticket.game.result();
-    Ok(Applied { ticket, events, draws, finished })
-}
-
-/// The answer of an applied action, as it is stored and sent.
-pub fn answer_json(ticket: &SoldTicket, events: &[Event], balance_cents: i64) -> String {
-    let answer = ActionAnswer { ticket: ticket.view(), events: events.to_vec(), balance_cents };
-    serde_json::to_string(&answer).expect("an answer serializes")
+/// The database URL names PostgreSQL.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres:") || url.starts_with("postgresql:")
 }
 
 /// Hex SHA-256 of a bearer token: the database never holds tokens.
@@ -141,8 +99,150 @@ pub fn token_hash(token: &str) -> String {
 }
 
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+impl Store {
+    /// Connects (waiting for a database that is still starting), migrates,
+    /// emits the first blocks and creates the demo player when the
+    /// database has none yet, and starts the backend's background tasks.
+    /// On PostgreSQL, processes starting together do this one at a time
+    /// (an advisory lock): the emission is made once.
+    pub async fn open(config: &Config, table: &PrizeTable, metrics: Arc<Metrics>) -> anyhow::Result<Store> {
+        let start_balance = i64::try_from(config.start_balance_cents)?;
+        let (db, writer, description, startup) = if is_postgres_url(&config.db) {
+            let (pool, startup) = postgres::connect(config).await?;
+            let writer = postgres::PgWriter::start(pool.clone(), metrics.clone());
+            (Db::Postgres(pool), Writer::Postgres(writer), postgres::describe(&config.db, config), Some(startup))
+        } else {
+            let opened = sqlite::open(config, metrics.clone()).await?;
+            (Db::Sqlite(opened.read), Writer::Sqlite(opened.writer), opened.description, None)
+        };
+        let store = Store { db, writer, auth_cache: RwLock::new(HashMap::new()), start_balance, description };
+        let emission = bootstrap::ensure_emission(&store.db, config, table).await?;
+        if !config.demo_token.is_empty() && store.authenticate(&config.demo_token).await?.is_none() {
+            store.create_player_with_token(&config.demo_token, Some("demo".into())).await?;
+            tracing::info!("created the demo player");
+        }
+        if let Some(lock) = startup {
+            postgres::release_startup_lock(lock).await;
+        }
+        metrics.active_games.set(reads::active_games(&store.db).await?);
+        Ok(Store { description: format!("{}, {emission}", store.description), ..store })
+    }
+
+    /// One line for the start log: which database, which emission.
+    pub fn describe(&self) -> &str {
+        &self.description
+    }
+
+    /// Ok when the database answers a query.
+    pub async fn health(&self) -> Result<(), AppError> {
+        reads::health(&self.db).await
+    }
+
+    /// The player holding this bearer token. Token to player never
+    /// changes, so every process may remember it.
+    pub async fn authenticate(&self, token: &str) -> Result<Option<PlayerId>, AppError> {
+        let th = token_hash(token);
+        if let Some(id) = self.auth_cache.read().expect("auth cache").get(&th) {
+            return Ok(Some(*id));
+        }
+        let id = reads::player_by_token_hash(&self.db, &th).await?;
+        if let Some(id) = id {
+            let mut cache = self.auth_cache.write().expect("auth cache");
+            if cache.len() >= 1_000_000 {
+                cache.clear();
+            }
+            cache.insert(th, id);
+        }
+        Ok(id)
+    }
+
+    /// A new player with the configured play money (a ledger movement).
+    pub async fn create_player(&self, name: Option<String>) -> Result<PlayerCreated, AppError> {
+        let token = hex::encode(crate::fairness::random_bytes::<24>());
+        self.create_player_with_token(&token, name).await
+    }
+
+    async fn create_player_with_token(&self, token: &str, name: Option<String>) -> Result<PlayerCreated, AppError> {
+        let th = token_hash(token);
+        let id = match &self.writer {
+            Writer::Sqlite(w) => w.create_player(th, name, self.start_balance).await?,
+            Writer::Postgres(w) => w.create_player(th, name, self.start_balance).await?,
+        };
+        Ok(PlayerCreated { player_id: id, token: token.to_string(), balance_cents: self.start_balance })
+    }
+
+    pub async fn me(&self, player: PlayerId) -> Result<Me, AppError> {
+        reads::me(&self.db, player).await
+    }
+
+    /// Debits the price and assigns the next unsold ticket, in one
+    /// transaction; the answer's JSON as stored (an Idempotency-Key used
+    /// again gets the same bytes, and no debit).
+    pub async fn buy_ticket(&self, player: PlayerId, request: BuyRequest) -> Result<String, AppError> {
+        match &self.writer {
+            Writer::Sqlite(w) => w.buy(player, request).await,
+            Writer::Postgres(w) => w.buy(player, request).await,
+        }
+    }
+
+    /// Applies an action exactly once (guarantee 4) and returns the JSON
+    /// answer as stored.
+    pub async fn act(&self, player: PlayerId, serial: &str, request: ActionRequest) -> Result<String, AppError> {
+        match &self.writer {
+            Writer::Sqlite(w) => w.act(player, serial.to_string(), request).await,
+            Writer::Postgres(w) => w.act(player, serial, request).await,
+        }
+    }
+
+    /// The player's tickets, newest first.
+    pub async fn tickets(&self, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
+        reads::tickets(&self.db, player).await
+    }
+
+    /// One ticket of the player (404 for anybody else's).
+    pub async fn ticket(&self, player: PlayerId, serial: &str) -> Result<TicketView, AppError> {
+        Ok(reads::owned_ticket(&self.db, player, serial).await?.ticket.view())
+    }
+
+    /// The public record, built from the stored rows.
+    pub async fn record(&self, player: PlayerId, serial: &str) -> Result<Record, AppError> {
+        reads::record(&self.db, player, serial).await
+    }
+
+    /// Chains the audit entries committed but not sealed yet (PostgreSQL;
+    /// the SQLite writer seals in its own transactions) and returns how
+    /// many it sealed.
+    pub async fn seal_audit(&self) -> Result<u64, AppError> {
+        match &self.db {
+            Db::Postgres(pool) => Ok(audit::seal_pending(pool).await?),
+            Db::Sqlite(_) => Ok(0),
+        }
+    }
+
+    /// Checks the audit log's hash chain.
+    pub async fn check_audit_chain(&self) -> Result<AuditCheck, AppError> {
+        audit::check(&self.db).await
+    }
+
+    /// Checks the ledger (guarantee 3).
+    pub async fn check_ledger(&self) -> Result<LedgerCheck, AppError> {
+        reads::check_ledger(&self.db).await
+    }
+
+    /// Stops accepting writes, finishes the ones queued, seals the audit
+    /// log and closes.
+    pub async fn close(&self) -> Result<(), AppError> {
+        match &self.writer {
+            Writer::Sqlite(w) => w.close().await?,
+            Writer::Postgres(w) => w.close().await,
+        }
+        if let Db::Postgres(pool) = &self.db {
+            audit::seal_pending(pool).await?;
+        }
+        on_db!(&self.db, pool => pool.close().await);
+        Ok(())
+    }
 }

@@ -1,16 +1,21 @@
--- as-capone server schema, version 1. Portable SQL where possible (SQLite
--- now, PostgreSQL to follow): integer cents in BIGINT, times in unix
--- milliseconds (BIGINT), no JSON operators.
+-- as-capone server schema, version 1, SQLite. The PostgreSQL schema
+-- (migrations/postgres) has the same tables, columns and constraints:
+-- integer cents in BIGINT, times in unix milliseconds, no JSON operators,
+-- so that the shared SQL of `store::reads` and `store::plan` runs on both.
 
--- Ledger accounts: one per player, and the house's. Guarantee 3: every
--- movement is two ledger entries that sum to zero; balances are kept in
--- the same transaction, and a player's never goes negative.
+-- Ledger accounts: one per player, and the house's (guarantee 3). Every
+-- movement is two ledger entries that sum to zero. A player's balance is
+-- kept in `balance_cents`, in the transaction of each movement, and never
+-- goes negative. The house accounts' `balance_cents` stays 0: their balance
+-- is the sum of their entries, so that no row is written by every sale or
+-- prize (a lock every process would queue on).
 CREATE TABLE accounts (
     id            INTEGER PRIMARY KEY,
     name          TEXT    NOT NULL UNIQUE,
     kind          TEXT    NOT NULL CHECK (kind IN ('player', 'house')),
     balance_cents BIGINT  NOT NULL DEFAULT 0,
-    CHECK (kind = 'house' OR balance_cents >= 0)
+    CHECK (kind = 'house' OR balance_cents >= 0),
+    CHECK (kind = 'player' OR balance_cents = 0)
 );
 INSERT INTO accounts (id, name, kind) VALUES
     (1, 'house:play_money', 'house'),   -- issues players' starting play money
@@ -21,52 +26,54 @@ CREATE TABLE players (
     id          INTEGER PRIMARY KEY,
     token_hash  TEXT    NOT NULL UNIQUE,   -- hex SHA-256 of the bearer token
     name        TEXT,
-    account_id  INTEGER NOT NULL UNIQUE REFERENCES accounts(id),
+    account_id  BIGINT  NOT NULL UNIQUE REFERENCES accounts(id),
     created_ms  BIGINT  NOT NULL
 );
 
 CREATE TABLE emissions (
-    id          INTEGER PRIMARY KEY,
-    code        TEXT    NOT NULL,
-    table_toml  TEXT    NOT NULL,
-    table_digest TEXT   NOT NULL,
-    price_cents BIGINT  NOT NULL,
-    block_size  INTEGER NOT NULL,
-    secret_seed TEXT    NOT NULL,   -- hex; regenerates the blocks (keep this file secret)
-    created_ms  BIGINT  NOT NULL
+    id           INTEGER PRIMARY KEY,
+    code         TEXT    NOT NULL,
+    table_toml   TEXT    NOT NULL,
+    table_digest TEXT    NOT NULL,
+    price_cents  BIGINT  NOT NULL,
+    block_size   BIGINT  NOT NULL,
+    secret_seed  TEXT    NOT NULL,   -- hex; regenerates the blocks (keep this database secret)
+    created_ms   BIGINT  NOT NULL
 );
 
 CREATE TABLE blocks (
     id          INTEGER PRIMARY KEY,
-    emission_id INTEGER NOT NULL REFERENCES emissions(id),
-    number      INTEGER NOT NULL,
-    size        INTEGER NOT NULL,
+    emission_id BIGINT  NOT NULL REFERENCES emissions(id),
+    number      BIGINT  NOT NULL,
+    size        BIGINT  NOT NULL,
     commitment  TEXT    NOT NULL,
-    next_sale   INTEGER NOT NULL DEFAULT 0,   -- tickets sold online: the next one is at position next_sale + 1
     created_ms  BIGINT  NOT NULL,
     UNIQUE (emission_id, number)
 );
 
 CREATE TABLE tickets (
     id             INTEGER PRIMARY KEY,
-    block_id       INTEGER NOT NULL REFERENCES blocks(id),
-    position       INTEGER NOT NULL,   -- sale order in the block, from 1
+    block_id       BIGINT  NOT NULL REFERENCES blocks(id),
+    position       BIGINT  NOT NULL,   -- sale order in the block, from 1
     serial         TEXT    NOT NULL UNIQUE,
     play_code_hash TEXT    NOT NULL,
-    schedule_row   INTEGER NOT NULL,
+    schedule_row   BIGINT  NOT NULL,
     prize_5        BIGINT  NOT NULL,
     prize_6        BIGINT  NOT NULL,
     prize_7        BIGINT  NOT NULL,
     prize_8        BIGINT  NOT NULL,
     status         TEXT    NOT NULL DEFAULT 'unsold' CHECK (status IN ('unsold', 'sold')),
-    owner_id       INTEGER REFERENCES players(id),
+    owner_id       BIGINT  REFERENCES players(id),
     sold_ms        BIGINT,
     client_seed    TEXT,
     server_seed    TEXT,     -- hex; secret until the game is finished (guarantee 6)
     commitment     TEXT,     -- hex SHA-256 of the server seed, shown at purchase
-    UNIQUE (block_id, position)
+    UNIQUE (block_id, position),
+    CHECK ((status = 'unsold') = (owner_id IS NULL))
 );
 CREATE INDEX tickets_owner ON tickets (owner_id, id);
+-- The sale queue: the unsold tickets in sale order.
+CREATE INDEX tickets_unsold ON tickets (block_id, position) WHERE status = 'unsold';
 
 -- The interactive game of a sold ticket: the engine's state after `seq` actions.
 CREATE TABLE ticket_games (
@@ -74,7 +81,7 @@ CREATE TABLE ticket_games (
     seq           BIGINT  NOT NULL,
     phase         TEXT    NOT NULL,
     state_json    TEXT    NOT NULL,
-    result_tricks INTEGER,
+    result_tricks BIGINT,
     prize_cents   BIGINT,
     finished_ms   BIGINT
 );
@@ -82,7 +89,7 @@ CREATE INDEX ticket_games_phase ON ticket_games (phase);
 
 -- Guarantee 4: one row per applied action, with the exact answer given.
 CREATE TABLE actions (
-    ticket_id    INTEGER NOT NULL REFERENCES tickets(id),
+    ticket_id    BIGINT  NOT NULL REFERENCES tickets(id),
     seq          BIGINT  NOT NULL,
     request_json TEXT    NOT NULL,   -- canonical request, to tell a retry from a different body
     answer_json  TEXT    NOT NULL,   -- the answer's bytes, returned again on a retry
@@ -92,7 +99,7 @@ CREATE TABLE actions (
 
 -- Every random draw of a ticket, numbered n = 0, 1, ... (CONTRACT.md Fairness).
 CREATE TABLE draws (
-    ticket_id INTEGER NOT NULL REFERENCES tickets(id),
+    ticket_id BIGINT  NOT NULL REFERENCES tickets(id),
     n         BIGINT  NOT NULL,
     seq       BIGINT  NOT NULL,          -- the action that took it
     kind      TEXT    NOT NULL CHECK (kind IN ('capone', 'deck')),
@@ -101,40 +108,52 @@ CREATE TABLE draws (
     PRIMARY KEY (ticket_id, n)
 );
 
+-- A movement's id is its natural key ('sale:<ticket>', 'prize:<ticket>',
+-- 'start:<player>'): a ticket can be sold, and its prize paid, only once,
+-- whichever process tries, and no counter is shared by all writers.
 CREATE TABLE movements (
-    id         INTEGER PRIMARY KEY,
+    id         TEXT    PRIMARY KEY,
     reason     TEXT    NOT NULL CHECK (reason IN ('start_balance', 'ticket_sale', 'prize')),
-    ticket_id  INTEGER REFERENCES tickets(id),
+    ticket_id  BIGINT  REFERENCES tickets(id),
     created_ms BIGINT  NOT NULL
 );
 CREATE TABLE ledger_entries (
-    id           INTEGER PRIMARY KEY,
-    movement_id  INTEGER NOT NULL REFERENCES movements(id),
-    account_id   INTEGER NOT NULL REFERENCES accounts(id),
-    amount_cents BIGINT  NOT NULL
+    movement_id  TEXT    NOT NULL REFERENCES movements(id),
+    account_id   BIGINT  NOT NULL REFERENCES accounts(id),
+    amount_cents BIGINT  NOT NULL,
+    PRIMARY KEY (movement_id, account_id)
 );
 CREATE INDEX ledger_entries_account ON ledger_entries (account_id);
-CREATE INDEX ledger_entries_movement ON ledger_entries (movement_id);
 
+-- A purchase's Idempotency-Key, with the answer given (returned again, byte for byte).
 CREATE TABLE idempotency_keys (
-    player_id    INTEGER NOT NULL REFERENCES players(id),
+    player_id    BIGINT  NOT NULL REFERENCES players(id),
     key          TEXT    NOT NULL,
     request_json TEXT    NOT NULL,
-    ticket_id    INTEGER NOT NULL REFERENCES tickets(id),
+    answer_json  TEXT    NOT NULL,
+    ticket_id    BIGINT  NOT NULL REFERENCES tickets(id),
     created_ms   BIGINT  NOT NULL,
     PRIMARY KEY (player_id, key)
 );
 
--- Append-only audit log: each entry holds the SHA-256 of the previous one.
+-- Append-only audit log. Entries are written with their cause; the chain
+-- (`chain_pos`, `prev_hash`, `hash`) is sealed in order: by the SQLite
+-- writer in the same transaction, by a sealer after commit on PostgreSQL
+-- (see store::audit). Once sealed an entry never changes.
 CREATE TABLE audit_log (
     id         INTEGER PRIMARY KEY,
     created_ms BIGINT  NOT NULL,
     kind       TEXT    NOT NULL,
     data_json  TEXT    NOT NULL,
-    prev_hash  TEXT    NOT NULL,
-    hash       TEXT    NOT NULL UNIQUE
+    chain_pos  BIGINT  UNIQUE,
+    prev_hash  TEXT,
+    hash       TEXT    UNIQUE,
+    CHECK ((chain_pos IS NULL) = (hash IS NULL) AND (hash IS NULL) = (prev_hash IS NULL))
 );
+CREATE INDEX audit_log_unsealed ON audit_log (id) WHERE chain_pos IS NULL;
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+WHEN OLD.chain_pos IS NOT NULL OR NEW.id IS NOT OLD.id OR NEW.created_ms IS NOT OLD.created_ms
+  OR NEW.kind IS NOT OLD.kind OR NEW.data_json IS NOT OLD.data_json
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;

@@ -1,0 +1,365 @@
+//! The decisions: pure functions from loaded rows and a request to a
+//! refusal, a replay or one [`Changes`]. No database, no clock, no random
+//! numbers: the time and the seeds come in as arguments, so every rule of
+//! money (guarantee 3), of exactly-once play (guarantee 4) and of refusal
+//! (guarantee 7) is tested here without a database.
+
+use super::{
+    Account, AccountId, ActionWrite, AuditRecord, Changes, Effect, ForSale, GameWrite, HOUSE_PLAY_MONEY, HOUSE_PRIZES,
+    HOUSE_SALES, IdempotencyWrite, Movement, PlayerId, Reason, Sale, StoredAnswer, TicketRow,
+};
+use crate::api::{ActionAnswer, ActionRequest, ClientSeed, Purchased, SoldTicket};
+use crate::error::AppError;
+use crate::record::draws_of;
+use engine::{FairStream, Game};
+use serde_json::json;
+
+/// What a decision leads to when it is not a refusal.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// The request was applied before: its stored answer, byte for byte.
+    Replay(String),
+    /// Write these, in one transaction.
+    Apply(Box<Changes>),
+}
+
+/// A new player: the play money moves from the house to their account.
+pub fn new_player(player: PlayerId, account: AccountId, start_balance: i64, now: i64) -> Changes {
+    let empty = Account { player, id: account, balance_cents: 0 };
+    let movement =
+        Movement::to_player(format!("start:{player}"), Reason::StartBalance, None, HOUSE_PLAY_MONEY, &empty, start_balance, now);
+    Changes {
+        sale: None,
+        game: None,
+        action: None,
+        draws: Vec::new(),
+        movement: Some(movement),
+        idempotency: None,
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "player_created",
+            data_json: json!({"player_id": player, "balance_cents": start_balance}).to_string(),
+        }),
+        answer: String::new(),
+        effect: Effect::PlayerCreated,
+    }
+}
+
+/// The canonical text of a purchase request, to tell a retry (same key,
+/// same body) from a reuse of the key for another purchase.
+pub fn buy_request_json(client_seed: Option<&ClientSeed>) -> String {
+    json!({ "client_seed": client_seed.map(|c| c.as_str()) }).to_string()
+}
+
+/// A purchase. `stored` is what the player's Idempotency-Key holds, when
+/// the request has a key; `for_sale` the next unsold ticket.
+pub fn buy(
+    account: &Account,
+    stored: Option<StoredAnswer>,
+    for_sale: Option<ForSale>,
+    request: &super::BuyRequest,
+    now: i64,
+) -> Result<Decision, AppError> {
+    let request_json = buy_request_json(request.client_seed.as_ref());
+    if let Some(stored) = stored {
+        if stored.request_json == request_json {
+            return Ok(Decision::Replay(stored.answer_json));
+        }
+        return Err(AppError::Conflict("this Idempotency-Key was used for a purchase with another body".into()));
+    }
+    let Some(sale) = for_sale else {
+        return Err(AppError::SoldOut("no ticket left for sale: every block of the emission is sold".into()));
+    };
+    if account.balance_cents < sale.price_cents {
+        return Err(AppError::InsufficientFunds { balance: account.balance_cents, price: sale.price_cents });
+    }
+    let client_seed = request.client_seed.clone().unwrap_or_else(|| request.random_client_seed.clone());
+    let commitment = engine::commitment(&request.server_seed);
+    let movement = Movement::from_player(
+        format!("sale:{}", sale.ticket_id),
+        Reason::TicketSale,
+        Some(sale.ticket_id),
+        account,
+        HOUSE_SALES,
+        sale.price_cents,
+        now,
+    );
+    let row = TicketRow {
+        id: sale.ticket_id,
+        owner: account.player,
+        ticket: SoldTicket {
+            serial: sale.serial.clone(),
+            price_cents: sale.price_cents,
+            client_seed: client_seed.as_str().to_string(),
+            server_seed: request.server_seed,
+            game: Game::new(sale.prizes),
+        },
+    };
+    let answer = Purchased { ticket: row.ticket.view(), balance_cents: movement.player_balance.after };
+    let answer = serde_json::to_string(&answer).expect("a purchase answer serializes");
+    Ok(Decision::Apply(Box::new(Changes {
+        sale: Some(Sale {
+            ticket_id: sale.ticket_id,
+            owner: account.player,
+            sold_ms: now,
+            client_seed: client_seed.as_str().to_string(),
+            server_seed_hex: hex::encode(request.server_seed),
+            commitment: commitment.clone(),
+        }),
+        game: Some(GameWrite { row, from_seq: None, finished_ms: None }),
+        action: None,
+        draws: Vec::new(),
+        idempotency: request.key.as_ref().map(|key| IdempotencyWrite {
+            player: account.player,
+            key: key.as_str().to_string(),
+            request_json,
+            ticket_id: sale.ticket_id,
+            created_ms: now,
+        }),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "ticket_sold",
+            data_json: json!({"serial": sale.serial, "player_id": account.player, "price_cents": sale.price_cents,
+                              "commitment": commitment})
+            .to_string(),
+        }),
+        movement: Some(movement),
+        answer,
+        effect: Effect::Sold,
+    })))
+}
+
+/// A game action on `ticket` (loaded by its serial; `None` when no sold
+/// ticket has it). `stored` is the action already applied at the request's
+/// `seq`, loaded when that `seq` is behind the ticket; `account` the
+/// player's, loaded when the action is to be applied.
+pub fn act(
+    player: PlayerId,
+    ticket: Option<TicketRow>,
+    stored: Option<StoredAnswer>,
+    account: Option<Account>,
+    request: ActionRequest,
+    now: i64,
+) -> Result<Decision, AppError> {
+    // Another player's ticket is "not found", exactly like one that does not exist.
+    let Some(row) = ticket.filter(|t| t.owner == player) else { return Err(AppError::ticket_not_found()) };
+    let seq = row.ticket.game.seq();
+    let request_json = request.canonical();
+    if request.seq < seq {
+        // Guarantee 4: a retry gets the answer already given; nothing is drawn.
+        let stored = stored.ok_or_else(|| AppError::internal(format!("ticket {}: action {} is not stored", row.ticket.serial, request.seq)))?;
+        if stored.request_json == request_json {
+            return Ok(Decision::Replay(stored.answer_json));
+        }
+        return Err(AppError::Conflict(format!(
+            "action seq {} was already applied with another body; the ticket is at seq {seq}",
+            request.seq
+        )));
+    }
+    if request.seq > seq {
+        return Err(AppError::Conflict(format!("the ticket is at seq {seq}, not {}", request.seq)));
+    }
+    let account = account.ok_or_else(|| AppError::internal("the player's account was not loaded"))?;
+    // Guarantee 1: the engine alone decides, with the ticket's own fair stream.
+    let mut after = row.clone();
+    let first_n = after.ticket.game.draws();
+    let mut stream = FairStream::new(&after.ticket.server_seed, &after.ticket.client_seed, &after.ticket.serial);
+    let mut events = Vec::new();
+    after.ticket.game.apply(request.action, &mut stream, &mut events)?;
+    let draws = draws_of(&events, first_n);
+    if draws.len() != 1 {
+        return Err(AppError::internal(format!("an action took {} draws, not 1", draws.len())));
+    }
+    let result = after.ticket.game.result();
+    let prize = result.map_or(0, |r| r.prize_cents as i64);
+    // The prize is credited in the transaction that finishes the game.
+    let movement = (prize > 0).then(|| {
+        Movement::to_player(format!("prize:{}", row.id), Reason::Prize, Some(row.id), HOUSE_PRIZES, &account, prize, now)
+    });
+    let balance = movement.as_ref().map_or(account.balance_cents, |m| m.player_balance.after);
+    let answer = ActionAnswer { ticket: after.ticket.view(), events, balance_cents: balance };
+    let answer = serde_json::to_string(&answer).expect("an answer serializes");
+    let audit = result.map(|r| AuditRecord {
+        created_ms: now,
+        kind: "ticket_finished",
+        data_json: json!({"serial": row.ticket.serial, "tricks": r.tricks, "prize_cents": r.prize_cents,
+                          "server_seed": hex::encode(row.ticket.server_seed)})
+        .to_string(),
+    });
+    Ok(Decision::Apply(Box::new(Changes {
+        sale: None,
+        action: Some(ActionWrite { ticket_id: row.id, seq, request_json, created_ms: now }),
+        draws,
+        game: Some(GameWrite { row: after, from_seq: Some(seq), finished_ms: result.map(|_| now) }),
+        movement,
+        idempotency: None,
+        audit,
+        answer,
+        effect: Effect::Played { finished_prize: result.map(|r| r.prize_cents) },
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::IdempotencyKey;
+    use crate::core::BuyRequest;
+    use engine::{Action, Phase, PrizeSchedule, Rank};
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn account(balance: i64) -> Account {
+        Account { player: 7, id: 70, balance_cents: balance }
+    }
+
+    fn for_sale() -> ForSale {
+        ForSale { ticket_id: 42, serial: "TST-001-00001-000001-00".into(), prizes: PrizeSchedule::new([300, 1000, 10000, 100000]), price_cents: 300 }
+    }
+
+    fn request(key: Option<&str>, seed: Option<&str>) -> BuyRequest {
+        BuyRequest {
+            key: key.map(|k| IdempotencyKey::parse(k).unwrap()),
+            client_seed: seed.map(|s| ClientSeed::parse(s).unwrap()),
+            random_client_seed: ClientSeed::parse("random").unwrap(),
+            server_seed: [9; 32],
+        }
+    }
+
+    fn applied(d: Result<Decision, AppError>) -> Changes {
+        match d {
+            Ok(Decision::Apply(c)) => *c,
+            Ok(Decision::Replay(a)) => panic!("replayed {a}"),
+            Err(e) => panic!("refused: {e}"),
+        }
+    }
+
+    fn sold_ticket() -> TicketRow {
+        applied(buy(&account(1000), None, Some(for_sale()), &request(None, Some("s")), NOW)).game.unwrap().row
+    }
+
+    #[test]
+    fn guarantee_3_a_new_player_gets_the_play_money_in_one_balanced_movement() {
+        let c = new_player(5, 50, 10_000, NOW);
+        let m = c.movement.unwrap();
+        assert_eq!(m.entries(), [(HOUSE_PLAY_MONEY, -10_000), (50, 10_000)]);
+        assert_eq!(m.id, "start:5");
+        assert_eq!((m.player_balance.before, m.player_balance.after), (0, 10_000));
+        assert_eq!(c.audit.unwrap().kind, "player_created");
+    }
+
+    #[test]
+    fn guarantee_3_a_purchase_debits_the_price_and_sells_the_ticket_in_one_change() {
+        let c = applied(buy(&account(1000), None, Some(for_sale()), &request(Some("k"), None), NOW));
+        let m = c.movement.as_ref().unwrap();
+        assert_eq!(m.entries(), [(70, -300), (HOUSE_SALES, 300)]);
+        assert_eq!(m.entries().iter().map(|e| e.1).sum::<i64>(), 0);
+        assert_eq!((m.player_balance.before, m.player_balance.after), (1000, 700));
+        assert_eq!(m.id, "sale:42");
+        let sale = c.sale.as_ref().unwrap();
+        assert_eq!((sale.ticket_id, sale.owner), (42, 7));
+        assert_eq!(sale.client_seed, "random", "no seed given: the server's random one");
+        assert_eq!(sale.commitment, engine::commitment(&[9; 32]));
+        assert_eq!(c.idempotency.as_ref().unwrap().key, "k");
+        let answer: serde_json::Value = serde_json::from_str(&c.answer).unwrap();
+        assert_eq!(answer["balance_cents"], 700);
+        assert_eq!(answer["ticket"]["serial"], "TST-001-00001-000001-00");
+        assert_eq!(answer["ticket"]["server_seed"], serde_json::Value::Null, "guarantee 6: secret until finished");
+        assert_eq!(c.effect, Effect::Sold);
+    }
+
+    #[test]
+    fn guarantee_4_the_same_idempotency_key_replays_and_another_body_conflicts() {
+        let stored = StoredAnswer { request_json: buy_request_json(None), answer_json: "{\"stored\":1}".into() };
+        match buy(&account(1000), Some(stored.clone()), Some(for_sale()), &request(Some("k"), None), NOW) {
+            Ok(Decision::Replay(a)) => assert_eq!(a, "{\"stored\":1}"),
+            _ => panic!("a retry replays"),
+        }
+        // Even with no money left and nothing for sale, a retry replays.
+        assert!(matches!(buy(&account(0), Some(stored.clone()), None, &request(Some("k"), None), NOW), Ok(Decision::Replay(_))));
+        let e = buy(&account(1000), Some(stored), Some(for_sale()), &request(Some("k"), Some("other")), NOW).unwrap_err();
+        assert_eq!(e.code(), "conflict");
+    }
+
+    #[test]
+    fn guarantee_7_no_money_or_no_ticket_is_refused() {
+        let e = buy(&account(299), None, Some(for_sale()), &request(None, None), NOW).unwrap_err();
+        assert_eq!((e.status().as_u16(), e.code()), (402, "insufficient_funds"));
+        let e = buy(&account(1000), None, None, &request(None, None), NOW).unwrap_err();
+        assert_eq!((e.status().as_u16(), e.code()), (503, "sold_out"));
+    }
+
+    #[test]
+    fn guarantee_4_an_action_applies_at_the_tickets_seq_and_replays_behind_it() {
+        let row = sold_ticket();
+        let play = ActionRequest { seq: 0, action: Action::play(Rank::Ace) };
+        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), play, NOW));
+        let action = c.action.as_ref().unwrap();
+        assert_eq!((action.seq, action.request_json.as_str()), (0, play.canonical().as_str()));
+        assert_eq!(c.draws.len(), 1);
+        assert_eq!(c.draws[0].n, 0);
+        let game = c.game.as_ref().unwrap();
+        assert_eq!(game.from_seq, Some(0), "the write is guarded by the seq it was decided on");
+        assert_eq!(game.row.ticket.game.seq(), 1);
+        assert!(c.movement.is_none() && c.audit.is_none(), "an unfinished game moves no money");
+        // Behind the ticket's seq: the stored answer, or 409 for another body.
+        let mut after = game.row.clone();
+        let stored = StoredAnswer { request_json: play.canonical(), answer_json: c.answer.clone() };
+        match act(7, Some(after.clone()), Some(stored.clone()), None, play, NOW) {
+            Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
+            _ => panic!("a retry replays"),
+        }
+        let other = ActionRequest { seq: 0, action: Action::play(Rank::Seven) };
+        assert_eq!(act(7, Some(after.clone()), Some(stored), None, other, NOW).unwrap_err().code(), "conflict");
+        // Ahead of it: 409.
+        let ahead = ActionRequest { seq: 5, action: Action::Draw };
+        assert_eq!(act(7, Some(after.clone()), None, Some(account(700)), ahead, NOW).unwrap_err().code(), "conflict");
+        // Someone else's ticket, or none: 404, the same answer.
+        after.owner = 8;
+        assert_eq!(act(7, Some(after), None, Some(account(700)), play, NOW).unwrap_err().code(), "not_found");
+        assert_eq!(act(7, None, None, Some(account(700)), play, NOW).unwrap_err().code(), "not_found");
+    }
+
+    #[test]
+    fn guarantee_7_the_engine_refuses_an_illegal_action() {
+        let row = sold_ticket();
+        let draw = ActionRequest { seq: 0, action: Action::Draw };
+        let e = act(7, Some(row), None, Some(account(700)), draw, NOW).unwrap_err();
+        assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_action"));
+    }
+
+    #[test]
+    fn guarantee_3_the_prize_is_credited_in_the_change_that_finishes_the_game() {
+        let mut row = sold_ticket();
+        let mut balance = 700;
+        let mut seen_finish = false;
+        while !row.ticket.game.is_finished() {
+            let seq = row.ticket.game.seq();
+            let action = match row.ticket.game.phase() {
+                Phase::Play => Action::play(row.ticket.game.hand().nth(0)),
+                _ => Action::Draw,
+            };
+            let c = applied(act(7, Some(row), None, Some(account(balance)), ActionRequest { seq, action }, NOW));
+            row = c.game.as_ref().unwrap().row.clone();
+            if let Some(result) = row.ticket.game.result() {
+                seen_finish = true;
+                assert_eq!(c.audit.as_ref().unwrap().kind, "ticket_finished");
+                assert_eq!(c.game.as_ref().unwrap().finished_ms, Some(NOW));
+                match &c.movement {
+                    Some(m) => {
+                        assert!(result.prize_cents > 0);
+                        assert_eq!(m.entries(), [(HOUSE_PRIZES, -(result.prize_cents as i64)), (70, result.prize_cents as i64)]);
+                        assert_eq!(m.id, format!("prize:{}", row.id));
+                        balance = m.player_balance.after;
+                    }
+                    None => assert_eq!(result.prize_cents, 0),
+                }
+                let answer: serde_json::Value = serde_json::from_str(&c.answer).unwrap();
+                assert_eq!(answer["balance_cents"], balance);
+                assert!(answer["ticket"]["server_seed"].is_string(), "guarantee 6: revealed at the end");
+            } else {
+                assert!(c.movement.is_none());
+            }
+        }
+        assert!(seen_finish);
+    }
+}

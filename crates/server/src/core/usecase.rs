@@ -1,0 +1,155 @@
+//! The use cases, each **load, decide, commit**, written once for every
+//! backend. A backend gives a [`Unit`] of work: one transaction on
+//! PostgreSQL, one savepoint of a group commit on SQLite. The caller
+//! commits that unit when the outcome is [`Outcome::Applied`] and rolls it
+//! back otherwise.
+
+use super::decide::{self, Decision};
+use super::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow};
+use crate::api::{ActionRequest, ClientSeed, IdempotencyKey};
+use crate::error::{AppError, StoreError};
+use std::future::Future;
+
+/// The loads and the commit a backend provides. Loads that say "locked"
+/// lock their row until the unit ends, so that two processes deciding on
+/// the same ticket or the same account take turns.
+pub trait Unit: Send {
+    /// The player's account, locked.
+    fn account(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<Account>, StoreError>> + Send;
+    /// The player's Idempotency-Key, if used before.
+    fn idempotency(&mut self, player: PlayerId, key: &str) -> impl Future<Output = Result<Option<StoredAnswer>, StoreError>> + Send;
+    /// The next unsold ticket, locked (and skipped by other units while it is).
+    fn next_for_sale(&mut self) -> impl Future<Output = Result<Option<ForSale>, StoreError>> + Send;
+    /// The sold ticket with this serial, locked.
+    fn ticket(&mut self, serial: &str) -> impl Future<Output = Result<Option<TicketRow>, StoreError>> + Send;
+    /// The action applied at `seq` and its answer.
+    fn stored_action(&mut self, ticket: TicketId, seq: u64) -> impl Future<Output = Result<Option<StoredAnswer>, StoreError>> + Send;
+    /// New rows for a player and their account (no money yet).
+    fn insert_player(
+        &mut self,
+        token_hash: &str,
+        name: Option<&str>,
+        now: i64,
+    ) -> impl Future<Output = Result<(PlayerId, AccountId), StoreError>> + Send;
+    /// Writes `changes`; a guarded row that changed since it was loaded
+    /// fails with [`StoreError::Stale`].
+    fn apply(&mut self, changes: &Changes) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// What a use case did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The answer stored the first time; nothing was written.
+    Replayed(String),
+    /// Written into the unit, to be committed.
+    Applied(Box<Changes>),
+}
+
+impl Outcome {
+    pub fn answer(&self) -> &str {
+        match self {
+            Outcome::Replayed(a) => a,
+            Outcome::Applied(c) => &c.answer,
+        }
+    }
+}
+
+/// A purchase request, its randomness drawn beforehand (decisions draw none).
+#[derive(Debug, Clone)]
+pub struct BuyRequest {
+    pub key: Option<IdempotencyKey>,
+    /// The player's seed, as sent.
+    pub client_seed: Option<ClientSeed>,
+    /// The seed used when the player sent none.
+    pub random_client_seed: ClientSeed,
+    pub server_seed: [u8; 32],
+}
+
+/// A new player and their play money.
+pub async fn create_player(
+    unit: &mut impl Unit,
+    token_hash: &str,
+    name: Option<&str>,
+    start_balance: i64,
+    now: i64,
+) -> Result<(PlayerId, Box<Changes>), AppError> {
+    let (player, account) = unit.insert_player(token_hash, name, now).await?;
+    let changes = decide::new_player(player, account, start_balance, now);
+    unit.apply(&changes).await?;
+    Ok((player, Box::new(changes)))
+}
+
+/// Debits the price and sells the next ticket, once per Idempotency-Key.
+/// The account is locked first: a player's purchases take turns, so a key
+/// sent twice at once is decided once and replayed once.
+pub async fn buy(unit: &mut impl Unit, player: PlayerId, request: &BuyRequest, now: i64) -> Result<Outcome, AppError> {
+    let account = unit.account(player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+    let stored = match &request.key {
+        Some(key) => unit.idempotency(player, key.as_str()).await?,
+        None => None,
+    };
+    let for_sale = if stored.is_none() { unit.next_for_sale().await? } else { None };
+    commit(unit, decide::buy(&account, stored, for_sale, request, now)?).await
+}
+
+/// Applies a game action exactly once (guarantee 4). The ticket is locked
+/// first, then the account: the same order everywhere, so two units never
+/// wait for each other in a circle (a purchase never waits for a ticket).
+pub async fn act(unit: &mut impl Unit, player: PlayerId, serial: &str, request: ActionRequest, now: i64) -> Result<Outcome, AppError> {
+    let ticket = unit.ticket(serial).await?;
+    let (mut stored, mut account) = (None, None);
+    if let Some(t) = ticket.as_ref().filter(|t| t.owner == player) {
+        let seq = t.ticket.game.seq();
+        if request.seq < seq {
+            stored = unit.stored_action(t.id, request.seq).await?;
+        } else if request.seq == seq {
+            account = unit.account(player).await?;
+        }
+    }
+    commit(unit, decide::act(player, ticket, stored, account, request, now)?).await
+}
+
+async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, AppError> {
+    match decision {
+        Decision::Replay(answer) => Ok(Outcome::Replayed(answer)),
+        Decision::Apply(changes) => {
+            unit.apply(&changes).await?;
+            Ok(Outcome::Applied(changes))
+        }
+    }
+}
+
+/// A write request, as a backend's shell receives it.
+#[derive(Debug, Clone)]
+pub enum Op {
+    CreatePlayer { token_hash: String, name: Option<String>, start_balance: i64 },
+    Buy { player: PlayerId, request: BuyRequest },
+    Act { player: PlayerId, serial: String, request: ActionRequest },
+}
+
+/// What a write request gave: the answer, and what it did once committed.
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// The new player's id, for [`Op::CreatePlayer`].
+    pub player: Option<PlayerId>,
+    /// The JSON answer as stored (empty for a new player).
+    pub answer: String,
+    /// `None` for a replay: nothing was written.
+    pub effect: Option<super::Effect>,
+}
+
+/// Runs one write request on a unit: the one entry point of every shell.
+pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppError> {
+    let outcome = match op {
+        Op::CreatePlayer { token_hash, name, start_balance } => {
+            let (player, changes) = create_player(unit, token_hash, name.as_deref(), *start_balance, now).await?;
+            return Ok(Done { player: Some(player), answer: String::new(), effect: Some(changes.effect) });
+        }
+        Op::Buy { player, request } => buy(unit, *player, request, now).await?,
+        Op::Act { player, serial, request } => act(unit, *player, serial, *request, now).await?,
+    };
+    Ok(match outcome {
+        Outcome::Replayed(answer) => Done { player: None, answer, effect: None },
+        Outcome::Applied(changes) => Done { player: None, effect: Some(changes.effect), answer: changes.answer },
+    })
+}

@@ -1,0 +1,173 @@
+//! The audit log's hash chain: every entry holds the hash of the one before
+//! it, so that changing, removing or reordering any sealed entry breaks
+//! the chain from there on.
+//!
+//! A chain has one head, and a head that every write moves is a point
+//! where every writer waits for the others. So entries are written with
+//! their cause, in its transaction, **unsealed**, and are chained in order
+//! by a sealer:
+//! - SQLite: the one writer task is the sealer; it chains each entry in the
+//!   transaction that writes it, from the head it keeps in memory.
+//! - PostgreSQL: any process may write entries; one process at a time (a
+//!   transaction-scoped advisory lock) seals the committed ones, in the
+//!   order of their ids, shortly after commit ([`seal_pending`], run by
+//!   every process in the background and at shutdown). An entry committed
+//!   late, behind a higher id already sealed, is sealed next: `chain_pos`
+//!   is the order of sealing. A crash leaves entries unsealed, never lost:
+//!   the next sealer chains them.
+//!
+//! [`check`] verifies the whole chain, in `chain_pos` order, and counts
+//! the entries waiting to be sealed.
+
+use super::plan::Seal;
+use super::{Db, on_db};
+use crate::core::AuditRecord;
+use crate::error::{AppError, StoreError};
+use sha2::{Digest, Sha256};
+
+/// The all-zero hash before the audit log's first entry.
+pub const AUDIT_GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The advisory lock key of the PostgreSQL sealer ("ASCAUDIT").
+const SEAL_LOCK: i64 = 0x4153_4341_5544_4954;
+
+/// `hex(SHA-256(prev_hash "\n" created_ms "\n" kind "\n" data_json))`.
+pub fn audit_hash(prev_hash: &str, created_ms: i64, kind: &str, data_json: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(prev_hash.as_bytes());
+    h.update(b"\n");
+    h.update(created_ms.to_string().as_bytes());
+    h.update(b"\n");
+    h.update(kind.as_bytes());
+    h.update(b"\n");
+    h.update(data_json.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// The chain's last sealed entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub chain_pos: i64,
+    pub hash: String,
+}
+
+impl Head {
+    pub fn genesis() -> Head {
+        Head { chain_pos: 0, hash: AUDIT_GENESIS.to_string() }
+    }
+
+    /// The seal of the entry after this head.
+    pub fn seal(&self, entry: &AuditRecord) -> Seal {
+        self.seal_raw(entry.created_ms, entry.kind, &entry.data_json)
+    }
+
+    fn seal_raw(&self, created_ms: i64, kind: &str, data_json: &str) -> Seal {
+        Seal {
+            chain_pos: self.chain_pos + 1,
+            prev_hash: self.hash.clone(),
+            hash: audit_hash(&self.hash, created_ms, kind, data_json),
+        }
+    }
+
+    pub fn after(seal: &Seal) -> Head {
+        Head { chain_pos: seal.chain_pos, hash: seal.hash.clone() }
+    }
+}
+
+/// The head as stored.
+pub(super) async fn head(db: &Db) -> Result<Head, StoreError> {
+    let row: Option<(i64, String)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await?);
+    Ok(row.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash }))
+}
+
+/// PostgreSQL: seals every committed unsealed entry, unless another
+/// process is sealing right now (then it returns 0: that one will).
+pub(super) async fn seal_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
+    let mut sealed = 0;
+    loop {
+        let mut tx = pool.begin().await?;
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(SEAL_LOCK).fetch_one(&mut *tx).await?;
+        if !locked {
+            return Ok(sealed);
+        }
+        let head: Option<(i64, String)> =
+            sqlx::query_as("SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1")
+                .fetch_optional(&mut *tx)
+                .await?;
+        let mut head = head.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash });
+        let rows: Vec<(i64, i64, String, String)> = sqlx::query_as(
+            "SELECT id, created_ms, kind, data_json FROM audit_log WHERE chain_pos IS NULL ORDER BY id LIMIT 5000",
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        if rows.is_empty() {
+            return Ok(sealed);
+        }
+        let (mut ids, mut positions, mut prevs, mut hashes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (id, created_ms, kind, data_json) in &rows {
+            let seal = head.seal_raw(*created_ms, kind, data_json);
+            head = Head::after(&seal);
+            ids.push(*id);
+            positions.push(seal.chain_pos);
+            prevs.push(seal.prev_hash);
+            hashes.push(seal.hash);
+        }
+        sqlx::query(
+            "UPDATE audit_log a SET chain_pos = v.pos, prev_hash = v.prev, hash = v.hash
+             FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[]) AS v(id, pos, prev, hash)
+             WHERE a.id = v.id",
+        )
+        .bind(&ids)
+        .bind(&positions)
+        .bind(&prevs)
+        .bind(&hashes)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        sealed += rows.len() as u64;
+    }
+}
+
+/// The audit log's hash chain, checked entry by entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditCheck {
+    /// Entries in the log, sealed or not.
+    pub entries: u64,
+    /// Entries committed and not chained yet (PostgreSQL, just after a write).
+    pub unsealed: u64,
+    /// The id of the first sealed entry whose position, `prev_hash` or
+    /// `hash` is wrong.
+    pub first_broken: Option<i64>,
+}
+
+/// Verifies the chain from its first entry.
+pub(super) async fn check(db: &Db) -> Result<AuditCheck, AppError> {
+    let rows: Vec<(i64, Option<i64>, i64, String, String, Option<String>, Option<String>)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT id, chain_pos, created_ms, kind, data_json, prev_hash, hash FROM audit_log
+         ORDER BY chain_pos IS NULL, chain_pos, id",
+    )
+    .fetch_all(pool)
+    .await?);
+    let mut head = Head::genesis();
+    let mut first_broken = None;
+    let mut unsealed = 0;
+    for (id, pos, ms, kind, data, prev_hash, hash) in &rows {
+        let (Some(pos), Some(prev_hash), Some(hash)) = (pos, prev_hash, hash) else {
+            unsealed += 1;
+            continue;
+        };
+        if first_broken.is_some() {
+            continue;
+        }
+        let expected = head.seal_raw(*ms, kind, data);
+        if *pos != expected.chain_pos || *prev_hash != expected.prev_hash || *hash != expected.hash {
+            first_broken = Some(*id);
+        }
+        head = Head { chain_pos: *pos, hash: hash.clone() };
+    }
+    Ok(AuditCheck { entries: rows.len() as u64, unsealed, first_broken })
+}

@@ -1,0 +1,356 @@
+//! [`Plan`]: the SQL statements that write one [`Changes`], built from named
+//! columns (`("seq", value)`) rather than long lists of positional binds,
+//! and the same for both backends. Placeholders are numbered `$1, $2, ...`
+//! over the whole plan, which PostgreSQL reads in one statement and SQLite
+//! in one multi-statement script (sqlx binds `$N` to the N-th value there
+//! too); each backend renders it ([`Plan::sqlite_script`],
+//! [`Plan::postgres_statement`]).
+//!
+//! Writes that depend on what was loaded are **guarded**: the ticket is
+//! sold only while `unsold`, the game moves on only from the `seq` it was
+//! decided on, a balance changes only from the amount it was decided on.
+//! Each guarded statement returns its name; a name missing from the
+//! returned rows means the row changed under the decision, and the whole
+//! unit is undone ([`crate::error::StoreError::Stale`]).
+
+use crate::core::{Changes, Movement};
+use crate::error::StoreError;
+use std::fmt::Write as _;
+
+/// A bound value; NULLs keep their SQL type (PostgreSQL wants one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Val {
+    Int(Option<i64>),
+    Text(Option<String>),
+}
+
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Val {
+    fn from(v: Option<i64>) -> Val {
+        Val::Int(v)
+    }
+}
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Text(Some(v.to_string()))
+    }
+}
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Text(Some(v))
+    }
+}
+impl From<Option<&str>> for Val {
+    fn from(v: Option<&str>) -> Val {
+        Val::Text(v.map(str::to_string))
+    }
+}
+
+/// One statement of a plan.
+#[derive(Debug, Clone)]
+struct Part {
+    name: &'static str,
+    /// The SQL with its placeholders already numbered.
+    sql: String,
+    guarded: bool,
+}
+
+/// The statements of one [`Changes`], with their values in order.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    parts: Vec<Part>,
+    values: Vec<Val>,
+}
+
+/// A sealed audit entry's chain columns (see `store::audit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seal {
+    pub chain_pos: i64,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+impl Plan {
+    fn placeholder(&mut self, v: Val) -> String {
+        self.values.push(v);
+        format!("${}", self.values.len())
+    }
+
+    /// `INSERT INTO table (a, b) VALUES ($1, $2), ($3, $4)`
+    fn insert(&mut self, name: &'static str, table: &str, columns: &[&str], rows: Vec<Vec<Val>>) {
+        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        for (i, row) in rows.into_iter().enumerate() {
+            assert_eq!(row.len(), columns.len(), "{name}: one value per column");
+            let marks: Vec<String> = row.into_iter().map(|v| self.placeholder(v)).collect();
+            let _ = write!(sql, "{}({})", if i == 0 { "" } else { ", " }, marks.join(", "));
+        }
+        self.parts.push(Part { name, sql, guarded: false });
+    }
+
+    /// `INSERT` of one row given as `(column, value)` pairs.
+    fn insert_row(&mut self, name: &'static str, table: &str, row: Vec<(&str, Val)>) {
+        let (columns, values): (Vec<&str>, Vec<Val>) = row.into_iter().unzip();
+        self.insert(name, table, &columns, vec![values]);
+    }
+
+    /// `UPDATE table SET a = $1 WHERE k = $2 AND g = $3`, guarded: it must
+    /// change exactly one row.
+    fn update_guarded(&mut self, name: &'static str, table: &str, set: Vec<(&str, Val)>, filter: Vec<(&str, Val)>) {
+        let set: Vec<String> = set.into_iter().map(|(c, v)| format!("{c} = {}", self.placeholder(v))).collect();
+        let filter: Vec<String> = filter.into_iter().map(|(c, v)| format!("{c} = {}", self.placeholder(v))).collect();
+        let sql = format!("UPDATE {table} SET {} WHERE {}", set.join(", "), filter.join(" AND "));
+        self.parts.push(Part { name, sql, guarded: true });
+    }
+
+    /// The statements of `changes`, in an order that satisfies the foreign
+    /// keys statement by statement (SQLite checks them so). `seal` chains
+    /// the audit entry at once (the SQLite writer); without it the entry is
+    /// left for the sealer (PostgreSQL).
+    pub fn of(changes: &Changes, seal: Option<&Seal>) -> Plan {
+        let mut p = Plan::default();
+        if let Some(s) = &changes.sale {
+            p.update_guarded(
+                "sale",
+                "tickets",
+                vec![
+                    ("status", "sold".into()),
+                    ("owner_id", s.owner.into()),
+                    ("sold_ms", s.sold_ms.into()),
+                    ("client_seed", s.client_seed.as_str().into()),
+                    ("server_seed", s.server_seed_hex.as_str().into()),
+                    ("commitment", s.commitment.as_str().into()),
+                ],
+                vec![("id", s.ticket_id.into()), ("status", "unsold".into())],
+            );
+        }
+        if let Some(g) = &changes.game {
+            let game = &g.row.ticket.game;
+            let result = game.result();
+            let state = serde_json::to_string(game).expect("a game serializes");
+            let columns = vec![
+                ("seq", (game.seq() as i64).into()),
+                ("phase", game.phase().name().into()),
+                ("state_json", state.into()),
+                ("result_tricks", result.map(|r| i64::from(r.tricks)).into()),
+                ("prize_cents", result.map(|r| r.prize_cents as i64).into()),
+                ("finished_ms", g.finished_ms.into()),
+            ];
+            match g.from_seq {
+                None => {
+                    let mut row = vec![("ticket_id", g.row.id.into())];
+                    row.extend(columns);
+                    p.insert_row("game", "ticket_games", row);
+                }
+                Some(from) => p.update_guarded(
+                    "game",
+                    "ticket_games",
+                    columns,
+                    vec![("ticket_id", g.row.id.into()), ("seq", (from as i64).into())],
+                ),
+            }
+        }
+        if let Some(a) = &changes.action {
+            p.insert_row(
+                "action",
+                "actions",
+                vec![
+                    ("ticket_id", a.ticket_id.into()),
+                    ("seq", (a.seq as i64).into()),
+                    ("request_json", a.request_json.as_str().into()),
+                    ("answer_json", changes.answer.as_str().into()),
+                    ("created_ms", a.created_ms.into()),
+                ],
+            );
+            if !changes.draws.is_empty() {
+                let rows = changes
+                    .draws
+                    .iter()
+                    .map(|d| {
+                        vec![
+                            a.ticket_id.into(),
+                            (d.n as i64).into(),
+                            (a.seq as i64).into(),
+                            d.kind.as_str().into(),
+                            d.player.map(|r| r.as_str()).into(),
+                            d.capone.as_str().into(),
+                        ]
+                    })
+                    .collect();
+                p.insert("draws", "draws", &["ticket_id", "n", "seq", "kind", "player", "capone"], rows);
+            }
+        }
+        if let Some(m) = &changes.movement {
+            p.movement(m);
+        }
+        if let Some(k) = &changes.idempotency {
+            p.insert_row(
+                "idempotency",
+                "idempotency_keys",
+                vec![
+                    ("player_id", k.player.into()),
+                    ("key", k.key.as_str().into()),
+                    ("request_json", k.request_json.as_str().into()),
+                    ("answer_json", changes.answer.as_str().into()),
+                    ("ticket_id", k.ticket_id.into()),
+                    ("created_ms", k.created_ms.into()),
+                ],
+            );
+        }
+        if let Some(a) = &changes.audit {
+            let mut row = vec![
+                ("created_ms", a.created_ms.into()),
+                ("kind", a.kind.into()),
+                ("data_json", a.data_json.as_str().into()),
+            ];
+            if let Some(s) = seal {
+                row.push(("chain_pos", s.chain_pos.into()));
+                row.push(("prev_hash", s.prev_hash.as_str().into()));
+                row.push(("hash", s.hash.as_str().into()));
+            }
+            p.insert_row("audit", "audit_log", row);
+        }
+        p
+    }
+
+    /// The double-entry movement, written once for every backend: the
+    /// movement, its two entries, and the player's balance, guarded by the
+    /// balance it was decided on (guarantee 3).
+    fn movement(&mut self, m: &Movement) {
+        self.insert_row(
+            "movement",
+            "movements",
+            vec![
+                ("id", m.id.as_str().into()),
+                ("reason", m.reason.as_str().into()),
+                ("ticket_id", m.ticket_id.into()),
+                ("created_ms", m.created_ms.into()),
+            ],
+        );
+        let entries = m.entries().iter().map(|&(account, amount)| vec![m.id.as_str().into(), account.into(), amount.into()]).collect();
+        self.insert("ledger", "ledger_entries", &["movement_id", "account_id", "amount_cents"], entries);
+        let b = m.player_balance;
+        self.update_guarded(
+            "balance",
+            "accounts",
+            vec![("balance_cents", b.after.into())],
+            vec![("id", b.account.into()), ("balance_cents", b.before.into())],
+        );
+    }
+
+    /// The values, in placeholder order.
+    pub fn values(&self) -> &[Val] {
+        &self.values
+    }
+
+    /// How many guarded statements must each return their row.
+    pub fn guards(&self) -> usize {
+        self.parts.iter().filter(|p| p.guarded).count()
+    }
+
+    /// SQLite: the statements one after the other, each guarded one
+    /// returning its name; `prefix` goes first (the writer's `SAVEPOINT`).
+    pub fn sqlite_script(&self, prefix: &str) -> String {
+        let mut sql = String::from(prefix);
+        for part in &self.parts {
+            sql.push_str(&part.sql);
+            if part.guarded {
+                let _ = write!(sql, " RETURNING '{}' AS part", part.name);
+            }
+            sql.push_str(";\n");
+        }
+        sql
+    }
+
+    /// PostgreSQL: ONE statement (one round trip), the writes as
+    /// data-modifying `WITH` parts, the guarded ones' names selected at the
+    /// end. The parts touch different rows, as PostgreSQL requires.
+    pub fn postgres_statement(&self) -> String {
+        let mut sql = String::from("WITH ");
+        let mut selects = Vec::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            let _ = write!(sql, "{}p{i} AS ({}", if i == 0 { "" } else { ",\n" }, part.sql);
+            if part.guarded {
+                let _ = write!(sql, " RETURNING '{}'::text AS part", part.name);
+                selects.push(format!("SELECT part FROM p{i}"));
+            }
+            sql.push(')');
+        }
+        if selects.is_empty() {
+            selects.push("SELECT 'none'::text AS part WHERE false".into());
+        }
+        let _ = write!(sql, "\n{}", selects.join(" UNION ALL "));
+        sql
+    }
+
+    /// Checks the names the guarded statements returned.
+    pub fn check_guards(&self, returned: &[String]) -> Result<(), StoreError> {
+        let missing: Vec<&str> =
+            self.parts.iter().filter(|p| p.guarded && !returned.iter().any(|r| r == p.name)).map(|p| p.name).collect();
+        if missing.is_empty() && returned.len() == self.guards() {
+            Ok(())
+        } else {
+            Err(StoreError::Stale(format!("guarded writes changed no row: {}", missing.join(", "))))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{BalanceChange, Effect, Reason};
+
+    fn movement_changes() -> Changes {
+        Changes {
+            sale: None,
+            game: None,
+            action: None,
+            draws: Vec::new(),
+            movement: Some(Movement {
+                id: "start:1".into(),
+                reason: Reason::StartBalance,
+                ticket_id: None,
+                from: 1,
+                to: 10,
+                amount_cents: 500,
+                player_balance: BalanceChange { player: 1, account: 10, before: 0, after: 500 },
+                created_ms: 5,
+            }),
+            idempotency: None,
+            audit: None,
+            answer: String::new(),
+            effect: Effect::PlayerCreated,
+        }
+    }
+
+    #[test]
+    fn a_movement_is_three_named_statements_with_numbered_placeholders() {
+        let p = Plan::of(&movement_changes(), None);
+        let script = p.sqlite_script("");
+        assert_eq!(
+            script,
+            "INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES ($1, $2, $3, $4);\n\
+             INSERT INTO ledger_entries (movement_id, account_id, amount_cents) VALUES ($5, $6, $7), ($8, $9, $10);\n\
+             UPDATE accounts SET balance_cents = $11 WHERE id = $12 AND balance_cents = $13 RETURNING 'balance' AS part;\n"
+        );
+        assert_eq!(p.values().len(), 13);
+        assert_eq!(p.values()[6], Val::Int(Some(-500)));
+        assert_eq!(p.values()[9], Val::Int(Some(500)));
+        assert_eq!(p.values()[2], Val::Int(None));
+        assert_eq!(p.guards(), 1);
+        let pg = p.postgres_statement();
+        assert!(pg.starts_with("WITH p0 AS (INSERT INTO movements"), "{pg}");
+        assert!(pg.ends_with("SELECT part FROM p2"), "{pg}");
+    }
+
+    #[test]
+    fn a_missing_guard_row_is_a_stale_write() {
+        let p = Plan::of(&movement_changes(), None);
+        assert!(p.check_guards(&["balance".to_string()]).is_ok());
+        assert!(matches!(p.check_guards(&[]), Err(StoreError::Stale(m)) if m.contains("balance")));
+        assert!(p.check_guards(&["balance".to_string(), "balance".to_string()]).is_err());
+    }
+}

@@ -1,0 +1,293 @@
+//! The PostgreSQL shell: any number of `as-capone serve` processes on one
+//! database (ARCHITECTURE.md guarantee 8), each request one transaction.
+//!
+//! **Row locks, not serializable transactions.** Every race is on rows a
+//! request names: its ticket, its player's account, the next ticket for
+//! sale. So each unit locks exactly those (`SELECT ... FOR UPDATE`) in READ
+//! COMMITTED and the rest of the database runs free; the second of two
+//! requests on one ticket waits for the first, then loads what it wrote
+//! (PostgreSQL re-reads a locked row once its lock is released), and its
+//! decision is a replay or a 409, never a second application. SERIALIZABLE
+//! would give the same answers but by aborting one of the two and retrying,
+//! on every concurrent purchase: the sale queue is one index that all of
+//! them read. The sale queue takes `FOR UPDATE SKIP LOCKED`: concurrent
+//! purchases take different tickets without waiting for each other. Locks
+//! are always taken ticket first, then account (a purchase never waits for
+//! a ticket), so two units never wait for each other in a circle; should
+//! PostgreSQL still report a deadlock or serialization failure, the request
+//! runs again from the start ([`StoreError::is_retryable`]).
+//!
+//! **No shared counter.** What every write would touch is designed away:
+//! movements are keyed by what they are (`sale:<ticket>`), house accounts
+//! keep no running balance (the sum of their entries is their balance),
+//! the sale cursor is the `status` of the tickets themselves, and the audit
+//! chain is sealed after commit by one process at a time
+//! ([`super::audit`]).
+//!
+//! A unit's writes are one statement ([`Plan::postgres_statement`]): a
+//! request is BEGIN, two or three loads, one write, COMMIT.
+
+use super::audit;
+use super::plan::Plan;
+use super::reads::{TICKET_SELECT, ticket_row};
+use super::sqlite::for_sale;
+use super::{bind_values, now_ms};
+use crate::api::ActionRequest;
+use crate::config::Config;
+use crate::core::usecase::{self, Done, Op};
+use crate::core::{Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::error::{AppError, StoreError};
+use crate::metrics::Metrics;
+use anyhow::Context;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Postgres, Transaction};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+
+/// The advisory lock held by a process while it migrates and makes the
+/// first emission ("ASCSTART").
+const STARTUP_LOCK: i64 = 0x4153_4353_5441_5254;
+
+/// How often a request that PostgreSQL aborted (deadlock, serialization) is run again.
+const RETRIES: usize = 5;
+
+/// The URL without its password, for the log.
+fn redacted(url: &str) -> String {
+    match PgConnectOptions::from_str(url) {
+        Ok(o) => format!(
+            "postgres://{}@{}:{}/{}",
+            o.get_username(),
+            o.get_host(),
+            o.get_port(),
+            o.get_database().unwrap_or("")
+        ),
+        Err(_) => "postgres://(unparsable URL)".into(),
+    }
+}
+
+pub(super) fn describe(url: &str, config: &Config) -> String {
+    format!("PostgreSQL {} (pool of {}, row locks, one transaction per request)", redacted(url), config.db_max_connections)
+}
+
+/// A connection error worth waiting out at start-up: the server is not
+/// listening yet, or says it is starting or shutting down.
+fn transient(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| c.starts_with("57P") || c == "53300"),
+        _ => false,
+    }
+}
+
+/// Connects (waiting up to `db_start_wait_s` for a database that does not
+/// answer yet), takes the start-up lock and migrates. The returned
+/// connection holds the lock until [`release_startup_lock`].
+pub(super) async fn connect(config: &Config) -> anyhow::Result<(PgPool, PgConnection)> {
+    let where_ = redacted(&config.db);
+    let opts = PgConnectOptions::from_str(&config.db)
+        .with_context(|| format!("bad PostgreSQL URL {where_}"))?
+        .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(1));
+    let deadline = Instant::now() + Duration::from_secs(config.db_start_wait_s);
+    let mut attempt = 1;
+    let mut lock_conn = loop {
+        match PgConnection::connect_with(&opts).await {
+            Ok(c) => break c,
+            Err(e) if transient(&e) && Instant::now() < deadline => {
+                tracing::warn!(
+                    "waiting for PostgreSQL at {where_} (attempt {attempt}, up to {} s): {e}",
+                    config.db_start_wait_s
+                );
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => {
+                return Err(anyhow::anyhow!("cannot connect to PostgreSQL at {where_}: {e}")
+                    .context(format!("gave up after {attempt} attempt(s)")));
+            }
+        }
+    };
+    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(STARTUP_LOCK).fetch_one(&mut lock_conn).await?;
+    if !locked {
+        tracing::info!("another process is starting on this database: waiting for it to finish its start-up");
+        sqlx::query("SELECT pg_advisory_lock($1)").bind(STARTUP_LOCK).execute(&mut lock_conn).await?;
+    }
+    sqlx::migrate!("./migrations/postgres").run(&mut lock_conn).await.context("database migrations")?;
+    let pool = PgPoolOptions::new()
+        .max_connections(config.db_max_connections)
+        .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+        .connect_with(opts)
+        .await
+        .with_context(|| format!("connection pool to {where_}"))?;
+    Ok((pool, lock_conn))
+}
+
+/// Lets the next process start.
+pub(super) async fn release_startup_lock(mut conn: PgConnection) {
+    if let Err(e) = sqlx::query("SELECT pg_advisory_unlock($1)").bind(STARTUP_LOCK).execute(&mut conn).await {
+        tracing::warn!(error = %e, "releasing the start-up lock (it goes with the connection)");
+    }
+    let _ = conn.close().await;
+}
+
+/// The write half: the pool, and the audit sealer running beside it.
+pub(super) struct PgWriter {
+    pool: PgPool,
+    metrics: Arc<Metrics>,
+    sealer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl PgWriter {
+    pub fn start(pool: PgPool, metrics: Arc<Metrics>) -> PgWriter {
+        let sealer = tokio::spawn(sealer(pool.clone()));
+        PgWriter { pool, metrics, sealer: Mutex::new(Some(sealer)) }
+    }
+
+    /// One request: a transaction, run again from the start when
+    /// PostgreSQL aborted it for a conflict with another.
+    async fn run(&self, op: Op) -> Result<Done, AppError> {
+        let mut attempt = 1;
+        loop {
+            match self.run_once(&op).await {
+                Err(AppError::Storage(e)) if e.is_retryable() && attempt < RETRIES => {
+                    tracing::debug!(attempt, error = %crate::error::error_chain(&e), "transaction aborted by a conflict; running it again");
+                    tokio::time::sleep(Duration::from_millis(attempt as u64 * 2)).await;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn run_once(&self, op: &Op) -> Result<Done, AppError> {
+        let tx = self.pool.begin().await.map_err(StoreError::from)?;
+        let mut unit = PgUnit { tx };
+        let done = usecase::run(&mut unit, op, now_ms()).await;
+        match done {
+            Ok(done) if done.effect.is_some() => {
+                unit.tx.commit().await.map_err(StoreError::from)?;
+                if let Some(effect) = done.effect {
+                    self.metrics.count(effect);
+                }
+                Ok(done)
+            }
+            // A replay or a refusal wrote nothing.
+            other => {
+                let _ = unit.tx.rollback().await;
+                other
+            }
+        }
+    }
+
+    pub async fn create_player(&self, token_hash: String, name: Option<String>, start_balance: i64) -> Result<PlayerId, AppError> {
+        let done = self.run(Op::CreatePlayer { token_hash, name, start_balance }).await?;
+        done.player.ok_or_else(|| AppError::internal("a new player without an id"))
+    }
+
+    pub async fn buy(&self, player: PlayerId, request: BuyRequest) -> Result<String, AppError> {
+        Ok(self.run(Op::Buy { player, request }).await?.answer)
+    }
+
+    pub async fn act(&self, player: PlayerId, serial: &str, request: ActionRequest) -> Result<String, AppError> {
+        Ok(self.run(Op::Act { player, serial: serial.to_string(), request }).await?.answer)
+    }
+
+    pub async fn close(&self) {
+        if let Some(task) = self.sealer.lock().expect("sealer lock").take() {
+            task.abort();
+        }
+    }
+}
+
+/// Seals the audit entries of every process, five times a second, when
+/// no other process is doing it.
+async fn sealer(pool: PgPool) {
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if let Err(e) = audit::seal_pending(&pool).await {
+            tracing::warn!(error = %crate::error::error_chain(&e), "sealing the audit log");
+        }
+    }
+}
+
+/// One request's transaction.
+struct PgUnit {
+    tx: Transaction<'static, Postgres>,
+}
+
+impl Unit for PgUnit {
+    async fn account(&mut self, player: PlayerId) -> Result<Option<Account>, StoreError> {
+        let row: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT a.id, a.balance_cents FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1 FOR UPDATE OF a",
+        )
+        .bind(player)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(row.map(|(id, balance_cents)| Account { player, id, balance_cents }))
+    }
+
+    async fn idempotency(&mut self, player: PlayerId, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
+        let row: Option<(String, String)> =
+            sqlx::query_as("SELECT request_json, answer_json FROM idempotency_keys WHERE player_id = $1 AND key = $2")
+                .bind(player)
+                .bind(key)
+                .fetch_optional(&mut *self.tx)
+                .await?;
+        Ok(row.map(|(request_json, answer_json)| StoredAnswer { request_json, answer_json }))
+    }
+
+    async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
+        let row: Option<(i64, String, i64, i64, i64, i64, i64)> = sqlx::query_as(
+            "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents FROM tickets t
+             JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
+             WHERE t.status = 'unsold' ORDER BY t.block_id, t.position LIMIT 1
+             FOR UPDATE OF t SKIP LOCKED",
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(row.map(for_sale))
+    }
+
+    async fn ticket(&mut self, serial: &str) -> Result<Option<TicketRow>, StoreError> {
+        let sql = format!("{TICKET_SELECT}WHERE t.serial = $1 FOR UPDATE OF g");
+        match sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await? {
+            Some(row) => Ok(Some(ticket_row(&row)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {
+        let row: Option<(String, String)> =
+            sqlx::query_as("SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2")
+                .bind(ticket)
+                .bind(seq as i64)
+                .fetch_optional(&mut *self.tx)
+                .await?;
+        Ok(row.map(|(request_json, answer_json)| StoredAnswer { request_json, answer_json }))
+    }
+
+    async fn insert_player(&mut self, token_hash: &str, name: Option<&str>, now: i64) -> Result<(PlayerId, AccountId), StoreError> {
+        Ok(sqlx::query_as(
+            "WITH a AS (INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id)
+             INSERT INTO players (token_hash, name, account_id, created_ms) SELECT $2, $3, a.id, $4 FROM a
+             RETURNING id, account_id",
+        )
+        .bind(format!("player:{token_hash}"))
+        .bind(token_hash)
+        .bind(name)
+        .bind(now)
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
+    async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
+        let plan = Plan::of(changes, None);
+        let sql = plan.postgres_statement();
+        let returned: Vec<String> =
+            bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(&mut *self.tx).await?;
+        plan.check_guards(&returned)
+    }
+}

@@ -1,0 +1,193 @@
+//! Every read, written once for both backends ([`on_db!`]): the same SQL
+//! text runs on SQLite and PostgreSQL. Reads take no lock; what they show
+//! is committed.
+
+use super::{Db, on_db};
+use crate::api::{ActionRequest, Me, SoldTicket, TicketView};
+use crate::core::{PlayerId, TicketRow};
+use crate::error::{AppError, StoreError};
+use crate::record::{DrawKind, Record, RecordAction, RecordDraw};
+use engine::Game;
+use sqlx::Row;
+
+/// The columns [`ticket_row`] reads, for a `WHERE` to follow.
+pub(super) const TICKET_SELECT: &str = "SELECT t.id, t.owner_id, t.serial, t.client_seed, t.server_seed, e.price_cents, g.state_json
+ FROM tickets t
+ JOIN ticket_games g ON g.ticket_id = t.id
+ JOIN blocks b ON b.id = t.block_id
+ JOIN emissions e ON e.id = b.emission_id ";
+
+/// A sold ticket from a row of [`TICKET_SELECT`], on either backend.
+pub(super) fn ticket_row<R: Row>(row: &R) -> Result<TicketRow, StoreError>
+where
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+{
+    let corrupt = |what: &str| StoreError::Corrupt(format!("ticket row: {what}"));
+    let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
+    let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
+    let server_seed = crate::record::parse_seed(&get_s("server_seed")?).ok_or_else(|| corrupt("a server seed is not 32 bytes"))?;
+    let game: Game = serde_json::from_str(&get_s("state_json")?).map_err(|e| corrupt(&format!("game state: {e}")))?;
+    Ok(TicketRow {
+        id: get_i("id")?,
+        owner: get_i("owner_id")?,
+        ticket: SoldTicket {
+            serial: get_s("serial")?,
+            price_cents: get_i("price_cents")?,
+            client_seed: get_s("client_seed")?,
+            server_seed,
+            game,
+        },
+    })
+}
+
+pub(super) async fn health(db: &Db) -> Result<(), AppError> {
+    let one: i64 = on_db!(db, pool => sqlx::query_scalar("SELECT CAST(1 AS BIGINT)").fetch_one(pool).await?);
+    if one == 1 { Ok(()) } else { Err(AppError::Unavailable("the database gave a wrong answer".into())) }
+}
+
+pub(super) async fn player_by_token_hash(db: &Db, token_hash: &str) -> Result<Option<PlayerId>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar("SELECT id FROM players WHERE token_hash = $1")
+        .bind(token_hash)
+        .fetch_optional(pool)
+        .await?))
+}
+
+pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
+    let balance: Option<i64> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT a.balance_cents FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1",
+    )
+    .bind(player)
+    .fetch_optional(pool)
+    .await?);
+    let balance = balance.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+    Ok(Me { player_id: player, balance_cents: balance })
+}
+
+pub(super) async fn tickets(db: &Db, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
+    let sql = const_format(TICKET_SELECT, "WHERE t.owner_id = $1 ORDER BY t.id DESC");
+    on_db!(db, pool => {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(player).fetch_all(pool).await?;
+        rows.iter().map(|r| Ok(ticket_row(r)?.ticket.view())).collect()
+    })
+}
+
+/// A sold ticket of `player` by its serial; 404 for another player's
+/// ticket, exactly as for a ticket that does not exist.
+pub(super) async fn owned_ticket(db: &Db, player: PlayerId, serial: &str) -> Result<TicketRow, AppError> {
+    let sql = const_format(TICKET_SELECT, "WHERE t.serial = $1");
+    let row = on_db!(db, pool => {
+        match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(serial).fetch_optional(pool).await? {
+            Some(r) => Some(ticket_row(&r)?),
+            None => None,
+        }
+    });
+    row.filter(|t| t.owner == player).ok_or_else(AppError::ticket_not_found)
+}
+
+fn const_format(a: &str, b: &str) -> String {
+    format!("{a}{b}")
+}
+
+/// The public record of a ticket. The actions and draws read are those
+/// before the ticket's `seq` as loaded: rows written once and never changed.
+pub(super) async fn record(db: &Db, player: PlayerId, serial: &str) -> Result<Record, AppError> {
+    let row = owned_ticket(db, player, serial).await?;
+    let game = &row.ticket.game;
+    let (actions, draws): (Vec<(i64, String)>, Vec<(i64, String, Option<String>, String)>) = on_db!(db, pool => {
+        let actions = sqlx::query_as("SELECT seq, request_json FROM actions WHERE ticket_id = $1 AND seq < $2 ORDER BY seq")
+            .bind(row.id)
+            .bind(game.seq() as i64)
+            .fetch_all(pool)
+            .await?;
+        let draws = sqlx::query_as("SELECT n, kind, player, capone FROM draws WHERE ticket_id = $1 AND n < $2 ORDER BY n")
+            .bind(row.id)
+            .bind(game.draws() as i64)
+            .fetch_all(pool)
+            .await?;
+        (actions, draws)
+    });
+    let corrupt = |what: String| AppError::Storage(StoreError::Corrupt(what));
+    let actions = actions
+        .into_iter()
+        .map(|(seq, json)| {
+            let req: ActionRequest = serde_json::from_str(&json).map_err(|e| corrupt(format!("stored action: {e}")))?;
+            Ok(RecordAction { seq: seq as u64, action: req.action })
+        })
+        .collect::<Result<Vec<_>, AppError>>()?;
+    let draws = draws
+        .into_iter()
+        .map(|(n, kind, p, c)| {
+            let bad = || corrupt(format!("ticket {serial}: draw {n} is malformed"));
+            Ok(RecordDraw {
+                n: n as u64,
+                kind: DrawKind::parse(&kind).ok_or_else(bad)?,
+                player: p.map(|p| p.parse()).transpose().map_err(|_| bad())?,
+                capone: c.parse().map_err(|_| bad())?,
+            })
+        })
+        .collect::<Result<Vec<_>, AppError>>()?;
+    let view = row.ticket.view();
+    Ok(Record {
+        serial: row.ticket.serial.clone(),
+        client_seed: row.ticket.client_seed.clone(),
+        commitment: view.commitment,
+        server_seed: view.server_seed,
+        prizes_cents: game.prizes(),
+        actions,
+        draws,
+        result: game.result(),
+    })
+}
+
+/// Sold tickets whose game is not finished.
+pub(super) async fn active_games(db: &Db) -> Result<i64, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM ticket_games WHERE phase <> 'finished'")
+        .fetch_one(pool)
+        .await?))
+}
+
+/// What the ledger looks like (guarantee 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerCheck {
+    pub entries: u64,
+    /// Sum of all entries: 0.
+    pub sum_cents: i64,
+    /// Movements whose entries do not sum to zero, or are not exactly two.
+    pub unbalanced_movements: u64,
+    /// Player accounts whose stored balance differs from the sum of their
+    /// entries (a house account's balance is the sum of its entries).
+    pub balance_mismatches: u64,
+    /// Player accounts below zero.
+    pub negative_players: u64,
+}
+
+impl LedgerCheck {
+    pub fn is_sound(&self) -> bool {
+        self.sum_cents == 0 && self.unbalanced_movements == 0 && self.balance_mismatches == 0 && self.negative_players == 0
+    }
+}
+
+/// Checks the ledger in one consistent read.
+pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
+    let (entries, sum, unbalanced, mismatches, negative): (i64, i64, i64, i64, i64) = on_db!(db, pool => sqlx::query_as(
+        "SELECT
+           (SELECT COUNT(*) FROM ledger_entries),
+           (SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) FROM ledger_entries),
+           (SELECT COUNT(*) FROM (SELECT movement_id FROM ledger_entries GROUP BY movement_id
+              HAVING SUM(amount_cents) <> 0 OR COUNT(*) <> 2) AS bad),
+           (SELECT COUNT(*) FROM accounts a WHERE a.kind = 'player' AND a.balance_cents <>
+              (SELECT CAST(COALESCE(SUM(l.amount_cents), 0) AS BIGINT) FROM ledger_entries l WHERE l.account_id = a.id)),
+           (SELECT COUNT(*) FROM accounts WHERE kind = 'player' AND balance_cents < 0)",
+    )
+    .fetch_one(pool)
+    .await?);
+    Ok(LedgerCheck {
+        entries: entries as u64,
+        sum_cents: sum,
+        unbalanced_movements: unbalanced as u64,
+        balance_mismatches: mismatches as u64,
+        negative_players: negative as u64,
+    })
+}
