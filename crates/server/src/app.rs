@@ -56,7 +56,8 @@ impl App {
             tracing::warn!("INSECURE: every ticket gets the same fixed server seed (tests only)");
         }
         let metrics = Arc::new(Metrics::new());
-        let store = Arc::new(Store::open(&config, &table, metrics.clone()).await?);
+        let store = Arc::new(Store::open(&config, metrics.clone()).await?);
+        let emission = store.bootstrap(&config, &table).await?;
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -82,7 +83,7 @@ impl App {
         } else {
             format!(", demo player token `{}`", config.demo_token)
         };
-        tracing::info!("as-capone listening on http://{addr}, database {}{demo}", store.describe());
+        tracing::info!("as-capone listening on http://{addr}, database {}, {emission}{demo}", store.describe());
         Ok(App { addr, store, metrics, stop: Some(stop), task })
     }
 

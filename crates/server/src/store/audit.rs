@@ -144,9 +144,21 @@ pub struct AuditCheck {
     pub first_broken: Option<i64>,
 }
 
+/// A row of the audit log.
+#[derive(sqlx::FromRow)]
+struct Entry {
+    id: i64,
+    chain_pos: Option<i64>,
+    created_ms: i64,
+    kind: String,
+    data_json: String,
+    prev_hash: Option<String>,
+    hash: Option<String>,
+}
+
 /// Verifies the chain from its first entry.
 pub(super) async fn check(db: &Db) -> Result<AuditCheck, AppError> {
-    let rows: Vec<(i64, Option<i64>, i64, String, String, Option<String>, Option<String>)> = on_db!(db, pool => sqlx::query_as(
+    let rows: Vec<Entry> = on_db!(db, pool => sqlx::query_as(
         "SELECT id, chain_pos, created_ms, kind, data_json, prev_hash, hash FROM audit_log
          ORDER BY chain_pos IS NULL, chain_pos, id",
     )
@@ -155,19 +167,19 @@ pub(super) async fn check(db: &Db) -> Result<AuditCheck, AppError> {
     let mut head = Head::genesis();
     let mut first_broken = None;
     let mut unsealed = 0;
-    for (id, pos, ms, kind, data, prev_hash, hash) in &rows {
-        let (Some(pos), Some(prev_hash), Some(hash)) = (pos, prev_hash, hash) else {
+    for e in &rows {
+        let (Some(pos), Some(prev_hash), Some(hash)) = (e.chain_pos, &e.prev_hash, &e.hash) else {
             unsealed += 1;
             continue;
         };
         if first_broken.is_some() {
             continue;
         }
-        let expected = head.seal_raw(*ms, kind, data);
-        if *pos != expected.chain_pos || *prev_hash != expected.prev_hash || *hash != expected.hash {
-            first_broken = Some(*id);
+        let expected = head.seal_raw(e.created_ms, &e.kind, &e.data_json);
+        if pos != expected.chain_pos || *prev_hash != expected.prev_hash || *hash != expected.hash {
+            first_broken = Some(e.id);
         }
-        head = Head { chain_pos: *pos, hash: hash.clone() };
+        head = Head { chain_pos: pos, hash: hash.clone() };
     }
     Ok(AuditCheck { entries: rows.len() as u64, unsealed, first_broken })
 }

@@ -86,6 +86,8 @@ pub struct Store {
     auth_cache: RwLock<HashMap<String, PlayerId>>,
     start_balance: i64,
     description: String,
+    /// PostgreSQL: the start-up lock, held until the bootstrap is done.
+    startup: tokio::sync::Mutex<Option<sqlx::PgConnection>>,
 }
 
 /// The database URL names PostgreSQL.
@@ -104,11 +106,10 @@ pub fn now_ms() -> i64 {
 
 impl Store {
     /// Connects (waiting for a database that is still starting), migrates,
-    /// emits the first blocks and creates the demo player when the
-    /// database has none yet, and starts the backend's background tasks.
-    /// On PostgreSQL, processes starting together do this one at a time
-    /// (an advisory lock): the emission is made once.
-    pub async fn open(config: &Config, table: &PrizeTable, metrics: Arc<Metrics>) -> anyhow::Result<Store> {
+    /// and starts the backend's background tasks. On PostgreSQL the
+    /// process then holds the start-up lock until [`Store::bootstrap`]:
+    /// processes starting together migrate and bootstrap one at a time.
+    pub async fn open(config: &Config, metrics: Arc<Metrics>) -> anyhow::Result<Store> {
         let start_balance = i64::try_from(config.start_balance_cents)?;
         let (db, writer, description, startup) = if is_postgres_url(&config.db) {
             let (pool, startup) = postgres::connect(config).await?;
@@ -118,17 +119,30 @@ impl Store {
             let opened = sqlite::open(config, metrics.clone()).await?;
             (Db::Sqlite(opened.read), Writer::Sqlite(opened.writer), opened.description, None)
         };
-        let store = Store { db, writer, auth_cache: RwLock::new(HashMap::new()), start_balance, description };
-        let emission = bootstrap::ensure_emission(&store.db, config, table).await?;
-        if !config.demo_token.is_empty() && store.authenticate(&config.demo_token).await?.is_none() {
-            store.create_player_with_token(&config.demo_token, Some("demo".into())).await?;
+        metrics.active_games.set(reads::active_games(&db).await?);
+        Ok(Store {
+            db,
+            writer,
+            auth_cache: RwLock::new(HashMap::new()),
+            start_balance,
+            description,
+            startup: tokio::sync::Mutex::new(startup),
+        })
+    }
+
+    /// Application start-up's own writes: the first emission when the
+    /// database has none, and the demo player; then other processes may
+    /// start. Returns a line for the start log.
+    pub async fn bootstrap(&self, config: &Config, table: &PrizeTable) -> anyhow::Result<String> {
+        let emission = bootstrap::ensure_emission(&self.db, config, table).await?;
+        if !config.demo_token.is_empty() && self.authenticate(&config.demo_token).await?.is_none() {
+            self.create_player_with_token(&config.demo_token, Some("demo".into())).await?;
             tracing::info!("created the demo player");
         }
-        if let Some(lock) = startup {
+        if let Some(lock) = self.startup.lock().await.take() {
             postgres::release_startup_lock(lock).await;
         }
-        metrics.active_games.set(reads::active_games(&store.db).await?);
-        Ok(Store { description: format!("{}, {emission}", store.description), ..store })
+        Ok(emission)
     }
 
     /// One line for the start log: which database, which emission.

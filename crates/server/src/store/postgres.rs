@@ -29,8 +29,7 @@
 
 use super::audit;
 use super::plan::Plan;
-use super::reads::{TICKET_SELECT, ticket_row};
-use super::sqlite::for_sale;
+use super::reads::{ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_SELECT, stored_answer, ticket_row};
 use super::{bind_values, now_ms};
 use crate::api::ActionRequest;
 use crate::config::Config;
@@ -220,9 +219,8 @@ struct PgUnit {
 
 impl Unit for PgUnit {
     async fn account(&mut self, player: PlayerId) -> Result<Option<Account>, StoreError> {
-        let row: Option<(i64, i64)> = sqlx::query_as(
-            "SELECT a.id, a.balance_cents FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1 FOR UPDATE OF a",
-        )
+        let sql = format!("{ACCOUNT_OF_PLAYER} FOR UPDATE OF a");
+        let row: Option<(i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
         .bind(player)
         .fetch_optional(&mut *self.tx)
         .await?;
@@ -230,25 +228,15 @@ impl Unit for PgUnit {
     }
 
     async fn idempotency(&mut self, player: PlayerId, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
-        let row: Option<(String, String)> =
-            sqlx::query_as("SELECT request_json, answer_json FROM idempotency_keys WHERE player_id = $1 AND key = $2")
-                .bind(player)
-                .bind(key)
-                .fetch_optional(&mut *self.tx)
-                .await?;
-        Ok(row.map(|(request_json, answer_json)| StoredAnswer { request_json, answer_json }))
+        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(&mut *self.tx).await?;
+        Ok(stored_answer(row))
     }
 
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
-        let row: Option<(i64, String, i64, i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents FROM tickets t
-             JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
-             WHERE t.status = 'unsold' ORDER BY t.block_id, t.position LIMIT 1
-             FOR UPDATE OF t SKIP LOCKED",
-        )
-        .fetch_optional(&mut *self.tx)
-        .await?;
-        Ok(row.map(for_sale))
+        // Concurrent purchases skip each other's locked ticket instead of waiting.
+        let sql = format!("{FOR_SALE_SELECT}LIMIT 1 FOR UPDATE OF t SKIP LOCKED");
+        let row: Option<ForSaleRow> = sqlx::query_as(AssertSqlSafe(sql)).fetch_optional(&mut *self.tx).await?;
+        Ok(row.map(ForSale::from))
     }
 
     async fn ticket(&mut self, serial: &str) -> Result<Option<TicketRow>, StoreError> {
@@ -260,13 +248,8 @@ impl Unit for PgUnit {
     }
 
     async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {
-        let row: Option<(String, String)> =
-            sqlx::query_as("SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2")
-                .bind(ticket)
-                .bind(seq as i64)
-                .fetch_optional(&mut *self.tx)
-                .await?;
-        Ok(row.map(|(request_json, answer_json)| StoredAnswer { request_json, answer_json }))
+        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(&mut *self.tx).await?;
+        Ok(stored_answer(row))
     }
 
     async fn insert_player(&mut self, token_hash: &str, name: Option<&str>, now: i64) -> Result<(PlayerId, AccountId), StoreError> {

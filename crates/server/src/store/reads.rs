@@ -4,10 +4,10 @@
 
 use super::{Db, on_db};
 use crate::api::{ActionRequest, Me, SoldTicket, TicketView};
-use crate::core::{PlayerId, TicketRow};
+use crate::core::{ForSale, PlayerId, StoredAnswer, TicketRow};
 use crate::error::{AppError, StoreError};
 use crate::record::{DrawKind, Record, RecordAction, RecordDraw};
-use engine::Game;
+use engine::{Game, PrizeSchedule};
 use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, for a `WHERE` to follow.
@@ -42,6 +42,43 @@ where
     })
 }
 
+/// A player's account, for a write (PostgreSQL adds its lock).
+pub(super) const ACCOUNT_OF_PLAYER: &str =
+    "SELECT a.id, a.balance_cents FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1";
+/// An Idempotency-Key's stored request and answer.
+pub(super) const IDEMPOTENCY_SELECT: &str =
+    "SELECT request_json, answer_json FROM idempotency_keys WHERE player_id = $1 AND key = $2";
+/// An applied action's stored request and answer.
+pub(super) const ACTION_SELECT: &str = "SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2";
+/// The unsold tickets in sale order, for a `LIMIT` to follow.
+pub(super) const FOR_SALE_SELECT: &str = "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents
+ FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
+ WHERE t.status = 'unsold' ORDER BY t.block_id, t.position ";
+
+/// A row of [`FOR_SALE_SELECT`].
+#[derive(sqlx::FromRow)]
+pub(super) struct ForSaleRow {
+    id: i64,
+    serial: String,
+    prize_5: i64,
+    prize_6: i64,
+    prize_7: i64,
+    prize_8: i64,
+    price_cents: i64,
+}
+
+impl From<ForSaleRow> for ForSale {
+    fn from(r: ForSaleRow) -> ForSale {
+        let prizes = PrizeSchedule::new([r.prize_5, r.prize_6, r.prize_7, r.prize_8].map(|p| p as u64));
+        ForSale { ticket_id: r.id, serial: r.serial, prizes, price_cents: r.price_cents }
+    }
+}
+
+/// A stored request and its answer: `(request_json, answer_json)`.
+pub(super) fn stored_answer(row: Option<(String, String)>) -> Option<StoredAnswer> {
+    row.map(|(request_json, answer_json)| StoredAnswer { request_json, answer_json })
+}
+
 pub(super) async fn health(db: &Db) -> Result<(), AppError> {
     let one: i64 = on_db!(db, pool => sqlx::query_scalar("SELECT CAST(1 AS BIGINT)").fetch_one(pool).await?);
     if one == 1 { Ok(()) } else { Err(AppError::Unavailable("the database gave a wrong answer".into())) }
@@ -66,7 +103,7 @@ pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
 }
 
 pub(super) async fn tickets(db: &Db, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
-    let sql = const_format(TICKET_SELECT, "WHERE t.owner_id = $1 ORDER BY t.id DESC");
+    let sql = format!("{TICKET_SELECT}WHERE t.owner_id = $1 ORDER BY t.id DESC");
     on_db!(db, pool => {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(player).fetch_all(pool).await?;
         rows.iter().map(|r| Ok(ticket_row(r)?.ticket.view())).collect()
@@ -76,7 +113,7 @@ pub(super) async fn tickets(db: &Db, player: PlayerId) -> Result<Vec<TicketView>
 /// A sold ticket of `player` by its serial; 404 for another player's
 /// ticket, exactly as for a ticket that does not exist.
 pub(super) async fn owned_ticket(db: &Db, player: PlayerId, serial: &str) -> Result<TicketRow, AppError> {
-    let sql = const_format(TICKET_SELECT, "WHERE t.serial = $1");
+    let sql = format!("{TICKET_SELECT}WHERE t.serial = $1");
     let row = on_db!(db, pool => {
         match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(serial).fetch_optional(pool).await? {
             Some(r) => Some(ticket_row(&r)?),
@@ -86,8 +123,13 @@ pub(super) async fn owned_ticket(db: &Db, player: PlayerId, serial: &str) -> Res
     row.filter(|t| t.owner == player).ok_or_else(AppError::ticket_not_found)
 }
 
-fn const_format(a: &str, b: &str) -> String {
-    format!("{a}{b}")
+/// A stored draw.
+#[derive(sqlx::FromRow)]
+struct DrawRow {
+    n: i64,
+    kind: String,
+    player: Option<String>,
+    capone: String,
 }
 
 /// The public record of a ticket. The actions and draws read are those
@@ -95,7 +137,7 @@ fn const_format(a: &str, b: &str) -> String {
 pub(super) async fn record(db: &Db, player: PlayerId, serial: &str) -> Result<Record, AppError> {
     let row = owned_ticket(db, player, serial).await?;
     let game = &row.ticket.game;
-    let (actions, draws): (Vec<(i64, String)>, Vec<(i64, String, Option<String>, String)>) = on_db!(db, pool => {
+    let (actions, draws): (Vec<(i64, String)>, Vec<DrawRow>) = on_db!(db, pool => {
         let actions = sqlx::query_as("SELECT seq, request_json FROM actions WHERE ticket_id = $1 AND seq < $2 ORDER BY seq")
             .bind(row.id)
             .bind(game.seq() as i64)
@@ -118,13 +160,13 @@ pub(super) async fn record(db: &Db, player: PlayerId, serial: &str) -> Result<Re
         .collect::<Result<Vec<_>, AppError>>()?;
     let draws = draws
         .into_iter()
-        .map(|(n, kind, p, c)| {
-            let bad = || corrupt(format!("ticket {serial}: draw {n} is malformed"));
+        .map(|d| {
+            let bad = || corrupt(format!("ticket {serial}: draw {} is malformed", d.n));
             Ok(RecordDraw {
-                n: n as u64,
-                kind: DrawKind::parse(&kind).ok_or_else(bad)?,
-                player: p.map(|p| p.parse()).transpose().map_err(|_| bad())?,
-                capone: c.parse().map_err(|_| bad())?,
+                n: d.n as u64,
+                kind: DrawKind::parse(&d.kind).ok_or_else(bad)?,
+                player: d.player.map(|p| p.parse()).transpose().map_err(|_| bad())?,
+                capone: d.capone.parse().map_err(|_| bad())?,
             })
         })
         .collect::<Result<Vec<_>, AppError>>()?;

@@ -25,7 +25,7 @@
 
 use super::audit::{self, Head};
 use super::plan::Plan;
-use super::reads::{TICKET_SELECT, ticket_row};
+use super::reads::{ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_SELECT, stored_answer, ticket_row};
 use super::{Db, bind_values};
 use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
@@ -33,7 +33,6 @@ use crate::core::{Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, St
 use crate::error::{AppError, StoreError};
 use crate::metrics::Metrics;
 use anyhow::Context;
-use engine::PrizeSchedule;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{AssertSqlSafe, Connection, Row};
 use std::collections::{HashMap, VecDeque};
@@ -331,9 +330,7 @@ impl Unit for SqliteUnit<'_> {
         if let Some(a) = self.state.accounts.get(&player) {
             return Ok(Some(*a));
         }
-        let row: Option<(i64, i64)> = sqlx::query_as(
-            "SELECT a.id, a.balance_cents FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1",
-        )
+        let row: Option<(i64, i64)> = sqlx::query_as(ACCOUNT_OF_PLAYER)
         .bind(player)
         .fetch_optional(&mut *self.conn)
         .await?;
@@ -348,25 +345,16 @@ impl Unit for SqliteUnit<'_> {
     }
 
     async fn idempotency(&mut self, player: PlayerId, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
-        stored_answer(
-            sqlx::query_as("SELECT request_json, answer_json FROM idempotency_keys WHERE player_id = $1 AND key = $2")
-                .bind(player)
-                .bind(key)
-                .fetch_optional(&mut *self.conn)
-                .await?,
-        )
+        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(&mut *self.conn).await?;
+        Ok(stored_answer(row))
     }
 
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         if self.state.for_sale.is_empty() {
-            let rows: Vec<(i64, String, i64, i64, i64, i64, i64)> = sqlx::query_as(
-                "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents FROM tickets t
-                 JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
-                 WHERE t.status = 'unsold' ORDER BY t.block_id, t.position LIMIT 1024",
-            )
-            .fetch_all(&mut *self.conn)
-            .await?;
-            self.state.for_sale.extend(rows.into_iter().map(for_sale));
+            // The writer is the only one to sell: these stay unsold until it does.
+            let sql = format!("{FOR_SALE_SELECT}LIMIT 1024");
+            let rows: Vec<ForSaleRow> = sqlx::query_as(AssertSqlSafe(sql)).fetch_all(&mut *self.conn).await?;
+            self.state.for_sale.extend(rows.into_iter().map(ForSale::from));
         }
         Ok(self.state.for_sale.front().cloned())
     }
@@ -383,13 +371,8 @@ impl Unit for SqliteUnit<'_> {
     }
 
     async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {
-        stored_answer(
-            sqlx::query_as("SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2")
-                .bind(ticket)
-                .bind(seq as i64)
-                .fetch_optional(&mut *self.conn)
-                .await?,
-        )
+        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(&mut *self.conn).await?;
+        Ok(stored_answer(row))
     }
 
     async fn insert_player(&mut self, token_hash: &str, name: Option<&str>, now: i64) -> Result<(PlayerId, AccountId), StoreError> {
@@ -422,13 +405,4 @@ impl Unit for SqliteUnit<'_> {
         self.state.written(changes);
         Ok(())
     }
-}
-
-fn stored_answer(row: Option<(String, String)>) -> Result<Option<StoredAnswer>, StoreError> {
-    Ok(row.map(|(request_json, answer_json)| StoredAnswer { request_json, answer_json }))
-}
-
-/// A row of the sale queue.
-pub(super) fn for_sale((ticket_id, serial, p5, p6, p7, p8, price): (i64, String, i64, i64, i64, i64, i64)) -> ForSale {
-    ForSale { ticket_id, serial, prizes: PrizeSchedule::new([p5 as u64, p6 as u64, p7 as u64, p8 as u64]), price_cents: price }
 }
