@@ -2,6 +2,7 @@
 //! PostgreSQL is waited for a bounded time with a clear message, then
 //! refused; a SQLite file already served by another process is refused.
 
+use sqlx::Connection;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -50,4 +51,63 @@ fn a_sqlite_file_serves_one_process_and_the_second_is_told_why() {
     assert!(!second.status.success(), "{log}");
     assert!(log.contains("another as-capone process is serving"), "{log}");
     assert!(log.contains("postgres"), "it says where several processes go: {log}");
+}
+
+#[path = "../../server/tests/common/pgdb.rs"]
+mod pgdb;
+
+/// `/healthz` says 503 while the database refuses connections, and 200
+/// again once it takes them: a load balancer can take the process out and
+/// back in.
+#[test]
+fn healthz_follows_the_postgres_database() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let Some(db) = rt.block_on(pgdb::TestDb::create()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("table.toml"),
+        "game = \"As Capone\"\ncode = \"HLT\"\nprice_cents = 300\nblock_size = 100\n\n[[schedule]]\ntickets = 100\n\
+         prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }\n",
+    )
+    .unwrap();
+    let table = dir.path().join("table.toml");
+    let mut child = serve(&["--db", &db.url, "--table", table.to_str().unwrap(), "--initial-blocks", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("the server logs").unwrap();
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break format!("http://{}", rest.split([',', ' ']).next().unwrap());
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    rt.block_on(async {
+        let health = || async { reqwest::get(format!("{url}/healthz")).await.unwrap() };
+        assert_eq!(health().await.status(), 200);
+        let admin = || async { sqlx::PgConnection::connect(&pgdb::admin_url()).await.unwrap() };
+        let mut conn = admin().await;
+        let off = format!("ALTER DATABASE {} ALLOW_CONNECTIONS false", db.name);
+        sqlx::query(sqlx::AssertSqlSafe(off)).execute(&mut conn).await.unwrap();
+        let kick = format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'", db.name);
+        sqlx::query(sqlx::AssertSqlSafe(kick)).execute(&mut conn).await.unwrap();
+        let r = health().await;
+        assert_eq!(r.status(), 503);
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["error"], "unavailable", "{body}");
+        let on = format!("ALTER DATABASE {} ALLOW_CONNECTIONS true", db.name);
+        sqlx::query(sqlx::AssertSqlSafe(on)).execute(&mut conn).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while health().await.status() != 200 {
+            assert!(Instant::now() < deadline, "healthz came back");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // And the server serves again.
+        let r = reqwest::Client::new().post(format!("{url}/api/players")).json(&serde_json::json!({})).send().await.unwrap();
+        assert_eq!(r.status(), 201);
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    rt.block_on(db.drop_db());
 }

@@ -278,7 +278,11 @@ pub async fn record(
     responses((status = 200, description = "ok"), (status = 503, body = ErrorBody)))]
 pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, AppError> {
     match tokio::time::timeout(Duration::from_secs(2), state.store.health()).await {
-        Ok(result) => result?,
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(error = %crate::error::error_chain(&e), "health check: the database does not answer");
+            return Err(AppError::Unavailable("the database does not answer".into()));
+        }
         Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into())),
     }
     Ok(Json(serde_json::json!({"status": "ok"})))

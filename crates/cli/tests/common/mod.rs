@@ -1,44 +1,88 @@
 //! What the binary's integration tests share: starting the real
 //! `as-capone serve` on a free port.
 
+#![allow(dead_code)] // each test binary uses its own part of this module
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Starts `as-capone serve` on port 0 with the table at `dir/table.toml` and
 /// an SQLite file `dir/{db_name}`, and reads its address from the start log
 /// line. `extra` is appended to the command line.
 pub fn start_server(dir: &Path, db_name: &str, extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+    let db = format!("sqlite://{}", dir.join(db_name).display());
+    start_server_on(dir, &db, extra)
+}
+
+/// Starts `as-capone serve` on port 0 with the table at `dir/table.toml` and
+/// any database URL (`sqlite://...`, `postgres://...`), and waits for its
+/// address.
+pub fn start_server_on(dir: &Path, db_url: &str, extra: &[&str]) -> (Child, String) {
+    let mut child = spawn_server(dir, db_url, extra);
+    let url = wait_listening(&mut child, "server");
+    (child, url)
+}
+
+/// Spawns `as-capone serve` without waiting for it: several servers can be
+/// started at the same moment, then [`wait_listening`] on each.
+pub fn spawn_server(dir: &Path, db_url: &str, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_as-capone"))
         .arg("serve")
         .args(["--listen", "127.0.0.1:0", "--table"])
         .arg(dir.join("table.toml"))
         .arg("--db")
-        .arg(format!("sqlite://{}", dir.join(db_name).display()))
+        .arg(db_url)
         .args(extra)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
+        .unwrap()
+}
+
+/// Reads the server's log until its start line "listening on http://ADDR"
+/// and returns `http://ADDR`; afterwards the log keeps being drained (so
+/// the server never blocks on it) and its warnings and errors are copied to
+/// the test's stderr, prefixed with `label`. Kills the server and panics,
+/// with the log so far, when it exits or is silent for 60 s first.
+pub fn wait_listening(child: &mut Child, label: &str) -> String {
+    let stderr = child.stderr.take().expect("the server's stderr is piped");
+    let (tx, rx) = mpsc::channel::<String>();
+    let label = label.to_string();
+    std::thread::spawn(move || {
+        let mut started = false;
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if started {
+                if line.contains(" WARN ") || line.contains(" ERROR ") || line.contains("panicked") {
+                    eprintln!("[{label}] {line}");
+                }
+            } else {
+                started = line.contains("listening on http://");
+                let _ = tx.send(line);
+            }
+        }
+    });
     let deadline = Instant::now() + Duration::from_secs(60);
+    let mut log = Vec::new();
     loop {
-        let line = match lines.next() {
-            Some(Ok(line)) if Instant::now() < deadline => line,
-            _ => {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if let Some(rest) = line.split("listening on http://").nth(1) {
+                    let addr = rest.split([',', ' ']).next().unwrap().to_string();
+                    return format!("http://{addr}");
+                }
+                log.push(line);
+            }
+            Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("the server did not start");
+                panic!("the server did not start; its log:\n{}", log.join("\n"));
             }
-        };
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            let addr = rest.split([',', ' ']).next().unwrap().to_string();
-            // Keep draining the log so the server never blocks on it.
-            std::thread::spawn(move || for _ in lines {});
-            return (child, format!("http://{addr}"));
         }
     }
 }

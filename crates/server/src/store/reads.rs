@@ -10,14 +10,15 @@ use crate::record::{DrawKind, Record, RecordAction, RecordDraw};
 use engine::{Game, PrizeSchedule};
 use sqlx::Row;
 
-/// The columns [`ticket_row`] reads, for a `WHERE` to follow.
-pub(super) const TICKET_SELECT: &str = "SELECT t.id, t.owner_id, t.serial, t.client_seed, t.server_seed, e.price_cents, g.state_json
- FROM tickets t
+/// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
+pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.server_seed, e.price_cents, g.state_json";
+/// A sold ticket and its game, for more joins or a `WHERE` to follow.
+pub(super) const TICKET_FROM: &str = " FROM tickets t
  JOIN ticket_games g ON g.ticket_id = t.id
  JOIN blocks b ON b.id = t.block_id
  JOIN emissions e ON e.id = b.emission_id ";
 
-/// A sold ticket from a row of [`TICKET_SELECT`], on either backend.
+/// A sold ticket from a row of [`TICKET_COLUMNS`], on either backend.
 pub(super) fn ticket_row<R: Row>(row: &R) -> Result<TicketRow, StoreError>
 where
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
@@ -103,7 +104,7 @@ pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
 }
 
 pub(super) async fn tickets(db: &Db, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
-    let sql = format!("{TICKET_SELECT}WHERE t.owner_id = $1 ORDER BY t.id DESC");
+    let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.owner_id = $1 ORDER BY t.id DESC");
     on_db!(db, pool => {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(player).fetch_all(pool).await?;
         rows.iter().map(|r| Ok(ticket_row(r)?.ticket.view())).collect()
@@ -113,7 +114,7 @@ pub(super) async fn tickets(db: &Db, player: PlayerId) -> Result<Vec<TicketView>
 /// A sold ticket of `player` by its serial; 404 for another player's
 /// ticket, exactly as for a ticket that does not exist.
 pub(super) async fn owned_ticket(db: &Db, player: PlayerId, serial: &str) -> Result<TicketRow, AppError> {
-    let sql = format!("{TICKET_SELECT}WHERE t.serial = $1");
+    let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
     let row = on_db!(db, pool => {
         match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(serial).fetch_optional(pool).await? {
             Some(r) => Some(ticket_row(&r)?),

@@ -25,7 +25,7 @@
 
 use super::audit::{self, Head};
 use super::plan::Plan;
-use super::reads::{ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_SELECT, stored_answer, ticket_row};
+use super::reads::{ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, stored_answer, ticket_row};
 use super::{Db, bind_values};
 use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
@@ -363,7 +363,7 @@ impl Unit for SqliteUnit<'_> {
         if let Some(t) = self.state.tickets.get(serial) {
             return Ok(Some(t.clone()));
         }
-        let sql = format!("{TICKET_SELECT}WHERE t.serial = $1");
+        let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
         match sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.conn).await? {
             Some(row) => Ok(Some(ticket_row(&row)?)),
             None => Ok(None),

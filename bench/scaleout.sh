@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Scale-out benchmark, in one run on this machine:
+#   1. the reference: pgbench -N (simple updates) on a scratch database;
+#   2. as-capone loadtest against ONE server on PostgreSQL;
+#   3. the same load against TWO servers on one PostgreSQL database (two
+#      loadtest processes at once, half the players each, one per server:
+#      `loadtest` takes one --url);
+#   4. the same load against one server on SQLite.
+# It prints a summary table and removes its databases, files and processes,
+# whatever happens.
+#
+#   bench/scaleout.sh            # needs PostgreSQL on 127.0.0.1:5432 (user postgres) and pgbench
+#
+# Environment: PGHOST, PGPORT, PGUSER (default 127.0.0.1, 5432, postgres);
+# PLAYERS (64), GAMES (3000), PGBENCH_SECONDS (30).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PGHOST=${PGHOST:-127.0.0.1}
+PGPORT=${PGPORT:-5432}
+PGUSER=${PGUSER:-postgres}
+export PGHOST PGPORT PGUSER
+PLAYERS=${PLAYERS:-64}
+GAMES=${GAMES:-3000}
+PGBENCH_SECONDS=${PGBENCH_SECONDS:-30}
+PG_BASE="postgres://${PGUSER}@${PGHOST}:${PGPORT}"
+BIN=target/release/as-capone
+PREFIX="as_capone_bench_$$"
+WORK=$(mktemp -d /tmp/as-capone-bench.XXXXXX)
+PIDS=()
+DBS=()
+
+say() { echo "== $*" >&2; }
+
+cleanup() {
+    local pid db
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    for db in "${DBS[@]}"; do
+        psql -q -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v pgbench >/dev/null || { echo "pgbench is not installed (apt-get install postgresql-client)" >&2; exit 1; }
+command -v jq >/dev/null || { echo "jq is not installed" >&2; exit 1; }
+pg_isready -q || { echo "PostgreSQL does not answer on $PGHOST:$PGPORT" >&2; exit 1; }
+
+new_db() { # name
+    psql -q -d postgres -c "CREATE DATABASE $1" >/dev/null
+    DBS+=("$1")
+}
+
+say "cargo build --release -p as-capone"
+cargo build --release -p as-capone >&2
+
+# Starts `as-capone serve` on a free port with database URL $1, log file $2,
+# in the background (its pid in SERVER_PID and PIDS).
+spawn_server() {
+    "$BIN" serve --listen 127.0.0.1:0 --db "$1" --start-balance-cents 100000000 --demo-token "" \
+        --initial-blocks 1 >"$2" 2>&1 &
+    SERVER_PID=$!
+    PIDS+=("$SERVER_PID")
+}
+
+# Waits for the server $1 (pid) logging to $2 to answer 200 on /healthz and
+# prints its base URL.
+wait_healthy() {
+    local pid=$1 log=$2 url="" i
+    for i in $(seq 1 1200); do # 120 s: the first start emits a block of 300 000 tickets
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "the server (pid $pid) exited; its log:" >&2
+            cat "$log" >&2
+            return 1
+        fi
+        url=$(grep -o 'listening on http://[0-9.:]*' "$log" | head -1 | sed 's/listening on //') || true
+        if [ -n "$url" ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/healthz")" = 200 ]; then
+            echo "$url"
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "the server (pid $pid) did not become healthy in 120 s; its log:" >&2
+    cat "$log" >&2
+    return 1
+}
+
+stop_servers() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    PIDS=()
+}
+
+# loadtest against $1 with $2 players and $3 games, JSON to $4.
+loadtest() {
+    "$BIN" loadtest --url "$1" --players "$2" --games "$3" --json >"$4"
+}
+
+ROWS=()
+row() { # case, actions/s, p50, p99, games, errors
+    ROWS+=("$(printf '%-34s %10s %15s %15s %7s %7s' "$@")")
+}
+row_of() { # case, json file
+    row "$1" "$(jq -r '.actions_per_s | floor' "$2")" "$(jq -r '.latency_ms.p50' "$2")" \
+        "$(jq -r '.latency_ms.p99' "$2")" "$(jq -r '.games' "$2")" "$(jq -r '.errors' "$2")"
+}
+
+# 1. The reference: what this PostgreSQL does with small write transactions.
+say "pgbench -i -s 10, then pgbench -N -c 64 -j 2 -T $PGBENCH_SECONDS -P 10"
+new_db "${PREFIX}_pgbench"
+pgbench -q -i -s 10 "${PREFIX}_pgbench" >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log" >&2; exit 1; }
+pgbench -N -c 64 -j 2 -T "$PGBENCH_SECONDS" -P 10 "${PREFIX}_pgbench" >"$WORK/pgbench.log" 2>&1 || { cat "$WORK/pgbench.log" >&2; exit 1; }
+cat "$WORK/pgbench.log" >&2
+TPS=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/pgbench.log")
+LAT=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$WORK/pgbench.log")
+echo "pgbench tps: $TPS" >&2
+psql -q -d postgres -c "DROP DATABASE ${PREFIX}_pgbench WITH (FORCE)" >/dev/null
+
+# 2. One server on PostgreSQL.
+say "one server on PostgreSQL: loadtest --players $PLAYERS --games $GAMES"
+new_db "${PREFIX}_one"
+spawn_server "$PG_BASE/${PREFIX}_one" "$WORK/one.log"
+URL=$(wait_healthy "$SERVER_PID" "$WORK/one.log")
+loadtest "$URL" "$PLAYERS" "$GAMES" "$WORK/one.json"
+jq -c . "$WORK/one.json" >&2
+row_of "PostgreSQL, 1 server" "$WORK/one.json"
+stop_servers
+
+# 3. Two servers on one PostgreSQL database, started at the same moment.
+say "two servers on one PostgreSQL database: two loadtests of $((PLAYERS / 2)) players, $((GAMES / 2)) games each"
+new_db "${PREFIX}_two"
+spawn_server "$PG_BASE/${PREFIX}_two" "$WORK/two-a.log"
+PID_A=$SERVER_PID
+spawn_server "$PG_BASE/${PREFIX}_two" "$WORK/two-b.log"
+PID_B=$SERVER_PID
+URL_A=$(wait_healthy "$PID_A" "$WORK/two-a.log")
+URL_B=$(wait_healthy "$PID_B" "$WORK/two-b.log")
+loadtest "$URL_A" $((PLAYERS / 2)) $((GAMES / 2)) "$WORK/two-a.json" &
+LA=$!
+loadtest "$URL_B" $((PLAYERS - PLAYERS / 2)) $((GAMES - GAMES / 2)) "$WORK/two-b.json" &
+LB=$!
+wait "$LA"
+wait "$LB"
+jq -c . "$WORK/two-a.json" "$WORK/two-b.json" >&2
+row "PostgreSQL, 2 servers, 1 database" \
+    "$(jq -s '[.[].actions_per_s] | add | floor' "$WORK/two-a.json" "$WORK/two-b.json")" \
+    "$(jq -r '.latency_ms.p50' "$WORK/two-a.json")/$(jq -r '.latency_ms.p50' "$WORK/two-b.json")" \
+    "$(jq -r '.latency_ms.p99' "$WORK/two-a.json")/$(jq -r '.latency_ms.p99' "$WORK/two-b.json")" \
+    "$(jq -s '[.[].games] | add' "$WORK/two-a.json" "$WORK/two-b.json")" \
+    "$(jq -s '[.[].errors] | add' "$WORK/two-a.json" "$WORK/two-b.json")"
+TWO_NOTE="2 servers: actions/s summed over the two loadtests; all actions / the longer run: $(jq -s '([.[].actions] | add) / ([.[].seconds] | max) | floor' "$WORK/two-a.json" "$WORK/two-b.json"); p50 and p99 per loadtest (a/b)"
+stop_servers
+
+# 4. One server on SQLite.
+say "one server on SQLite: loadtest --players $PLAYERS --games $GAMES"
+spawn_server "sqlite://$WORK/bench.db" "$WORK/sqlite.log"
+URL=$(wait_healthy "$SERVER_PID" "$WORK/sqlite.log")
+loadtest "$URL" "$PLAYERS" "$GAMES" "$WORK/sqlite.json"
+jq -c . "$WORK/sqlite.json" >&2
+row_of "SQLite, 1 server" "$WORK/sqlite.json"
+stop_servers
+
+echo
+echo "as-capone scale-out benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(psql -Atqd postgres -c 'SHOW server_version')"
+echo "pgbench -N -c 64 -j 2 -T $PGBENCH_SECONDS (scale 10): $TPS tps, latency average $LAT ms"
+echo
+printf '%-34s %10s %15s %15s %7s %7s\n' "case ($PLAYERS players, $GAMES games)" "actions/s" "p50 ms" "p99 ms" "games" "errors"
+for r in "${ROWS[@]}"; do
+    echo "$r"
+done
+echo "$TWO_NOTE"
