@@ -151,7 +151,11 @@ pub fn run_verify_block(args: VerifyBlockArgs) -> anyhow::Result<()> {
         report.tickets,
         if report.proofs > 0 { "proofs, " } else { "" },
         dir.join(files::MANIFEST_FILE).display(),
-        if report.regenerated { "; regenerated from the seed, identical byte for byte" } else { " (no seed: public checks only)" }
+        if report.regenerated {
+            "; regenerated from the seed, identical byte for byte"
+        } else {
+            " (no seed: public checks only)"
+        }
     );
     Ok(())
 }

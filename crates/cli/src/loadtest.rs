@@ -232,8 +232,7 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         started: AtomicU64::new(0),
         interval: args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
     });
-    let tasks: Vec<_> =
-        (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
+    let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
     for task in tasks {
         total.merge(task.await?);
@@ -274,7 +273,12 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
             shared.url,
             args.players,
             args.rate.map(|r| format!(" paced at {r} requests/s")).unwrap_or_default(),
-            total.finished, total.won, total.actions, total.purchases, total.errors, seconds
+            total.finished,
+            total.won,
+            total.actions,
+            total.purchases,
+            total.errors,
+            seconds
         );
         println!(
             "actions/s: {:.0}   requests/s (actions, purchases, registrations): {:.0}",

@@ -4,12 +4,12 @@
 //! Layout: one module per command (`odds`, `simulate`, `play`, `emit`, ...).
 
 mod emit;
+mod loadtest;
 mod odds;
 mod play;
-mod simulate;
 mod serve;
+mod simulate;
 mod verify;
-mod loadtest;
 
 use clap::{Parser, Subcommand};
 use math::PrizeTable;

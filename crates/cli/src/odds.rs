@@ -101,10 +101,26 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
         t.schedules.len(),
         &t.digest()[..16]
     );
-    let _ = writeln!(w, "  expected prize per ticket  {} cents = {}", frac(&p.expected_payout_cents), format_cents_f(approx(&p.expected_payout_cents)));
+    let _ = writeln!(
+        w,
+        "  expected prize per ticket  {} cents = {}",
+        frac(&p.expected_payout_cents),
+        format_cents_f(approx(&p.expected_payout_cents))
+    );
     let _ = writeln!(w, "  return to player           {} = {}", frac(&p.rtp), pct(&p.rtp));
-    let _ = writeln!(w, "  hit rate (a prize paid)    {} = {} (1 ticket in {:.2})", frac(&p.hit_rate), pct(&p.hit_rate), 1.0 / approx(&p.hit_rate));
-    let _ = writeln!(w, "  standard deviation of the prize per ticket: {} (exact variance {} cents^2)", format_cents_f(p.std_dev_cents()), frac(&p.variance_cents2));
+    let _ = writeln!(
+        w,
+        "  hit rate (a prize paid)    {} = {} (1 ticket in {:.2})",
+        frac(&p.hit_rate),
+        pct(&p.hit_rate),
+        1.0 / approx(&p.hit_rate)
+    );
+    let _ = writeln!(
+        w,
+        "  standard deviation of the prize per ticket: {} (exact variance {} cents^2)",
+        format_cents_f(p.std_dev_cents()),
+        frac(&p.variance_cents2)
+    );
     let _ = writeln!(w, "  largest possible prize: {}", money(p.largest_prize_cents));
     let band = LegalBand::scratch();
     let _ = writeln!(

@@ -5,10 +5,10 @@
 
 use crate::money;
 use clap::Args;
+use engine::DrawSource;
 use engine::{
     Action, DeckFor, Event, FairStream, FastSource, Game, Next, Outcome, Phase, PrizeSchedule, Rank, commitment,
 };
-use engine::DrawSource;
 use math::PrizeTable;
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Write};
@@ -84,7 +84,10 @@ pub fn session(
         money(prizes.for_tricks(7)),
         money(prizes.for_tricks(8))
     )?;
-    writeln!(out, "Play your eight hearts against As Capone's eight spades. Type a card (7 8 9 10 J Q K A, or V D R), or quit.\n")?;
+    writeln!(
+        out,
+        "Play your eight hearts against As Capone's eight spades. Type a card (7 8 9 10 J Q K A, or V D R), or quit.\n"
+    )?;
     let mut line = String::new();
     while !game.is_finished() {
         match game.phase() {

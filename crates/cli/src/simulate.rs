@@ -47,8 +47,10 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(args.games);
         bar.set_style(
-            ProgressStyle::with_template("{bar:40} {percent:>3}% {human_pos}/{human_len} tickets, {per_sec}, eta {eta}")
-                .expect("a valid template"),
+            ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% {human_pos}/{human_len} tickets, {per_sec}, eta {eta}",
+            )
+            .expect("a valid template"),
         );
         bar
     });
@@ -77,12 +79,9 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 FinalOutcome::Lose => None,
             })
             .map(|(k, n)| {
-                let mean_prize: f64 = t
-                    .schedules
-                    .iter()
-                    .map(|r| f64::from(r.tickets) * r.prizes.for_tricks(k) as f64)
-                    .sum::<f64>()
-                    / f64::from(t.block_size);
+                let mean_prize: f64 =
+                    t.schedules.iter().map(|r| f64::from(r.tickets) * r.prizes.for_tricks(k) as f64).sum::<f64>()
+                        / f64::from(t.block_size);
                 n as f64 * mean_prize
             })
             .sum();
@@ -124,13 +123,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
             FinalOutcome::Tricks(t) => format!("{t} tricks"),
             FinalOutcome::Lose => "lost".into(),
         };
-        println!(
-            "  {:<8} {:>14} {:>11.5}% {:>11.5}%",
-            label,
-            n,
-            100.0 * n as f64 / args.games as f64,
-            100.0 * p
-        );
+        println!("  {:<8} {:>14} {:>11.5}% {:>11.5}%", label, n, 100.0 * n as f64 / args.games as f64, 100.0 * p);
     }
     println!(
         "  games per ticket (Extra games included): {:.5}, exact {:.5}",

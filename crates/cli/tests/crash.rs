@@ -8,8 +8,8 @@
 
 mod common;
 
-use server::record::{Record, verify};
 use serde_json::{Value, json};
+use server::record::{Record, verify};
 use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,13 +33,22 @@ const START: i64 = 1_000_000;
 /// Starts the server on the test's table and database.
 fn start(dir: &std::path::Path) -> (Child, String) {
     let start = START.to_string();
-    common::start_server(dir, "crash.db", &["--start-balance-cents", &start, "--demo-token", "", "--initial-blocks", "2"])
+    common::start_server(
+        dir,
+        "crash.db",
+        &["--start-balance-cents", &start, "--demo-token", "", "--initial-blocks", "2"],
+    )
 }
 
 /// What a client was told: (ticket id, seq, request body, answer bytes).
 type Seen = Arc<Mutex<Vec<(String, u64, Value, Vec<u8>)>>>;
 
-async fn post(c: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> Result<(u16, Vec<u8>), reqwest::Error> {
+async fn post(
+    c: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    body: &Value,
+) -> Result<(u16, Vec<u8>), reqwest::Error> {
     let mut r = c.post(url).json(body);
     if let Some(t) = token {
         r = r.bearer_auth(t);
@@ -70,7 +79,8 @@ async fn player(url: String, seen: Seen, tokens: Arc<Mutex<Vec<String>>>) {
         let id = t["id"].as_str().unwrap().to_string();
         while t["phase"] != "finished" {
             let body = next_action(&t);
-            let Ok((status, bytes)) = post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(&token), &body).await else {
+            let Ok((status, bytes)) = post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(&token), &body).await
+            else {
                 return;
             };
             assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
@@ -107,21 +117,24 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
         // Every answered action is kept: the same request gives the same bytes.
         let mut owner = std::collections::HashMap::new();
         for token in &tokens {
-            let list: Value = c.get(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+            let list: Value =
+                c.get(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
             for t in list["tickets"].as_array().unwrap() {
                 owner.insert(t["id"].as_str().unwrap().to_string(), token.clone());
             }
         }
         for (id, seq, body, bytes) in &seen {
             let token = owner.get(id).unwrap_or_else(|| panic!("ticket {id} is kept"));
-            let (status, again) = post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(token), body).await.unwrap();
+            let (status, again) =
+                post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(token), body).await.unwrap();
             assert_eq!(status, 200);
             assert_eq!(&again, bytes, "ticket {id} seq {seq}: the answer given before the crash");
         }
         // Every unfinished game continues where it stopped; then every
         // record verifies and every balance adds up.
         for token in &tokens {
-            let list: Value = c.get(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+            let list: Value =
+                c.get(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
             let tickets = list["tickets"].as_array().unwrap().clone();
             let mut prizes = 0;
             for t in &tickets {
@@ -130,16 +143,28 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
                 assert!(t["seq"].as_u64().unwrap() >= answered, "ticket {id} kept every answered action");
                 let mut t = t.clone();
                 while t["phase"] != "finished" {
-                    let (status, bytes) = post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(token), &next_action(&t)).await.unwrap();
+                    let (status, bytes) =
+                        post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(token), &next_action(&t))
+                            .await
+                            .unwrap();
                     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
                     t = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"].clone();
                 }
                 prizes += t["result"]["prize_cents"].as_i64().unwrap();
-                let record: Record = c.get(format!("{url}/api/tickets/{id}/record")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+                let record: Record = c
+                    .get(format!("{url}/api/tickets/{id}/record"))
+                    .bearer_auth(token)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
                 let v = verify(&record);
                 assert!(v.is_valid(), "{v}");
             }
-            let me: Value = c.get(format!("{url}/api/me")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+            let me: Value =
+                c.get(format!("{url}/api/me")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
             assert_eq!(me["balance_cents"].as_i64().unwrap(), START - 300 * tickets.len() as i64 + prizes);
         }
     });

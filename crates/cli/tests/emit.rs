@@ -86,7 +86,14 @@ fn emit_then_verify_block_succeeds_and_the_same_seed_gives_the_same_bytes() {
     let names: Vec<String> = a.iter().map(|(p, _)| p.display().to_string()).collect();
     assert_eq!(
         names,
-        ["block-0001.csv", "block-0002.csv", "manifest.json", "print/ticket-0001.svg", "print/ticket-0002.svg", "print/ticket-0003.svg"]
+        [
+            "block-0001.csv",
+            "block-0002.csv",
+            "manifest.json",
+            "print/ticket-0001.svg",
+            "print/ticket-0002.svg",
+            "print/ticket-0003.svg"
+        ]
     );
     assert_eq!(a, all_files(&w.join("b")), "same seed, same bytes");
     let svg = text(&std::fs::read(w.join("a/print/ticket-0001.svg")).unwrap());
@@ -99,10 +106,14 @@ fn emit_then_verify_block_succeeds_and_the_same_seed_gives_the_same_bytes() {
     assert_eq!(&first[..2], ["1", "ASC-001-00001-000001-10"], "golden serial");
     assert_eq!(csv.lines().count(), 11);
 
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(w.join("a/manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.join("a/manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["code"], "ASC");
     assert_eq!(manifest["blocks"][0]["counts"], serde_json::json!([7, 3]));
-    assert_eq!(manifest["blocks"][0]["merkle_root"], "7301f13522c99170537a784028d8606a800862a38cf2017366b1d6c640cc1ea8");
+    assert_eq!(
+        manifest["blocks"][0]["merkle_root"],
+        "7301f13522c99170537a784028d8606a800862a38cf2017366b1d6c640cc1ea8"
+    );
     assert_eq!(manifest["table"]["schedule"][1]["prizes_cents"]["8"], 2_500_000);
 
     let o = verify(&w.join("a"), &[]);
@@ -134,7 +145,10 @@ fn without_a_seed_the_secret_is_saved_and_regeneration_is_checked() {
     assert!(text(&o.stdout).contains("identical byte for byte"));
     // A second emission from the OS differs.
     assert_ok(&emit(&w, "again", &[]));
-    assert_ne!(std::fs::read(w.join("out/block-0001.csv")).unwrap(), std::fs::read(w.join("again/block-0001.csv")).unwrap());
+    assert_ne!(
+        std::fs::read(w.join("out/block-0001.csv")).unwrap(),
+        std::fs::read(w.join("again/block-0001.csv")).unwrap()
+    );
 }
 
 /// Sets byte `at` of `file` to `byte`, runs verify-block on `out`, which
@@ -189,16 +203,26 @@ fn a_flipped_byte_in_a_block_file_or_the_manifest_fails_loudly() {
 fn bad_input_gets_one_clear_line_and_writes_nothing() {
     let w = workdir("refusals");
     std::fs::write(w.join("bad.toml"), SMALL.replace("5 = 600", "5 = 6.5")).unwrap();
-    let o = run(bin().args(["emit", "--blocks", "1", "--table"]).arg(w.join("bad.toml")).arg("--out").arg(w.join("o1")));
+    let o =
+        run(bin().args(["emit", "--blocks", "1", "--table"]).arg(w.join("bad.toml")).arg("--out").arg(w.join("o1")));
     let line = error_line(&o);
-    assert!(line.ends_with("schedule row 2 (line 11): the prize for 5 tricks must be a whole number of cents, zero or more, found 6.5"), "{line}");
+    assert!(
+        line.ends_with(
+            "schedule row 2 (line 11): the prize for 5 tricks must be a whole number of cents, zero or more, found 6.5"
+        ),
+        "{line}"
+    );
     assert!(!w.join("o1").exists());
 
     let line = error_line(&emit(&w, "o2", &["--seed", "abc"]));
     assert!(line.contains("--seed") && line.contains("64 hex digits"), "{line}");
     let line = error_line(&emit(&w, "o3", &["--emission", "1000"]));
     assert!(line.contains("emission number 1000"), "{line}");
-    let line = error_line(&run(bin().args(["emit", "--blocks", "0", "--table"]).arg(w.join("table.toml")).arg("--out").arg(w.join("o4"))));
+    let line = error_line(&run(bin()
+        .args(["emit", "--blocks", "0", "--table"])
+        .arg(w.join("table.toml"))
+        .arg("--out")
+        .arg(w.join("o4"))));
     assert!(line.contains("--blocks must be 1 to 99999"), "{line}");
 
     assert_ok(&emit(&w, "o5", &["--seed", SEED]));

@@ -17,9 +17,8 @@ fn serve(args: &[&str]) -> Command {
 fn an_unreachable_postgres_is_waited_for_then_refused_with_the_reason() {
     // Port 1 on the loopback: nothing listens there, the connection is refused at once.
     let started = Instant::now();
-    let out = serve(&["--db", "postgres://postgres:secret@127.0.0.1:1/nowhere", "--db-start-wait-s", "2"])
-        .output()
-        .unwrap();
+    let out =
+        serve(&["--db", "postgres://postgres:secret@127.0.0.1:1/nowhere", "--db-start-wait-s", "2"]).output().unwrap();
     let took = started.elapsed();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{log}");
@@ -104,7 +103,12 @@ fn healthz_follows_the_postgres_database() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         // And the server serves again.
-        let r = reqwest::Client::new().post(format!("{url}/api/players")).json(&serde_json::json!({})).send().await.unwrap();
+        let r = reqwest::Client::new()
+            .post(format!("{url}/api/players"))
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 201);
     });
     child.kill().unwrap();

@@ -4,8 +4,8 @@
 //! server's own record builder and engine) and from a game played over
 //! HTTP against the real server.
 
-use server::record::{Record, play_offline};
 use engine::{PrizeSchedule, Rank};
+use server::record::{Record, play_offline};
 use std::path::Path;
 use std::process::Command;
 

@@ -31,8 +31,7 @@ use std::path::{Path, PathBuf};
 /// `format` of a manifest.
 pub const MANIFEST_FORMAT: &str = "as-capone emission manifest v1";
 /// `commitment` of a manifest: how the roots are computed ([`crate::merkle`]).
-pub const COMMITMENT_SCHEME: &str =
-    "merkle-sha256 v1: leaf = SHA-256(0x00 || ticket bytes v1), node = SHA-256(0x01 || left || right), odd last node promoted";
+pub const COMMITMENT_SCHEME: &str = "merkle-sha256 v1: leaf = SHA-256(0x00 || ticket bytes v1), node = SHA-256(0x01 || left || right), odd last node promoted";
 /// `format` of a secret file.
 pub const SECRET_FORMAT: &str = "as-capone emission secret v1";
 /// The block file header, without the proof column.

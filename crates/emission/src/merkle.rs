@@ -190,10 +190,7 @@ mod tests {
     fn hashes_are_domain_separated_sha256() {
         // SHA-256 of the single byte 0x00, from the standard's test tools:
         // printf '\x00' | sha256sum
-        assert_eq!(
-            hex::encode(leaf_hash(b"")),
-            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"
-        );
+        assert_eq!(hex::encode(leaf_hash(b"")), "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d");
         let (a, b) = (leaf_hash(b"a"), leaf_hash(b"b"));
         let mut cat = vec![1u8];
         cat.extend_from_slice(&a);
@@ -208,10 +205,7 @@ mod tests {
         let t = MerkleTree::new(l.clone());
         assert_eq!(t.root(), node_hash(&node_hash(&l[0], &l[1]), &l[2]));
         let l5 = leaves(5);
-        let expect = node_hash(
-            &node_hash(&node_hash(&l5[0], &l5[1]), &node_hash(&l5[2], &l5[3])),
-            &l5[4],
-        );
+        let expect = node_hash(&node_hash(&node_hash(&l5[0], &l5[1]), &node_hash(&l5[2], &l5[3])), &l5[4]);
         assert_eq!(root_of(l5.clone()), expect);
         assert_eq!(MerkleTree::new(l5).root(), expect);
         assert_eq!(root_of(leaves(1)), leaves(1)[0]);

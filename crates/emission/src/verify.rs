@@ -121,10 +121,10 @@ pub fn verify_dir(
 /// Reads and checks `manifest.json` on its own.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, VerifyError> {
     let path = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path)
-        .or_else(|e| fail(path.display().to_string(), format!("cannot read: {e}")))?;
-    let m: Manifest = serde_json::from_str(&text)
-        .or_else(|e| fail(MANIFEST_FILE, format!("not a valid manifest: {e}")))?;
+    let text =
+        std::fs::read_to_string(&path).or_else(|e| fail(path.display().to_string(), format!("cannot read: {e}")))?;
+    let m: Manifest =
+        serde_json::from_str(&text).or_else(|e| fail(MANIFEST_FILE, format!("not a valid manifest: {e}")))?;
     if m.format != MANIFEST_FORMAT {
         return fail(MANIFEST_FILE, format!("format is {:?}, expected {MANIFEST_FORMAT:?}", m.format));
     }
@@ -141,7 +141,10 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, VerifyError> {
     if m.game != m.table.game || m.code != m.table.code {
         return fail(
             MANIFEST_FILE,
-            format!("game {:?} / code {:?} differ from the table's {:?} / {:?}", m.game, m.code, m.table.game, m.table.code),
+            format!(
+                "game {:?} / code {:?} differ from the table's {:?} / {:?}",
+                m.game, m.code, m.table.game, m.table.code
+            ),
         );
     }
     let mut seen = HashSet::new();
@@ -154,10 +157,16 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, VerifyError> {
             return fail(place, format!("file is {:?}, expected {:?}", e.file, files::block_file_name(e.index)));
         }
         if e.tickets != m.table.block_size {
-            return fail(place, format!("has {} tickets but the table's block_size is {}", e.tickets, m.table.block_size));
+            return fail(
+                place,
+                format!("has {} tickets but the table's block_size is {}", e.tickets, m.table.block_size),
+            );
         }
         if e.counts != m.table.counts() {
-            return fail(place, format!("counts per row {:?} differ from the table's {:?}", e.counts, m.table.counts()));
+            return fail(
+                place,
+                format!("counts per row {:?} differ from the table's {:?}", e.counts, m.table.counts()),
+            );
         }
     }
     Ok(m)
@@ -209,9 +218,9 @@ fn verify_block_file(
 
     let mut read_line = |buf: &mut Vec<u8>, n: usize| -> Result<bool, VerifyError> {
         buf.clear();
-        let got = reader
-            .read_until(b'\n', buf)
-            .or_else(|e| fail(format!("block {} ({} line {n})", entry.index, entry.file), format!("cannot read: {e}")))?;
+        let got = reader.read_until(b'\n', buf).or_else(|e| {
+            fail(format!("block {} ({} line {n})", entry.index, entry.file), format!("cannot read: {e}"))
+        })?;
         hash.update(&buf[..]);
         Ok(got > 0)
     };
@@ -270,14 +279,25 @@ fn verify_block_file(
         let row = match f[3].parse::<usize>() {
             Ok(r) if (1..=table.schedules.len()).contains(&r) && f[3] == r.to_string() => r - 1,
             _ => {
-                return fail(place(), format!("row {:?} is not a schedule row of the table (1 to {})", f[3], table.schedules.len()));
+                return fail(
+                    place(),
+                    format!("row {:?} is not a schedule row of the table (1 to {})", f[3], table.schedules.len()),
+                );
             }
         };
         let prizes = table.schedules[row].prizes;
         let written: Vec<&str> = f[4..8].to_vec();
         let expected: Vec<String> = prizes.cents().iter().map(u64::to_string).collect();
         if written != expected {
-            return fail(place(), format!("prizes {} differ from schedule row {} of the table: {}", written.join(","), row + 1, expected.join(",")));
+            return fail(
+                place(),
+                format!(
+                    "prizes {} differ from schedule row {} of the table: {}",
+                    written.join(","),
+                    row + 1,
+                    expected.join(",")
+                ),
+            );
         }
         counts[row] += 1;
         let ticket = TicketRecord { position, serial, play_code: code, row, prizes };
@@ -285,14 +305,20 @@ fn verify_block_file(
         if has_proofs {
             let proof = MerkleProof::parse(f[8]).or_else(|e| fail(place(), e.to_string()))?;
             if !proof.verify(&leaf, &root) {
-                return fail(place(), format!("the ticket's proof does not lead to the manifest's merkle root {}", entry.merkle_root));
+                return fail(
+                    place(),
+                    format!("the ticket's proof does not lead to the manifest's merkle root {}", entry.merkle_root),
+                );
             }
             proofs += 1;
         }
         leaves.push(leaf);
     }
     if leaves.len() != entry.tickets as usize {
-        return fail(&block_place, format!("has {} tickets, the manifest and the table say {}", leaves.len(), entry.tickets));
+        return fail(
+            &block_place,
+            format!("has {} tickets, the manifest and the table say {}", leaves.len(), entry.tickets),
+        );
     }
     if counts != table.counts() {
         return fail(&block_place, format!("tickets per row {counts:?} differ from the table's {:?}", table.counts()));
@@ -301,7 +327,11 @@ fn verify_block_file(
     if computed != root {
         return fail(
             &block_place,
-            format!("merkle root of the tickets is {} but manifest.json says {}", hex::encode(computed), entry.merkle_root),
+            format!(
+                "merkle root of the tickets is {} but manifest.json says {}",
+                hex::encode(computed),
+                entry.merkle_root
+            ),
         );
     }
     let sha = hex::encode(hash.finalize());
@@ -317,7 +347,14 @@ fn compare_regenerated(dir: &Path, emission: &Emission, entry: &BlockEntry, proo
     let place = format!("block {} ({})", entry.index, entry.file);
     let block = emission.generate_block(entry.index).or_else(|e| fail(&place, e.to_string()))?;
     if hex::encode(block.merkle_root) != entry.merkle_root {
-        return fail(&place, format!("the seed gives merkle root {}, manifest.json says {}", hex::encode(block.merkle_root), entry.merkle_root));
+        return fail(
+            &place,
+            format!(
+                "the seed gives merkle root {}, manifest.json says {}",
+                hex::encode(block.merkle_root),
+                entry.merkle_root
+            ),
+        );
     }
     let expected = files::block_csv(&block, proofs);
     drop(block);

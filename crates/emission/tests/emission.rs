@@ -89,7 +89,10 @@ fn guarantee_2_same_seed_same_bytes_other_seed_or_block_other_bytes() {
     let other = Emission::new(1, PrizeTable::parse_toml(SMALL).unwrap(), EmissionSeed::from_bytes([1; 32])).unwrap();
     assert_ne!(a, files::block_csv(&other.generate_block(3).unwrap(), true));
     let later = Emission::new(2, PrizeTable::parse_toml(SMALL).unwrap(), seed()).unwrap();
-    assert_ne!(small().generate_block(3).unwrap().tickets[0].play_code, later.generate_block(3).unwrap().tickets[0].play_code);
+    assert_ne!(
+        small().generate_block(3).unwrap().tickets[0].play_code,
+        later.generate_block(3).unwrap().tickets[0].play_code
+    );
 }
 
 #[test]
@@ -99,7 +102,10 @@ fn emission_limits_are_refused() {
     assert!(Emission::new(1000, t.clone(), seed()).is_err());
     assert!(small().generate_block(0).is_err());
     assert!(small().generate_block(100_000).is_err());
-    let big = PrizeTable::parse_toml(&SMALL.replace("block_size = 10", "block_size = 1000000").replace("tickets = 7", "tickets = 999997")).unwrap();
+    let big = PrizeTable::parse_toml(
+        &SMALL.replace("block_size = 10", "block_size = 1000000").replace("tickets = 7", "tickets = 999997"),
+    )
+    .unwrap();
     assert_eq!(
         Emission::new(1, big, seed()).unwrap_err().to_string(),
         "block_size 1000000 is larger than 999999, the six digits of a serial's position"

@@ -22,16 +22,8 @@ pub enum Rank {
 
 impl Rank {
     /// The eight values, weakest first (art. 3.2.1.1).
-    pub const ALL: [Rank; 8] = [
-        Rank::Seven,
-        Rank::Eight,
-        Rank::Nine,
-        Rank::Ten,
-        Rank::Jack,
-        Rank::Queen,
-        Rank::King,
-        Rank::Ace,
-    ];
+    pub const ALL: [Rank; 8] =
+        [Rank::Seven, Rank::Eight, Rank::Nine, Rank::Ten, Rank::Jack, Rank::Queen, Rank::King, Rank::Ace];
 
     /// The value with index `i` (0 for 7, 7 for the Ace).
     #[inline]

@@ -101,10 +101,7 @@ mod tests {
 
     #[test]
     fn commitment_is_sha256_of_the_seed_golden() {
-        assert_eq!(
-            commitment(&[0u8; 32]),
-            "66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925"
-        );
+        assert_eq!(commitment(&[0u8; 32]), "66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925");
     }
 
     #[test]
@@ -130,11 +127,7 @@ mod tests {
     #[test]
     fn golden_vectors_of_the_fair_stream() {
         let mut s = FairStream::new(&seed(), "player-seed", "ASC-001-000001-000042-7");
-        assert_eq!(
-            hex::encode(s.block(0, 0)),
-            GOLDEN_BLOCK_0_0,
-            "HMAC block of draw 0, counter 0"
-        );
+        assert_eq!(hex::encode(s.block(0, 0)), GOLDEN_BLOCK_0_0, "HMAC block of draw 0, counter 0");
         let mut out = Vec::new();
         for n in 0..6 {
             s.start_draw(n);

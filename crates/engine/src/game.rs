@@ -324,9 +324,7 @@ impl Game {
     pub fn check(&self, action: Action) -> Result<(), ActionError> {
         match (self.phase, action) {
             (Phase::Finished, _) => Err(ActionError::Finished),
-            (Phase::Play, Action::Play { card }) if !self.hand.contains(card) => {
-                Err(ActionError::CardNotInHand(card))
-            }
+            (Phase::Play, Action::Play { card }) if !self.hand.contains(card) => Err(ActionError::CardNotInHand(card)),
             (Phase::Play, Action::Play { .. }) => Ok(()),
             (Phase::Play, Action::Draw) => Err(ActionError::CardExpected),
             (Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw, Action::Play { .. }) => {

@@ -29,11 +29,9 @@ pub mod fast;
 pub mod game;
 pub mod prize;
 
-pub use card::{DeckCard, Hand, ParseRankError, Rank, DECK_SIZE};
+pub use card::{DECK_SIZE, DeckCard, Hand, ParseRankError, Rank};
 pub use draw::{DrawSource, uniform_below};
 pub use fair::{FairStream, commitment};
 pub use fast::FastSource;
-pub use game::{
-    Action, ActionError, DeckFor, Discard, Event, EventSink, Game, GameResult, Next, Outcome, Phase,
-};
+pub use game::{Action, ActionError, DeckFor, Discard, Event, EventSink, Game, GameResult, Next, Outcome, Phase};
 pub use prize::PrizeSchedule;

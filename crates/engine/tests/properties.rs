@@ -1,9 +1,7 @@
 //! Property tests: whatever the player does (sensible or not) and whatever
 //! the draws, the rules' invariants hold.
 
-use as_capone_engine::{
-    Action, Event, FairStream, FastSource, Game, Next, Phase, PrizeSchedule, Rank,
-};
+use as_capone_engine::{Action, Event, FairStream, FastSource, Game, Next, Phase, PrizeSchedule, Rank};
 use proptest::prelude::*;
 
 const PRIZES: PrizeSchedule = PrizeSchedule::new([300, 1000, 10_000, 1_000_000]);
@@ -18,7 +16,8 @@ fn play_out(seed: u64, choices: &[u8]) -> (Game, Vec<Action>, Vec<Event>) {
     let mut events = Vec::new();
     let mut i = 0usize;
     while !g.is_finished() {
-        let c = choices.get(i % choices.len().max(1)).copied().unwrap_or(0).wrapping_add((i / choices.len().max(1)) as u8);
+        let c =
+            choices.get(i % choices.len().max(1)).copied().unwrap_or(0).wrapping_add((i / choices.len().max(1)) as u8);
         i += 1;
         let wanted = match c % 9 {
             8 => Action::Draw,

@@ -3,12 +3,11 @@
 //! deal, and the helpers turn that into the uniform integers the engine asks
 //! for, through the same indexing rules as the fair stream (CONTRACT.md).
 
+use Rank::*;
 use as_capone_engine::{
-    Action, ActionError, DeckFor, DrawSource, Event, Game, GameResult, Hand, Next, Outcome, Phase,
-    PrizeSchedule, Rank,
+    Action, ActionError, DeckFor, DrawSource, Event, Game, GameResult, Hand, Next, Outcome, Phase, PrizeSchedule, Rank,
 };
 use std::collections::VecDeque;
-use Rank::*;
 
 const PRIZES: PrizeSchedule = PrizeSchedule::new([300, 1000, 10_000, 1_000_000]);
 
@@ -87,11 +86,7 @@ fn pairing(wins: u8) -> (Vec<(Rank, Rank)>, u8) {
             let ties = perm.iter().enumerate().filter(|(i, c)| *i as u8 == **c).count();
             let won = perm.iter().enumerate().filter(|(i, c)| (*i as u8) > **c).count();
             if ties == allowed_ties && won <= wins as usize && won + ties >= wins as usize {
-                let pairs = perm
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (Rank::ALL[i], Rank::ALL[*c as usize]))
-                    .collect();
+                let pairs = perm.iter().enumerate().map(|(i, c)| (Rank::ALL[i], Rank::ALL[*c as usize])).collect();
                 return (pairs, wins - won as u8);
             }
             if !next_permutation(&mut perm) {
@@ -254,10 +249,7 @@ fn art_3_2_3_5_three_or_fewer_tricks_lose() {
         assert_eq!(g.result(), Some(GameResult { tricks: wins, prize_cents: 0 }));
         let mut e = Vec::new();
         assert_eq!(g.apply(Action::Draw, &mut Script::default(), &mut e), Err(ActionError::Finished));
-        assert_eq!(
-            g.apply(Action::play(Ace), &mut Script::default(), &mut e),
-            Err(ActionError::Finished)
-        );
+        assert_eq!(g.apply(Action::play(Ace), &mut Script::default(), &mut e), Err(ActionError::Finished));
     }
 }
 
@@ -286,20 +278,14 @@ fn art_3_2_4_2_a_deck_draw_deals_two_different_cards_of_sixteen() {
     assert_eq!(s.asked, [16, 15], "player's card among 16, As Capone's among the 15 others");
     assert_eq!(s.started, [1], "a deck draw of two cards is one draw");
     // a = 15 (the second Ace), b = 0 (the first 7).
-    assert_eq!(
-        ev[0],
-        Event::Deck { player: Ace, capone: Seven, outcome: Outcome::Won, for_: DeckFor::TieBreak }
-    );
+    assert_eq!(ev[0], Event::Deck { player: Ace, capone: Seven, outcome: Outcome::Won, for_: DeckFor::TieBreak });
     // b >= a is shifted by one: a = 3 (second 8), b = 3 -> index 4 (first 9).
     let mut g = Game::new(PRIZES);
     play(&mut g, Nine, Nine);
     let mut s = Script { values: [3, 3].into(), ..Default::default() };
     let mut ev = Vec::new();
     g.apply(Action::Draw, &mut s, &mut ev).unwrap();
-    assert_eq!(
-        ev[0],
-        Event::Deck { player: Eight, capone: Nine, outcome: Outcome::Lost, for_: DeckFor::TieBreak }
-    );
+    assert_eq!(ev[0], Event::Deck { player: Eight, capone: Nine, outcome: Outcome::Lost, for_: DeckFor::TieBreak });
 }
 
 #[test]
@@ -417,10 +403,7 @@ fn art_3_2_5_3_extra_duel_lost_loses_the_ticket() {
 fn art_3_2_5_3_extra_duel_won_through_a_tie() {
     let mut g = reach_extra_duel();
     let ev = draw(&mut g, Ten, Ten);
-    assert_eq!(
-        ev,
-        vec![Event::Deck { player: Ten, capone: Ten, outcome: Outcome::Tie, for_: DeckFor::Extra }]
-    );
+    assert_eq!(ev, vec![Event::Deck { player: Ten, capone: Ten, outcome: Outcome::Tie, for_: DeckFor::Extra }]);
     assert_eq!(g.phase().name(), "tie_break");
     assert_eq!(g.tied_trick(), None, "this tie is the Extra duel's, not a trick's");
     // art. 3.2.4.4 through 3.2.5.3: a new tie, then the player wins.
@@ -552,10 +535,7 @@ fn a_stored_state_the_rules_cannot_reach_is_refused() {
 #[test]
 fn events_serialize_in_the_contract_shape() {
     let e = Event::Trick { player: Queen, capone: Nine, outcome: Outcome::Won };
-    assert_eq!(
-        serde_json::to_string(&e).unwrap(),
-        r#"{"type":"trick","player":"Q","capone":"9","outcome":"won"}"#
-    );
+    assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"type":"trick","player":"Q","capone":"9","outcome":"won"}"#);
     let e = Event::Deck { player: Queen, capone: Seven, outcome: Outcome::Tie, for_: DeckFor::TieBreak };
     assert_eq!(
         serde_json::to_string(&e).unwrap(),

@@ -176,12 +176,7 @@ const MAX_POINTS: usize = 1 << 21;
 /// The distribution of a block's total prize on a lattice (module doc).
 pub fn block_distribution(table: &PrizeTable, odds: &Odds) -> (u64, Vec<f64>) {
     let finals: Vec<f64> = odds.final_chances().iter().map(approx).collect();
-    let prizes: Vec<u64> = table
-        .schedules
-        .iter()
-        .flat_map(|r| r.prizes.cents())
-        .filter(|&c| c > 0)
-        .collect();
+    let prizes: Vec<u64> = table.schedules.iter().flat_map(|r| r.prizes.cents()).filter(|&c| c > 0).collect();
     let gcd = prizes.iter().fold(0u64, |g, &c| g.gcd(&c)).max(1);
     // Mean and variance of the block, exactly, to size the lattice.
     let (mut mean, mut var) = (0.0f64, 0.0f64);

@@ -50,11 +50,7 @@ impl SimCounts {
 
 /// The 32-byte ChaCha key of a simulation seed.
 fn key(seed: u64) -> [u8; 32] {
-    Sha256::new()
-        .chain_update(b"as-capone simulate v1\0")
-        .chain_update(seed.to_le_bytes())
-        .finalize()
-        .into()
+    Sha256::new().chain_update(b"as-capone simulate v1\0").chain_update(seed.to_le_bytes()).finalize().into()
 }
 
 /// Plays one ticket to its end with the player's weakest card first (the

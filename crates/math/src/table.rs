@@ -103,7 +103,9 @@ pub enum TableError {
     WrongType { at: Place, key: &'static str, expected: &'static str, found: String },
     #[error("prize table: game name must be non-empty text without control characters, found {0:?}")]
     Game(String),
-    #[error("prize table: game code {0:?} must be 2 to 6 uppercase letters or digits starting with a letter (it is printed in every serial)")]
+    #[error(
+        "prize table: game code {0:?} must be 2 to 6 uppercase letters or digits starting with a letter (it is printed in every serial)"
+    )]
     Code(String),
     #[error("prize table: price_cents must be a positive whole number of cents, found {0}")]
     Price(String),
@@ -158,10 +160,8 @@ impl PrizeTable {
     /// Reads a TOML table from a file (JSON when the name ends in `.json`).
     pub fn load(path: impl AsRef<Path>) -> Result<PrizeTable, TableError> {
         let path = path.as_ref();
-        let src = std::fs::read_to_string(path).map_err(|e| TableError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| TableError::Io { path: path.display().to_string(), message: e.to_string() })?;
         if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
             PrizeTable::from_json(&src)
         } else {
@@ -341,9 +341,7 @@ impl Raw {
             toml::Value::Boolean(b) => Raw::Other(b.to_string()),
             toml::Value::Datetime(d) => Raw::Other(format!("the date {d}")),
             toml::Value::Array(a) => Raw::Array(a.into_iter().map(Raw::from_toml).collect()),
-            toml::Value::Table(t) => {
-                Raw::Table(t.into_iter().map(|(k, v)| (k, Raw::from_toml(v))).collect())
-            }
+            toml::Value::Table(t) => Raw::Table(t.into_iter().map(|(k, v)| (k, Raw::from_toml(v))).collect()),
         }
     }
 
@@ -514,10 +512,11 @@ fn parse_row(row: &Raw, at: Place) -> Result<ScheduleRow, TableError> {
     }
     for (k, v) in prizes {
         let idx = (k.as_bytes()[0] - b'5') as usize;
-        cents[idx] = v
-            .int_in(0, u64::MAX.into())
-            .ok_or_else(|| TableError::Amount { at, tricks: k.clone(), found: v.describe() })?
-            as u64;
+        cents[idx] = v.int_in(0, u64::MAX.into()).ok_or_else(|| TableError::Amount {
+            at,
+            tricks: k.clone(),
+            found: v.describe(),
+        })? as u64;
     }
     Ok(ScheduleRow { tickets, prizes: PrizeSchedule::new(cents) })
 }

@@ -3,8 +3,8 @@
 //! under several player strategies (the player's choice cannot change the
 //! odds, RULES.md "What follows from the rules").
 
-use engine::{Action, DrawSource, Event, Game, Phase, PrizeSchedule, Rank};
 use as_capone_math::{FinalOutcome, Odds, fraction::ratio};
+use engine::{Action, DrawSource, Event, Game, Phase, PrizeSchedule, Rank};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 use std::collections::HashMap;
@@ -62,12 +62,9 @@ impl Walk {
                 let card = (self.strategy)(g);
                 (Action::play(card), (0..m).map(|i| (vec![i], ratio(1, m))).collect())
             }
-            _ => (
-                Action::Draw,
-                (0..16u32)
-                    .flat_map(|a| (0..15u32).map(move |b| (vec![a, b], ratio(1, 240))))
-                    .collect(),
-            ),
+            _ => {
+                (Action::Draw, (0..16u32).flat_map(|a| (0..15u32).map(move |b| (vec![a, b], ratio(1, 240)))).collect())
+            }
         };
         let mut dist: HashMap<Stop, BigRational> = HashMap::new();
         let mut self_loop = BigRational::zero();
@@ -109,7 +106,8 @@ fn walk(strategy: Strategy) -> ([BigRational; 9], [BigRational; 5]) {
     let mut w = Walk { strategy, stop_at_game_over: false, memo: HashMap::new() };
     let d = w.from(&start);
     let restart = d.get(&Stop::Restart).cloned().unwrap_or_default();
-    let fin = FinalOutcome::ALL.map(|o| d.get(&Stop::Final(o)).cloned().unwrap_or_default() / (BigRational::one() - &restart));
+    let fin = FinalOutcome::ALL
+        .map(|o| d.get(&Stop::Final(o)).cloned().unwrap_or_default() / (BigRational::one() - &restart));
     (per_round, fin)
 }
 

@@ -91,7 +91,11 @@ fn example_table_figures_against_an_independent_computation() {
     // The distinct prize amounts: chances add up to the hit rate.
     let sum: BigRational = p.prize_chances.iter().map(|(_, c)| c.clone()).sum();
     assert_eq!(sum, p.hit_rate);
-    assert_eq!(p.prize_chances.len(), 17, "300 600 1000 2000 3000 5000 10000 15000 20000 50000 100000 200000 1M 2.5M 5M 10M 25M");
+    assert_eq!(
+        p.prize_chances.len(),
+        17,
+        "300 600 1000 2000 3000 5000 10000 15000 20000 50000 100000 200000 1M 2.5M 5M 10M 25M"
+    );
     let json = p.to_json();
     assert_eq!(json["price_cents"], 300);
     assert_eq!(json["rtp"], math::fraction::to_string(&p.rtp));

@@ -1,9 +1,9 @@
 //! Prize tables (art. 3.1): one test per validation rule of `math::table`,
 //! plus the example table, the digest and the round trips.
 
-use engine::PrizeSchedule;
 use as_capone_math::table::Place;
 use as_capone_math::{PrizeTable, TableError};
+use engine::PrizeSchedule;
 
 /// A small valid table; tests break one thing at a time.
 const SMALL: &str = include_str!("small-table.toml");
@@ -45,7 +45,8 @@ fn the_example_table_is_the_illustrative_one() {
             [10_000, 100_000, 1_000_000, 25_000_000],
         ]
     );
-    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prize-table.toml")).unwrap();
+    let file =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prize-table.toml")).unwrap();
     assert!(file.contains("ILLUSTRATIVE"), "the example is labelled as illustrative");
     assert_eq!(PrizeTable::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prize-table.toml")).unwrap(), t);
 }
@@ -104,7 +105,9 @@ fn rule_10_duplicate_schedules_are_refused() {
         e.to_string(),
         "schedule row 2 (line 11): same prizes as schedule row 1 (line 7); each prize schedule must appear on one row only"
     );
-    let zero = SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 0, 8 = 0 }").replace("{ 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }", "{}");
+    let zero = SMALL
+        .replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 0, 8 = 0 }")
+        .replace("{ 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }", "{}");
     assert!(matches!(refused(&zero), TableError::Duplicate { .. }));
 }
 
@@ -173,7 +176,9 @@ fn rule_12_sums_that_overflow_u64_are_refused() {
     // (TOML integers stop at i64::MAX: larger ones are a syntax error.)
     assert!(matches!(e, TableError::Overflow { at, .. } if at == row(2, 11)), "{e}");
     // A row whose own prizes overflow when added.
-    let e = refused(&SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 9223372036854775807, 6 = 9223372036854775807, 8 = 2 }"));
+    let e = refused(
+        &SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 9223372036854775807, 6 = 9223372036854775807, 8 = 2 }"),
+    );
     assert!(matches!(e, TableError::Overflow { .. }), "{e}");
     // The price over a block.
     let e = refused(&SMALL.replace("price_cents = 300", "price_cents = 2000000000000000000"));
@@ -203,7 +208,10 @@ fn json_has_the_same_shape_and_the_same_rules() {
     assert_eq!(serde_json::from_str::<PrizeTable>(&json).unwrap(), t);
     let bad = json.replace("\"5\":600", "\"5\":6.5");
     let e = PrizeTable::from_json(&bad).unwrap_err();
-    assert_eq!(e, TableError::Amount { at: Place::Row { index: 2, line: None }, tricks: "5".into(), found: "6.5".into() });
+    assert_eq!(
+        e,
+        TableError::Amount { at: Place::Row { index: 2, line: None }, tricks: "5".into(), found: "6.5".into() }
+    );
     assert!(serde_json::from_str::<PrizeTable>(&json.replace("\"block_size\":10", "\"block_size\":11")).is_err());
 }
 
@@ -213,7 +221,10 @@ fn json_duplicate_keys_are_refused_not_merged() {
     let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap()).unwrap();
     let dup = json.replace("\"6\":0", "\"7\":0");
     let e = PrizeTable::from_json(&dup).unwrap_err();
-    assert!(matches!(&e, TableError::Syntax { format: "JSON", message, .. } if message.contains("duplicate key \"7\"")), "{e}");
+    assert!(
+        matches!(&e, TableError::Syntax { format: "JSON", message, .. } if message.contains("duplicate key \"7\"")),
+        "{e}"
+    );
     assert!(serde_json::from_str::<PrizeTable>(&dup).is_err());
     let dup_top = json.replacen("{", "{\"code\":\"ASC\",", 1);
     assert!(PrizeTable::from_json(&dup_top).is_err());

@@ -179,15 +179,10 @@ impl ClientSeed {
     /// the HMAC message and of a record people copy by hand.
     pub fn parse(s: &str) -> Result<ClientSeed, AppError> {
         if s.is_empty() || s.len() > Self::MAX_LEN {
-            return Err(AppError::BadRequest(format!(
-                "client_seed must have 1 to {} characters",
-                Self::MAX_LEN
-            )));
+            return Err(AppError::BadRequest(format!("client_seed must have 1 to {} characters", Self::MAX_LEN)));
         }
         if !s.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(AppError::BadRequest(
-                "client_seed must be printable ASCII without spaces".into(),
-            ));
+            return Err(AppError::BadRequest("client_seed must be printable ASCII without spaces".into()));
         }
         Ok(ClientSeed(s.to_string()))
     }
@@ -209,9 +204,7 @@ pub struct IdempotencyKey(String);
 impl IdempotencyKey {
     pub fn parse(s: &str) -> Result<IdempotencyKey, AppError> {
         if s.is_empty() || s.len() > 128 || !s.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(AppError::BadRequest(
-                "Idempotency-Key must be 1 to 128 printable ASCII characters".into(),
-            ));
+            return Err(AppError::BadRequest("Idempotency-Key must be 1 to 128 printable ASCII characters".into()));
         }
         Ok(IdempotencyKey(s.to_string()))
     }
@@ -223,9 +216,7 @@ impl IdempotencyKey {
 /// A player's display name.
 pub fn parse_name(name: Option<String>) -> Result<Option<String>, AppError> {
     match name {
-        Some(n) if n.chars().count() > 64 => {
-            Err(AppError::BadRequest("name must have at most 64 characters".into()))
-        }
+        Some(n) if n.chars().count() > 64 => Err(AppError::BadRequest("name must have at most 64 characters".into())),
         Some(n) if n.chars().any(char::is_control) => {
             Err(AppError::BadRequest("name must not contain control characters".into()))
         }

@@ -106,10 +106,7 @@ impl Config {
         anyhow::ensure!(self.read_connections >= 1, "read_connections must be at least 1");
         anyhow::ensure!(self.db_max_connections >= 2, "db_max_connections must be at least 2");
         anyhow::ensure!(self.db_acquire_timeout_ms >= 1, "db_acquire_timeout_ms must be at least 1");
-        anyhow::ensure!(
-            self.start_balance_cents <= i64::MAX as u64 / 4,
-            "start_balance_cents is too large"
-        );
+        anyhow::ensure!(self.start_balance_cents <= i64::MAX as u64 / 4, "start_balance_cents is too large");
         Ok(())
     }
 

@@ -6,10 +6,10 @@ use crate::api::{
     ActionAnswer, ActionRequest, BuyBody, ClientSeed, IdempotencyKey, Me, NewPlayerBody, PlayerCreated, Purchased,
     TicketEnvelope, TicketList, parse_name,
 };
+use crate::core::{BuyRequest, PlayerId};
 use crate::error::{AppError, ErrorBody};
 use crate::fairness::ServerSeeds;
 use crate::metrics::Metrics;
-use crate::core::{BuyRequest, PlayerId};
 use crate::store::Store;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
@@ -70,12 +70,8 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
     let started = Instant::now();
     let response = next.run(req).await;
     let m = &state.metrics;
-    m.requests
-        .with_label_values(&[route.as_str(), method.as_str(), response.status().as_str()])
-        .inc();
-    m.latency
-        .with_label_values(&[route.as_str(), method.as_str()])
-        .observe(started.elapsed().as_secs_f64());
+    m.requests.with_label_values(&[route.as_str(), method.as_str(), response.status().as_str()]).inc();
+    m.latency.with_label_values(&[route.as_str(), method.as_str()]).observe(started.elapsed().as_secs_f64());
     response
 }
 
@@ -106,9 +102,7 @@ impl FromRequestParts<AppState> for Authed {
             .headers
             .get(header::AUTHORIZATION)
             .ok_or_else(|| AppError::Unauthorized("missing Authorization: Bearer TOKEN".into()))?;
-        let value = value
-            .to_str()
-            .map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
+        let value = value.to_str().map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
         let token = match value.split_once(' ') {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return Err(AppError::Unauthorized("expected Authorization: Bearer TOKEN".into())),
@@ -138,15 +132,13 @@ async fn read_json<T: DeserializeOwned, S: Send + Sync>(
     state: &S,
     default: Option<fn() -> T>,
 ) -> Result<T, AppError> {
-    let is_json = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|m| {
-            let m = m.trim().to_ascii_lowercase();
-            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
-        });
+    let is_json =
+        req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).and_then(|v| v.split(';').next()).map(
+            |m| {
+                let m = m.trim().to_ascii_lowercase();
+                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+            },
+        );
     let bytes = Bytes::from_request(req, state).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if let Some(d) = default {
@@ -216,7 +208,8 @@ pub async fn buy_ticket(
         None => None,
     };
     let client_seed = body.client_seed.as_deref().map(ClientSeed::parse).transpose()?;
-    let request = BuyRequest { key, client_seed, random_client_seed: ClientSeed::random(), server_seed: state.seeds.next() };
+    let request =
+        BuyRequest { key, client_seed, random_client_seed: ClientSeed::random(), server_seed: state.seeds.next() };
     // The answer as stored: the same Idempotency-Key again gets the same bytes.
     let answer = state.store.buy_ticket(player, request).await?;
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())
@@ -291,18 +284,10 @@ pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::V
 /// Prometheus text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        state.metrics.render(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
 
 /// This document.
 pub async fn openapi() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        crate::openapi::document_json(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/json")], crate::openapi::document_json()).into_response()
 }

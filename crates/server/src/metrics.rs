@@ -4,8 +4,7 @@
 //! so they never count a sale or a prize that a crash could undo.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, Histogram, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
 };
 
 pub struct Metrics {

@@ -82,9 +82,7 @@ pub fn draws_of(events: &[Event], first_n: u64) -> Vec<RecordDraw> {
     for e in events {
         let d = match *e {
             Event::Trick { capone, .. } => RecordDraw { n, kind: DrawKind::Capone, player: None, capone },
-            Event::Deck { player, capone, .. } => {
-                RecordDraw { n, kind: DrawKind::Deck, player: Some(player), capone }
-            }
+            Event::Deck { player, capone, .. } => RecordDraw { n, kind: DrawKind::Deck, player: Some(player), capone },
             _ => continue,
         };
         out.push(d);
@@ -118,7 +116,11 @@ impl fmt::Display for Verdict {
             writeln!(f, "MISMATCH: {p}")?;
         }
         if self.is_valid() {
-            write!(f, "VALID: ticket {} was played fairly: every draw and the result follow from the committed seed", self.serial)
+            write!(
+                f,
+                "VALID: ticket {} was played fairly: every draw and the result follow from the committed seed",
+                self.serial
+            )
         } else {
             write!(f, "INVALID: ticket {}: {} problem(s) found", self.serial, self.problems.len())
         }
@@ -135,7 +137,8 @@ pub fn parse_seed(hex_seed: &str) -> Option<[u8; 32]> {
 pub fn verify(record: &Record) -> Verdict {
     let mut v = Verdict { serial: record.serial.clone(), passed: Vec::new(), problems: Vec::new() };
     let Some(seed_hex) = &record.server_seed else {
-        v.problems.push("the server seed is not revealed yet: the ticket is not finished, nothing can be checked".into());
+        v.problems
+            .push("the server seed is not revealed yet: the ticket is not finished, nothing can be checked".into());
         return v;
     };
     let Some(seed) = parse_seed(seed_hex) else {
@@ -146,10 +149,7 @@ pub fn verify(record: &Record) -> Verdict {
     if computed == record.commitment.trim().to_ascii_lowercase() {
         v.passed.push(format!("commitment {} = SHA-256(server_seed)", record.commitment));
     } else {
-        v.problems.push(format!(
-            "commitment {} does not match SHA-256(server_seed) = {computed}",
-            record.commitment
-        ));
+        v.problems.push(format!("commitment {} does not match SHA-256(server_seed) = {computed}", record.commitment));
     }
 
     for (i, a) in record.actions.iter().enumerate() {
@@ -171,22 +171,13 @@ pub fn verify(record: &Record) -> Verdict {
 
     let replayed = draws_of(&events, 0);
     if replayed.len() != record.draws.len() {
-        v.problems.push(format!(
-            "the record lists {} draws, the replay takes {}",
-            record.draws.len(),
-            replayed.len()
-        ));
+        v.problems.push(format!("the record lists {} draws, the replay takes {}", record.draws.len(), replayed.len()));
     }
     let mut draw_mismatch = false;
     for (want, got) in replayed.iter().zip(&record.draws) {
         if want != got {
             draw_mismatch = true;
-            v.problems.push(format!(
-                "draw {}: recorded {}, the seed gives {}",
-                want.n,
-                describe(got),
-                describe(want)
-            ));
+            v.problems.push(format!("draw {}: recorded {}, the seed gives {}", want.n, describe(got), describe(want)));
         }
     }
     if !draw_mismatch && replayed.len() == record.draws.len() {
@@ -195,10 +186,9 @@ pub fn verify(record: &Record) -> Verdict {
 
     match (game.result(), record.result) {
         (None, _) => v.problems.push("the replayed ticket is not finished".into()),
-        (Some(r), Some(rec)) if r == rec => v.passed.push(format!(
-            "result: {} tricks in the deciding game, prize {} cents",
-            r.tricks, r.prize_cents
-        )),
+        (Some(r), Some(rec)) if r == rec => {
+            v.passed.push(format!("result: {} tricks in the deciding game, prize {} cents", r.tricks, r.prize_cents))
+        }
         (Some(r), rec) => v.problems.push(format!(
             "recorded result {rec:?} differs from the replayed result {} tricks, prize {} cents",
             r.tricks, r.prize_cents
@@ -255,9 +245,13 @@ mod tests {
     fn sample(i: u8) -> Record {
         let mut seed = [7u8; 32];
         seed[0] = i;
-        play_offline(seed, "client", &format!("ASC-001-000001-{i:06}-0"), PrizeSchedule::new([300, 1000, 10_000, 1_000_000]), |g| {
-            g.hand().highest().unwrap()
-        })
+        play_offline(
+            seed,
+            "client",
+            &format!("ASC-001-000001-{i:06}-0"),
+            PrizeSchedule::new([300, 1000, 10_000, 1_000_000]),
+            |g| g.hand().highest().unwrap(),
+        )
     }
 
     #[test]

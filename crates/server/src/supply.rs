@@ -31,7 +31,12 @@ pub struct GeneratedBlock {
 /// Block `number` (from 1) of emission `emission` made from its secret
 /// seed: the same inputs give the same block (`as-capone verify-block`
 /// can re-check it from the same seed).
-pub fn generate_block(table: &PrizeTable, emission: u32, number: u32, seed: &[u8; 32]) -> anyhow::Result<GeneratedBlock> {
+pub fn generate_block(
+    table: &PrizeTable,
+    emission: u32,
+    number: u32,
+    seed: &[u8; 32],
+) -> anyhow::Result<GeneratedBlock> {
     let e = Emission::new(emission, table.clone(), EmissionSeed::from_bytes(*seed))
         .map_err(|e| anyhow::anyhow!("emission {emission}: {e}"))?;
     let block = e.generate_block(number).map_err(|e| anyhow::anyhow!("block {number}: {e}"))?;

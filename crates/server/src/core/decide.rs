@@ -26,8 +26,15 @@ pub enum Decision {
 /// A new player: the play money moves from the house to their account.
 pub fn new_player(player: PlayerId, account: AccountId, start_balance: i64, now: i64) -> Changes {
     let empty = Account { player, id: account, balance_cents: 0 };
-    let movement =
-        Movement::to_player(format!("start:{player}"), Reason::StartBalance, None, HOUSE_PLAY_MONEY, &empty, start_balance, now);
+    let movement = Movement::to_player(
+        format!("start:{player}"),
+        Reason::StartBalance,
+        None,
+        HOUSE_PLAY_MONEY,
+        &empty,
+        start_balance,
+        now,
+    );
     Changes {
         sale: None,
         game: None,
@@ -147,7 +154,9 @@ pub fn act(
     let request_json = request.canonical();
     if request.seq < seq {
         // Guarantee 4: a retry gets the answer already given; nothing is drawn.
-        let stored = stored.ok_or_else(|| AppError::internal(format!("ticket {}: action {} is not stored", row.ticket.serial, request.seq)))?;
+        let stored = stored.ok_or_else(|| {
+            AppError::internal(format!("ticket {}: action {} is not stored", row.ticket.serial, request.seq))
+        })?;
         if stored.request_json == request_json {
             return Ok(Decision::Replay(stored.answer_json));
         }
@@ -174,7 +183,15 @@ pub fn act(
     let prize = result.map_or(0, |r| r.prize_cents as i64);
     // The prize is credited in the transaction that finishes the game.
     let movement = (prize > 0).then(|| {
-        Movement::to_player(format!("prize:{}", row.id), Reason::Prize, Some(row.id), HOUSE_PRIZES, &account, prize, now)
+        Movement::to_player(
+            format!("prize:{}", row.id),
+            Reason::Prize,
+            Some(row.id),
+            HOUSE_PRIZES,
+            &account,
+            prize,
+            now,
+        )
     });
     let balance = movement.as_ref().map_or(account.balance_cents, |m| m.player_balance.after);
     let answer = ActionAnswer { ticket: after.ticket.view(), events, balance_cents: balance };
@@ -213,7 +230,12 @@ mod tests {
     }
 
     fn for_sale() -> ForSale {
-        ForSale { ticket_id: 42, serial: "TST-001-00001-000001-00".into(), prizes: PrizeSchedule::new([300, 1000, 10000, 100000]), price_cents: 300 }
+        ForSale {
+            ticket_id: 42,
+            serial: "TST-001-00001-000001-00".into(),
+            prizes: PrizeSchedule::new([300, 1000, 10000, 100000]),
+            price_cents: 300,
+        }
     }
 
     fn request(key: Option<&str>, seed: Option<&str>) -> BuyRequest {
@@ -275,8 +297,12 @@ mod tests {
             _ => panic!("a retry replays"),
         }
         // Even with no money left and nothing for sale, a retry replays.
-        assert!(matches!(buy(&account(0), Some(stored.clone()), None, &request(Some("k"), None), NOW), Ok(Decision::Replay(_))));
-        let e = buy(&account(1000), Some(stored), Some(for_sale()), &request(Some("k"), Some("other")), NOW).unwrap_err();
+        assert!(matches!(
+            buy(&account(0), Some(stored.clone()), None, &request(Some("k"), None), NOW),
+            Ok(Decision::Replay(_))
+        ));
+        let e =
+            buy(&account(1000), Some(stored), Some(for_sale()), &request(Some("k"), Some("other")), NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
     }
 
@@ -347,7 +373,10 @@ mod tests {
                 match &c.movement {
                     Some(m) => {
                         assert!(result.prize_cents > 0);
-                        assert_eq!(m.entries(), [(HOUSE_PRIZES, -(result.prize_cents as i64)), (70, result.prize_cents as i64)]);
+                        assert_eq!(
+                            m.entries(),
+                            [(HOUSE_PRIZES, -(result.prize_cents as i64)), (70, result.prize_cents as i64)]
+                        );
                         assert_eq!(m.id, format!("prize:{}", row.id));
                         balance = m.player_balance.after;
                     }

@@ -174,7 +174,15 @@ pub struct Movement {
 
 impl Movement {
     /// Money from a house account to a player's.
-    fn to_player(id: String, reason: Reason, ticket_id: Option<TicketId>, house: AccountId, player: &Account, amount: i64, now: i64) -> Movement {
+    fn to_player(
+        id: String,
+        reason: Reason,
+        ticket_id: Option<TicketId>,
+        house: AccountId,
+        player: &Account,
+        amount: i64,
+        now: i64,
+    ) -> Movement {
         Movement {
             id,
             reason,
@@ -182,13 +190,26 @@ impl Movement {
             from: house,
             to: player.id,
             amount_cents: amount,
-            player_balance: BalanceChange { player: player.player, account: player.id, before: player.balance_cents, after: player.balance_cents + amount },
+            player_balance: BalanceChange {
+                player: player.player,
+                account: player.id,
+                before: player.balance_cents,
+                after: player.balance_cents + amount,
+            },
             created_ms: now,
         }
     }
 
     /// Money from a player's account to a house account.
-    fn from_player(id: String, reason: Reason, ticket_id: Option<TicketId>, player: &Account, house: AccountId, amount: i64, now: i64) -> Movement {
+    fn from_player(
+        id: String,
+        reason: Reason,
+        ticket_id: Option<TicketId>,
+        player: &Account,
+        house: AccountId,
+        amount: i64,
+        now: i64,
+    ) -> Movement {
         Movement {
             id,
             reason,
@@ -196,7 +217,12 @@ impl Movement {
             from: player.id,
             to: house,
             amount_cents: amount,
-            player_balance: BalanceChange { player: player.player, account: player.id, before: player.balance_cents, after: player.balance_cents - amount },
+            player_balance: BalanceChange {
+                player: player.player,
+                account: player.id,
+                before: player.balance_cents,
+                after: player.balance_cents - amount,
+            },
             created_ms: now,
         }
     }

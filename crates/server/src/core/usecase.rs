@@ -17,13 +17,21 @@ pub trait Unit: Send {
     /// The player's account, locked.
     fn account(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<Account>, StoreError>> + Send;
     /// The player's Idempotency-Key, if used before.
-    fn idempotency(&mut self, player: PlayerId, key: &str) -> impl Future<Output = Result<Option<StoredAnswer>, StoreError>> + Send;
+    fn idempotency(
+        &mut self,
+        player: PlayerId,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<StoredAnswer>, StoreError>> + Send;
     /// The next unsold ticket, locked (and skipped by other units while it is).
     fn next_for_sale(&mut self) -> impl Future<Output = Result<Option<ForSale>, StoreError>> + Send;
     /// The sold ticket with this serial, locked.
     fn ticket(&mut self, serial: &str) -> impl Future<Output = Result<Option<TicketRow>, StoreError>> + Send;
     /// The action applied at `seq` and its answer.
-    fn stored_action(&mut self, ticket: TicketId, seq: u64) -> impl Future<Output = Result<Option<StoredAnswer>, StoreError>> + Send;
+    fn stored_action(
+        &mut self,
+        ticket: TicketId,
+        seq: u64,
+    ) -> impl Future<Output = Result<Option<StoredAnswer>, StoreError>> + Send;
     /// New rows for a player and their account (no money yet).
     fn insert_player(
         &mut self,
@@ -95,7 +103,13 @@ pub async fn buy(unit: &mut impl Unit, player: PlayerId, request: &BuyRequest, n
 /// Applies a game action exactly once (guarantee 4). The ticket is locked
 /// first, then the account: the same order everywhere, so two units never
 /// wait for each other in a circle (a purchase never waits for a ticket).
-pub async fn act(unit: &mut impl Unit, player: PlayerId, serial: &str, request: ActionRequest, now: i64) -> Result<Outcome, AppError> {
+pub async fn act(
+    unit: &mut impl Unit,
+    player: PlayerId,
+    serial: &str,
+    request: ActionRequest,
+    now: i64,
+) -> Result<Outcome, AppError> {
     let ticket = unit.ticket(serial).await?;
     let (mut stored, mut account) = (None, None);
     if let Some(t) = ticket.as_ref().filter(|t| t.owner == player) {

@@ -84,20 +84,37 @@ pub(super) async fn head(db: &Db) -> Result<Head, StoreError> {
     Ok(row.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash }))
 }
 
-/// PostgreSQL: seals every committed unsealed entry, unless another
-/// process is sealing right now (then it returns 0: that one will).
-pub(super) async fn seal_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
+/// Whether a sealer waits for another one to finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wait {
+    /// The background sealers: another one at work will seal what is there.
+    No,
+    /// An explicit seal (a check, a shutdown): when it returns, every
+    /// entry committed before it was called is sealed.
+    Yes,
+}
+
+/// PostgreSQL: seals every committed unsealed entry and returns how many
+/// it sealed. With [`Wait::No`] it returns 0 at once when another process
+/// is sealing right now.
+pub(super) async fn seal_pending(pool: &sqlx::PgPool, wait: Wait) -> Result<u64, StoreError> {
     let mut sealed = 0;
     loop {
         let mut tx = pool.begin().await?;
-        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(SEAL_LOCK).fetch_one(&mut *tx).await?;
-        if !locked {
-            return Ok(sealed);
+        if wait == Wait::Yes {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(SEAL_LOCK).execute(&mut *tx).await?;
+        } else {
+            let locked: bool =
+                sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(SEAL_LOCK).fetch_one(&mut *tx).await?;
+            if !locked {
+                return Ok(sealed);
+            }
         }
-        let head: Option<(i64, String)> =
-            sqlx::query_as("SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1")
-                .fetch_optional(&mut *tx)
-                .await?;
+        let head: Option<(i64, String)> = sqlx::query_as(
+            "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
+        )
+        .fetch_optional(&mut *tx)
+        .await?;
         let mut head = head.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash });
         let rows: Vec<(i64, i64, String, String)> = sqlx::query_as(
             "SELECT id, created_ms, kind, data_json FROM audit_log WHERE chain_pos IS NULL ORDER BY id LIMIT 5000",

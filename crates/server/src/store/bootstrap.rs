@@ -35,7 +35,10 @@ pub(super) async fn ensure_emission(db: &Db, config: &Config, table: &PrizeTable
         .bind(id)
         .fetch_one(pool)
         .await?);
-        return Ok(format!("emission {id} ({code}, table {}…, {blocks} blocks, {unsold} tickets unsold)", &digest[..12]));
+        return Ok(format!(
+            "emission {id} ({code}, table {}…, {blocks} blocks, {unsold} tickets unsold)",
+            &digest[..12]
+        ));
     }
     anyhow::ensure!(config.initial_blocks >= 1, "initial_blocks must be at least 1 on first start");
     let started = Instant::now();

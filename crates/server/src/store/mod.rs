@@ -226,12 +226,12 @@ impl Store {
         reads::record(&self.db, player, serial).await
     }
 
-    /// Chains the audit entries committed but not sealed yet (PostgreSQL;
-    /// the SQLite writer seals in its own transactions) and returns how
-    /// many it sealed.
+    /// Chains the audit entries committed but not sealed yet, waiting for a
+    /// sealer at work in another process (PostgreSQL; the SQLite writer
+    /// seals in its own transactions), and returns how many it sealed.
     pub async fn seal_audit(&self) -> Result<u64, AppError> {
         match &self.db {
-            Db::Postgres(pool) => Ok(audit::seal_pending(pool).await?),
+            Db::Postgres(pool) => Ok(audit::seal_pending(pool, audit::Wait::Yes).await?),
             Db::Sqlite(_) => Ok(0),
         }
     }
@@ -254,7 +254,7 @@ impl Store {
             Writer::Postgres(w) => w.close().await,
         }
         if let Db::Postgres(pool) = &self.db {
-            audit::seal_pending(pool).await?;
+            audit::seal_pending(pool, audit::Wait::Yes).await?;
         }
         on_db!(&self.db, pool => pool.close().await);
         Ok(())

@@ -230,7 +230,11 @@ impl Plan {
                 ("created_ms", m.created_ms.into()),
             ],
         );
-        let entries = m.entries().iter().map(|&(account, amount)| vec![m.id.as_str().into(), account.into(), amount.into()]).collect();
+        let entries = m
+            .entries()
+            .iter()
+            .map(|&(account, amount)| vec![m.id.as_str().into(), account.into(), amount.into()])
+            .collect();
         self.insert("ledger", "ledger_entries", &["movement_id", "account_id", "amount_cents"], entries);
         let b = m.player_balance;
         self.update_guarded(

@@ -29,12 +29,17 @@
 
 use super::audit;
 use super::plan::Plan;
-use super::reads::{ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, stored_answer, ticket_row};
+use super::reads::{
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    stored_answer, ticket_row,
+};
 use super::{bind_values, now_ms};
 use crate::api::ActionRequest;
 use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::core::{
+    Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit,
+};
 use crate::error::{AppError, StoreError};
 use crate::metrics::Metrics;
 use anyhow::Context;
@@ -67,7 +72,11 @@ fn redacted(url: &str) -> String {
 }
 
 pub(super) fn describe(url: &str, config: &Config) -> String {
-    format!("PostgreSQL {} (pool of {}, row locks, one transaction per request)", redacted(url), config.db_max_connections)
+    format!(
+        "PostgreSQL {} (pool of {}, row locks, one transaction per request)",
+        redacted(url),
+        config.db_max_connections
+    )
 }
 
 /// A connection error worth waiting out at start-up: the server is not
@@ -107,7 +116,8 @@ pub(super) async fn connect(config: &Config) -> anyhow::Result<(PgPool, PgConnec
             }
         }
     };
-    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(STARTUP_LOCK).fetch_one(&mut lock_conn).await?;
+    let locked: bool =
+        sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(STARTUP_LOCK).fetch_one(&mut lock_conn).await?;
     if !locked {
         tracing::info!("another process is starting on this database: waiting for it to finish its start-up");
         sqlx::query("SELECT pg_advisory_lock($1)").bind(STARTUP_LOCK).execute(&mut lock_conn).await?;
@@ -179,7 +189,12 @@ impl PgWriter {
         }
     }
 
-    pub async fn create_player(&self, token_hash: String, name: Option<String>, start_balance: i64) -> Result<PlayerId, AppError> {
+    pub async fn create_player(
+        &self,
+        token_hash: String,
+        name: Option<String>,
+        start_balance: i64,
+    ) -> Result<PlayerId, AppError> {
         let done = self.run(Op::CreatePlayer { token_hash, name, start_balance }).await?;
         done.player.ok_or_else(|| AppError::internal("a new player without an id"))
     }
@@ -206,7 +221,7 @@ async fn sealer(pool: PgPool) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if let Err(e) = audit::seal_pending(&pool).await {
+        if let Err(e) = audit::seal_pending(&pool, audit::Wait::No).await {
             tracing::warn!(error = %crate::error::error_chain(&e), "sealing the audit log");
         }
     }
@@ -226,10 +241,8 @@ impl Unit for PgUnit {
             return Ok(Some(a));
         }
         let sql = format!("{ACCOUNT_OF_PLAYER} FOR UPDATE OF a");
-        let row: Option<(i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
-        .bind(player)
-        .fetch_optional(&mut *self.tx)
-        .await?;
+        let row: Option<(i64, i64)> =
+            sqlx::query_as(AssertSqlSafe(sql)).bind(player).fetch_optional(&mut *self.tx).await?;
         Ok(row.map(|(id, balance_cents)| Account { player, id, balance_cents }))
     }
 
@@ -269,7 +282,12 @@ impl Unit for PgUnit {
         Ok(stored_answer(row))
     }
 
-    async fn insert_player(&mut self, token_hash: &str, name: Option<&str>, now: i64) -> Result<(PlayerId, AccountId), StoreError> {
+    async fn insert_player(
+        &mut self,
+        token_hash: &str,
+        name: Option<&str>,
+        now: i64,
+    ) -> Result<(PlayerId, AccountId), StoreError> {
         Ok(sqlx::query_as(
             "WITH a AS (INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id)
              INSERT INTO players (token_hash, name, account_id, created_ms) SELECT $2, $3, a.id, $4 FROM a

@@ -11,7 +11,8 @@ use engine::{Game, PrizeSchedule};
 use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
-pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.server_seed, e.price_cents, g.state_json";
+pub(super) const TICKET_COLUMNS: &str =
+    "t.id, t.owner_id, t.serial, t.client_seed, t.server_seed, e.price_cents, g.state_json";
 /// A sold ticket and its game, for more joins or a `WHERE` to follow.
 pub(super) const TICKET_FROM: &str = " FROM tickets t
  JOIN ticket_games g ON g.ticket_id = t.id
@@ -28,7 +29,8 @@ where
     let corrupt = |what: &str| StoreError::Corrupt(format!("ticket row: {what}"));
     let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
     let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
-    let server_seed = crate::record::parse_seed(&get_s("server_seed")?).ok_or_else(|| corrupt("a server seed is not 32 bytes"))?;
+    let server_seed =
+        crate::record::parse_seed(&get_s("server_seed")?).ok_or_else(|| corrupt("a server seed is not 32 bytes"))?;
     let game: Game = serde_json::from_str(&get_s("state_json")?).map_err(|e| corrupt(&format!("game state: {e}")))?;
     Ok(TicketRow {
         id: get_i("id")?,
@@ -50,9 +52,11 @@ pub(super) const ACCOUNT_OF_PLAYER: &str =
 pub(super) const IDEMPOTENCY_SELECT: &str =
     "SELECT request_json, answer_json FROM idempotency_keys WHERE player_id = $1 AND key = $2";
 /// An applied action's stored request and answer.
-pub(super) const ACTION_SELECT: &str = "SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2";
+pub(super) const ACTION_SELECT: &str =
+    "SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2";
 /// The unsold tickets in sale order, for a `LIMIT` to follow.
-pub(super) const FOR_SALE_SELECT: &str = "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents
+pub(super) const FOR_SALE_SELECT: &str =
+    "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  WHERE t.status = 'unsold' ORDER BY t.block_id, t.position ";
 
@@ -208,7 +212,10 @@ pub struct LedgerCheck {
 
 impl LedgerCheck {
     pub fn is_sound(&self) -> bool {
-        self.sum_cents == 0 && self.unbalanced_movements == 0 && self.balance_mismatches == 0 && self.negative_players == 0
+        self.sum_cents == 0
+            && self.unbalanced_movements == 0
+            && self.balance_mismatches == 0
+            && self.negative_players == 0
     }
 }
 

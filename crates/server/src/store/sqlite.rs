@@ -25,15 +25,22 @@
 
 use super::audit::{self, Head};
 use super::plan::Plan;
-use super::reads::{ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, stored_answer, ticket_row};
+use super::reads::{
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    stored_answer, ticket_row,
+};
 use super::{Db, bind_values};
 use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::core::{
+    Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit,
+};
 use crate::error::{AppError, StoreError};
 use crate::metrics::Metrics;
 use anyhow::Context;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use sqlx::{AssertSqlSafe, Connection, Row};
 use std::collections::{HashMap, VecDeque};
 use std::str::FromStr;
@@ -76,8 +83,9 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>) -> anyhow::Resu
     let opts = connect_options(&config.db)?;
     let path = opts.get_filename().display().to_string();
     let lock = lock_file(&path)?;
-    let mut conn =
-        SqliteConnection::connect_with(&opts).await.with_context(|| format!("cannot open the SQLite database {path}"))?;
+    let mut conn = SqliteConnection::connect_with(&opts)
+        .await
+        .with_context(|| format!("cannot open the SQLite database {path}"))?;
     sqlx::migrate!("./migrations/sqlite").run(&mut conn).await.context("database migrations")?;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut conn).await?;
     let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut conn).await?;
@@ -163,7 +171,12 @@ impl SqliteWriter {
         rx.await.map_err(|_| AppError::internal("the writer stopped before answering"))?
     }
 
-    pub async fn create_player(&self, token_hash: String, name: Option<String>, start_balance: i64) -> Result<PlayerId, AppError> {
+    pub async fn create_player(
+        &self,
+        token_hash: String,
+        name: Option<String>,
+        start_balance: i64,
+    ) -> Result<PlayerId, AppError> {
         let done = self.write(Op::CreatePlayer { token_hash, name, start_balance }).await?;
         done.player.ok_or_else(|| AppError::internal("the writer answered another request"))
     }
@@ -172,7 +185,12 @@ impl SqliteWriter {
         Ok(self.write(Op::Buy { player, request }).await?.answer)
     }
 
-    pub async fn act(&self, player: PlayerId, serial: String, request: crate::api::ActionRequest) -> Result<String, AppError> {
+    pub async fn act(
+        &self,
+        player: PlayerId,
+        serial: String,
+        request: crate::api::ActionRequest,
+    ) -> Result<String, AppError> {
         Ok(self.write(Op::Act { player, serial, request }).await?.answer)
     }
 
@@ -219,10 +237,11 @@ impl WriterState {
         self.tickets.clear();
         self.accounts.clear();
         self.for_sale.clear();
-        let head: Result<Option<(i64, String)>, sqlx::Error> =
-            sqlx::query_as("SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1")
-                .fetch_optional(&mut *conn)
-                .await;
+        let head: Result<Option<(i64, String)>, sqlx::Error> = sqlx::query_as(
+            "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
+        )
+        .fetch_optional(&mut *conn)
+        .await;
         match head {
             Ok(h) => self.audit_head = h.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash }),
             Err(e) => tracing::error!(error = %e, "reloading the audit chain's head"),
@@ -255,7 +274,13 @@ impl WriterState {
     }
 }
 
-async fn writer_loop(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Job>, mut state: WriterState, cap: usize, metrics: Arc<Metrics>) {
+async fn writer_loop(
+    mut conn: SqliteConnection,
+    mut rx: mpsc::Receiver<Job>,
+    mut state: WriterState,
+    cap: usize,
+    metrics: Arc<Metrics>,
+) {
     let mut jobs: Vec<Job> = Vec::with_capacity(cap);
     while rx.recv_many(&mut jobs, cap).await > 0 {
         let started = Instant::now();
@@ -330,10 +355,8 @@ impl Unit for SqliteUnit<'_> {
         if let Some(a) = self.state.accounts.get(&player) {
             return Ok(Some(*a));
         }
-        let row: Option<(i64, i64)> = sqlx::query_as(ACCOUNT_OF_PLAYER)
-        .bind(player)
-        .fetch_optional(&mut *self.conn)
-        .await?;
+        let row: Option<(i64, i64)> =
+            sqlx::query_as(ACCOUNT_OF_PLAYER).bind(player).fetch_optional(&mut *self.conn).await?;
         let account = row.map(|(id, balance_cents)| Account { player, id, balance_cents });
         if let Some(a) = account {
             if self.state.accounts.len() >= CACHE_LIMIT {
@@ -375,10 +398,18 @@ impl Unit for SqliteUnit<'_> {
         Ok(stored_answer(row))
     }
 
-    async fn insert_player(&mut self, token_hash: &str, name: Option<&str>, now: i64) -> Result<(PlayerId, AccountId), StoreError> {
-        let sql = format!("{}INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id", self.savepoint_prefix());
-        let account: i64 =
-            sqlx::query_scalar(AssertSqlSafe(sql)).bind(format!("player:{token_hash}")).fetch_one(&mut *self.conn).await?;
+    async fn insert_player(
+        &mut self,
+        token_hash: &str,
+        name: Option<&str>,
+        now: i64,
+    ) -> Result<(PlayerId, AccountId), StoreError> {
+        let sql =
+            format!("{}INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id", self.savepoint_prefix());
+        let account: i64 = sqlx::query_scalar(AssertSqlSafe(sql))
+            .bind(format!("player:{token_hash}"))
+            .fetch_one(&mut *self.conn)
+            .await?;
         let player: i64 = sqlx::query_scalar(
             "INSERT INTO players (token_hash, name, account_id, created_ms) VALUES ($1, $2, $3, $4) RETURNING id",
         )

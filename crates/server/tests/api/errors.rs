@@ -5,7 +5,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing() {
-    let app = spawn_app_with(|c| c.start_balance_cents = 500).await;
+    let Some(app) = spawn_app_with(|c| c.start_balance_cents = 500).await else { return };
     let token = app.register().await;
     let other = app.register().await;
     let t = app.buy(&token, None).await;
@@ -15,25 +15,52 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     // 401: no token, a bad token, another scheme.
     assert_error(&app.get("/api/me", None).await, 401, "unauthorized");
     assert_error(&app.get("/api/me", Some("nope")).await, 401, "unauthorized");
-    let r = app.send(app.client.get(format!("{}/api/me", app.url)).header("authorization", format!("Basic {token}"))).await;
+    let r =
+        app.send(app.client.get(format!("{}/api/me", app.url)).header("authorization", format!("Basic {token}"))).await;
     assert_error(&r, 401, "unauthorized");
     assert_error(&app.post("/api/tickets", None, json!({})).await, 401, "unauthorized");
     assert_error(&app.post(&actions, Some("bad"), json!({"seq": 0, "action": "draw"})).await, 401, "unauthorized");
 
     // 400: malformed JSON, wrong content type, bad fields.
-    let r = app.send(app.client.post(format!("{}{actions}", app.url)).bearer_auth(&token)
-        .header("content-type", "application/json").body("{\"seq\": 0, ")).await;
+    let r = app
+        .send(
+            app.client
+                .post(format!("{}{actions}", app.url))
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .body("{\"seq\": 0, "),
+        )
+        .await;
     assert_error(&r, 400, "bad_request");
-    let r = app.send(app.client.post(format!("{}{actions}", app.url)).bearer_auth(&token)
-        .header("content-type", "text/plain").body(r#"{"seq":0,"action":"play","card":"A"}"#)).await;
+    let r = app
+        .send(
+            app.client
+                .post(format!("{}{actions}", app.url))
+                .bearer_auth(&token)
+                .header("content-type", "text/plain")
+                .body(r#"{"seq":0,"action":"play","card":"A"}"#),
+        )
+        .await;
     assert_error(&r, 400, "bad_request");
     let r = app.send(app.client.post(format!("{}{actions}", app.url)).bearer_auth(&token)).await;
     assert_error(&r, 400, "bad_request");
-    assert_error(&app.post(&actions, Some(&token), json!({"seq": 0, "action": "play", "card": "11"})).await, 400, "bad_request");
+    assert_error(
+        &app.post(&actions, Some(&token), json!({"seq": 0, "action": "play", "card": "11"})).await,
+        400,
+        "bad_request",
+    );
     assert_error(&app.post(&actions, Some(&token), json!({"seq": 0, "action": "fold"})).await, 400, "bad_request");
     assert_error(&app.post(&actions, Some(&token), json!({"seq": -1, "action": "draw"})).await, 400, "bad_request");
-    assert_error(&app.post("/api/tickets", Some(&token), json!({"client_seed": "has space"})).await, 400, "bad_request");
-    assert_error(&app.post("/api/tickets", Some(&token), json!({"client_seed": "x".repeat(65)})).await, 400, "bad_request");
+    assert_error(
+        &app.post("/api/tickets", Some(&token), json!({"client_seed": "has space"})).await,
+        400,
+        "bad_request",
+    );
+    assert_error(
+        &app.post("/api/tickets", Some(&token), json!({"client_seed": "x".repeat(65)})).await,
+        400,
+        "bad_request",
+    );
     assert_error(&app.post("/api/tickets", Some(&token), json!({"seed": "typo"})).await, 400, "bad_request");
     assert_error(&app.post("/api/players", None, json!({"name": "x".repeat(65)})).await, 400, "bad_request");
 
@@ -43,15 +70,27 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     }
     assert_error(&app.get(&format!("/api/tickets/{id}"), Some(&other)).await, 404, "not_found");
     assert_error(&app.get(&format!("/api/tickets/{id}/record"), Some(&other)).await, 404, "not_found");
-    assert_error(&app.post(&actions, Some(&other), json!({"seq": 0, "action": "play", "card": "A"})).await, 404, "not_found");
-    assert_error(&app.post("/api/tickets/NOPE/actions", Some(&token), json!({"seq": 0, "action": "draw"})).await, 404, "not_found");
+    assert_error(
+        &app.post(&actions, Some(&other), json!({"seq": 0, "action": "play", "card": "A"})).await,
+        404,
+        "not_found",
+    );
+    assert_error(
+        &app.post("/api/tickets/NOPE/actions", Some(&token), json!({"seq": 0, "action": "draw"})).await,
+        404,
+        "not_found",
+    );
     assert_error(&app.get("/api/nothing-here", None).await, 404, "not_found");
     let others = app.get("/api/tickets", Some(&other)).await;
     assert_eq!(others.json["tickets"], json!([]));
 
     // 422: the engine refuses; 409: a wrong seq.
     assert_error(&app.post(&actions, Some(&token), json!({"seq": 0, "action": "draw"})).await, 422, "invalid_action");
-    assert_error(&app.post(&actions, Some(&token), json!({"seq": 1, "action": "play", "card": "A"})).await, 409, "conflict");
+    assert_error(
+        &app.post(&actions, Some(&token), json!({"seq": 1, "action": "play", "card": "A"})).await,
+        409,
+        "conflict",
+    );
 
     // 413: a body over the limit (16 KiB), whatever its content.
     let big = json!({"seq": 0, "action": "play", "card": "A", "pad": "x".repeat(20_000)});

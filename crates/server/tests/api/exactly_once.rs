@@ -6,7 +6,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_4_a_retried_action_gets_the_identical_bytes_and_draws_nothing() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
     let t = app.buy(&token, None).await;
     let id = t["id"].as_str().unwrap();
@@ -14,8 +14,15 @@ async fn guarantee_4_a_retried_action_gets_the_identical_bytes_and_draws_nothing
     let first = app.post(&path, Some(&token), json!({"seq": 0, "action": "play", "card": "9"})).await;
     assert_eq!(first.status, 200);
     // The same request, spelled differently: same answer, byte for byte.
-    let r = app.send(app.client.post(format!("{}{path}", app.url)).bearer_auth(&token)
-        .header("content-type", "application/json").body(r#"{ "card" : "9", "action":"play", "seq":0 }"#)).await;
+    let r = app
+        .send(
+            app.client
+                .post(format!("{}{path}", app.url))
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .body(r#"{ "card" : "9", "action":"play", "seq":0 }"#),
+        )
+        .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.bytes, first.bytes);
     // Later actions happen; the old answer stays the same bytes.
@@ -26,8 +33,16 @@ async fn guarantee_4_a_retried_action_gets_the_identical_bytes_and_draws_nothing
     let again2 = app.post(&path, Some(&token), action_body_for(&first.json, 1)).await;
     assert_eq!(again2.bytes, second.bytes);
     // A different body for an applied seq, or a future seq: 409.
-    assert_error(&app.post(&path, Some(&token), json!({"seq": 0, "action": "play", "card": "8"})).await, 409, "conflict");
-    assert_error(&app.post(&path, Some(&token), json!({"seq": 5, "action": "play", "card": "8"})).await, 409, "conflict");
+    assert_error(
+        &app.post(&path, Some(&token), json!({"seq": 0, "action": "play", "card": "8"})).await,
+        409,
+        "conflict",
+    );
+    assert_error(
+        &app.post(&path, Some(&token), json!({"seq": 5, "action": "play", "card": "8"})).await,
+        409,
+        "conflict",
+    );
     let rec = app.get(&format!("/api/tickets/{id}/record"), Some(&token)).await;
     assert_eq!(rec.json["draws"].as_array().unwrap().len(), 2, "retries drew nothing");
     assert_eq!(rec.json["actions"].as_array().unwrap().len(), 2);
@@ -46,7 +61,8 @@ fn action_body_for(answer: &serde_json::Value, seq: u64) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_4_concurrent_duplicates_apply_once() {
-    let app = std::sync::Arc::new(spawn_app().await);
+    let Some(app) = spawn_app().await else { return };
+    let app = std::sync::Arc::new(app);
     let token = app.register().await;
     let t = app.buy(&token, None).await;
     let id = t["id"].as_str().unwrap().to_string();
@@ -68,12 +84,17 @@ async fn guarantee_4_concurrent_duplicates_apply_once() {
     assert!(bodies.windows(2).all(|w| w[0] == w[1]), "every duplicate got the identical answer");
     // 8 different requests for the same seq at once: exactly one applies, the others get 409.
     let first: serde_json::Value = serde_json::from_slice(&bodies[0]).unwrap();
-    let hand: Vec<String> = first["ticket"]["hand"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+    let hand: Vec<String> =
+        first["ticket"]["hand"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
     let phase = first["ticket"]["phase"].as_str().unwrap().to_string();
     let mut tasks = Vec::new();
     for card in hand.iter().take(7) {
         let (app, token, path) = (app.clone(), token.clone(), path.clone());
-        let body = if phase == "play" { json!({"seq": 1, "action": "play", "card": card}) } else { json!({"seq": 1, "action": "draw", "x": card}) };
+        let body = if phase == "play" {
+            json!({"seq": 1, "action": "play", "card": card})
+        } else {
+            json!({"seq": 1, "action": "draw", "x": card})
+        };
         tasks.push(tokio::spawn(async move { app.post(&path, Some(&token), body).await }));
     }
     let mut ok = 0;
@@ -91,17 +112,25 @@ async fn guarantee_4_concurrent_duplicates_apply_once() {
     let rec = app.get(&format!("/api/tickets/{id}/record"), Some(&token)).await;
     assert_eq!(rec.json["actions"].as_array().unwrap().len(), 2);
     assert_eq!(rec.json["draws"].as_array().unwrap().len(), 2);
+    shutdown_shared(app).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
-    let app = std::sync::Arc::new(spawn_app().await);
+    let Some(app) = spawn_app().await else { return };
+    let app = std::sync::Arc::new(app);
     let token = app.register().await;
     let buy = |key: &'static str, body: serde_json::Value| {
         let (app, token) = (app.clone(), token.clone());
         async move {
-            app.send(app.client.post(format!("{}/api/tickets", app.url)).bearer_auth(&token)
-                .header("Idempotency-Key", key).json(&body)).await
+            app.send(
+                app.client
+                    .post(format!("{}/api/tickets", app.url))
+                    .bearer_auth(&token)
+                    .header("Idempotency-Key", key)
+                    .json(&body),
+            )
+            .await
         }
     };
     let a = buy("key-1", json!({"client_seed": "s"})).await;
@@ -124,10 +153,18 @@ async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
     assert_eq!(app.balance(&token).await, START - 600);
     // Keys are per player: another player's same key buys another ticket.
     let other = app.register().await;
-    let r = app.send(app.client.post(format!("{}/api/tickets", app.url)).bearer_auth(&other)
-        .header("Idempotency-Key", "key-1").json(&json!({"client_seed": "s"}))).await;
+    let r = app
+        .send(
+            app.client
+                .post(format!("{}/api/tickets", app.url))
+                .bearer_auth(&other)
+                .header("Idempotency-Key", "key-1")
+                .json(&json!({"client_seed": "s"})),
+        )
+        .await;
     assert_eq!(r.status, 201);
     assert_ne!(r.json["ticket"]["id"], a.json["ticket"]["id"]);
     let list = app.get("/api/tickets", Some(&token)).await;
     assert_eq!(list.json["tickets"].as_array().unwrap().len(), 2);
+    shutdown_shared(app).await;
 }

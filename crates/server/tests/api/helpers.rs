@@ -8,24 +8,83 @@ use server::{App, AppOptions, Config};
 mod fixture;
 pub use fixture::{SEED, START, TABLE};
 
+#[path = "../common/pgdb.rs"]
+mod pgdb;
+
+/// The storage a test binary runs its tests on (`crate::BACKEND`): `api`
+/// on SQLite, `api_pg` on PostgreSQL; the test bodies are the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The test database of one test: a SQLite file in a temporary directory,
+/// or a fresh PostgreSQL database (dropped by [`TestDatabase::remove`], or
+/// by `pgdb::TestDb`'s `Drop` when a test panics).
+pub struct TestDatabase {
+    /// The server's `db` setting: `sqlite://PATH` or `postgres://...`.
+    pub url: String,
+    keep: Keep,
+}
+
+enum Keep {
+    Dir(tempfile::TempDir),
+    Pg(pgdb::TestDb),
+}
+
+impl TestDatabase {
+    /// A new, empty database of `crate::BACKEND`; `None` when PostgreSQL is
+    /// unreachable and not required (the test then passes doing nothing).
+    pub async fn create() -> Option<TestDatabase> {
+        match crate::BACKEND {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite://{}", dir.path().join("test.db").display());
+                Some(TestDatabase { url, keep: Keep::Dir(dir) })
+            }
+            Backend::Postgres => {
+                let db = pgdb::TestDb::create().await?;
+                Some(TestDatabase { url: db.url.clone(), keep: Keep::Pg(db) })
+            }
+        }
+    }
+
+    /// Removes the database (the directory, or `DROP DATABASE`).
+    pub async fn remove(self) {
+        match self.keep {
+            Keep::Dir(dir) => drop(dir),
+            Keep::Pg(db) => db.drop_db().await,
+        }
+    }
+}
+
 pub struct TestApp {
     pub app: App,
     pub url: String,
     pub client: reqwest::Client,
-    pub db_path: std::path::PathBuf,
-    _dir: tempfile::TempDir,
+    pub backend: Backend,
+    /// The database's URL, as given to the server (`Config::db`).
+    pub db_url: String,
+    db: TestDatabase,
 }
 
-pub async fn spawn_app() -> TestApp {
+/// A server on a fresh database of `crate::BACKEND`; `None` only when
+/// PostgreSQL is unreachable and not required.
+pub async fn spawn_app() -> Option<TestApp> {
     spawn_app_with(|_| {}).await
 }
 
-pub async fn spawn_app_with(tune: impl FnOnce(&mut Config)) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let db_path = dir.path().join("test.db");
+pub async fn spawn_app_with(tune: impl FnOnce(&mut Config)) -> Option<TestApp> {
+    let db = TestDatabase::create().await?;
+    Some(spawn_app_on(db, tune).await)
+}
+
+/// A server on an existing test database (a restart: see [`TestApp::stop`]).
+pub async fn spawn_app_on(db: TestDatabase, tune: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = Config {
         listen: "127.0.0.1:0".into(),
-        db: format!("sqlite://{}", db_path.display()),
+        db: db.url.clone(),
         start_balance_cents: START as u64,
         demo_token: String::new(),
         initial_blocks: 2,
@@ -37,7 +96,14 @@ pub async fn spawn_app_with(tune: impl FnOnce(&mut Config)) -> TestApp {
         .await
         .expect("server starts");
     let url = app.url();
-    TestApp { app, url, client: reqwest::Client::new(), db_path, _dir: dir }
+    TestApp { app, url, client: reqwest::Client::new(), backend: crate::BACKEND, db_url: db.url.clone(), db }
+}
+
+/// Shuts down a server shared by tasks (all of them finished) and removes
+/// its database.
+pub async fn shutdown_shared(app: std::sync::Arc<TestApp>) {
+    let app = std::sync::Arc::into_inner(app).expect("no task holds the app any more");
+    app.shutdown().await;
 }
 
 pub struct Resp {
@@ -105,8 +171,45 @@ impl TestApp {
         out
     }
 
-    pub async fn shutdown(self) {
+    /// Runs one SQL statement on the test database, beside the server (a
+    /// connection of its own); the rows it changed, or the database's refusal.
+    pub async fn exec_sql(&self, sql: &str) -> Result<u64, String> {
+        use sqlx::Connection;
+        let sql = sqlx::AssertSqlSafe(sql.to_string());
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.db_url).await.map_err(|e| e.to_string())?;
+                let r = sqlx::query(sql).execute(&mut conn).await;
+                conn.close().await.map_err(|e| e.to_string())?;
+                r.map(|r| r.rows_affected()).map_err(|e| e.to_string())
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.db_url).await.map_err(|e| e.to_string())?;
+                let r = sqlx::query(sql).execute(&mut conn).await;
+                conn.close().await.map_err(|e| e.to_string())?;
+                r.map(|r| r.rows_affected()).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// The audit chain's check once every committed entry is sealed
+    /// (`Store::seal_audit` waits for a sealer at work elsewhere).
+    pub async fn sealed_audit_check(&self) -> server::AuditCheck {
+        let store = self.app.store();
+        store.seal_audit().await.expect("seal_audit");
+        store.check_audit_chain().await.expect("check_audit_chain")
+    }
+
+    /// Shuts the server down gracefully and keeps its database, to start
+    /// another server on it ([`spawn_app_on`]).
+    pub async fn stop(self) -> TestDatabase {
         self.app.shutdown().await.unwrap();
+        self.db
+    }
+
+    /// Shuts the server down gracefully, then removes its database.
+    pub async fn shutdown(self) {
+        self.stop().await.remove().await;
     }
 }
 
@@ -162,7 +265,12 @@ pub fn search(ticket: &Value, tries: u64, want: impl Fn(&Plan) -> bool) -> Optio
 }
 
 /// Buys tickets until one admits a plan with `want` (at most `max_tickets`).
-pub async fn find_ticket(app: &TestApp, token: &str, max_tickets: usize, want: impl Fn(&Plan) -> bool) -> (Value, Plan) {
+pub async fn find_ticket(
+    app: &TestApp,
+    token: &str,
+    max_tickets: usize,
+    want: impl Fn(&Plan) -> bool,
+) -> (Value, Plan) {
     for _ in 0..max_tickets {
         let t = app.buy(token, None).await;
         if let Some(p) = search(&t, 300, &want) {

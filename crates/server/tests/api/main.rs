@@ -1,5 +1,7 @@
 //! Integration tests of the game server over real HTTP: every test starts
-//! the real server on port 0 with a fresh SQLite database (`spawn_app`).
+//! the real server on port 0 with a fresh database (`spawn_app`), here
+//! SQLite (a file in a temporary directory). The same tests run on
+//! PostgreSQL as the `api_pg` test binary (tests/api_pg/main.rs).
 //! Numbers in test names refer to ARCHITECTURE.md's guarantees.
 //!
 //! Steering games: the server seed is secret and random, so a test could
@@ -12,10 +14,13 @@
 
 extern crate as_capone_server as server;
 
-mod helpers;
+/// The storage these tests run on.
+pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
+
 mod errors;
+mod exactly_once;
 mod fairness;
 mod games;
+mod helpers;
 mod money;
 mod ops;
-mod exactly_once;

@@ -4,7 +4,6 @@
 use crate::helpers::*;
 use engine::Phase;
 use serde_json::json;
-use sqlx::Connection;
 
 /// Plays a ticket to the end over HTTP with the lowest card each time.
 pub async fn play_out(app: &TestApp, token: &str, ticket: &serde_json::Value) -> serde_json::Value {
@@ -26,7 +25,7 @@ pub async fn play_out(app: &TestApp, token: &str, ticket: &serde_json::Value) ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_sums_to_zero() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let players = [app.register().await, app.register().await, app.register().await];
     for p in &players {
         assert_eq!(app.balance(p).await, START, "the configured play money");
@@ -50,7 +49,8 @@ async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_su
     assert_eq!(ledger.sum_cents, 0);
     // 3 starting balances + 18 sales + the prizes, two entries each.
     assert!(ledger.entries >= 2 * (3 + 18));
-    let audit = app.app.store().check_audit_chain().await.unwrap();
+    let audit = app.sealed_audit_check().await;
+    assert_eq!(audit.unsealed, 0, "{audit:?}");
     assert_eq!(audit.first_broken, None);
     // player_created x3, ticket_sold x18, ticket_finished x12
     assert_eq!(audit.entries, 3 + 18 + 12);
@@ -59,37 +59,40 @@ async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_su
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_chain_check_finds_a_tampered_entry() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
     let t = app.buy(&token, None).await;
     play_out(&app, &token, &t).await;
     app.buy(&token, None).await;
-    let db = app.db_path.clone();
     let store = app.app.store().clone();
-    assert_eq!(store.check_audit_chain().await.unwrap().first_broken, None);
+    let before = app.sealed_audit_check().await;
+    assert_eq!(before.unsealed, 0, "{before:?}");
+    assert_eq!(before.first_broken, None);
     // The log refuses updates and deletes...
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display())).await.unwrap();
-    assert!(sqlx::query("UPDATE audit_log SET data_json = '{}' WHERE id = 2").execute(&mut conn).await.is_err());
-    assert!(sqlx::query("DELETE FROM audit_log WHERE id = 2").execute(&mut conn).await.is_err());
+    assert!(app.exec_sql("UPDATE audit_log SET data_json = '{}' WHERE id = 2").await.is_err());
+    assert!(app.exec_sql("DELETE FROM audit_log WHERE id = 2").await.is_err());
     // ...and someone who drops the guard is caught by the chain.
-    sqlx::query("DROP TRIGGER audit_log_no_update").execute(&mut conn).await.unwrap();
-    sqlx::query("UPDATE audit_log SET data_json = '{\"serial\":\"forged\"}' WHERE id = 2").execute(&mut conn).await.unwrap();
-    conn.close().await.unwrap();
+    let drop_guard = match app.backend {
+        Backend::Sqlite => "DROP TRIGGER audit_log_no_update",
+        Backend::Postgres => "DROP TRIGGER audit_log_no_update ON audit_log",
+    };
+    app.exec_sql(drop_guard).await.unwrap();
+    assert_eq!(app.exec_sql("UPDATE audit_log SET data_json = '{\"serial\":\"forged\"}' WHERE id = 2").await, Ok(1));
     let check = store.check_audit_chain().await.unwrap();
     assert_eq!(check.first_broken, Some(2));
+    drop(store);
     app.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_3_a_player_balance_cannot_go_negative_even_in_sql() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
     let store = app.app.store().clone();
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
-    let r = sqlx::query("UPDATE accounts SET balance_cents = -1 WHERE kind = 'player'").execute(&mut conn).await;
+    let r = app.exec_sql("UPDATE accounts SET balance_cents = -1 WHERE kind = 'player'").await;
     assert!(r.is_err(), "the CHECK constraint refuses a negative player balance");
-    conn.close().await.unwrap();
     assert_eq!(app.balance(&token).await, START);
     assert!(store.check_ledger().await.unwrap().is_sound());
+    drop(store);
     app.shutdown().await;
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_metrics_openapi_and_the_page() {
-    let app = spawn_app().await;
+    let Some(app) = spawn_app().await else { return };
     let h = app.get("/healthz", None).await;
     assert_eq!(h.status, 200);
     let token = app.register().await;
@@ -19,14 +19,26 @@ async fn healthz_metrics_openapi_and_the_page() {
     assert!(text.contains("as_capone_games_finished_total 1"), "{text}");
     assert!(text.contains("as_capone_active_games 0"), "{text}");
     assert!(text.contains(&format!("as_capone_prizes_paid_cents_total {}", end["result"]["prize_cents"])), "{text}");
-    assert!(text.contains(r#"as_capone_http_requests_total{method="POST",route="/api/tickets/{id}/actions",status="200"}"#), "{text}");
+    assert!(
+        text.contains(r#"as_capone_http_requests_total{method="POST",route="/api/tickets/{id}/actions",status="200"}"#),
+        "{text}"
+    );
     assert!(text.contains("as_capone_http_request_duration_seconds_bucket"), "{text}");
     assert!(text.contains("as_capone_commit_batch_size_count"), "{text}");
 
     let o = app.get("/api/openapi.json", None).await;
     assert_eq!(o.status, 200);
     assert!(o.json["openapi"].as_str().unwrap().starts_with("3."));
-    for p in ["/api/players", "/api/me", "/api/tickets", "/api/tickets/{id}", "/api/tickets/{id}/actions", "/api/tickets/{id}/record", "/healthz", "/metrics"] {
+    for p in [
+        "/api/players",
+        "/api/me",
+        "/api/tickets",
+        "/api/tickets/{id}",
+        "/api/tickets/{id}/actions",
+        "/api/tickets/{id}/record",
+        "/healthz",
+        "/metrics",
+    ] {
         assert!(o.json["paths"].get(p).is_some(), "OpenAPI documents {p}");
     }
     assert!(o.json["components"]["schemas"].get("TicketView").is_some());
@@ -39,18 +51,20 @@ async fn healthz_metrics_openapi_and_the_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_restart_keeps_everything_and_the_game_continues() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("keep.db").display());
-    let app = spawn_app_with(|c| c.db = db.clone()).await;
+    let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
     let t = app.buy(&token, None).await;
     let id = t["id"].as_str().unwrap().to_string();
-    let first = app.post(&format!("/api/tickets/{id}/actions"), Some(&token), json!({"seq": 0, "action": "play", "card": "A"})).await;
+    let first = app
+        .post(&format!("/api/tickets/{id}/actions"), Some(&token), json!({"seq": 0, "action": "play", "card": "A"}))
+        .await;
     assert_eq!(first.status, 200);
-    app.shutdown().await;
-
-    let app = spawn_app_with(|c| c.db = db.clone()).await;
-    let again = app.post(&format!("/api/tickets/{id}/actions"), Some(&token), json!({"seq": 0, "action": "play", "card": "A"})).await;
+    // The same database, a new server.
+    let db = app.stop().await;
+    let app = spawn_app_on(db, |_| {}).await;
+    let again = app
+        .post(&format!("/api/tickets/{id}/actions"), Some(&token), json!({"seq": 0, "action": "play", "card": "A"}))
+        .await;
     assert_eq!(again.bytes, first.bytes, "the stored answer survives a restart");
     let t = app.get(&format!("/api/tickets/{id}"), Some(&token)).await.json["ticket"].clone();
     assert_eq!(t["seq"], 1);

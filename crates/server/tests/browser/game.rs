@@ -113,7 +113,8 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
             let phase = b.exec("return document.getElementById('view-game').dataset.phase", json!([])).await;
             assert_eq!(phase, "tie_break");
             assert!(b.text("#prompt").await.contains("paquet"), "the page asks for the deck");
-            let deck_active = b.exec("return document.getElementById('deck').classList.contains('active')", json!([])).await;
+            let deck_active =
+                b.exec("return document.getElementById('deck').classList.contains('active')", json!([])).await;
             assert_eq!(deck_active, true);
             assert!(b.text("#live").await.contains("Égalité"), "the tie is announced");
             b.shot("desktop-4-tie").await;
@@ -125,7 +126,10 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
             b.shot("desktop-5-tie-deck").await;
         }
         if i == extra_duel {
-            assert_eq!(b.exec("return document.getElementById('view-game').dataset.phase", json!([])).await, "extra_draw");
+            assert_eq!(
+                b.exec("return document.getElementById('view-game').dataset.phase", json!([])).await,
+                "extra_draw"
+            );
             assert!(b.text("#prompt").await.contains("Extra"));
             b.shot("desktop-6-extra-duel").await;
         }
@@ -140,7 +144,10 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
     b.wait_for("!document.getElementById('result').hidden", "the result").await;
     let r = plan.game.result().unwrap();
     assert_eq!(b.exec("return document.getElementById('result').dataset.prize", json!([])).await, prize.to_string());
-    assert_eq!(b.exec("return document.getElementById('result').dataset.tricks", json!([])).await, r.tricks.to_string());
+    assert_eq!(
+        b.exec("return document.getElementById('result').dataset.tricks", json!([])).await,
+        r.tricks.to_string()
+    );
     let want = START - 300 + prize;
     assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, want.to_string());
     let me = srv.get("/api/me", &token).await;
@@ -158,7 +165,8 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
 
     // Back home: the ticket is listed as won.
     b.click("#verify-back").await;
-    b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket again").await;
+    b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket again")
+        .await;
     b.click("#home-btn").await;
     b.wait_for("document.querySelector('#tickets li[data-phase=finished]')", "the ticket list").await;
     assert!(b.text("#tickets").await.contains("Gagné"));

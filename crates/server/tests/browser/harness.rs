@@ -292,7 +292,9 @@ impl Browser {
     /// Waits until the page is idle on a ticket with this `seq`.
     pub async fn wait_seq(&self, seq: usize) {
         self.wait_for(
-            &format!("document.body.dataset.state === 'idle' && document.getElementById('view-game').dataset.seq === '{seq}'"),
+            &format!(
+                "document.body.dataset.state === 'idle' && document.getElementById('view-game').dataset.seq === '{seq}'"
+            ),
             &format!("seq {seq}"),
         )
         .await;

@@ -14,7 +14,11 @@ async fn assert_fits(b: &Browser, screen: &str) {
     let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
     assert_eq!(w, json!([360, 360]), "{screen}: the page is wider than the phone; too wide: {}", b.overflowing().await);
     let over = b.overflow_x().await;
-    assert!(over <= 0, "{screen}: the page scrolls sideways by {over} px at 360 px; too wide: {}", b.overflowing().await);
+    assert!(
+        over <= 0,
+        "{screen}: the page scrolls sideways by {over} px at 360 px; too wide: {}",
+        b.overflowing().await
+    );
 }
 
 /// Text that looks like a key of the strings table, leaked onto the page.
@@ -57,7 +61,10 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
 
     // Every card is at least 34 px wide, and the eight fit side by side.
     let widths = b
-        .exec("return [...document.querySelectorAll('#player-hand .card')].map(c => c.getBoundingClientRect().width);", json!([]))
+        .exec(
+            "return [...document.querySelectorAll('#player-hand .card')].map(c => c.getBoundingClientRect().width);",
+            json!([]),
+        )
         .await;
     let widths: Vec<f64> = widths.as_array().unwrap().iter().map(|w| w.as_f64().unwrap()).collect();
     assert_eq!(widths.len(), 8);
@@ -120,7 +127,8 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
     b.click("#verify-back").await;
     b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket").await;
     b.refresh().await;
-    b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('result').hidden", "the result").await;
+    b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('result').hidden", "the result")
+        .await;
     assert_eq!(b.exec("return document.documentElement.lang", json!([])).await, "en");
     assert!(b.text("#result-title").await.contains("You won"));
     assert!(b.text("#game-no").await.starts_with("Extra game"));

@@ -15,7 +15,12 @@ async fn play_urls_serve_the_page_and_a_wrong_play_code_gets_a_clear_message() {
         assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"), "{path}");
         assert!(r.text().await.unwrap().contains(r#"<script type="module" src="/app.js">"#), "{path}");
     }
-    for (path, mime) in [("/app.js", "javascript"), ("/verify.js", "javascript"), ("/style.css", "text/css"), ("/favicon.svg", "image/svg+xml")] {
+    for (path, mime) in [
+        ("/app.js", "javascript"),
+        ("/verify.js", "javascript"),
+        ("/style.css", "text/css"),
+        ("/favicon.svg", "image/svg+xml"),
+    ] {
         let r = http.get(format!("{}{path}", srv.url)).send().await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
         assert!(r.headers()["content-type"].to_str().unwrap().contains(mime), "{path}");
@@ -42,14 +47,21 @@ async fn play_urls_serve_the_page_and_a_wrong_play_code_gets_a_clear_message() {
     assert!(msg == unknown || msg == unavailable, "unexpected message: {msg}");
     assert_eq!(b.exec("return location.search", json!([])).await, "", "the secret code leaves the address bar");
     assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "home");
-    assert_eq!(b.exec("return document.getElementById('play-code').getAttribute('aria-invalid')", json!([])).await, "true");
+    assert_eq!(
+        b.exec("return document.getElementById('play-code').getAttribute('aria-invalid')", json!([])).await,
+        "true"
+    );
     b.shot("desktop-11-paper-wrong-code").await;
 
     // A typed code that cannot be a play code: said at once, nothing sent.
     b.exec("window.__posts = 0; const f = window.fetch; window.fetch = (u, i) => { if (i && i.method === 'POST') window.__posts++; return f(u, i); };", json!([])).await;
     b.type_into("#play-code", "HELLO-WORLD").await;
     b.click("#paper-go").await;
-    b.wait_for(&format!("document.getElementById('paper-error').textContent === {}", json!(format)), "the format message").await;
+    b.wait_for(
+        &format!("document.getElementById('paper-error').textContent === {}", json!(format)),
+        "the format message",
+    )
+    .await;
     assert_eq!(b.exec("return window.__posts", json!([])).await, 0);
 
     // A well-formed code, typed in lower case with spaces: sent, refused, said.

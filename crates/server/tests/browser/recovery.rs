@@ -102,7 +102,8 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
     b.wait_seq(i).await;
     assert_table_shows(&b, &plan.events[i - 1], i - 1).await;
     let sent = b.exec("return window.__sent", json!([])).await;
-    let sent: Vec<Value> = sent.as_array().unwrap().iter().map(|s| serde_json::from_str(s.as_str().unwrap()).unwrap()).collect();
+    let sent: Vec<Value> =
+        sent.as_array().unwrap().iter().map(|s| serde_json::from_str(s.as_str().unwrap()).unwrap()).collect();
     assert_eq!(sent.len(), 2, "one failed send, one retry: {sent:?}");
     assert_eq!(sent[0], sent[1], "the retry is the same request");
     assert_eq!(sent[0], action_json(i - 1, plan.actions[i - 1]), "with the ticket's seq");

@@ -51,7 +51,11 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     // The page reads its token when it starts: store it, then reload.
     b.exec("localStorage.setItem('asc.token', arguments[0]);", json!([token])).await;
     b.refresh().await;
-    b.wait_for("document.body.dataset.state === 'idle' && document.getElementById('balance').dataset.cents !== ''", "the player").await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && document.getElementById('balance').dataset.cents !== ''",
+        "the player",
+    )
+    .await;
 
     // The module: WebCrypto and the built-in SHA-256 agree with Rust.
     for prefer in ["webcrypto", "js"] {
@@ -130,7 +134,8 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     t["server_seed"] = Value::Null;
     tampered.push(("no seed", t));
     let mut t = record.clone();
-    let cards: Vec<usize> = (0..t["actions"].as_array().unwrap().len()).filter(|&k| t["actions"][k]["action"] == "play").collect();
+    let cards: Vec<usize> =
+        (0..t["actions"].as_array().unwrap().len()).filter(|&k| t["actions"][k]["action"] == "play").collect();
     let (x, y) = (cards[0], cards[1]);
     let cx = t["actions"][x]["card"].clone();
     t["actions"][x]["card"] = t["actions"][y]["card"].clone();

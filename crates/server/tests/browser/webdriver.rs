@@ -186,9 +186,8 @@ impl Session {
 
     pub async fn screenshot(&self, path: &Path) {
         let v = self.cmd(reqwest::Method::GET, "/screenshot", None).await.unwrap_or_else(|e| panic!("{e}"));
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(v.as_str().expect("base64 PNG"))
-            .expect("valid base64");
+        let png =
+            base64::engine::general_purpose::STANDARD.decode(v.as_str().expect("base64 PNG")).expect("valid base64");
         std::fs::write(path, png).expect("write screenshot");
     }
 

@@ -36,7 +36,9 @@ impl TestDb {
         let mut conn = match sqlx::PgConnection::connect(&admin).await {
             Ok(c) => c,
             Err(e) if !postgres_required() => {
-                eprintln!("skipped: PostgreSQL unreachable at {admin} ({e}); set AS_CAPONE_REQUIRE_POSTGRES=1 to fail instead");
+                eprintln!(
+                    "skipped: PostgreSQL unreachable at {admin} ({e}); set AS_CAPONE_REQUIRE_POSTGRES=1 to fail instead"
+                );
                 return None;
             }
             Err(e) => panic!("PostgreSQL is required (AS_CAPONE_REQUIRE_POSTGRES) and unreachable at {admin}: {e}"),
@@ -44,7 +46,10 @@ impl TestDb {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
         let name = format!("as_capone_test_{}_{n}_{nanos}", std::process::id());
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut conn).await.expect("CREATE DATABASE");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("CREATE DATABASE");
         let _ = conn.close().await;
         let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin);
         Some(TestDb { url: format!("{base}/{name}"), name, dropped: false })

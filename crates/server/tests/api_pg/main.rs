@@ -1,0 +1,32 @@
+//! The API integration tests of tests/api, run on PostgreSQL: the same
+//! test bodies (the modules below are tests/api's files), with
+//! `BACKEND = Postgres`, so that every test starts the real server on a
+//! fresh PostgreSQL database of its own, created on the machine's server
+//! (`AS_CAPONE_TEST_PG`, default `postgres://postgres@127.0.0.1:5432/postgres`)
+//! and dropped at the end (tests/common/pgdb.rs).
+//!
+//! Where PostgreSQL is unreachable every test here says so on stderr and
+//! passes without doing anything, unless `AS_CAPONE_REQUIRE_POSTGRES` is
+//! set (CI sets it): then they fail.
+//!
+//! Run: `AS_CAPONE_REQUIRE_POSTGRES=1 cargo test --release -p as-capone-server --test api_pg`.
+
+extern crate as_capone_server as server;
+
+/// The storage these tests run on.
+pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
+
+#[path = "../api/errors.rs"]
+mod errors;
+#[path = "../api/exactly_once.rs"]
+mod exactly_once;
+#[path = "../api/fairness.rs"]
+mod fairness;
+#[path = "../api/games.rs"]
+mod games;
+#[path = "../api/helpers.rs"]
+mod helpers;
+#[path = "../api/money.rs"]
+mod money;
+#[path = "../api/ops.rs"]
+mod ops;
