@@ -14,20 +14,7 @@ use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const TABLE: &str = r#"
-game = "As Capone"
-code = "CRT"
-price_cents = 300
-block_size = 2000
-
-[[schedule]]
-tickets = 1500
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
-
-[[schedule]]
-tickets = 500
-prizes_cents = { 5 = 600, 6 = 3000 }
-"#;
+const TABLE: &str = common::BLOCKS_OF_2000;
 const START: i64 = 1_000_000;
 
 /// Starts the server on the test's table and database.

@@ -37,20 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const TABLE: &str = r#"
-game = "As Capone"
-code = "SCO"
-price_cents = 300
-block_size = 2000
-
-[[schedule]]
-tickets = 1500
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
-
-[[schedule]]
-tickets = 500
-prizes_cents = { 5 = 600, 6 = 3000 }
-"#;
+const TABLE: &str = common::BLOCKS_OF_2000;
 const START: i64 = 1_000_000;
 const PRICE: i64 = 300;
 const PLAYERS: usize = 32;

@@ -86,3 +86,20 @@ pub fn wait_listening(child: &mut Child, label: &str) -> String {
         }
     }
 }
+
+/// The prize table of the crash and scale-out tests: blocks of 2 000
+/// tickets, so that a database starts in a moment.
+pub const BLOCKS_OF_2000: &str = r#"
+game = "As Capone"
+code = "TST"
+price_cents = 300
+block_size = 2000
+
+[[schedule]]
+tickets = 1500
+prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
+
+[[schedule]]
+tickets = 500
+prizes_cents = { 5 = 600, 6 = 3000 }
+"#;

@@ -5,8 +5,8 @@
 //! (guarantee 7) is tested here without a database.
 
 use super::{
-    Account, AccountId, ActionWrite, AuditRecord, Changes, Effect, ForSale, GameWrite, HOUSE_PLAY_MONEY, HOUSE_PRIZES,
-    HOUSE_SALES, IdempotencyWrite, Movement, PlayerId, Reason, Sale, StoredAnswer, TicketRow,
+    Account, AccountId, ActionWrite, AuditRecord, Changes, Effect, ForSale, GameWrite, IdempotencyWrite, Movement,
+    PlayerId, Reason, Sale, StoredAnswer, TicketRow,
 };
 use crate::api::{ActionAnswer, ActionRequest, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
@@ -26,15 +26,7 @@ pub enum Decision {
 /// A new player: the play money moves from the house to their account.
 pub fn new_player(player: PlayerId, account: AccountId, start_balance: i64, now: i64) -> Changes {
     let empty = Account { player, id: account, balance_cents: 0 };
-    let movement = Movement::to_player(
-        format!("start:{player}"),
-        Reason::StartBalance,
-        None,
-        HOUSE_PLAY_MONEY,
-        &empty,
-        start_balance,
-        now,
-    );
+    let movement = Movement::new(Reason::StartBalance, None, &empty, start_balance, now);
     Changes {
         sale: None,
         game: None,
@@ -82,15 +74,7 @@ pub fn buy(
     }
     let client_seed = request.client_seed.clone().unwrap_or_else(|| request.random_client_seed.clone());
     let commitment = engine::commitment(&request.server_seed);
-    let movement = Movement::from_player(
-        format!("sale:{}", sale.ticket_id),
-        Reason::TicketSale,
-        Some(sale.ticket_id),
-        account,
-        HOUSE_SALES,
-        sale.price_cents,
-        now,
-    );
+    let movement = Movement::new(Reason::TicketSale, Some(sale.ticket_id), account, sale.price_cents, now);
     let row = TicketRow {
         id: sale.ticket_id,
         owner: account.player,
@@ -182,17 +166,7 @@ pub fn act(
     let result = after.ticket.game.result();
     let prize = result.map_or(0, |r| r.prize_cents as i64);
     // The prize is credited in the transaction that finishes the game.
-    let movement = (prize > 0).then(|| {
-        Movement::to_player(
-            format!("prize:{}", row.id),
-            Reason::Prize,
-            Some(row.id),
-            HOUSE_PRIZES,
-            &account,
-            prize,
-            now,
-        )
-    });
+    let movement = (prize > 0).then(|| Movement::new(Reason::Prize, Some(row.id), &account, prize, now));
     let balance = movement.as_ref().map_or(account.balance_cents, |m| m.player_balance.after);
     let answer = ActionAnswer { ticket: after.ticket.view(), events, balance_cents: balance };
     let answer = serde_json::to_string(&answer).expect("an answer serializes");
@@ -220,7 +194,7 @@ pub fn act(
 mod tests {
     use super::*;
     use crate::api::IdempotencyKey;
-    use crate::core::BuyRequest;
+    use crate::core::{BuyRequest, HOUSE_PLAY_MONEY, HOUSE_PRIZES, HOUSE_SALES};
     use engine::{Action, Phase, PrizeSchedule, Rank};
 
     const NOW: i64 = 1_700_000_000_000;

@@ -172,56 +172,45 @@ pub struct Movement {
     pub created_ms: i64,
 }
 
-impl Movement {
-    /// Money from a house account to a player's.
-    fn to_player(
-        id: String,
-        reason: Reason,
-        ticket_id: Option<TicketId>,
-        house: AccountId,
-        player: &Account,
-        amount: i64,
-        now: i64,
-    ) -> Movement {
-        Movement {
-            id,
-            reason,
-            ticket_id,
-            from: house,
-            to: player.id,
-            amount_cents: amount,
-            player_balance: BalanceChange {
-                player: player.player,
-                account: player.id,
-                before: player.balance_cents,
-                after: player.balance_cents + amount,
-            },
-            created_ms: now,
+impl Reason {
+    /// Which house account pays or is paid, and whether the money goes to
+    /// the player.
+    fn house(self) -> (AccountId, bool) {
+        match self {
+            Reason::StartBalance => (HOUSE_PLAY_MONEY, true),
+            Reason::TicketSale => (HOUSE_SALES, false),
+            Reason::Prize => (HOUSE_PRIZES, true),
         }
     }
+}
 
-    /// Money from a player's account to a house account.
-    fn from_player(
-        id: String,
-        reason: Reason,
-        ticket_id: Option<TicketId>,
-        player: &Account,
-        house: AccountId,
-        amount: i64,
-        now: i64,
-    ) -> Movement {
+impl Movement {
+    /// `amount` cents between the player's account and the house account
+    /// of `reason`; the movement's key follows from both.
+    fn new(reason: Reason, ticket_id: Option<TicketId>, player: &Account, amount: i64, now: i64) -> Movement {
+        let (house, to_player) = reason.house();
+        let (from, to, after) = if to_player {
+            (house, player.id, player.balance_cents + amount)
+        } else {
+            (player.id, house, player.balance_cents - amount)
+        };
+        let id = match (reason, ticket_id) {
+            (Reason::TicketSale, Some(t)) => format!("sale:{t}"),
+            (Reason::Prize, Some(t)) => format!("prize:{t}"),
+            _ => format!("start:{}", player.player),
+        };
         Movement {
             id,
             reason,
             ticket_id,
-            from: player.id,
-            to: house,
+            from,
+            to,
             amount_cents: amount,
             player_balance: BalanceChange {
                 player: player.player,
                 account: player.id,
                 before: player.balance_cents,
-                after: player.balance_cents - amount,
+                after,
             },
             created_ms: now,
         }

@@ -28,7 +28,7 @@ pub use reads::LedgerCheck;
 
 use crate::api::{ActionRequest, Me, PlayerCreated, TicketView};
 use crate::config::Config;
-use crate::core::{BuyRequest, PlayerId};
+use crate::core::{BuyRequest, Done, Op, PlayerId};
 use crate::error::AppError;
 use crate::metrics::Metrics;
 use crate::record::Record;
@@ -180,12 +180,17 @@ impl Store {
     }
 
     async fn create_player_with_token(&self, token: &str, name: Option<String>) -> Result<PlayerCreated, AppError> {
-        let th = token_hash(token);
-        let id = match &self.writer {
-            Writer::Sqlite(w) => w.create_player(th, name, self.start_balance).await?,
-            Writer::Postgres(w) => w.create_player(th, name, self.start_balance).await?,
-        };
+        let op = Op::CreatePlayer { token_hash: token_hash(token), name, start_balance: self.start_balance };
+        let id = self.write(op).await?.player.ok_or_else(|| AppError::internal("a new player without an id"))?;
         Ok(PlayerCreated { player_id: id, token: token.to_string(), balance_cents: self.start_balance })
+    }
+
+    /// A write request, through the backend's shell.
+    async fn write(&self, op: Op) -> Result<Done, AppError> {
+        match &self.writer {
+            Writer::Sqlite(w) => w.write(op).await,
+            Writer::Postgres(w) => w.run(op).await,
+        }
     }
 
     pub async fn me(&self, player: PlayerId) -> Result<Me, AppError> {
@@ -196,19 +201,13 @@ impl Store {
     /// transaction; the answer's JSON as stored (an Idempotency-Key used
     /// again gets the same bytes, and no debit).
     pub async fn buy_ticket(&self, player: PlayerId, request: BuyRequest) -> Result<String, AppError> {
-        match &self.writer {
-            Writer::Sqlite(w) => w.buy(player, request).await,
-            Writer::Postgres(w) => w.buy(player, request).await,
-        }
+        Ok(self.write(Op::Buy { player, request }).await?.answer)
     }
 
     /// Applies an action exactly once (guarantee 4) and returns the JSON
     /// answer as stored.
     pub async fn act(&self, player: PlayerId, serial: &str, request: ActionRequest) -> Result<String, AppError> {
-        match &self.writer {
-            Writer::Sqlite(w) => w.act(player, serial.to_string(), request).await,
-            Writer::Postgres(w) => w.act(player, serial, request).await,
-        }
+        Ok(self.write(Op::Act { player, serial: serial.to_string(), request }).await?.answer)
     }
 
     /// The player's tickets, newest first.

@@ -34,12 +34,9 @@ use super::reads::{
     stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
-use crate::api::ActionRequest;
 use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{
-    Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit,
-};
+use crate::core::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
 use crate::error::{AppError, StoreError};
 use crate::metrics::Metrics;
 use anyhow::Context;
@@ -155,7 +152,7 @@ impl PgWriter {
 
     /// One request: a transaction, run again from the start when
     /// PostgreSQL aborted it for a conflict with another.
-    async fn run(&self, op: Op) -> Result<Done, AppError> {
+    pub async fn run(&self, op: Op) -> Result<Done, AppError> {
         let mut attempt = 1;
         loop {
             match self.run_once(&op).await {
@@ -187,24 +184,6 @@ impl PgWriter {
                 other
             }
         }
-    }
-
-    pub async fn create_player(
-        &self,
-        token_hash: String,
-        name: Option<String>,
-        start_balance: i64,
-    ) -> Result<PlayerId, AppError> {
-        let done = self.run(Op::CreatePlayer { token_hash, name, start_balance }).await?;
-        done.player.ok_or_else(|| AppError::internal("a new player without an id"))
-    }
-
-    pub async fn buy(&self, player: PlayerId, request: BuyRequest) -> Result<String, AppError> {
-        Ok(self.run(Op::Buy { player, request }).await?.answer)
-    }
-
-    pub async fn act(&self, player: PlayerId, serial: &str, request: ActionRequest) -> Result<String, AppError> {
-        Ok(self.run(Op::Act { player, serial: serial.to_string(), request }).await?.answer)
     }
 
     pub async fn close(&self) {

@@ -32,9 +32,7 @@ use super::reads::{
 use super::{Db, bind_values};
 use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{
-    Account, AccountId, BuyRequest, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit,
-};
+use crate::core::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
 use crate::error::{AppError, StoreError};
 use crate::metrics::Metrics;
 use anyhow::Context;
@@ -164,34 +162,11 @@ struct Job {
 }
 
 impl SqliteWriter {
-    async fn write(&self, op: Op) -> Result<Done, AppError> {
+    pub async fn write(&self, op: Op) -> Result<Done, AppError> {
         let sender = self.sender.lock().expect("writer lock").clone().ok_or(StoreError::ShuttingDown)?;
         let (reply, rx) = oneshot::channel();
         sender.send(Job { op, reply }).await.map_err(|_| StoreError::ShuttingDown)?;
         rx.await.map_err(|_| AppError::internal("the writer stopped before answering"))?
-    }
-
-    pub async fn create_player(
-        &self,
-        token_hash: String,
-        name: Option<String>,
-        start_balance: i64,
-    ) -> Result<PlayerId, AppError> {
-        let done = self.write(Op::CreatePlayer { token_hash, name, start_balance }).await?;
-        done.player.ok_or_else(|| AppError::internal("the writer answered another request"))
-    }
-
-    pub async fn buy(&self, player: PlayerId, request: BuyRequest) -> Result<String, AppError> {
-        Ok(self.write(Op::Buy { player, request }).await?.answer)
-    }
-
-    pub async fn act(
-        &self,
-        player: PlayerId,
-        serial: String,
-        request: crate::api::ActionRequest,
-    ) -> Result<String, AppError> {
-        Ok(self.write(Op::Act { player, serial, request }).await?.answer)
     }
 
     /// Stops taking writes, lets the writer commit what is queued, and
