@@ -9,13 +9,19 @@
 //! Writes that depend on what was loaded are **guarded**: the ticket is
 //! sold only while `unsold`, the game moves on only from the `seq` it was
 //! decided on, a balance changes only from the amount it was decided on.
-//! Each guarded statement returns its name; a name missing from the
-//! returned rows means the row changed under the decision, and the whole
-//! unit is undone ([`crate::error::StoreError::Stale`]).
+//! A guarded statement that changes no row means the row changed under the
+//! decision, and the whole unit is undone
+//! ([`crate::error::StoreError::Stale`]): on PostgreSQL each guarded part
+//! returns its name and a missing name is the failure; on SQLite a check
+//! after each guarded statement fails the script.
 
 use crate::core::{Changes, Movement};
 use crate::error::StoreError;
 use std::fmt::Write as _;
+
+/// The SQLite writer's temporary table that makes a failed guard an error
+/// ([`Plan::sqlite_script`]): any row inserted breaks its CHECK.
+pub const SQLITE_GUARD_TABLE: &str = "CREATE TEMP TABLE IF NOT EXISTS guard_failed (part TEXT, CONSTRAINT guard_failed CHECK (part IS NULL AND part IS NOT NULL))";
 
 /// A bound value; NULLs keep their SQL type (PostgreSQL wants one).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,17 +261,22 @@ impl Plan {
         self.parts.iter().filter(|p| p.guarded).count()
     }
 
-    /// SQLite: the statements one after the other, each guarded one
-    /// returning its name; `prefix` goes first (the writer's `SAVEPOINT`).
-    pub fn sqlite_script(&self, prefix: &str) -> String {
+    /// SQLite: the statements one after the other between `prefix` and
+    /// `suffix` (the writer's `SAVEPOINT` and `RELEASE`). Each guarded one
+    /// is followed by a check that fails the script, before its `RELEASE`,
+    /// when it changed no row: an insert into the writer's temporary table
+    /// `guard_failed`, whose CHECK refuses every row ([`SQLITE_GUARD_TABLE`]).
+    pub fn sqlite_script(&self, prefix: &str, suffix: &str) -> String {
         let mut sql = String::from(prefix);
         for part in &self.parts {
             sql.push_str(&part.sql);
-            if part.guarded {
-                let _ = write!(sql, " RETURNING '{}' AS part", part.name);
-            }
             sql.push_str(";\n");
+            if part.guarded {
+                let _ =
+                    writeln!(sql, "INSERT INTO temp.guard_failed (part) SELECT '{}' WHERE changes() <> 1;", part.name);
+            }
         }
+        sql.push_str(suffix);
         sql
     }
 
@@ -333,12 +344,15 @@ mod tests {
     #[test]
     fn a_movement_is_three_named_statements_with_numbered_placeholders() {
         let p = Plan::of(&movement_changes(), None);
-        let script = p.sqlite_script("");
+        let script = p.sqlite_script("SAVEPOINT job;\n", "RELEASE job;");
         assert_eq!(
             script,
-            "INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES ($1, $2, $3, $4);\n\
+            "SAVEPOINT job;\n\
+             INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES ($1, $2, $3, $4);\n\
              INSERT INTO ledger_entries (movement_id, account_id, amount_cents) VALUES ($5, $6, $7), ($8, $9, $10);\n\
-             UPDATE accounts SET balance_cents = $11 WHERE id = $12 AND balance_cents = $13 RETURNING 'balance' AS part;\n"
+             UPDATE accounts SET balance_cents = $11 WHERE id = $12 AND balance_cents = $13;\n\
+             INSERT INTO temp.guard_failed (part) SELECT 'balance' WHERE changes() <> 1;\n\
+             RELEASE job;"
         );
         assert_eq!(p.values().len(), 13);
         assert_eq!(p.values()[6], Val::Int(Some(-500)));

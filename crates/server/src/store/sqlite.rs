@@ -24,7 +24,7 @@
 //! [`crate::core`]'s, shared with PostgreSQL.
 
 use super::audit::{self, Head};
-use super::plan::Plan;
+use super::plan::{Plan, SQLITE_GUARD_TABLE};
 use super::reads::{
     ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM,
     stored_answer, ticket_row,
@@ -39,7 +39,7 @@ use anyhow::Context;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{AssertSqlSafe, Connection, Row};
+use sqlx::{AssertSqlSafe, Connection};
 use std::collections::{HashMap, VecDeque};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
@@ -89,6 +89,7 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>) -> anyhow::Resu
     let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut conn).await?;
     anyhow::ensure!(mode.eq_ignore_ascii_case("wal"), "SQLite refused WAL mode (journal_mode={mode})");
     anyhow::ensure!(sync == 2, "SQLite refused synchronous=FULL (synchronous={sync})");
+    sqlx::query(SQLITE_GUARD_TABLE).execute(&mut conn).await?;
     let read = SqlitePoolOptions::new()
         .max_connections(config.read_connections)
         .min_connections(1)
@@ -290,7 +291,7 @@ async fn run_batch(conn: &mut SqliteConnection, state: &mut WriterState, jobs: &
             if result.is_err() && unit.savepoint {
                 // Only this request's writes are undone; the memory, which
                 // may hold some of them, starts again from the database.
-                sqlx::query("ROLLBACK TO job").execute(&mut *tx).await?;
+                sqlx::query("ROLLBACK TO job; RELEASE job").execute(&mut *tx).await?;
                 state.reload(&mut tx).await;
             }
             results.push(result);
@@ -311,10 +312,13 @@ async fn run_batch(conn: &mut SqliteConnection, state: &mut WriterState, jobs: &
 }
 
 /// One request's unit of work: a savepoint of the writer's transaction,
-/// opened by its first write, and the writer's memory.
+/// opened by its first write and released by its last, and the writer's
+/// memory. Released at once, so that savepoints never nest: SQLite copies
+/// every page a write touches into a sub-journal for each open savepoint.
 struct SqliteUnit<'a> {
     conn: &'a mut SqliteConnection,
     state: &'a mut WriterState,
+    /// A savepoint is open.
     savepoint: bool,
 }
 
@@ -401,10 +405,17 @@ impl Unit for SqliteUnit<'_> {
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let seal = changes.audit.as_ref().map(|a| self.state.audit_head.seal(a));
         let plan = Plan::of(changes, seal.as_ref());
-        let script = plan.sqlite_script(self.savepoint_prefix());
-        let rows = bind_values!(sqlx::query(AssertSqlSafe(script)), plan.values()).fetch_all(&mut *self.conn).await?;
-        let returned = rows.iter().map(|r| r.try_get::<String, _>("part")).collect::<Result<Vec<_>, _>>()?;
-        plan.check_guards(&returned)?;
+        let script = plan.sqlite_script(self.savepoint_prefix(), "RELEASE job;");
+        let done = bind_values!(sqlx::query(AssertSqlSafe(script)), plan.values()).execute(&mut *self.conn).await;
+        if let Err(e) = done {
+            return Err(match &e {
+                sqlx::Error::Database(d) if d.message().contains("guard_failed") => {
+                    StoreError::Stale(format!("a guarded write changed no row: {d}"))
+                }
+                _ => StoreError::from(e),
+            });
+        }
+        self.savepoint = false;
         if let Some(seal) = &seal {
             self.state.audit_head = Head::after(seal);
         }

@@ -96,3 +96,33 @@ async fn guarantee_3_a_player_balance_cannot_go_negative_even_in_sql() {
     drop(store);
     app.shutdown().await;
 }
+
+/// Guarantee 3: a balance changed behind the server's back (here by hand in
+/// SQL) is never overwritten with a stale one. PostgreSQL reads it under its
+/// lock; the SQLite writer's memory is stale, and its guarded write refuses
+/// the purchase (500, nothing written) and reloads: the retry succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guarantee_3_a_balance_changed_behind_the_servers_back_is_never_overwritten() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    assert_eq!(app.balance(&token).await, START);
+    assert_eq!(
+        app.exec_sql("UPDATE accounts SET balance_cents = balance_cents + 1000 WHERE kind = 'player'").await,
+        Ok(1)
+    );
+    let r = app.post("/api/tickets", Some(&token), json!({})).await;
+    if app.backend == Backend::Sqlite {
+        assert_error(&r, 500, "internal");
+        assert_eq!(app.balance(&token).await, START + 1000, "the refused purchase wrote nothing");
+        let tickets = app.get("/api/tickets", Some(&token)).await;
+        assert_eq!(tickets.json["tickets"].as_array().unwrap().len(), 0);
+        let r = app.post("/api/tickets", Some(&token), json!({})).await;
+        assert_eq!(r.status, 201, "{}", r.json);
+        assert_eq!(r.json["balance_cents"], START + 1000 - 300);
+    } else {
+        assert_eq!(r.status, 201, "{}", r.json);
+        assert_eq!(r.json["balance_cents"], START + 1000 - 300);
+    }
+    assert_eq!(app.balance(&token).await, START + 1000 - 300);
+    app.shutdown().await;
+}
