@@ -479,6 +479,28 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
             }
         }
         eprintln!("every player's tickets, records and balance checked at {:.2} s", t0.elapsed().as_secs_f64());
+
+        // Both processes report the same games in play, whichever sold them.
+        let unfinished: usize = logs
+            .iter()
+            .map(|l| {
+                let finished: HashSet<&str> = l
+                    .actions
+                    .iter()
+                    .filter(|a| serde_json::from_slice::<Value>(&a.bytes).unwrap()["ticket"]["phase"] == "finished")
+                    .map(|a| a.ticket.as_str())
+                    .collect();
+                l.purchases.iter().filter(|p| !finished.contains(p.ticket.as_str())).count()
+            })
+            .sum();
+        for url in &urls {
+            let text = c.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap();
+            assert!(
+                text.lines().any(|l| l == format!("as_capone_active_games {unfinished}")),
+                "{url}/metrics counts {unfinished} games in play: {}",
+                text.lines().find(|l| l.starts_with("as_capone_active_games ")).unwrap_or("none")
+            );
+        }
     });
     // The API's view is checked; now the database's own.
     a.kill();

@@ -284,6 +284,11 @@ pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::V
 /// Prometheus text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
+    // Games in play, whichever process sold them.
+    match state.store.active_games().await {
+        Ok(n) => state.metrics.active_games.set(n),
+        Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the active games"),
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
 

@@ -1,7 +1,9 @@
 //! [`Metrics`]: the Prometheus registry behind `GET /metrics`.
 //!
 //! Game counters move only after the commit that makes their event durable,
-//! so they never count a sale or a prize that a crash could undo.
+//! so they never count a sale or a prize that a crash could undo. They count
+//! this process's writes (Prometheus sums the processes); the gauge of
+//! active games is read from the database at each scrape, the same for all.
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
@@ -84,13 +86,9 @@ impl Metrics {
         use crate::core::Effect;
         match effect {
             Effect::PlayerCreated => self.players_created.inc(),
-            Effect::Sold => {
-                self.tickets_sold.inc();
-                self.active_games.inc();
-            }
+            Effect::Sold => self.tickets_sold.inc(),
             Effect::Played { finished_prize: Some(prize) } => {
                 self.games_finished.inc();
-                self.active_games.dec();
                 self.prizes_paid_cents.inc_by(prize);
             }
             Effect::Played { finished_prize: None } => {}

@@ -119,7 +119,6 @@ impl Store {
             let opened = sqlite::open(config, metrics.clone()).await?;
             (Db::Sqlite(opened.read), Writer::Sqlite(opened.writer), opened.description, None)
         };
-        metrics.active_games.set(reads::active_games(&db).await?);
         Ok(Store {
             db,
             writer,
@@ -191,6 +190,11 @@ impl Store {
             Writer::Sqlite(w) => w.write(op).await,
             Writer::Postgres(w) => w.run(op).await,
         }
+    }
+
+    /// Sold tickets whose game is not finished, in the whole database.
+    pub async fn active_games(&self) -> Result<i64, AppError> {
+        reads::active_games(&self.db).await
     }
 
     pub async fn me(&self, player: PlayerId) -> Result<Me, AppError> {
