@@ -144,7 +144,7 @@ impl Store {
         Ok(emission)
     }
 
-    /// One line for the start log: which database, which emission.
+    /// One line for the start log: which database, and how it is written.
     pub fn describe(&self) -> &str {
         &self.description
     }
