@@ -160,14 +160,7 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
 
     // The ledger and the audit chain, checked in-process on the same file.
     rt.block_on(async {
-        let config = server::Config {
-            listen: "127.0.0.1:0".into(),
-            db: format!("sqlite://{}", dir.path().join("crash.db").display()),
-            demo_token: String::new(),
-            ..Default::default()
-        };
-        let table = math::PrizeTable::parse_toml(TABLE).unwrap();
-        let app = server::App::start(server::AppOptions { config, table, seeds: Default::default() }).await.unwrap();
+        let app = common::in_process_app(format!("sqlite://{}", dir.path().join("crash.db").display())).await;
         let ledger = app.store().check_ledger().await.unwrap();
         assert!(ledger.is_sound(), "{ledger:?}");
         assert_eq!(app.store().check_audit_chain().await.unwrap().first_broken, None);

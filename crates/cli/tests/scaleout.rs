@@ -587,14 +587,7 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
         conn.close().await.unwrap();
 
         // The server's own checks, in-process on the same database.
-        let config = server::Config {
-            listen: "127.0.0.1:0".into(),
-            db: db.url.clone(),
-            demo_token: String::new(),
-            ..Default::default()
-        };
-        let table = math::PrizeTable::parse_toml(TABLE).unwrap();
-        let app = server::App::start(server::AppOptions { config, table, seeds: Default::default() }).await.unwrap();
+        let app = common::in_process_app(db.url.clone()).await;
         let ledger = app.store().check_ledger().await.unwrap();
         assert!(ledger.is_sound(), "{ledger:?}");
         app.store().seal_audit().await.unwrap();

@@ -103,3 +103,11 @@ prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
 tickets = 500
 prizes_cents = { 5 = 600, 6 = 3000 }
 "#;
+
+/// The server in-process on a test's database (prize table
+/// [`BLOCKS_OF_2000`]), to run its own checks of the ledger and the audit log.
+pub async fn in_process_app(db: String) -> server::App {
+    let config = server::Config { listen: "127.0.0.1:0".into(), db, demo_token: String::new(), ..Default::default() };
+    let table = math::PrizeTable::parse_toml(BLOCKS_OF_2000).unwrap();
+    server::App::start(server::AppOptions { config, table, seeds: Default::default() }).await.unwrap()
+}

@@ -74,14 +74,20 @@ impl Head {
     }
 }
 
+/// The last sealed entry's `(chain_pos, hash)`, read by [`Head::stored`].
+pub(super) const HEAD_SELECT: &str =
+    "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1";
+
+impl Head {
+    /// The head from a row of [`HEAD_SELECT`] (none: the genesis).
+    pub(super) fn stored(row: Option<(i64, String)>) -> Head {
+        row.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash })
+    }
+}
+
 /// The head as stored.
 pub(super) async fn head(db: &Db) -> Result<Head, StoreError> {
-    let row: Option<(i64, String)> = on_db!(db, pool => sqlx::query_as(
-        "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
-    )
-    .fetch_optional(pool)
-    .await?);
-    Ok(row.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash }))
+    Ok(Head::stored(on_db!(db, pool => sqlx::query_as(HEAD_SELECT).fetch_optional(pool).await?)))
 }
 
 /// Whether a sealer waits for another one to finish.
@@ -110,12 +116,7 @@ pub(super) async fn seal_pending(pool: &sqlx::PgPool, wait: Wait) -> Result<u64,
                 return Ok(sealed);
             }
         }
-        let head: Option<(i64, String)> = sqlx::query_as(
-            "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
-        )
-        .fetch_optional(&mut *tx)
-        .await?;
-        let mut head = head.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash });
+        let mut head = Head::stored(sqlx::query_as(HEAD_SELECT).fetch_optional(&mut *tx).await?);
         let rows: Vec<(i64, i64, String, String)> = sqlx::query_as(
             "SELECT id, created_ms, kind, data_json FROM audit_log WHERE chain_pos IS NULL ORDER BY id LIMIT 5000",
         )

@@ -213,13 +213,8 @@ impl WriterState {
         self.tickets.clear();
         self.accounts.clear();
         self.for_sale.clear();
-        let head: Result<Option<(i64, String)>, sqlx::Error> = sqlx::query_as(
-            "SELECT chain_pos, hash FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
-        )
-        .fetch_optional(&mut *conn)
-        .await;
-        match head {
-            Ok(h) => self.audit_head = h.map_or_else(Head::genesis, |(chain_pos, hash)| Head { chain_pos, hash }),
+        match sqlx::query_as(audit::HEAD_SELECT).fetch_optional(&mut *conn).await {
+            Ok(row) => self.audit_head = Head::stored(row),
             Err(e) => tracing::error!(error = %e, "reloading the audit chain's head"),
         }
     }
