@@ -48,6 +48,15 @@ pub struct ServeArgs {
     /// At start-up, keep retrying an unreachable database this many seconds [default: 60].
     #[arg(long, env = "AS_CAPONE_DB_START_WAIT_S")]
     pub db_start_wait_s: Option<u64>,
+    /// The server key's file (64 hex digits; created when missing) [default: DB_FILE.key beside a SQLite file].
+    #[arg(long, env = "AS_CAPONE_KEY_FILE")]
+    pub key_file: Option<PathBuf>,
+    /// Bearer tokens of the operator's desk (/api/admin), comma-separated.
+    #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
+    pub operator_tokens: Vec<String>,
+    /// Accept a prize table whose price or block size differ from art. 2's (tests, demos).
+    #[arg(long, env = "AS_CAPONE_ALLOW_NON_REGULATION_TABLE")]
+    pub allow_non_regulation_table: bool,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -95,6 +104,15 @@ impl ServeArgs {
         }
         if let Some(v) = self.db_start_wait_s {
             c.db_start_wait_s = v;
+        }
+        if let Some(v) = &self.key_file {
+            c.key_file = Some(v.clone());
+        }
+        if !self.operator_tokens.is_empty() {
+            c.operator_tokens = self.operator_tokens.clone();
+        }
+        if self.allow_non_regulation_table {
+            c.allow_non_regulation_table = true;
         }
         c.check()?;
         Ok(c)

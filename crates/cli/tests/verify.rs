@@ -4,13 +4,18 @@
 //! server's own record builder and engine) and from a game played over
 //! HTTP against the real server.
 
-use engine::{PrizeSchedule, Rank};
+use emission::{Emission, EmissionSeed, EmissionWriter};
+use engine::Rank;
 use server::record::{Record, play_offline};
 use std::path::Path;
 use std::process::Command;
 
 fn verify_file(path: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_as-capone")).arg("verify").arg(path).output().unwrap();
+    verify_with(path, &[])
+}
+
+fn verify_with(path: &Path, extra: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_as-capone")).arg("verify").arg(path).args(extra).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
 }
@@ -21,14 +26,77 @@ fn write(dir: &Path, name: &str, r: &Record) -> std::path::PathBuf {
     p
 }
 
-fn record() -> Record {
+const SMALL: &str = include_str!("../../math/tests/small-table.toml");
+
+fn emission() -> Emission {
     let mut seed = [0u8; 32];
     for (i, b) in seed.iter_mut().enumerate() {
         *b = (i * 7) as u8;
     }
-    play_offline(seed, "alice", "ASC-001-00001-000042-81", PrizeSchedule::new([300, 1000, 10_000, 1_000_000]), |g| {
-        g.hand().lowest().unwrap()
-    })
+    Emission::new(4, math::PrizeTable::parse_toml(SMALL).unwrap(), EmissionSeed::from_bytes(seed)).unwrap()
+}
+
+fn record() -> Record {
+    play_offline(&emission(), 2, 7, "alice", |g| g.hand().lowest().unwrap())
+}
+
+/// Fairness, 1 and 3: a record is proven to its block's published root,
+/// read from `emit`'s manifest or a server's `GET /api/emissions`, or given;
+/// a changed prize, position, proof node or root is refused with a line
+/// that says which.
+#[test]
+fn fairness_a_record_is_checked_against_the_published_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = record();
+    let file = write(dir.path(), "good.json", &good);
+    // emit's manifest of the same emission.
+    let out = dir.path().join("emission");
+    let e = emission();
+    let mut w = EmissionWriter::create(&out, &e, false).unwrap();
+    for b in 1..=2 {
+        w.write_block(&e.generate_block(b).unwrap()).unwrap();
+    }
+    w.finish().unwrap();
+    let manifest = out.join("manifest.json");
+    let (ok, text) = verify_with(&file, &["--manifest", manifest.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    assert!(text.contains("is the one published in") && text.contains("block 2"), "{text}");
+    // A server's list of emissions, saved to a file.
+    let list = serde_json::json!({"emissions": [{"emission": 4, "blocks": [{"block": 2, "root": good.root}]}]});
+    let listed = dir.path().join("emissions.json");
+    std::fs::write(&listed, list.to_string()).unwrap();
+    let (ok, text) = verify_with(&file, &["--manifest", listed.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    let (ok, text) = verify_with(&file, &["--root", &good.root]);
+    assert!(ok, "{text}");
+    // Without a published root: valid, with a note saying what was not compared.
+    let (ok, text) = verify_file(&file);
+    assert!(ok && text.contains("not compared with a published one"), "{text}");
+
+    let refused = |name: &str, bad: &Record, args: &[&str], says: &str| {
+        let (ok, text) = verify_with(&write(dir.path(), name, bad), args);
+        assert!(!ok, "{name}: {text}");
+        assert!(text.contains(says), "{name}: expected {says:?} in {text}");
+    };
+    let root_args = ["--root", good.root.as_str()];
+    let mut bad = good.clone();
+    bad.prizes_cents = engine::PrizeSchedule::new([300, 1000, 10_000, 9_000_000]);
+    refused("prizes.json", &bad, &root_args, "the leaf's prizes");
+    bad.leaf.prizes_cents = bad.prizes_cents;
+    refused("leaf-prizes.json", &bad, &root_args, "does not lead from the ticket's leaf");
+    let mut bad = good.clone();
+    bad.position = 8;
+    bad.leaf.position = 8;
+    refused("position.json", &bad, &root_args, "position");
+    let mut bad = good.clone();
+    let node = bad.proof[1].clone();
+    bad.proof[1] = format!("{}{}", &node[..10], if &node[10..11] == "0" { "1" } else { "0" }) + &node[11..];
+    refused("proof.json", &bad, &root_args, "inclusion proof does not lead");
+    let mut bad = good.clone();
+    bad.root = "ab".repeat(32);
+    refused("root.json", &bad, &["--manifest", manifest.to_str().unwrap()], "is not the root");
+    // The record's own root, but another published one.
+    refused("other-root.json", &good, &["--root", &"cd".repeat(32)], "is not the root");
 }
 
 #[test]
@@ -131,7 +199,7 @@ fn guarantee_6_every_single_change_of_a_draw_the_seed_or_the_result_fails() {
     bad.serial.push('0');
     assert!(!verify(&bad).is_valid(), "another serial");
     let mut bad = good.clone();
-    bad.client_seed = "bob".into();
+    bad.client_seed = Some("bob".into());
     assert!(!verify(&bad).is_valid(), "another client seed");
     assert!(checked > 64 * 15);
 }

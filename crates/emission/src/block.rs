@@ -14,6 +14,7 @@ use crate::shuffle;
 use engine::PrizeSchedule;
 use math::PrizeTable;
 use rand_core::RngCore;
+use sha2::{Digest, Sha256};
 
 /// One emission: a prize table, its number and its secret seed.
 #[derive(Clone)]
@@ -81,23 +82,33 @@ impl Emission {
     pub fn generate_block(&self, block: u32) -> Result<Block, EmissionError> {
         let rows = self.shuffled_rows(block)?;
         let mut codes = shuffle::stream(self.block_key(Purpose::PlayCodes, block));
+        let mut seeds = shuffle::stream(self.block_key(Purpose::ServerSeeds, block));
         let mut tickets = Vec::with_capacity(rows.len());
         let mut leaves = Vec::with_capacity(rows.len());
         for (i, &row) in rows.iter().enumerate() {
             let position = i as u32 + 1;
             let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
+            let mut server_seed = [0u8; 32];
+            seeds.fill_bytes(&mut server_seed);
             let ticket = TicketRecord {
                 position,
                 serial: Serial::new(self.code, self.number, block, position)?,
                 play_code: PlayCode::from_words(a, b, c),
                 row: row as usize,
                 prizes: self.table.schedules[row as usize].prizes,
+                server_seed,
             };
             leaves.push(ticket.leaf_hash());
             tickets.push(ticket);
         }
         let tree = MerkleTree::new(leaves);
         Ok(Block { index: block, merkle_root: tree.root(), tickets, tree })
+    }
+
+    /// The server seed of one ticket, without making its block: the same
+    /// bytes as [`TicketRecord::server_seed`] of [`Emission::generate_block`].
+    pub fn server_seed(&self, block: u32, position: u32) -> [u8; 32] {
+        seed::server_seed_at(self.block_key(Purpose::ServerSeeds, block), position)
     }
 }
 
@@ -116,7 +127,7 @@ impl std::fmt::Debug for Emission {
 }
 
 /// One ticket of a block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct TicketRecord {
     /// Position in sale order, from 1.
     pub position: u32,
@@ -127,24 +138,57 @@ pub struct TicketRecord {
     pub row: usize,
     /// That row's prizes (art. 3.1).
     pub prizes: PrizeSchedule,
+    /// The secret seed of the ticket's draws (CONTRACT.md Fairness),
+    /// revealed when the ticket is finished.
+    pub server_seed: [u8; 32],
 }
 
-/// Length of the longest [`TicketRecord::leaf_bytes`].
-pub const MAX_LEAF_BYTES: usize = 1 + MAX_SERIAL_LEN + 4 + 4 + 32 + 32;
+impl std::fmt::Debug for TicketRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TicketRecord")
+            .field("position", &self.position)
+            .field("serial", &self.serial)
+            .field("row", &self.row)
+            .field("prizes", &self.prizes)
+            .finish_non_exhaustive()
+    }
+}
 
-impl TicketRecord {
+/// Length of the longest [`Leaf::bytes`].
+pub const MAX_LEAF_BYTES: usize = 1 + MAX_SERIAL_LEN + 4 + 4 + 32 + 32 + 32;
+
+/// What a ticket's Merkle leaf commits to: public fields only (the play
+/// code and the server seed enter as their SHA-256). A record carries these
+/// fields, so anyone can recompute the leaf and climb its proof to the
+/// block's published root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    pub serial: Serial,
+    /// Position in the block's sale order, from 1.
+    pub position: u32,
+    /// Schedule row in the table, from 0.
+    pub row: u32,
+    pub prizes: PrizeSchedule,
+    /// `SHA-256` of the play code's 16 characters without dashes.
+    pub play_code_sha256: Hash,
+    /// `SHA-256(server_seed)`: the ticket's `commitment`.
+    pub commitment: Hash,
+}
+
+impl Leaf {
     /// The canonical bytes of a ticket that its Merkle leaf hashes
-    /// (version 1), in order:
+    /// (ticket bytes version 2), in order:
     ///
     /// 1. the serial's length (1 byte) and its ASCII text with dashes;
     /// 2. the position, `u32` big-endian;
     /// 3. the schedule row (from 0), `u32` big-endian;
     /// 4. the prizes for 5, 6, 7 and 8 tricks, four `u64` big-endian;
     /// 5. `SHA-256` of the play code's 16 characters without dashes: never
-    ///    the code itself, since roots and proofs are public.
+    ///    the code itself, since roots and proofs are public;
+    /// 6. the commitment, `SHA-256(server_seed)` (32 bytes).
     ///
     /// Returns a fixed buffer and the length used.
-    pub fn leaf_bytes(&self) -> ([u8; MAX_LEAF_BYTES], usize) {
+    pub fn bytes(&self) -> ([u8; MAX_LEAF_BYTES], usize) {
         let mut buf = [0u8; MAX_LEAF_BYTES];
         let (serial, len) = self.serial.to_ascii();
         buf[0] = len as u8;
@@ -155,18 +199,48 @@ impl TicketRecord {
             at += bytes.len();
         };
         put(&self.position.to_be_bytes());
-        put(&(self.row as u32).to_be_bytes());
+        put(&self.row.to_be_bytes());
         for p in self.prizes.cents() {
             put(&p.to_be_bytes());
         }
-        put(&self.play_code.sha256());
+        put(&self.play_code_sha256);
+        put(&self.commitment);
         (buf, at)
     }
 
-    /// `SHA-256(0x00 || leaf_bytes)`.
-    pub fn leaf_hash(&self) -> Hash {
-        let (buf, len) = self.leaf_bytes();
+    /// `SHA-256(0x00 || bytes)`.
+    pub fn hash(&self) -> Hash {
+        let (buf, len) = self.bytes();
         merkle::leaf_hash(&buf[..len])
+    }
+}
+
+impl TicketRecord {
+    /// `SHA-256(server_seed)`.
+    pub fn commitment(&self) -> Hash {
+        Sha256::digest(self.server_seed).into()
+    }
+
+    /// The ticket's public leaf.
+    pub fn leaf(&self) -> Leaf {
+        Leaf {
+            serial: self.serial,
+            position: self.position,
+            row: self.row as u32,
+            prizes: self.prizes,
+            play_code_sha256: self.play_code.sha256(),
+            commitment: self.commitment(),
+        }
+    }
+
+    /// The leaf's bytes ([`Leaf::bytes`]).
+    pub fn leaf_bytes(&self) -> ([u8; MAX_LEAF_BYTES], usize) {
+        self.leaf().bytes()
+    }
+
+    /// `SHA-256(0x00 || leaf bytes)`.
+    pub fn leaf_hash(&self) -> Hash {
+        self.leaf().hash()
     }
 }
 
@@ -190,6 +264,12 @@ impl Block {
     /// The ticket at `position` (from 1).
     pub fn ticket(&self, position: u32) -> Option<&TicketRecord> {
         self.tickets.get((position as usize).checked_sub(1)?)
+    }
+
+    /// The roots of the block's leaves taken [`merkle::CHUNK_LEAVES`] at a
+    /// time: what a server keeps to prove any ticket from its chunk's rows.
+    pub fn chunk_roots(&self) -> Vec<Hash> {
+        merkle::chunk_roots(self.tree.leaves(), merkle::CHUNK_LEAVES)
     }
 
     /// Tickets per schedule row, in table order (`rows` = the table's row count).

@@ -8,12 +8,13 @@
 //! ```
 //!
 //! A block file starts with the header
-//! `position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8` (and
-//! `,proof` when proofs are written), then one line per ticket: its
+//! `position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8,commitment`
+//! (and `,proof` when proofs are written), then one line per ticket: its
 //! position from 1, serial, grouped play code, schedule row **counted from
-//! 1** (as in the table's error messages), the four prizes in cents, and its
-//! Merkle proof ([`MerkleProof`](crate::MerkleProof)'s text). Lines end in
-//! `\n`; no field needs quoting.
+//! 1** (as in the table's error messages), the four prizes in cents, its
+//! commitment (hex `SHA-256` of its server seed, as in its Merkle leaf) and
+//! its Merkle proof ([`MerkleProof`](crate::MerkleProof)'s text). Lines end
+//! in `\n`; no field needs quoting.
 //!
 //! Nothing in these files depends on the clock or the machine: the same
 //! seed, emission number and table give the same bytes (guarantee 2's
@@ -29,13 +30,13 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// `format` of a manifest.
-pub const MANIFEST_FORMAT: &str = "as-capone emission manifest v1";
+pub const MANIFEST_FORMAT: &str = "as-capone emission manifest v2";
 /// `commitment` of a manifest: how the roots are computed ([`crate::merkle`]).
-pub const COMMITMENT_SCHEME: &str = "merkle-sha256 v1: leaf = SHA-256(0x00 || ticket bytes v1), node = SHA-256(0x01 || left || right), odd last node promoted";
+pub const COMMITMENT_SCHEME: &str = "merkle-sha256 v1: leaf = SHA-256(0x00 || ticket bytes v2), node = SHA-256(0x01 || left || right), odd last node promoted";
 /// `format` of a secret file.
 pub const SECRET_FORMAT: &str = "as-capone emission secret v1";
 /// The block file header, without the proof column.
-pub const CSV_HEADER: &str = "position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8";
+pub const CSV_HEADER: &str = "position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8,commitment";
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const SECRET_FILE: &str = "secret.json";
 
@@ -138,6 +139,10 @@ pub fn write_block_csv(w: &mut impl Write, block: &Block, proofs: bool) -> io::R
             line.push(b',');
             push_num(&mut line, p);
         }
+        line.push(b',');
+        let mut hex = [0u8; 64];
+        hex::encode_to_slice(t.commitment(), &mut hex).expect("64 hex digits for 32 bytes");
+        line.extend_from_slice(&hex);
         if proofs {
             line.push(b',');
             let proof = block.proof(t.position).expect("every ticket has a proof");

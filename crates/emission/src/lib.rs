@@ -8,16 +8,18 @@
 //! `as-capone emit` / `as-capone verify-block`.
 //!
 //! ## Layout
-//! - [`seed`]: [`EmissionSeed`] (32 secret bytes, 64 hex digits) and the
-//!   domain-separated HMAC-SHA256 keys derived per block and [`Purpose`].
+//! - [`seed`]: [`EmissionSeed`] (32 secret bytes, 64 hex digits), the
+//!   domain-separated HMAC-SHA256 keys derived per block and [`Purpose`],
+//!   and every ticket's server seed.
 //! - [`shuffle`]: our own Fisher-Yates over ChaCha20 with rejection scaling,
 //!   pinned by golden vectors.
 //! - [`serial`]: [`Serial`] (`ASC-001-00001-000042-81`, ISO 7064 MOD 97-10
 //!   check digits) and [`GameCode`].
 //! - [`play_code`]: [`PlayCode`], 80 secret bits as `7K3M-Q9ZD-XW4P-2HRT`
 //!   (Crockford base32).
-//! - [`merkle`]: [`MerkleTree`], [`MerkleProof`]: the commitment.
-//! - [`block`]: [`Emission`], [`Block`], [`TicketRecord`]: a block is a pure
+//! - [`merkle`]: [`MerkleTree`], [`MerkleProof`]: the commitment; chunk
+//!   roots, from which a server proves any ticket.
+//! - [`block`]: [`Emission`], [`Block`], [`TicketRecord`], [`Leaf`]: a block is a pure
 //!   function of the seed, the emission number, the block number and the table.
 //! - [`files`]: [`EmissionWriter`] (streams block files, then
 //!   `manifest.json`), [`Manifest`], the secret file.
@@ -63,7 +65,7 @@ pub mod serial;
 pub mod shuffle;
 pub mod verify;
 
-pub use block::{Block, Emission, EmissionError, TicketRecord};
+pub use block::{Block, Emission, EmissionError, Leaf, TicketRecord};
 pub use files::{BlockEntry, EmissionWriter, Manifest, SecretFile, WriteError};
 pub use merkle::{Hash, MerkleProof, MerkleTree};
 pub use play_code::{PlayCode, PlayCodeError};

@@ -14,6 +14,14 @@
 //!
 //! A [`MerkleProof`] lists, from the leaf up, each sibling and the side it
 //! sits on; promoted levels contribute no step.
+//!
+//! **Chunks.** Because levels pair from the left, the node at level `k`
+//! and index `i` is the root of leaves `i 2^k .. (i + 1) 2^k` (of fewer,
+//! for the last one), built by the same rules. So a server keeps only the
+//! roots of chunks of [`CHUNK_LEAVES`] leaves ([`chunk_roots`]): the tree
+//! over those roots is the top of the block's tree, and a ticket's proof is
+//! its proof inside its chunk (recomputed from the chunk's 1 024 rows)
+//! followed by its chunk's proof among the chunk roots ([`chunk_proof`]).
 
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -101,6 +109,32 @@ pub fn root_of(leaves: Vec<Hash>) -> Hash {
         level = parent_level(&level);
     }
     level[0]
+}
+
+/// Leaves per chunk of [`chunk_roots`]: 300 000 tickets make 293 chunks.
+pub const CHUNK_LEAVES: usize = 1024;
+
+/// The roots of `leaves` taken `chunk` at a time (`chunk` a power of two).
+pub fn chunk_roots(leaves: &[Hash], chunk: usize) -> Vec<Hash> {
+    assert!(chunk.is_power_of_two(), "chunks of a power of two leaves");
+    leaves.chunks(chunk).map(|c| root_of(c.to_vec())).collect()
+}
+
+/// The proof of leaf `index` (from 0, in the whole tree) from the leaves
+/// of its chunk and the roots of every chunk ([`chunk_roots`] with the same
+/// `chunk`); `None` when they do not fit together.
+pub fn chunk_proof(chunk_leaves: Vec<Hash>, chunk_roots: &[Hash], chunk: usize, index: usize) -> Option<MerkleProof> {
+    let (c, i) = (index / chunk, index % chunk);
+    if chunk_leaves.is_empty() || chunk_leaves.len() > chunk || c >= chunk_roots.len() {
+        return None;
+    }
+    let inner = MerkleTree::new(chunk_leaves);
+    if inner.root() != chunk_roots[c] {
+        return None;
+    }
+    let mut proof = inner.proof(i)?;
+    proof.steps.extend(MerkleTree::new(chunk_roots.to_vec()).proof(c)?.steps);
+    Some(proof)
 }
 
 /// Which side a sibling sits on.
@@ -231,6 +265,27 @@ mod tests {
                 }
             }
             assert!(t.proof(n).is_none());
+        }
+    }
+
+    #[test]
+    fn chunk_proofs_are_the_whole_trees_proofs() {
+        for chunk in [1, 2, 4, 8] {
+            for n in 1..=70 {
+                let l = leaves(n);
+                let t = MerkleTree::new(l.clone());
+                let roots = chunk_roots(&l, chunk);
+                assert_eq!(root_of(roots.clone()), t.root(), "{n} leaves in chunks of {chunk}");
+                for i in 0..n {
+                    let c = i / chunk;
+                    let mine = l[c * chunk..((c + 1) * chunk).min(n)].to_vec();
+                    assert_eq!(chunk_proof(mine, &roots, chunk, i), t.proof(i), "leaf {i} of {n}, chunks of {chunk}");
+                }
+                if n > chunk {
+                    // Another chunk's leaves do not fit.
+                    assert_eq!(chunk_proof(l[chunk..(2 * chunk).min(n)].to_vec(), &roots, chunk, 0), None);
+                }
+            }
         }
     }
 

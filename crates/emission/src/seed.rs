@@ -1,8 +1,9 @@
 //! The emission seed and the keys derived from it.
 //!
-//! One secret of 32 bytes makes a whole emission. Each block gets two
-//! independent ChaCha20 keys, one for the shuffle and one for the play
-//! codes, derived with a domain-separated HMAC-SHA256 (guarantee 5):
+//! One secret of 32 bytes makes a whole emission. Each block gets three
+//! independent ChaCha20 keys, one for the shuffle, one for the play codes
+//! and one for the tickets' server seeds, derived with a domain-separated
+//! HMAC-SHA256 (guarantee 5):
 //!
 //! ```text
 //! key(purpose, emission, block) = HMAC-SHA256(
@@ -11,9 +12,19 @@
 //!               || emission as u32 big-endian || block as u32 big-endian)
 //! ```
 //!
-//! with `purpose` the ASCII text `shuffle` or `play-codes`. HMAC is a PRF:
-//! knowing a block's shuffle (or the serials and schedules of sold tickets)
-//! reveals nothing about its play codes, nor about any other block.
+//! with `purpose` the ASCII text `shuffle`, `play-codes` or `server-seeds`.
+//! HMAC is a PRF: knowing a block's shuffle (or the serials and schedules of
+//! sold tickets, or the revealed seeds of finished ones) reveals nothing
+//! about its play codes or unrevealed seeds, nor about any other block.
+//!
+//! **Server seeds** (CONTRACT.md Fairness, 1): the ticket at `position` (from
+//! 1) of a block gets the 32 bytes `32 (position - 1) .. 32 position` of the
+//! ChaCha20 keystream of the block's `server-seeds` key (the same stream
+//! layout as the shuffle's, see [`crate::shuffle`]): words `8 (position - 1)`
+//! to `8 position - 1`, each written little-endian. They are fixed when the
+//! block is emitted, before any ticket is sold, and the block's Merkle root
+//! commits to `SHA-256` of each ([`EmissionSeed::server_seed`] reads one
+//! without making the block).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -28,6 +39,8 @@ pub enum Purpose {
     Shuffle,
     /// The secret play codes of a block's tickets.
     PlayCodes,
+    /// The secret server seeds of a block's tickets.
+    ServerSeeds,
 }
 
 impl Purpose {
@@ -36,6 +49,7 @@ impl Purpose {
         match self {
             Purpose::Shuffle => "shuffle",
             Purpose::PlayCodes => "play-codes",
+            Purpose::ServerSeeds => "server-seeds",
         }
     }
 }
@@ -92,6 +106,14 @@ impl EmissionSeed {
         hex::encode(self.0)
     }
 
+    /// The server seed of the ticket at `position` (from 1) of `block` of
+    /// emission `emission` (see the module doc), read straight from its
+    /// place in the block's keystream.
+    pub fn server_seed(&self, emission: u32, block: u32, position: u32) -> [u8; 32] {
+        let key = derive_key(&self.mac(), Purpose::ServerSeeds, emission, block);
+        server_seed_at(key, position)
+    }
+
     /// The keyed HMAC, its key schedule computed once and cloned per block.
     pub(crate) fn mac(&self) -> HmacSha256 {
         HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length")
@@ -114,6 +136,16 @@ pub(crate) fn derive_key(mac: &HmacSha256, purpose: Purpose, emission: u32, bloc
     mac.update(&emission.to_be_bytes());
     mac.update(&block.to_be_bytes());
     mac.finalize().into_bytes().into()
+}
+
+/// Bytes `32 (position - 1) ..` of the keystream of `key`.
+pub(crate) fn server_seed_at(key: [u8; 32], position: u32) -> [u8; 32] {
+    use rand_core::{RngCore, SeedableRng};
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed(key);
+    rng.set_word_pos(8 * u128::from(position.saturating_sub(1)));
+    let mut seed = [0u8; 32];
+    rng.fill_bytes(&mut seed);
+    seed
 }
 
 #[cfg(test)]

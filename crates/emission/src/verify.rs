@@ -14,7 +14,7 @@
 //! The first difference found is returned as a one-line [`VerifyError`]
 //! naming the block, the file and line, and what differs.
 
-use crate::block::{Emission, TicketRecord};
+use crate::block::{Emission, Leaf};
 use crate::files::{
     self, BlockEntry, COMMITMENT_SCHEME, CSV_HEADER, MANIFEST_FILE, MANIFEST_FORMAT, Manifest, SECRET_FILE,
     SECRET_FORMAT, SecretFile,
@@ -236,7 +236,7 @@ fn verify_block_file(
     } else {
         return fail(format!("block {} ({} line 1)", entry.index, entry.file), format!("header is not {CSV_HEADER:?}"));
     };
-    let fields_per_line = if has_proofs { 9 } else { 8 };
+    let fields_per_line = if has_proofs { 10 } else { 9 };
 
     let mut leaves = Vec::with_capacity(entry.tickets as usize);
     let mut codes = HashSet::with_capacity(entry.tickets as usize);
@@ -300,10 +300,21 @@ fn verify_block_file(
             );
         }
         counts[row] += 1;
-        let ticket = TicketRecord { position, serial, play_code: code, row, prizes };
-        let leaf = ticket.leaf_hash();
+        let mut commitment = [0u8; 32];
+        if f[8].len() != 64 || hex::decode_to_slice(f[8], &mut commitment).is_err() || f[8] != hex::encode(commitment) {
+            return fail(place(), format!("commitment {:?} is not 64 lowercase hex digits", f[8]));
+        }
+        let leaf = Leaf {
+            serial,
+            position,
+            row: row as u32,
+            prizes,
+            play_code_sha256: code.sha256(),
+            commitment,
+        }
+        .hash();
         if has_proofs {
-            let proof = MerkleProof::parse(f[8]).or_else(|e| fail(place(), e.to_string()))?;
+            let proof = MerkleProof::parse(f[9]).or_else(|e| fail(place(), e.to_string()))?;
             if !proof.verify(&leaf, &root) {
                 return fail(
                     place(),

@@ -47,7 +47,43 @@ fn golden_small_table_shuffle_codes_serials_and_root() {
     assert_eq!(codes, ["YFSR8XK14H3MM3M7", "Q9MYDG27CZS26EY1", "Z6CY31KYBMWZB1BM"]);
     assert_eq!(b.tickets[0].serial.to_string(), "ASC-001-00001-000001-10");
     assert_eq!(b.tickets[1].serial.to_string(), "ASC-001-00001-000002-07");
-    assert_eq!(hex::encode(b.merkle_root), "7301f13522c99170537a784028d8606a800862a38cf2017366b1d6c640cc1ea8");
+    assert_eq!(hex::encode(b.merkle_root), "c445866a2f046f8078a66cec82d4e2f65e12514097734c4ac1c33c056c8a9614");
+}
+
+#[test]
+fn golden_server_seeds_commitments_leaf_bytes_and_proof() {
+    let e = small();
+    let b = e.generate_block(1).unwrap();
+    let seeds: Vec<String> = b.tickets[..2].iter().map(|t| hex::encode(t.server_seed)).collect();
+    assert_eq!(
+        seeds,
+        [
+            "848187c2dd906920e9d1cf06f2460bf1adbffb8805af2b665821943a6030698e",
+            "2dd567368239bdb7e47ea80b11cb8805b779a8a71f59d6eb42de4b89386bd624"
+        ]
+    );
+    assert_eq!(hex::encode(b.tickets[0].commitment()), "16e232ef4fd52b68a6da04451ad4b3ae24d2d5c96c5d8e17a80102ddb7f778be");
+    // A ticket's seed is read from its place in the stream, without the block.
+    for t in &b.tickets {
+        assert_eq!(e.server_seed(1, t.position), t.server_seed);
+        assert_eq!(e.seed().server_seed(1, 1, t.position), t.server_seed);
+    }
+    let t3 = b.tickets[2];
+    let (bytes, len) = t3.leaf_bytes();
+    assert_eq!(
+        hex::encode(&bytes[..len]),
+        "174153432d3030312d30303030312d3030303030332d30340000000300000000000000000000012c00000000000003e8\
+         000000000000271000000000000f4240773c5ddf7a0e17d006fce74c0d5fdbbd99cd0eb3428f167f2185804e6b23c73b\
+         68103d4149785d3cc31bfc7fa67dcac8c19fcf3187af2e8fd8781dbb38d1fc64"
+    );
+    assert_eq!(hex::encode(t3.leaf_hash()), "71b99f756e05b4ee8f4e10ffc133cead7d0d70f44473951d8fbe130ec531a15e");
+    assert_eq!(
+        b.proof(3).unwrap().to_string(),
+        "Rd492a9f565e14a9558e13aa7a3d69e27298ef94beb7a278f27e5f906b06d946a.\
+         L2e49d3282bf86dbe2b7e982a1d8c4171e3a8c9f8eb2c1fca3fd55f456dd7cf61.\
+         Ra2b2f507d3241af1dc1f7b6415fc6075d1b3bf77350e991d5a74dc325678871c.\
+         Ra6d312f982e60697ad1e10035134f0f5f69d0ab8ee00c8e2b74143580bd1bd99"
+    );
 }
 
 #[test]
@@ -59,7 +95,18 @@ fn golden_example_table_block_1() {
     let top: Vec<u32> = b.tickets.iter().filter(|t| t.row == 4).take(5).map(|t| t.position).collect();
     assert_eq!(top, [275, 6661, 9469, 9528, 10444], "first positions of the 200 top schedules");
     assert_eq!(b.tickets[0].play_code.to_string(), "YFSR-8XK1-4H3M-M3M7");
-    assert_eq!(hex::encode(b.merkle_root), "572d175191a528cadfc32669b4d19e8f2e45c628f36de7c9ea202e3e5cdfc285");
+    assert_eq!(hex::encode(b.merkle_root), "4f8a0f246dfaf92cde75a98a0dda2f5dfb8b5883dd74dd003fc38110453b9c46");
+    assert_eq!(
+        hex::encode(b.tickets[299_999].server_seed),
+        "af5a12ff8e5e5bcb3f137f74f873735bd92d46fda6daec9719181a2504a3d9fb"
+    );
+    let chunks = b.chunk_roots();
+    assert_eq!(chunks.len(), 293);
+    assert_eq!(hex::encode(chunks[0]), "38dbdb4e0d0c0e525f7c67578aa2ac32eea4207457b5035e2072afb4dab55ac5");
+    assert_eq!(hex::encode(chunks[292]), "b9807f49c55aca759bab9840152277fe0aecd31fb149f324da6d10811ee8d7a2");
+    let proof = b.proof(299_999).unwrap();
+    assert_eq!(proof.steps.len(), 12);
+    assert!(proof.to_string().starts_with("Ra9d0c511"));
     // art. 3.1: the block holds exactly the table's counts.
     assert_eq!(b.counts(5), PrizeTable::example().counts());
 }
@@ -141,8 +188,12 @@ fn the_leaf_holds_a_hash_of_the_play_code_never_the_code() {
     assert!(!leaf.windows(16).any(|w| w == t.play_code.compact().as_bytes()));
     assert!(leaf.starts_with(&[23]) && leaf[1..24] == *t.serial.to_string().as_bytes());
     use sha2::Digest;
-    assert_eq!(&leaf[len - 32..], sha2::Sha256::digest(t.play_code.compact().as_bytes()).as_slice());
-    assert_eq!(leaf[len - 32..], t.play_code.sha256());
+    let code_hash = &leaf[len - 64..len - 32];
+    assert_eq!(code_hash, sha2::Sha256::digest(t.play_code.compact().as_bytes()).as_slice());
+    assert_eq!(code_hash, t.play_code.sha256());
+    // The server seed enters as its SHA-256 only: the ticket's public commitment.
+    assert!(!leaf.windows(32).any(|w| w == t.server_seed));
+    assert_eq!(&leaf[len - 32..], sha2::Sha256::digest(t.server_seed).as_slice());
 }
 
 #[test]
@@ -287,9 +338,9 @@ fn a_printed_ticket_shows_what_the_paper_ticket_needs() {
     ] {
         assert!(svg.contains(needle), "missing {needle:?}");
     }
-    // The second row has no prize for 6 or 7 tricks.
+    // Every row pays for 5 to 8 tricks (art. 3.1): no prize is left blank.
     let second = b.tickets.iter().find(|t| t.row == 1).unwrap();
-    assert_eq!(ticket_svg(e.table(), second, "http://x").matches(">—<").count(), 2);
+    assert_eq!(ticket_svg(e.table(), second, "http://x").matches(">—<").count(), 0);
     // The QR code's square: quiet zone of four modules each side, as the page assumes.
     let qr = qrcode::QrCode::with_error_correction_level(
         as_capone_emission::print::play_url("https://example.test/", t).as_bytes(),
@@ -301,17 +352,18 @@ fn a_printed_ticket_shows_what_the_paper_ticket_needs() {
 }
 
 fn table_strategy() -> impl Strategy<Value = PrizeTable> {
-    // 1 to 6 rows of 1 to 400 tickets; prizes made distinct by the row index.
-    prop::collection::vec((1u32..=400, prop::array::uniform4(0u64..5_000)), 1..=6).prop_map(|rows| {
+    // 1 to 6 rows of 1 to 400 tickets; prizes above zero, never falling as
+    // the tricks rise (art. 3.1, 3.2.3.3), made distinct by the row index.
+    prop::collection::vec((1u32..=400, prop::array::uniform4(1u64..5_000)), 1..=6).prop_map(|rows| {
         let block_size: u32 = rows.iter().map(|r| r.0).sum();
         let mut toml = format!("game = \"T\"\ncode = \"TST\"\nprice_cents = 300\nblock_size = {block_size}\n");
         for (i, (tickets, p)) in rows.iter().enumerate() {
             toml += &format!(
                 "[[schedule]]\ntickets = {tickets}\nprizes_cents = {{ 5 = {}, 6 = {}, 7 = {}, 8 = {} }}\n",
                 p[0],
-                p[1],
-                p[2],
-                p[3] * 10 + i as u64
+                p[0] + p[1],
+                p[0] + p[1] + p[2],
+                (p[0] + p[1] + p[2] + p[3]) * 10 + i as u64
             );
         }
         PrizeTable::parse_toml(&toml).unwrap()

@@ -1,6 +1,8 @@
 # Independent computation of the emission golden vectors of tests/emission.rs:
 # HMAC key derivation, ChaCha20 keystream (written out here), Fisher-Yates with
-# rejection, play codes, serials, leaves and Merkle roots, from the module docs.
+# rejection, play codes, server seeds and their commitments, serials, leaves
+# (ticket bytes v2) and Merkle roots, chunk roots and proofs, from the docs
+# (docs/fairness.md and the emission crate's module docs).
 # Usage: python3 golden.py [full]   (full adds the 300 000-ticket example block, ~10 s)
 import hmac, hashlib, struct, sys
 
@@ -45,9 +47,12 @@ def serial(code_, em, bl, pos):
     n = ''.join('%02d' % (int(ch) if ch.isdigit() else ord(ch) - 55) for ch in code_) + '%03d%05d%06d' % (em, bl, pos)
     chk = 98 - int(n) * 100 % 97
     return '%s-%03d-%05d-%06d-%02d' % (code_, em, bl, pos, chk)
-def leaf(ser, pos, row, prizes, pc):
-    b = bytes([len(ser)]) + ser.encode() + struct.pack('>II', pos, row) + b''.join(struct.pack('>Q', p) for p in prizes) + hashlib.sha256(pc.encode()).digest()
-    return hashlib.sha256(b'\x00' + b).digest()
+def server_seed(words):
+    return struct.pack('<8I', *[words.next() for _ in range(8)])
+def leaf_bytes(ser, pos, row, prizes, pc_sha, commitment):
+    return bytes([len(ser)]) + ser.encode() + struct.pack('>II', pos, row) + b''.join(struct.pack('>Q', p) for p in prizes) + pc_sha + commitment
+def leaf(ser, pos, row, prizes, pc, seed):
+    return hashlib.sha256(b'\x00' + leaf_bytes(ser, pos, row, prizes, hashlib.sha256(pc.encode()).digest(), hashlib.sha256(seed).digest())).digest()
 def root(leaves):
     lvl = leaves
     while len(lvl) > 1:
@@ -58,15 +63,34 @@ def root(leaves):
 def block(seed, em, bl, gcode, table):
     rows = shuffled([t for t, _ in table], derive(seed, b"shuffle", em, bl))
     w = Words(derive(seed, b"play-codes", em, bl))
+    ws = Words(derive(seed, b"server-seeds", em, bl))
     out = []
     for i, r in enumerate(rows):
         pc = code(w.next(), w.next(), w.next())
+        sd = server_seed(ws)
         s = serial(gcode, em, bl, i + 1)
-        out.append((i + 1, s, pc, r, table[r][1], leaf(s, i + 1, r, table[r][1], pc)))
+        out.append((i + 1, s, pc, r, table[r][1], leaf(s, i + 1, r, table[r][1], pc, sd), sd))
     return out
+def proof(leaves, index):
+    # From the leaf up: (side of the sibling, sibling); a promoted node adds no step.
+    steps, lvl, i = [], leaves, index
+    while len(lvl) > 1:
+        sib = i ^ 1
+        if sib < len(lvl):
+            steps.append(('L' if i % 2 else 'R') + lvl[sib].hex())
+        nxt = [hashlib.sha256(b'\x01' + lvl[k] + lvl[k+1]).digest() for k in range(0, len(lvl) - 1, 2)]
+        if len(lvl) % 2: nxt.append(lvl[-1])
+        lvl, i = nxt, i // 2
+    return steps
+def climb(leaf_hash, steps):
+    h = leaf_hash
+    for st in steps:
+        sib = bytes.fromhex(st[1:])
+        h = hashlib.sha256(b'\x01' + (sib + h if st[0] == 'L' else h + sib)).digest()
+    return h
 
 seed = bytes(range(32))
-small = [(7, [300, 1000, 10000, 1000000]), (3, [600, 0, 0, 2500000])]
+small = [(7, [300, 1000, 10000, 1000000]), (3, [600, 600, 700, 2500000])]
 b = block(seed, 1, 1, "ASC", small)
 print("small rows", [t[3] for t in b])
 print("small first codes", [t[2] for t in b[:3]])
@@ -75,6 +99,14 @@ print("small root", root([t[5] for t in b]).hex())
 b2 = block(seed, 1, 2, "ASC", small)
 print("small block2 rows", [t[3] for t in b2])
 print("shuffle key", derive(seed, b"shuffle", 1, 1).hex())
+print("small server seeds 1..2", [t[6].hex() for t in b[:2]])
+print("small commitment 1", hashlib.sha256(b[0][6]).hexdigest())
+t3 = b[2]
+print("small leaf bytes 3", leaf_bytes(t3[1], t3[0], t3[3], t3[4], hashlib.sha256(t3[2].encode()).digest(), hashlib.sha256(t3[6]).digest()).hex())
+print("small leaf hash 3", t3[5].hex())
+pr = proof([t[5] for t in b], 2)
+print("small proof 3", '.'.join(pr))
+assert climb(t3[5], pr) == root([t[5] for t in b])
 if len(sys.argv) > 1:
     example = [(228000, [300, 1000, 10000, 1000000]), (57000, [600, 2000, 20000, 2500000]), (13000, [1000, 5000, 50000, 5000000]), (1800, [3000, 15000, 200000, 10000000]), (200, [10000, 100000, 1000000, 25000000])]
     ex = block(seed, 1, 1, "ASC", example)
@@ -82,3 +114,9 @@ if len(sys.argv) > 1:
     print("example positions of row 4 (first 5)", [t[0] for t in ex if t[3] == 4][:5])
     print("example first code", ex[0][2], ex[0][1])
     print("example root", root([t[5] for t in ex]).hex())
+    print("example server seed 300000", ex[-1][6].hex())
+    lv = [t[5] for t in ex]
+    chunks = [root(lv[k:k + 1024]) for k in range(0, len(lv), 1024)]
+    print("example chunk roots", len(chunks), "first", chunks[0].hex(), "last", chunks[-1].hex())
+    assert root(chunks) == root(lv)
+    print("example proof of 299999 steps", len(proof(lv, 299998)), "first", proof(lv, 299998)[0][:9])

@@ -34,12 +34,27 @@ pub struct Me {
     pub balance_cents: i64,
 }
 
-/// `POST /api/tickets` body.
+/// `POST /api/tickets` body: nothing is needed. A `client_seed` here is
+/// refused: it comes with the ticket's first action, after the ticket (and
+/// its committed server seed) is assigned (CONTRACT.md Fairness, 2).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuyBody {
-    /// Printable ASCII, 1 to 64 characters; absent: the server picks one.
-    pub client_seed: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub client_seed: Option<serde_json::Value>,
+}
+
+impl BuyBody {
+    pub fn check(&self) -> Result<(), AppError> {
+        match self.client_seed {
+            None => Ok(()),
+            Some(_) => Err(AppError::BadRequest(
+                "a purchase takes no client_seed: send it with the ticket's first action (seq 0), once the \
+                 ticket and the commitment to its server seed are yours"
+                    .into(),
+            )),
+        }
+    }
 }
 
 /// The result of a finished ticket.
@@ -76,21 +91,55 @@ pub struct TicketView {
     pub tricks_won: u8,
     pub tricks_lost: u8,
     pub result: Option<ResultView>,
-    /// `hex(SHA-256(server_seed))`, shown at purchase (guarantee 6).
+    /// `hex(SHA-256(server_seed))`, committed in the block's published
+    /// Merkle root before the sale, shown at purchase (guarantee 6).
     pub commitment: String,
-    pub client_seed: String,
+    /// The player's seed, given with the first action; `null` before.
+    pub client_seed: Option<String>,
     /// Revealed when the ticket is finished.
     pub server_seed: Option<String>,
+    /// `online` or `paper`.
+    pub channel: String,
+    /// `sold`, `in_play`, `won`, `lost` or `paid` (CONTRACT.md life cycle).
+    pub status: String,
 }
 
-/// What the storage knows of a sold ticket, enough to show it.
+/// What the storage knows of a sold ticket, enough to show and play it.
 #[derive(Debug, Clone)]
 pub struct SoldTicket {
     pub serial: String,
     pub price_cents: i64,
-    pub client_seed: String,
+    pub client_seed: Option<String>,
+    /// Derived from the server key ([`crate::keys`]); never stored.
     pub server_seed: [u8; 32],
+    /// As stored with the ticket when its block was emitted.
+    pub commitment: String,
+    pub channel: Channel,
     pub game: Game,
+}
+
+/// Where a ticket is sold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    Online,
+    Paper,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Online => "online",
+            Channel::Paper => "paper",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Channel> {
+        match s {
+            "online" => Some(Channel::Online),
+            "paper" => Some(Channel::Paper),
+            _ => None,
+        }
+    }
 }
 
 impl SoldTicket {
@@ -109,10 +158,24 @@ impl SoldTicket {
             tricks_won: g.tricks_won(),
             tricks_lost: g.tricks_lost(),
             result: g.result().map(ResultView::from),
-            commitment: engine::commitment(&self.server_seed),
+            commitment: self.commitment.clone(),
             client_seed: self.client_seed.clone(),
             // Guarantee 6: the seed stays secret until the ticket is decided.
             server_seed: g.is_finished().then(|| hex::encode(self.server_seed)),
+            channel: self.channel.as_str().to_string(),
+            status: self.status().to_string(),
+        }
+    }
+
+    /// The life-cycle status of a sold ticket: an online ticket is in play
+    /// from its purchase, a paper one from its first action.
+    pub fn status(&self) -> &'static str {
+        let g = &self.game;
+        match g.result() {
+            Some(r) if r.prize_cents > 0 => "won",
+            Some(_) => "lost",
+            None if self.channel == Channel::Paper && g.seq() == 0 => "sold",
+            None => "in_play",
         }
     }
 }
@@ -149,14 +212,19 @@ pub struct ActionAnswer {
 }
 
 /// `POST /api/tickets/{id}/actions` body: `{"seq": n, "action": "play",
-/// "card": "Q"}` or `{"seq": n, "action": "draw"}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// "card": "Q"}` or `{"seq": n, "action": "draw"}`; with the first action
+/// (`seq` 0) an optional `"client_seed"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ActionRequest {
     /// The number of actions already applied to the ticket.
     pub seq: u64,
     #[serde(flatten)]
     #[schema(value_type = Object)]
     pub action: Action,
+    /// The player's seed (printable ASCII, 1 to 64 characters), at `seq` 0
+    /// only; absent there, the server picks a random one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_seed: Option<String>,
 }
 
 impl ActionRequest {
@@ -232,8 +300,11 @@ mod tests {
     #[test]
     fn action_request_reads_the_contract_shapes() {
         let a: ActionRequest = serde_json::from_str(r#"{"seq": 3, "action": "play", "card": "Q"}"#).unwrap();
-        assert_eq!(a, ActionRequest { seq: 3, action: Action::play(Rank::Queen) });
+        assert_eq!(a, ActionRequest { seq: 3, action: Action::play(Rank::Queen), client_seed: None });
         assert_eq!(a.canonical(), r#"{"seq":3,"action":"play","card":"Q"}"#);
+        let s: ActionRequest =
+            serde_json::from_str(r#"{"client_seed": "lucky", "seq": 0, "action": "play", "card": "7"}"#).unwrap();
+        assert_eq!(s.canonical(), r#"{"seq":0,"action":"play","card":"7","client_seed":"lucky"}"#);
         let d: ActionRequest = serde_json::from_str(r#"{"action":"draw","seq":0}"#).unwrap();
         assert_eq!(d.canonical(), r#"{"seq":0,"action":"draw"}"#);
         assert!(serde_json::from_str::<ActionRequest>(r#"{"seq":0,"action":"play","card":"11"}"#).is_err());

@@ -4,6 +4,8 @@
 use crate::config::Config;
 use crate::fairness::ServerSeeds;
 use crate::http::{AppState, router};
+use crate::keys::{Keyring, ServerKey};
+use sha2::Digest;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use anyhow::Context;
@@ -32,7 +34,7 @@ impl AppOptions {
             Some(path) => PrizeTable::load(path).map_err(|e| anyhow::anyhow!("{e}"))?,
             None => PrizeTable::example(),
         };
-        Ok(AppOptions { config, table, seeds: ServerSeeds::OsRandom })
+        Ok(AppOptions { config, table, seeds: ServerSeeds::FromKey })
     }
 }
 
@@ -55,8 +57,12 @@ impl App {
         if let ServerSeeds::InsecureFixedForTests(_) = seeds {
             tracing::warn!("INSECURE: every ticket gets the same fixed server seed (tests only)");
         }
+        crate::admin::accepted_table(&table, config.allow_non_regulation_table)
+            .map_err(|e| anyhow::anyhow!("prize table: {e}"))?;
+        let (key, origin) = ServerKey::load(&config)?;
+        tracing::info!("{origin}");
         let metrics = Arc::new(Metrics::new());
-        let store = Arc::new(Store::open(&config, metrics.clone()).await?);
+        let store = Arc::new(Store::open(&config, metrics.clone(), Keyring::new(key, seeds.fixed())).await?);
         let emission = store.bootstrap(&config, &table).await?;
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
@@ -65,8 +71,11 @@ impl App {
         let state = AppState {
             store: store.clone(),
             metrics: metrics.clone(),
-            seeds: Arc::new(seeds),
             body_limit: config.body_limit_bytes,
+            operator_tokens: Arc::new(
+                config.operator_tokens.iter().map(|t| sha2::Sha256::digest(t.as_bytes()).into()).collect(),
+            ),
+            allow_non_regulation_table: config.allow_non_regulation_table,
             request_timeout: Duration::from_millis(config.request_timeout_ms),
         };
         let app = router(state);

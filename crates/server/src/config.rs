@@ -26,7 +26,17 @@ use std::path::PathBuf;
 /// db_max_connections = 16            # PostgreSQL: connections of this process's pool
 /// db_acquire_timeout_ms = 5000       # waiting longer for a connection answers 503
 /// db_start_wait_s = 60               # start-up waits this long for the database
+/// key_file = "/etc/as-capone/key"    # absent: DB_FILE.key beside a SQLite file
+/// operator_tokens = ["..."]          # bearer tokens of the operator's desk (/api/admin)
+/// allow_non_regulation_table = false # true: tables off art. 2 (tests, demos)
 /// ```
+///
+/// The server key (32 random bytes, 64 hex digits in the key file, or the
+/// `AS_CAPONE_KEY` environment variable) derives every emission's secret:
+/// a copy of the database alone reveals no unrevealed server seed and no
+/// play code. A missing key file is created on first start; a PostgreSQL
+/// database needs `key_file` (the same file for every process) or the
+/// variable.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -61,6 +71,16 @@ pub struct Config {
     /// At start-up, how long to keep retrying a database that does not
     /// answer yet (a PostgreSQL server still starting), in seconds.
     pub db_start_wait_s: u64,
+    /// The server key's file (see the type's doc); `None`: `FILE.key`
+    /// beside a SQLite database file, and an error for PostgreSQL unless
+    /// the key comes from `AS_CAPONE_KEY`.
+    pub key_file: Option<PathBuf>,
+    /// Bearer tokens of the operator's desk (`/api/admin/...`); none: the
+    /// desk is closed (401).
+    pub operator_tokens: Vec<String>,
+    /// Accept a prize table whose price or block size is not art. 2's (300
+    /// cents, 300 000 tickets): for tests and demos only.
+    pub allow_non_regulation_table: bool,
 }
 
 impl Default for Config {
@@ -80,6 +100,9 @@ impl Default for Config {
             db_max_connections: 16,
             db_acquire_timeout_ms: 5_000,
             db_start_wait_s: 60,
+            key_file: None,
+            operator_tokens: Vec::new(),
+            allow_non_regulation_table: false,
         }
     }
 }
@@ -107,6 +130,12 @@ impl Config {
         anyhow::ensure!(self.db_max_connections >= 2, "db_max_connections must be at least 2");
         anyhow::ensure!(self.db_acquire_timeout_ms >= 1, "db_acquire_timeout_ms must be at least 1");
         anyhow::ensure!(self.start_balance_cents <= i64::MAX as u64 / 4, "start_balance_cents is too large");
+        for t in &self.operator_tokens {
+            anyhow::ensure!(
+                t.len() >= 16 && t.bytes().all(|b| b.is_ascii_graphic()),
+                "an operator token must be at least 16 printable characters without spaces"
+            );
+        }
         Ok(())
     }
 

@@ -71,6 +71,9 @@ pub enum AppError {
     /// 401 `unauthorized`: no token, or a token nobody holds.
     #[error("{0}")]
     Unauthorized(String),
+    /// 403 `forbidden`: a known token without the right (a player at the operator's desk).
+    #[error("{0}")]
+    Forbidden(String),
     /// 402 `insufficient_funds`.
     #[error("a ticket costs {price} cents and your balance is {balance} cents")]
     InsufficientFunds { balance: i64, price: i64 },
@@ -125,6 +128,7 @@ impl AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             AppError::InsufficientFunds { .. } => StatusCode::PAYMENT_REQUIRED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Conflict(_) => StatusCode::CONFLICT,
@@ -142,6 +146,7 @@ impl AppError {
             AppError::BadRequest(_) => "bad_request",
             AppError::Unauthorized(_) => "unauthorized",
             AppError::InsufficientFunds { .. } => "insufficient_funds",
+            AppError::Forbidden(_) => "forbidden",
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",

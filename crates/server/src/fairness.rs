@@ -1,5 +1,6 @@
-//! Where server seeds come from (CONTRACT.md Fairness, guarantee 5 and 6):
-//! 32 bytes of the operating system's CSPRNG per ticket.
+//! The operating system's CSPRNG, and how tests may fix every ticket's
+//! server seed (CONTRACT.md Fairness, guarantee 5 and 6). Real seeds are
+//! derived from the server key when a block is emitted ([`crate::keys`]).
 
 use rand_core::{OsRng, TryRngCore};
 
@@ -13,11 +14,12 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
 /// How the server picks each ticket's secret seed.
 #[derive(Clone, Debug, Default)]
 pub enum ServerSeeds {
-    /// 32 fresh bytes of the OS CSPRNG per ticket: the only choice a
-    /// configuration file, a flag or an environment variable can make.
+    /// Derived from the server key when the block is emitted: the only
+    /// choice a configuration file, a flag or an environment variable can make.
     #[default]
-    OsRandom,
-    /// INSECURE, for tests only: every ticket gets this seed, so a test can
+    FromKey,
+    /// INSECURE, for tests only: every ticket of every block emitted gets
+    /// this seed (still committed in the block's root), so a test can
     /// predict the draws and steer a game into a tie, an Extra game, a win
     /// or a loss. It can only be set from Rust code (`AppOptions`), never
     /// from the command line, and the server logs a warning when it is used.
@@ -25,10 +27,11 @@ pub enum ServerSeeds {
 }
 
 impl ServerSeeds {
-    pub fn next(&self) -> [u8; 32] {
+    /// The fixed seed, if any.
+    pub fn fixed(&self) -> Option<[u8; 32]> {
         match self {
-            ServerSeeds::OsRandom => random_bytes::<32>(),
-            ServerSeeds::InsecureFixedForTests(s) => *s,
+            ServerSeeds::FromKey => None,
+            ServerSeeds::InsecureFixedForTests(s) => Some(*s),
         }
     }
 }

@@ -3,12 +3,11 @@
 //! every refusal comes out as an [`AppError`].
 
 use crate::api::{
-    ActionAnswer, ActionRequest, BuyBody, ClientSeed, IdempotencyKey, Me, NewPlayerBody, PlayerCreated, Purchased,
-    TicketEnvelope, TicketList, parse_name,
+    ActionAnswer, ActionRequest, BuyBody, IdempotencyKey, Me, NewPlayerBody, PlayerCreated, Purchased, TicketEnvelope,
+    TicketList, parse_name,
 };
 use crate::core::{BuyRequest, PlayerId};
 use crate::error::{AppError, ErrorBody};
-use crate::fairness::ServerSeeds;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use axum::body::Bytes;
@@ -28,9 +27,12 @@ use std::time::{Duration, Instant};
 pub struct AppState {
     pub store: Arc<Store>,
     pub metrics: Arc<Metrics>,
-    pub seeds: Arc<ServerSeeds>,
     pub body_limit: usize,
     pub request_timeout: Duration,
+    /// SHA-256 of each operator token.
+    pub operator_tokens: Arc<Vec<[u8; 32]>>,
+    /// Tables off art. 2 are accepted (tests, demos).
+    pub allow_non_regulation_table: bool,
 }
 
 /// The whole application: API, operations endpoints and the web page.
@@ -42,6 +44,11 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tickets/{id}", get(get_ticket))
         .route("/api/tickets/{id}/actions", post(act))
         .route("/api/tickets/{id}/record", get(record))
+        .route("/api/emissions", get(crate::admin::public_emissions))
+        .route("/api/admin/emissions", post(crate::admin::create_emission).get(crate::admin::list_emissions))
+        .route("/api/admin/emissions/{id}", get(crate::admin::get_emission))
+        .route("/api/admin/emissions/{id}/blocks", post(crate::admin::add_blocks))
+        .route("/api/admin/emissions/{id}/blocks/{n}/print.csv", get(crate::admin::print_file))
         .route("/api/openapi.json", get(openapi))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
@@ -75,8 +82,13 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
     response
 }
 
-/// The request-time limit, answered in the error shape.
+/// The request-time limit, answered in the error shape. The operator's
+/// desk is not under it: writing blocks takes seconds (and is finished even
+/// when the client goes away, see `admin`).
 async fn timeout(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if req.uri().path().starts_with("/api/admin/") {
+        return next.run(req).await;
+    }
     match tokio::time::timeout(state.request_timeout, next.run(req)).await {
         Ok(r) => r,
         Err(_) => AppError::Timeout(format!(
@@ -98,23 +110,29 @@ impl FromRequestParts<AppState> for Authed {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Authed, AppError> {
-        let value = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| AppError::Unauthorized("missing Authorization: Bearer TOKEN".into()))?;
-        let value = value.to_str().map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
-        let token = match value.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => return Err(AppError::Unauthorized("expected Authorization: Bearer TOKEN".into())),
-        };
-        if token.is_empty() || token.len() > 256 {
-            return Err(AppError::Unauthorized("invalid token".into()));
-        }
+        let token = bearer(parts)?;
         match state.store.authenticate(token).await? {
             Some(id) => Ok(Authed(id)),
             None => Err(AppError::Unauthorized("invalid token".into())),
         }
     }
+}
+
+/// The bearer token of a request, or 401.
+pub fn bearer(parts: &Parts) -> Result<&str, AppError> {
+    let value = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| AppError::Unauthorized("missing Authorization: Bearer TOKEN".into()))?;
+    let value = value.to_str().map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
+    let token = match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        _ => return Err(AppError::Unauthorized("expected Authorization: Bearer TOKEN".into())),
+    };
+    if token.is_empty() || token.len() > 256 {
+        return Err(AppError::Unauthorized("invalid token".into()));
+    }
+    Ok(token)
 }
 
 /// A JSON body, parsed with every refusal in the error shape: too large
@@ -207,9 +225,8 @@ pub async fn buy_ticket(
         )?),
         None => None,
     };
-    let client_seed = body.client_seed.as_deref().map(ClientSeed::parse).transpose()?;
-    let request =
-        BuyRequest { key, client_seed, random_client_seed: ClientSeed::random(), server_seed: state.seeds.next() };
+    body.check()?;
+    let request = BuyRequest { key };
     // The answer as stored: the same Idempotency-Key again gets the same bytes.
     let answer = state.store.buy_ticket(player, request).await?;
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())

@@ -18,8 +18,11 @@
 //!   PostgreSQL (several processes), reads and SQL written once for both.
 //! - [`record`]: [`record::Record`], the public record of a ticket, and
 //!   [`record::verify`] (shared by `as-capone verify` and the tests).
-//! - [`fairness`]: server seeds from the OS CSPRNG.
-//! - `supply` (private): blocks of tickets from the `emission` crate.
+//! - [`keys`]: the server key, kept outside the database, from which every
+//!   emission's seeds (and so every ticket's server seed) are derived.
+//! - [`fairness`]: the OS CSPRNG; the test-only fixed seed.
+//! - [`supply`]: blocks of tickets from the `emission` crate, as stored.
+//! - `admin` (private): the operator's desk and the public list of emissions.
 //! - [`metrics`], `openapi` and `web` (private).
 //!
 //! ## Guarantees (ARCHITECTURE.md), as this crate keeps them
@@ -30,12 +33,16 @@
 //!    a player's balance cannot go negative (a CHECK constraint too).
 //! 4. Exactly once: an action is applied when its `seq` is the ticket's;
 //!    the same request again returns the stored answer, byte for byte.
-//! 5. Server seeds come from the OS CSPRNG ([`fairness`]).
-//! 6. The commitment is shown at purchase, the seed revealed at the end.
+//! 5. Server seeds are fixed when a block is emitted, derived from the
+//!    server key and a CSPRNG salt per emission ([`keys`]).
+//! 6. Every ticket's commitment is in its block's Merkle root, published
+//!    before the sale; the player's seed comes with the first action; the
+//!    server seed is revealed at the end, and the record carries the proof.
 //! 7. A refusal is an [`AppError`] and changes nothing.
 //! 8. Several processes may share one PostgreSQL database: the rows a
 //!    request decides on are locked while it decides ([`store`]).
 
+mod admin;
 pub mod api;
 pub mod app;
 pub mod config;
@@ -43,11 +50,12 @@ pub mod core;
 pub mod error;
 pub mod fairness;
 mod http;
+pub mod keys;
 pub mod metrics;
 mod openapi;
 pub mod record;
 pub mod store;
-mod supply;
+pub mod supply;
 mod web;
 
 pub use app::{App, AppOptions};

@@ -91,7 +91,7 @@ impl Metrics {
                 self.games_finished.inc();
                 self.prizes_paid_cents.inc_by(prize);
             }
-            Effect::Played { finished_prize: None } => {}
+            Effect::Played { finished_prize: None } | Effect::Emission => {}
         }
     }
 

@@ -4,12 +4,23 @@
 //! check them with the same code.
 //!
 //! A record verifies when:
-//! 1. `commitment == hex(SHA-256(server_seed))`;
-//! 2. replaying its actions through the engine (guarantee 1, 2) with
+//! 1. its `leaf` holds the record's serial (whose digits name the record's
+//!    emission, block and position), position, prizes and commitment;
+//! 2. the leaf's hash climbs its `proof` to its `root`, and that root is the
+//!    one published for the block, when the published root is given
+//!    ([`Published`]: `as-capone verify --manifest` or `--root`);
+//! 3. `commitment == hex(SHA-256(server_seed))`;
+//! 4. replaying its actions through the engine (guarantee 1, 2) with
 //!    `FairStream(server_seed, client_seed, serial)` accepts every action
 //!    with `seq` 0, 1, 2, ... and produces exactly the recorded draws;
-//! 3. the replayed ticket is finished with exactly the recorded result.
+//! 5. the replayed ticket is finished with exactly the recorded result.
+//!
+//! So the prizes cannot have been changed after the block was published,
+//! nor the server seed chosen after the player's (it is committed in the
+//! root, which was published before the sale).
 
+use emission::merkle::Hash;
+use emission::{Leaf, MerkleProof, Serial};
 use engine::{Action, Event, FairStream, Game, GameResult, PrizeSchedule, Rank};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -64,7 +75,8 @@ pub struct RecordDraw {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     pub serial: String,
-    pub client_seed: String,
+    /// The player's seed, given with the first action; `null` before it.
+    pub client_seed: Option<String>,
     pub commitment: String,
     /// Hex; `null` until the ticket is finished.
     pub server_seed: Option<String>,
@@ -72,6 +84,60 @@ pub struct Record {
     pub actions: Vec<RecordAction>,
     pub draws: Vec<RecordDraw>,
     pub result: Option<GameResult>,
+    /// The emission's number, the block's and the ticket's position (from 1).
+    pub emission: u32,
+    pub block: u32,
+    pub position: u32,
+    /// The fields of the ticket's Merkle leaf (docs/fairness.md).
+    pub leaf: RecordLeaf,
+    /// The leaf's inclusion proof, from the leaf up: `"L<64 hex>"` when the
+    /// sibling is on the left, `"R<64 hex>"` when on the right.
+    pub proof: Vec<String>,
+    /// Hex Merkle root of the block, as published.
+    pub root: String,
+}
+
+/// The fields of a ticket's Merkle leaf ([`emission::Leaf`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordLeaf {
+    pub serial: String,
+    pub position: u32,
+    /// The schedule row of the table, from 0.
+    pub row: u32,
+    pub prizes_cents: PrizeSchedule,
+    /// Hex SHA-256 of the play code (16 characters, no dashes).
+    pub play_code_sha256: String,
+    /// Hex SHA-256 of the server seed.
+    pub commitment: String,
+}
+
+impl RecordLeaf {
+    /// The leaf, when its fields are well formed.
+    pub fn leaf(&self) -> Result<Leaf, String> {
+        let serial = Serial::parse(&self.serial).map_err(|e| format!("the leaf's serial: {e}"))?;
+        let hash32 = |what: &str, h: &str| {
+            let mut out = [0u8; 32];
+            hex::decode_to_slice(h.trim(), &mut out)
+                .map(|_| out)
+                .map_err(|_| format!("the leaf's {what} is not 64 hex digits"))
+        };
+        Ok(Leaf {
+            serial,
+            position: self.position,
+            row: self.row,
+            prizes: self.prizes_cents,
+            play_code_sha256: hash32("play_code_sha256", &self.play_code_sha256)?,
+            commitment: hash32("commitment", &self.commitment)?,
+        })
+    }
+}
+
+/// The root a record must climb to, and where it was published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub root: Hash,
+    /// Where it was read, in words (a file, `GET /api/emissions`, ...).
+    pub source: String,
 }
 
 /// The draws an action took, numbered from `first_n`: each trick draws As
@@ -118,7 +184,8 @@ impl fmt::Display for Verdict {
         if self.is_valid() {
             write!(
                 f,
-                "VALID: ticket {} was played fairly: every draw and the result follow from the committed seed",
+                "VALID: ticket {} was played fairly: its prizes and server seed are the ones committed in its \
+                 block's root, and every draw and the result follow from them",
                 self.serial
             )
         } else {
@@ -133,9 +200,17 @@ pub fn parse_seed(hex_seed: &str) -> Option<[u8; 32]> {
     bytes.try_into().ok()
 }
 
-/// Checks a record (see the module's doc). Never panics on bad input.
+/// Checks a record (see the module's doc) against its own root. Never
+/// panics on bad input.
 pub fn verify(record: &Record) -> Verdict {
+    verify_against(record, None)
+}
+
+/// Checks a record (see the module's doc), its root against the published
+/// one when given. Never panics on bad input.
+pub fn verify_against(record: &Record, published: Option<&Published>) -> Verdict {
     let mut v = Verdict { serial: record.serial.clone(), passed: Vec::new(), problems: Vec::new() };
+    check_inclusion(record, published, &mut v);
     let Some(seed_hex) = &record.server_seed else {
         v.problems
             .push("the server seed is not revealed yet: the ticket is not finished, nothing can be checked".into());
@@ -158,7 +233,11 @@ pub fn verify(record: &Record) -> Verdict {
         }
     }
     let actions: Vec<Action> = record.actions.iter().map(|a| a.action).collect();
-    let mut stream = FairStream::new(&seed, &record.client_seed, &record.serial);
+    let Some(client_seed) = &record.client_seed else {
+        v.problems.push("the record has no client seed: the ticket was never played".into());
+        return v;
+    };
+    let mut stream = FairStream::new(&seed, client_seed, &record.serial);
     let mut game = Game::new(record.prizes_cents);
     let mut events = Vec::new();
     for (i, a) in actions.iter().enumerate() {
@@ -197,6 +276,80 @@ pub fn verify(record: &Record) -> Verdict {
     v
 }
 
+/// Checks 1 and 2 of the module's doc.
+fn check_inclusion(record: &Record, published: Option<&Published>, v: &mut Verdict) {
+    let leaf = match record.leaf.leaf() {
+        Ok(l) => l,
+        Err(e) => {
+            v.problems.push(e);
+            return;
+        }
+    };
+    let mut agree = true;
+    let mut differ = |what: &str, leaf_value: String, record_value: String| {
+        if leaf_value != record_value {
+            agree = false;
+            v.problems.push(format!("the leaf's {what} {leaf_value} is not the record's {record_value}"));
+        }
+    };
+    differ("serial", leaf.serial.to_string(), record.serial.trim().to_string());
+    differ("position", leaf.position.to_string(), record.position.to_string());
+    differ("prizes", format!("{:?}", leaf.prizes.cents()), format!("{:?}", record.prizes_cents.cents()));
+    differ("commitment", hex::encode(leaf.commitment), record.commitment.trim().to_ascii_lowercase());
+    let s = leaf.serial;
+    differ(
+        "serial's emission, block and position",
+        format!("{}/{}/{}", s.emission(), s.block(), s.position()),
+        format!("{}/{}/{}", record.emission, record.block, record.position),
+    );
+    if agree {
+        v.passed.push(format!(
+            "the Merkle leaf holds this ticket: serial {}, emission {}, block {}, position {}, its prizes and its \
+             commitment",
+            record.serial, record.emission, record.block, record.position
+        ));
+    }
+    let mut root = [0u8; 32];
+    if hex::decode_to_slice(record.root.trim(), &mut root).is_err() {
+        v.problems.push("the record's root is not 64 hex digits".into());
+        return;
+    }
+    let proof = match MerkleProof::parse(&record.proof.join(".")) {
+        Ok(p) => p,
+        Err(e) => {
+            v.problems.push(format!("the inclusion proof: {e}"));
+            return;
+        }
+    };
+    if proof.verify(&leaf.hash(), &root) {
+        v.passed.push(format!(
+            "the leaf's inclusion proof ({} steps) leads to the block's root {}",
+            proof.steps.len(),
+            record.root.trim()
+        ));
+    } else {
+        v.problems.push(format!(
+            "the inclusion proof does not lead from the ticket's leaf to the root {}: the leaf or the proof was changed",
+            record.root.trim()
+        ));
+    }
+    match published {
+        Some(p) if p.root == root => {
+            v.passed.push(format!("the root {} is the one published in {}", hex::encode(root), p.source))
+        }
+        Some(p) => v.problems.push(format!(
+            "the record's root {} is not the root {} published in {}",
+            hex::encode(root),
+            hex::encode(p.root),
+            p.source
+        )),
+        None => v.passed.push(
+            "note: the root was not compared with a published one (as-capone verify --manifest FILE or --root HEX)"
+                .into(),
+        ),
+    }
+}
+
 fn describe(d: &RecordDraw) -> String {
     match d.player {
         Some(p) => format!("{} draw player {p} / As Capone {}", d.kind.as_str(), d.capone),
@@ -204,18 +357,22 @@ fn describe(d: &RecordDraw) -> String {
     }
 }
 
-/// Plays a whole ticket offline with `choose` picking the player's card:
-/// a record as the server would publish it (for tests, examples and the
-/// CLI's own tests).
+/// Plays ticket `position` of `block` of `emission` offline with `choose`
+/// picking the player's card: a record as the server would publish it,
+/// with its leaf, proof and root (for tests, examples and the CLI's tests).
 pub fn play_offline(
-    server_seed: [u8; 32],
+    emission: &emission::Emission,
+    block: u32,
+    position: u32,
     client_seed: &str,
-    serial: &str,
-    prizes: PrizeSchedule,
     mut choose: impl FnMut(&Game) -> Rank,
 ) -> Record {
-    let mut stream = FairStream::new(&server_seed, client_seed, serial);
-    let mut game = Game::new(prizes);
+    let b = emission.generate_block(block).expect("a block of the emission");
+    let ticket = *b.ticket(position).expect("a position of the block");
+    let proof = b.proof(position).expect("a position of the block");
+    let serial = ticket.serial.to_string();
+    let mut stream = FairStream::new(&ticket.server_seed, client_seed, &serial);
+    let mut game = Game::new(ticket.prizes);
     let mut actions = Vec::new();
     let mut events = Vec::new();
     while !game.is_finished() {
@@ -226,32 +383,105 @@ pub fn play_offline(
         actions.push(RecordAction { seq: game.seq(), action });
         game.apply(action, &mut stream, &mut events).expect("the chosen action is allowed");
     }
+    let leaf = ticket.leaf();
     Record {
-        serial: serial.to_string(),
-        client_seed: client_seed.to_string(),
-        commitment: engine::commitment(&server_seed),
-        server_seed: Some(hex::encode(server_seed)),
-        prizes_cents: prizes,
+        serial: serial.clone(),
+        client_seed: Some(client_seed.to_string()),
+        commitment: hex::encode(leaf.commitment),
+        server_seed: Some(hex::encode(ticket.server_seed)),
+        prizes_cents: ticket.prizes,
         actions,
         draws: draws_of(&events, 0),
         result: game.result(),
+        emission: emission.number(),
+        block,
+        position,
+        leaf: RecordLeaf {
+            serial,
+            position,
+            row: leaf.row,
+            prizes_cents: leaf.prizes,
+            play_code_sha256: hex::encode(leaf.play_code_sha256),
+            commitment: hex::encode(leaf.commitment),
+        },
+        proof: proof_strings(&proof),
+        root: hex::encode(b.merkle_root),
     }
+}
+
+/// A proof as the record writes it: one `"L<hex>"` or `"R<hex>"` per step.
+pub fn proof_strings(proof: &MerkleProof) -> Vec<String> {
+    let text = proof.to_string();
+    if text.is_empty() { Vec::new() } else { text.split('.').map(str::to_string).collect() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const SMALL: &str = "game = \"As Capone\"\ncode = \"ASC\"\nprice_cents = 300\nblock_size = 20\n\
+        [[schedule]]\ntickets = 15\nprizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }\n\
+        [[schedule]]\ntickets = 5\nprizes_cents = { 5 = 600, 6 = 2000, 7 = 20000, 8 = 2500000 }\n";
+
     fn sample(i: u8) -> Record {
-        let mut seed = [7u8; 32];
-        seed[0] = i;
-        play_offline(
-            seed,
-            "client",
-            &format!("ASC-001-000001-{i:06}-0"),
-            PrizeSchedule::new([300, 1000, 10_000, 1_000_000]),
-            |g| g.hand().highest().unwrap(),
-        )
+        let table = math::PrizeTable::parse_toml(SMALL).unwrap();
+        let e = emission::Emission::new(3, table, emission::EmissionSeed::from_bytes([7; 32])).unwrap();
+        play_offline(&e, 2, u32::from(i) + 1, "client", |g| g.hand().highest().unwrap())
+    }
+
+    fn root_of(r: &Record) -> Published {
+        let mut root = [0u8; 32];
+        hex::decode_to_slice(&r.root, &mut root).unwrap();
+        Published { root, source: "the test".into() }
+    }
+
+    #[test]
+    fn fairness_a_record_is_proven_to_its_published_root_and_any_change_to_its_leaf_is_refused() {
+        let r = sample(4);
+        let published = root_of(&r);
+        let v = verify_against(&r, Some(&published));
+        assert!(v.is_valid(), "{v}");
+        assert!(v.passed.iter().any(|p| p.contains("published in the test")), "{v}");
+        let refused = |bad: &Record, why: &str| {
+            let v = verify_against(bad, Some(&published));
+            assert!(!v.is_valid(), "{why}: {v}");
+            v.problems.join("\n")
+        };
+        // The prizes, in the record and in the leaf: the root no longer agrees.
+        let mut bad = r.clone();
+        bad.prizes_cents = PrizeSchedule::new([300, 1000, 10_000, 2_000_000]);
+        assert!(refused(&bad, "record prizes").contains("the leaf's prizes"));
+        bad.leaf.prizes_cents = bad.prizes_cents;
+        assert!(refused(&bad, "leaf prizes").contains("does not lead from the ticket's leaf"));
+        // The position.
+        let mut bad = r.clone();
+        bad.position += 1;
+        bad.leaf.position += 1;
+        assert!(refused(&bad, "position").contains("position"));
+        // One node of the proof.
+        for i in 0..r.proof.len() {
+            let mut bad = r.clone();
+            let flipped = if bad.proof[i].ends_with('0') { '1' } else { '0' };
+            bad.proof[i].pop();
+            bad.proof[i].push(flipped);
+            assert!(refused(&bad, "proof node").contains("inclusion proof"));
+        }
+        let mut bad = r.clone();
+        bad.proof.pop();
+        refused(&bad, "a step less");
+        // The root: it no longer is the published one.
+        let mut bad = r.clone();
+        bad.root = "00".repeat(32);
+        assert!(refused(&bad, "root").contains("is not the root"));
+        // Another published root.
+        let other = Published { root: [1; 32], source: "elsewhere".into() };
+        assert!(!verify_against(&r, Some(&other)).is_valid());
+        // Another ticket's seed and commitment.
+        let o = sample(5);
+        let mut bad = r.clone();
+        bad.server_seed = o.server_seed.clone();
+        bad.commitment = o.commitment.clone();
+        refused(&bad, "another seed");
     }
 
     #[test]
@@ -307,7 +537,7 @@ mod tests {
         bad.draws.pop();
         assert!(!verify(&bad).is_valid());
         let mut bad = r.clone();
-        bad.client_seed.push('x');
+        bad.client_seed.as_mut().unwrap().push('x');
         assert!(!verify(&bad).is_valid());
         let mut bad = r;
         bad.server_seed = None;

@@ -30,27 +30,50 @@ CREATE TABLE players (
     created_ms  BIGINT  NOT NULL
 );
 
+-- The server key's fingerprint: HMAC-SHA256(key, "as-capone key check v1").
+-- A server started with another key is refused (its seeds would differ).
+CREATE TABLE server_key (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    fingerprint TEXT    NOT NULL,
+    created_ms  BIGINT  NOT NULL
+);
+
+-- An emission's secret seed is never stored: it is HMAC-SHA256(server key,
+-- "as-capone emission seed v1" 0x00 || seed_salt), so a copy of this
+-- database reveals no unrevealed server seed and no play code. Its id is
+-- the emission number printed in serials (1 to 999), chosen by the server.
 CREATE TABLE emissions (
-    id           INTEGER PRIMARY KEY,
+    id           INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 999),
     code         TEXT    NOT NULL,
+    channel      TEXT    NOT NULL CHECK (channel IN ('online', 'paper')),
     table_toml   TEXT    NOT NULL,
     table_digest TEXT    NOT NULL,
     price_cents  BIGINT  NOT NULL,
     block_size   BIGINT  NOT NULL,
-    secret_seed  TEXT    NOT NULL,   -- hex; regenerates the blocks (keep this database secret)
+    seed_salt    TEXT    NOT NULL UNIQUE,
     created_ms   BIGINT  NOT NULL
 );
 
+-- A block is published (its root public, its tickets for sale) once all its
+-- tickets are written: `published_ms` is set in the transaction that writes
+-- the audit entry with its root, and never changes after. `chunk_roots`: the
+-- hex roots of its leaves 1 024 at a time (emission::merkle), from which
+-- any ticket's inclusion proof is rebuilt.
 CREATE TABLE blocks (
-    id          INTEGER PRIMARY KEY,
-    emission_id BIGINT  NOT NULL REFERENCES emissions(id),
-    number      BIGINT  NOT NULL,
-    size        BIGINT  NOT NULL,
-    commitment  TEXT    NOT NULL,
-    created_ms  BIGINT  NOT NULL,
+    id           INTEGER PRIMARY KEY,
+    emission_id  BIGINT  NOT NULL REFERENCES emissions(id),
+    number       BIGINT  NOT NULL,
+    size         BIGINT  NOT NULL,
+    root         TEXT    NOT NULL,
+    chunk_roots  TEXT    NOT NULL,
+    created_ms   BIGINT  NOT NULL,
+    published_ms BIGINT,
     UNIQUE (emission_id, number)
 );
 
+-- A ticket's row holds only what its published leaf makes public; its
+-- server seed is derived again from the server key when it is needed.
+-- Status: 'unsold' (online, for sale), 'printed' (paper, not sold), 'sold'.
 CREATE TABLE tickets (
     id             INTEGER PRIMARY KEY,
     block_id       BIGINT  NOT NULL REFERENCES blocks(id),
@@ -62,17 +85,17 @@ CREATE TABLE tickets (
     prize_6        BIGINT  NOT NULL,
     prize_7        BIGINT  NOT NULL,
     prize_8        BIGINT  NOT NULL,
-    status         TEXT    NOT NULL DEFAULT 'unsold' CHECK (status IN ('unsold', 'sold')),
+    commitment     TEXT    NOT NULL,   -- hex SHA-256 of the server seed, as in the leaf
+    status         TEXT    NOT NULL DEFAULT 'unsold' CHECK (status IN ('unsold', 'printed', 'sold')),
     owner_id       BIGINT  REFERENCES players(id),
     sold_ms        BIGINT,
-    client_seed    TEXT,
-    server_seed    TEXT,     -- hex; secret until the game is finished (guarantee 6)
-    commitment     TEXT,     -- hex SHA-256 of the server seed, shown at purchase
+    client_seed    TEXT,               -- the player's, with the first action
     UNIQUE (block_id, position),
-    CHECK ((status = 'unsold') = (owner_id IS NULL))
+    CHECK ((status = 'sold') = (owner_id IS NOT NULL))
 );
+
 CREATE INDEX tickets_owner ON tickets (owner_id, id);
--- The sale queue: the unsold tickets in sale order.
+-- The sale queue: the unsold tickets in sale order (of published blocks).
 CREATE INDEX tickets_unsold ON tickets (block_id, position) WHERE status = 'unsold';
 
 -- The interactive game of a sold ticket: the engine's state after `seq` actions.

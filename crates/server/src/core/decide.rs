@@ -5,10 +5,10 @@
 //! (guarantee 7) is tested here without a database.
 
 use super::{
-    Account, AccountId, ActionWrite, AuditRecord, Changes, Effect, ForSale, GameWrite, IdempotencyWrite, Movement,
-    PlayerId, Reason, Sale, StoredAnswer, TicketRow,
+    Account, AccountId, ActionWrite, AuditRecord, Changes, ClientSeedWrite, Effect, ForSale, GameWrite,
+    IdempotencyWrite, Movement, PlayerId, Reason, Sale, StoredAnswer, TicketRow,
 };
-use crate::api::{ActionAnswer, ActionRequest, ClientSeed, Purchased, SoldTicket};
+use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
 use crate::record::draws_of;
 use engine::{FairStream, Game};
@@ -28,30 +28,26 @@ pub fn new_player(player: PlayerId, account: AccountId, start_balance: i64, now:
     let empty = Account { player, id: account, balance_cents: 0 };
     let movement = Movement::new(Reason::StartBalance, None, &empty, start_balance, now);
     Changes {
-        sale: None,
-        game: None,
-        action: None,
-        draws: Vec::new(),
         movement: Some(movement),
-        idempotency: None,
         audit: Some(AuditRecord {
             created_ms: now,
             kind: "player_created",
             data_json: json!({"player_id": player, "balance_cents": start_balance}).to_string(),
         }),
-        answer: String::new(),
-        effect: Effect::PlayerCreated,
+        ..Changes::none(Effect::PlayerCreated)
     }
 }
 
 /// The canonical text of a purchase request, to tell a retry (same key,
-/// same body) from a reuse of the key for another purchase.
-pub fn buy_request_json(client_seed: Option<&ClientSeed>) -> String {
-    json!({ "client_seed": client_seed.map(|c| c.as_str()) }).to_string()
+/// same body) from a reuse of the key for another purchase. A purchase has
+/// no body any more: every purchase with the same key is the same request.
+pub fn buy_request_json() -> String {
+    "{}".to_string()
 }
 
 /// A purchase. `stored` is what the player's Idempotency-Key holds, when
-/// the request has a key; `for_sale` the next unsold ticket.
+/// the request has a key; `for_sale` the next unsold ticket, with the
+/// server seed its block committed to before the sale.
 pub fn buy(
     account: &Account,
     stored: Option<StoredAnswer>,
@@ -59,7 +55,7 @@ pub fn buy(
     request: &super::BuyRequest,
     now: i64,
 ) -> Result<Decision, AppError> {
-    let request_json = buy_request_json(request.client_seed.as_ref());
+    let request_json = buy_request_json();
     if let Some(stored) = stored {
         if stored.request_json == request_json {
             return Ok(Decision::Replay(stored.answer_json));
@@ -67,13 +63,13 @@ pub fn buy(
         return Err(AppError::Conflict("this Idempotency-Key was used for a purchase with another body".into()));
     }
     let Some(sale) = for_sale else {
-        return Err(AppError::SoldOut("no ticket left for sale: every block of the emission is sold".into()));
+        return Err(AppError::SoldOut(
+            "no ticket left for sale: every published block is sold; the operator can add blocks".into(),
+        ));
     };
     if account.balance_cents < sale.price_cents {
         return Err(AppError::InsufficientFunds { balance: account.balance_cents, price: sale.price_cents });
     }
-    let client_seed = request.client_seed.clone().unwrap_or_else(|| request.random_client_seed.clone());
-    let commitment = engine::commitment(&request.server_seed);
     let movement = Movement::new(Reason::TicketSale, Some(sale.ticket_id), account, sale.price_cents, now);
     let row = TicketRow {
         id: sale.ticket_id,
@@ -81,25 +77,18 @@ pub fn buy(
         ticket: SoldTicket {
             serial: sale.serial.clone(),
             price_cents: sale.price_cents,
-            client_seed: client_seed.as_str().to_string(),
-            server_seed: request.server_seed,
+            client_seed: None,
+            server_seed: sale.server_seed,
+            commitment: sale.commitment.clone(),
+            channel: Channel::Online,
             game: Game::new(sale.prizes),
         },
     };
     let answer = Purchased { ticket: row.ticket.view(), balance_cents: movement.player_balance.after };
     let answer = serde_json::to_string(&answer).expect("a purchase answer serializes");
     Ok(Decision::Apply(Box::new(Changes {
-        sale: Some(Sale {
-            ticket_id: sale.ticket_id,
-            owner: account.player,
-            sold_ms: now,
-            client_seed: client_seed.as_str().to_string(),
-            server_seed_hex: hex::encode(request.server_seed),
-            commitment: commitment.clone(),
-        }),
+        sale: Some(Sale { ticket_id: sale.ticket_id, owner: account.player, sold_ms: now }),
         game: Some(GameWrite { row, from_seq: None, finished_ms: None }),
-        action: None,
-        draws: Vec::new(),
         idempotency: request.key.as_ref().map(|key| IdempotencyWrite {
             player: account.player,
             key: key.as_str().to_string(),
@@ -111,27 +100,38 @@ pub fn buy(
             created_ms: now,
             kind: "ticket_sold",
             data_json: json!({"serial": sale.serial, "player_id": account.player, "price_cents": sale.price_cents,
-                              "commitment": commitment})
+                              "commitment": sale.commitment})
             .to_string(),
         }),
         movement: Some(movement),
         answer,
-        effect: Effect::Sold,
+        ..Changes::none(Effect::Sold)
     })))
 }
 
 /// A game action on `ticket` (loaded by its serial; `None` when no sold
 /// ticket has it). `stored` is the action already applied at the request's
 /// `seq`, loaded when that `seq` is behind the ticket; `account` the
-/// player's, loaded when the action is to be applied.
+/// player's, loaded when the action is to be applied; `random_client_seed`
+/// the seed a first action without one gets.
 pub fn act(
     player: PlayerId,
     ticket: Option<TicketRow>,
     stored: Option<StoredAnswer>,
     account: Option<Account>,
     request: ActionRequest,
+    random_client_seed: &ClientSeed,
     now: i64,
 ) -> Result<Decision, AppError> {
+    // Fairness, 2: the player's seed comes with the first action only.
+    let client_seed = request.client_seed.as_deref().map(ClientSeed::parse).transpose()?;
+    if client_seed.is_some() && request.seq != 0 {
+        return Err(AppError::BadRequest(
+            "client_seed is accepted with the ticket's first action (seq 0) only; the draws of this ticket already \
+             depend on the seed given then"
+                .into(),
+        ));
+    }
     // Another player's ticket is "not found", exactly like one that does not exist.
     let Some(row) = ticket.filter(|t| t.owner == player) else { return Err(AppError::ticket_not_found()) };
     let seq = row.ticket.game.seq();
@@ -153,10 +153,20 @@ pub fn act(
         return Err(AppError::Conflict(format!("the ticket is at seq {seq}, not {}", request.seq)));
     }
     let account = account.ok_or_else(|| AppError::internal("the player's account was not loaded"))?;
-    // Guarantee 1: the engine alone decides, with the ticket's own fair stream.
     let mut after = row.clone();
+    let seed_write = match &after.ticket.client_seed {
+        Some(_) if seq == 0 => return Err(AppError::internal("a ticket at seq 0 already has a client seed")),
+        Some(_) => None,
+        None => {
+            let chosen = client_seed.unwrap_or_else(|| random_client_seed.clone());
+            after.ticket.client_seed = Some(chosen.as_str().to_string());
+            Some(ClientSeedWrite { ticket_id: row.id, client_seed: chosen.as_str().to_string() })
+        }
+    };
+    let client_seed = after.ticket.client_seed.clone().unwrap_or_default();
+    // Guarantee 1: the engine alone decides, with the ticket's own fair stream.
     let first_n = after.ticket.game.draws();
-    let mut stream = FairStream::new(&after.ticket.server_seed, &after.ticket.client_seed, &after.ticket.serial);
+    let mut stream = FairStream::new(&after.ticket.server_seed, &client_seed, &after.ticket.serial);
     let mut events = Vec::new();
     after.ticket.game.apply(request.action, &mut stream, &mut events)?;
     let draws = draws_of(&events, first_n);
@@ -174,19 +184,18 @@ pub fn act(
         created_ms: now,
         kind: "ticket_finished",
         data_json: json!({"serial": row.ticket.serial, "tricks": r.tricks, "prize_cents": r.prize_cents,
-                          "server_seed": hex::encode(row.ticket.server_seed)})
+                          "client_seed": client_seed, "server_seed": hex::encode(row.ticket.server_seed)})
         .to_string(),
     });
     Ok(Decision::Apply(Box::new(Changes {
-        sale: None,
+        client_seed: seed_write,
         action: Some(ActionWrite { ticket_id: row.id, seq, request_json, created_ms: now }),
         draws,
         game: Some(GameWrite { row: after, from_seq: Some(seq), finished_ms: result.map(|_| now) }),
         movement,
-        idempotency: None,
         audit,
         answer,
-        effect: Effect::Played { finished_prize: result.map(|r| r.prize_cents) },
+        ..Changes::none(Effect::Played { finished_prize: result.map(|r| r.prize_cents) })
     })))
 }
 
@@ -209,16 +218,21 @@ mod tests {
             serial: "TST-001-00001-000001-00".into(),
             prizes: PrizeSchedule::new([300, 1000, 10000, 100000]),
             price_cents: 300,
+            commitment: engine::commitment(&[9; 32]),
+            server_seed: [9; 32],
         }
     }
 
-    fn request(key: Option<&str>, seed: Option<&str>) -> BuyRequest {
-        BuyRequest {
-            key: key.map(|k| IdempotencyKey::parse(k).unwrap()),
-            client_seed: seed.map(|s| ClientSeed::parse(s).unwrap()),
-            random_client_seed: ClientSeed::parse("random").unwrap(),
-            server_seed: [9; 32],
-        }
+    fn request(key: Option<&str>) -> BuyRequest {
+        BuyRequest { key: key.map(|k| IdempotencyKey::parse(k).unwrap()) }
+    }
+
+    fn random() -> ClientSeed {
+        ClientSeed::parse("random").unwrap()
+    }
+
+    fn req(seq: u64, action: Action) -> ActionRequest {
+        ActionRequest { seq, action, client_seed: None }
     }
 
     fn applied(d: Result<Decision, AppError>) -> Changes {
@@ -230,7 +244,7 @@ mod tests {
     }
 
     fn sold_ticket() -> TicketRow {
-        applied(buy(&account(1000), None, Some(for_sale()), &request(None, Some("s")), NOW)).game.unwrap().row
+        applied(buy(&account(1000), None, Some(for_sale()), &request(None), NOW)).game.unwrap().row
     }
 
     #[test]
@@ -245,7 +259,7 @@ mod tests {
 
     #[test]
     fn guarantee_3_a_purchase_debits_the_price_and_sells_the_ticket_in_one_change() {
-        let c = applied(buy(&account(1000), None, Some(for_sale()), &request(Some("k"), None), NOW));
+        let c = applied(buy(&account(1000), None, Some(for_sale()), &request(Some("k")), NOW));
         let m = c.movement.as_ref().unwrap();
         assert_eq!(m.entries(), [(70, -300), (HOUSE_SALES, 300)]);
         assert_eq!(m.entries().iter().map(|e| e.1).sum::<i64>(), 0);
@@ -253,46 +267,48 @@ mod tests {
         assert_eq!(m.id, "sale:42");
         let sale = c.sale.as_ref().unwrap();
         assert_eq!((sale.ticket_id, sale.owner), (42, 7));
-        assert_eq!(sale.client_seed, "random", "no seed given: the server's random one");
-        assert_eq!(sale.commitment, engine::commitment(&[9; 32]));
         assert_eq!(c.idempotency.as_ref().unwrap().key, "k");
         let answer: serde_json::Value = serde_json::from_str(&c.answer).unwrap();
         assert_eq!(answer["balance_cents"], 700);
         assert_eq!(answer["ticket"]["serial"], "TST-001-00001-000001-00");
         assert_eq!(answer["ticket"]["server_seed"], serde_json::Value::Null, "guarantee 6: secret until finished");
+        // Fairness, 1 and 2: the commitment is the block's, the player's seed is not asked yet.
+        assert_eq!(answer["ticket"]["commitment"], engine::commitment(&[9; 32]));
+        assert_eq!(answer["ticket"]["client_seed"], serde_json::Value::Null);
+        assert_eq!(answer["ticket"]["status"], "in_play");
         assert_eq!(c.effect, Effect::Sold);
     }
 
     #[test]
     fn guarantee_4_the_same_idempotency_key_replays_and_another_body_conflicts() {
-        let stored = StoredAnswer { request_json: buy_request_json(None), answer_json: "{\"stored\":1}".into() };
-        match buy(&account(1000), Some(stored.clone()), Some(for_sale()), &request(Some("k"), None), NOW) {
+        let stored = StoredAnswer { request_json: buy_request_json(), answer_json: "{\"stored\":1}".into() };
+        match buy(&account(1000), Some(stored.clone()), Some(for_sale()), &request(Some("k")), NOW) {
             Ok(Decision::Replay(a)) => assert_eq!(a, "{\"stored\":1}"),
             _ => panic!("a retry replays"),
         }
         // Even with no money left and nothing for sale, a retry replays.
         assert!(matches!(
-            buy(&account(0), Some(stored.clone()), None, &request(Some("k"), None), NOW),
+            buy(&account(0), Some(stored.clone()), None, &request(Some("k")), NOW),
             Ok(Decision::Replay(_))
         ));
-        let e =
-            buy(&account(1000), Some(stored), Some(for_sale()), &request(Some("k"), Some("other")), NOW).unwrap_err();
+        let other = StoredAnswer { request_json: "{\"client_seed\":\"old\"}".into(), ..stored };
+        let e = buy(&account(1000), Some(other), Some(for_sale()), &request(Some("k")), NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
     }
 
     #[test]
     fn guarantee_7_no_money_or_no_ticket_is_refused() {
-        let e = buy(&account(299), None, Some(for_sale()), &request(None, None), NOW).unwrap_err();
+        let e = buy(&account(299), None, Some(for_sale()), &request(None), NOW).unwrap_err();
         assert_eq!((e.status().as_u16(), e.code()), (402, "insufficient_funds"));
-        let e = buy(&account(1000), None, None, &request(None, None), NOW).unwrap_err();
+        let e = buy(&account(1000), None, None, &request(None), NOW).unwrap_err();
         assert_eq!((e.status().as_u16(), e.code()), (503, "sold_out"));
     }
 
     #[test]
     fn guarantee_4_an_action_applies_at_the_tickets_seq_and_replays_behind_it() {
         let row = sold_ticket();
-        let play = ActionRequest { seq: 0, action: Action::play(Rank::Ace) };
-        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), play, NOW));
+        let play = req(0, Action::play(Rank::Ace));
+        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), play.clone(), &random(), NOW));
         let action = c.action.as_ref().unwrap();
         assert_eq!((action.seq, action.request_json.as_str()), (0, play.canonical().as_str()));
         assert_eq!(c.draws.len(), 1);
@@ -304,26 +320,61 @@ mod tests {
         // Behind the ticket's seq: the stored answer, or 409 for another body.
         let mut after = game.row.clone();
         let stored = StoredAnswer { request_json: play.canonical(), answer_json: c.answer.clone() };
-        match act(7, Some(after.clone()), Some(stored.clone()), None, play, NOW) {
+        match act(7, Some(after.clone()), Some(stored.clone()), None, play.clone(), &random(), NOW) {
             Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
             _ => panic!("a retry replays"),
         }
-        let other = ActionRequest { seq: 0, action: Action::play(Rank::Seven) };
-        assert_eq!(act(7, Some(after.clone()), Some(stored), None, other, NOW).unwrap_err().code(), "conflict");
+        let other = req(0, Action::play(Rank::Seven));
+        let e = act(7, Some(after.clone()), Some(stored), None, other, &random(), NOW).unwrap_err();
+        assert_eq!(e.code(), "conflict");
         // Ahead of it: 409.
-        let ahead = ActionRequest { seq: 5, action: Action::Draw };
-        assert_eq!(act(7, Some(after.clone()), None, Some(account(700)), ahead, NOW).unwrap_err().code(), "conflict");
+        let ahead = req(5, Action::Draw);
+        let e = act(7, Some(after.clone()), None, Some(account(700)), ahead, &random(), NOW).unwrap_err();
+        assert_eq!(e.code(), "conflict");
         // Someone else's ticket, or none: 404, the same answer.
         after.owner = 8;
-        assert_eq!(act(7, Some(after), None, Some(account(700)), play, NOW).unwrap_err().code(), "not_found");
-        assert_eq!(act(7, None, None, Some(account(700)), play, NOW).unwrap_err().code(), "not_found");
+        let e = act(7, Some(after), None, Some(account(700)), play.clone(), &random(), NOW).unwrap_err();
+        assert_eq!(e.code(), "not_found");
+        assert_eq!(act(7, None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(), "not_found");
+    }
+
+    #[test]
+    fn fairness_2_the_client_seed_comes_with_the_first_action_and_only_then() {
+        let row = sold_ticket();
+        let mut first = req(0, Action::play(Rank::King));
+        first.client_seed = Some("lucky-7".into());
+        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), first.clone(), &random(), NOW));
+        assert_eq!(c.client_seed, Some(ClientSeedWrite { ticket_id: 42, client_seed: "lucky-7".into() }));
+        let after = c.game.as_ref().unwrap().row.clone();
+        assert_eq!(after.ticket.client_seed.as_deref(), Some("lucky-7"));
+        // The draw is the fair stream of (committed server seed, the player's seed).
+        let mut stream = FairStream::new(&[9; 32], "lucky-7", &after.ticket.serial);
+        let mut g = Game::new(for_sale().prizes);
+        g.apply(Action::play(Rank::King), &mut stream, &mut Vec::new()).unwrap();
+        assert_eq!(g, after.ticket.game);
+        // Without one, the server's random seed is recorded.
+        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), req(0, Action::play(Rank::King)), &random(), NOW));
+        assert_eq!(c.client_seed.unwrap().client_seed, "random");
+        // Later: refused with 400, whatever the seq.
+        let mut later = req(1, Action::play(Rank::Ace));
+        later.client_seed = Some("again".into());
+        let e = act(7, Some(after.clone()), None, Some(account(700)), later, &random(), NOW).unwrap_err();
+        assert_eq!((e.status().as_u16(), e.code()), (400, "bad_request"));
+        // A malformed one: 400.
+        let mut bad = req(0, Action::play(Rank::Ace));
+        bad.client_seed = Some("two words".into());
+        let e = act(7, Some(row), None, Some(account(700)), bad, &random(), NOW).unwrap_err();
+        assert_eq!(e.code(), "bad_request");
+        // The second action records no seed again.
+        let c = applied(act(7, Some(after), None, Some(account(700)), req(1, Action::play(Rank::Ace)), &random(), NOW));
+        assert!(c.client_seed.is_none());
     }
 
     #[test]
     fn guarantee_7_the_engine_refuses_an_illegal_action() {
         let row = sold_ticket();
-        let draw = ActionRequest { seq: 0, action: Action::Draw };
-        let e = act(7, Some(row), None, Some(account(700)), draw, NOW).unwrap_err();
+        let draw = req(0, Action::Draw);
+        let e = act(7, Some(row), None, Some(account(700)), draw, &random(), NOW).unwrap_err();
         assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_action"));
     }
 
@@ -338,7 +389,7 @@ mod tests {
                 Phase::Play => Action::play(row.ticket.game.hand().nth(0)),
                 _ => Action::Draw,
             };
-            let c = applied(act(7, Some(row), None, Some(account(balance)), ActionRequest { seq, action }, NOW));
+            let c = applied(act(7, Some(row), None, Some(account(balance)), req(seq, action), &random(), NOW));
             row = c.game.as_ref().unwrap().row.clone();
             if let Some(result) = row.ticket.game.result() {
                 seen_finish = true;

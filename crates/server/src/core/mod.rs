@@ -56,13 +56,16 @@ pub struct StoredAnswer {
     pub answer_json: String,
 }
 
-/// The next ticket for sale, as loaded (and locked) for a purchase.
+/// The next ticket for sale, as loaded (and locked) for a purchase, with
+/// the server seed its block committed to (derived by the shell).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForSale {
     pub ticket_id: TicketId,
     pub serial: String,
     pub prizes: PrizeSchedule,
     pub price_cents: i64,
+    pub commitment: String,
+    pub server_seed: [u8; 32],
 }
 
 /// Everything one decision writes, in one transaction.
@@ -70,6 +73,8 @@ pub struct ForSale {
 pub struct Changes {
     /// A ticket changing hands: `unsold` to `sold`.
     pub sale: Option<Sale>,
+    /// The player's seed, recorded with the ticket's first action.
+    pub client_seed: Option<ClientSeedWrite>,
     /// The ticket's game after the change.
     pub game: Option<GameWrite>,
     /// The applied action and its answer (guarantee 4).
@@ -84,19 +89,89 @@ pub struct Changes {
     pub audit: Option<AuditRecord>,
     /// The JSON answer, as it is stored and sent.
     pub answer: String,
+    /// Rows of an emission being written, or blocks being published.
+    pub emission: Option<EmissionRows>,
     /// What the change did, for the metrics (counted after COMMIT).
     pub effect: Effect,
 }
 
-/// A sale: the ticket gets its owner and seeds.
+impl Changes {
+    /// Changes that write nothing yet, with their effect.
+    pub fn none(effect: Effect) -> Changes {
+        Changes {
+            sale: None,
+            client_seed: None,
+            game: None,
+            action: None,
+            draws: Vec::new(),
+            movement: None,
+            idempotency: None,
+            audit: None,
+            answer: String::new(),
+            emission: None,
+            effect,
+        }
+    }
+}
+
+/// A sale: the ticket gets its owner (its seed and commitment were fixed
+/// when its block was emitted).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sale {
     pub ticket_id: TicketId,
     pub owner: PlayerId,
     pub sold_ms: i64,
+}
+
+/// The player's seed of a ticket, written once (guarded: while none is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientSeedWrite {
+    pub ticket_id: TicketId,
     pub client_seed: String,
-    pub server_seed_hex: String,
-    pub commitment: String,
+}
+
+/// A new emission's row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmissionRow {
+    /// Its number, printed in serials (1 to 999).
+    pub id: i64,
+    pub code: String,
+    pub channel: crate::api::Channel,
+    pub table_toml: String,
+    pub table_digest: String,
+    pub price_cents: i64,
+    pub block_size: i64,
+    /// Hex; public: the secret is the server key ([`crate::keys`]).
+    pub seed_salt: String,
+    pub created_ms: i64,
+}
+
+/// A new block's row, not published yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRow {
+    pub id: i64,
+    pub emission_id: i64,
+    pub number: i64,
+    pub size: i64,
+    pub root: String,
+    pub chunk_roots: String,
+    pub created_ms: i64,
+}
+
+/// Rows of an emission, written in several units (a block's tickets in
+/// chunks), then published in one.
+#[derive(Debug, Clone, Default)]
+pub struct EmissionRows {
+    pub emission: Option<EmissionRow>,
+    pub block: Option<BlockRow>,
+    /// Tickets of `tickets_block`, in sale order.
+    pub tickets: std::sync::Arc<[crate::supply::TicketSpec]>,
+    pub tickets_block: i64,
+    /// The initial status of these tickets: `unsold` (online) or `printed` (paper).
+    pub tickets_status: &'static str,
+    /// Blocks to publish (their ids), at `published_ms`.
+    pub publish: Vec<i64>,
+    pub published_ms: i64,
 }
 
 /// A ticket's game row after a change: created (`from_seq` `None`) or moved
@@ -236,4 +311,6 @@ pub enum Effect {
     PlayerCreated,
     Sold,
     Played { finished_prize: Option<u64> },
+    /// Rows of an emission written or published.
+    Emission,
 }

@@ -62,15 +62,11 @@ impl Outcome {
     }
 }
 
-/// A purchase request, its randomness drawn beforehand (decisions draw none).
+/// A purchase request. It draws nothing: the ticket's server seed was
+/// fixed when its block was emitted, the player's comes with the first action.
 #[derive(Debug, Clone)]
 pub struct BuyRequest {
     pub key: Option<IdempotencyKey>,
-    /// The player's seed, as sent.
-    pub client_seed: Option<ClientSeed>,
-    /// The seed used when the player sent none.
-    pub random_client_seed: ClientSeed,
-    pub server_seed: [u8; 32],
 }
 
 /// A new player and their play money.
@@ -108,6 +104,7 @@ pub async fn act(
     player: PlayerId,
     serial: &str,
     request: ActionRequest,
+    random_client_seed: &ClientSeed,
     now: i64,
 ) -> Result<Outcome, AppError> {
     let ticket = unit.ticket(serial).await?;
@@ -120,7 +117,7 @@ pub async fn act(
             account = unit.account(player).await?;
         }
     }
-    commit(unit, decide::act(player, ticket, stored, account, request, now)?).await
+    commit(unit, decide::act(player, ticket, stored, account, request, random_client_seed, now)?).await
 }
 
 async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, AppError> {
@@ -138,7 +135,11 @@ async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, App
 pub enum Op {
     CreatePlayer { token_hash: String, name: Option<String>, start_balance: i64 },
     Buy { player: PlayerId, request: BuyRequest },
-    Act { player: PlayerId, serial: String, request: ActionRequest },
+    /// A game action; `random_client_seed` is the seed a first action
+    /// without one gets (drawn beforehand: decisions draw nothing).
+    Act { player: PlayerId, serial: String, request: ActionRequest, random_client_seed: ClientSeed },
+    /// Rows decided outside a player's request (an emission's), written as they are.
+    Apply(Box<Changes>),
 }
 
 /// What a write request gave: the answer, and what it did once committed.
@@ -160,7 +161,13 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             return Ok(Done { player: Some(player), answer: String::new(), effect: Some(changes.effect) });
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
-        Op::Act { player, serial, request } => act(unit, *player, serial, *request, now).await?,
+        Op::Act { player, serial, request, random_client_seed } => {
+            act(unit, *player, serial, request.clone(), random_client_seed, now).await?
+        }
+        Op::Apply(changes) => {
+            unit.apply(changes).await?;
+            Outcome::Applied(changes.clone())
+        }
     };
     Ok(match outcome {
         Outcome::Replayed(answer) => Done { player: None, answer, effect: None },

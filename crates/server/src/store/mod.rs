@@ -17,19 +17,24 @@
 //! schema (`migrations/sqlite`, `migrations/postgres`).
 
 mod audit;
-mod bootstrap;
+mod emissions;
 mod plan;
 mod postgres;
 mod reads;
 mod sqlite;
 
 pub use audit::{AUDIT_GENESIS, AuditCheck, audit_hash};
+pub use emissions::{
+    BlockReport, EmissionCreated, EmissionReport, Figures, MAX_BLOCKS_PER_CALL, PublicBlock, PublicEmission,
+    PublishedBlock, Rtp,
+};
 pub use reads::LedgerCheck;
 
-use crate::api::{ActionRequest, Me, PlayerCreated, TicketView};
+use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
 use crate::core::{BuyRequest, Done, Op, PlayerId};
 use crate::error::AppError;
+use crate::keys::Keyring;
 use crate::metrics::Metrics;
 use crate::record::Record;
 use math::PrizeTable;
@@ -88,6 +93,21 @@ pub struct Store {
     description: String,
     /// PostgreSQL: the start-up lock, held until the bootstrap is done.
     startup: tokio::sync::Mutex<Option<sqlx::PgConnection>>,
+    /// Where server seeds come from ([`crate::keys`]).
+    keys: Arc<Keyring>,
+    /// One emission written at a time by this process.
+    emitting: tokio::sync::Mutex<()>,
+}
+
+/// The file of a SQLite database URL (`sqlite://PATH`, `sqlite:PATH` or a
+/// bare path); `None` for PostgreSQL.
+pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
+    if is_postgres_url(url) {
+        return None;
+    }
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+    let path = rest.split('?').next().unwrap_or(rest);
+    Some(std::path::PathBuf::from(path))
 }
 
 /// The database URL names PostgreSQL.
@@ -109,14 +129,15 @@ impl Store {
     /// and starts the backend's background tasks. On PostgreSQL the
     /// process then holds the start-up lock until [`Store::bootstrap`]:
     /// processes starting together migrate and bootstrap one at a time.
-    pub async fn open(config: &Config, metrics: Arc<Metrics>) -> anyhow::Result<Store> {
+    pub async fn open(config: &Config, metrics: Arc<Metrics>, keys: Keyring) -> anyhow::Result<Store> {
         let start_balance = i64::try_from(config.start_balance_cents)?;
+        let keys = Arc::new(keys);
         let (db, writer, description, startup) = if is_postgres_url(&config.db) {
             let (pool, startup) = postgres::connect(config).await?;
-            let writer = postgres::PgWriter::start(pool.clone(), metrics.clone());
+            let writer = postgres::PgWriter::start(pool.clone(), metrics.clone(), keys.clone());
             (Db::Postgres(pool), Writer::Postgres(writer), postgres::describe(&config.db, config), Some(startup))
         } else {
-            let opened = sqlite::open(config, metrics.clone()).await?;
+            let opened = sqlite::open(config, metrics.clone(), keys.clone()).await?;
             (Db::Sqlite(opened.read), Writer::Sqlite(opened.writer), opened.description, None)
         };
         Ok(Store {
@@ -126,14 +147,17 @@ impl Store {
             start_balance,
             description,
             startup: tokio::sync::Mutex::new(startup),
+            keys,
+            emitting: tokio::sync::Mutex::new(()),
         })
     }
 
-    /// Application start-up's own writes: the first emission when the
-    /// database has none, and the demo player; then other processes may
-    /// start. Returns a line for the start log.
+    /// Application start-up's own writes: the server key's check, the first
+    /// emission when the database has none, and the demo player; then other
+    /// processes may start. Returns a line for the start log.
     pub async fn bootstrap(&self, config: &Config, table: &PrizeTable) -> anyhow::Result<String> {
-        let emission = bootstrap::ensure_emission(&self.db, config, table).await?;
+        emissions::check_key(&self.db, self.keys.key()).await?;
+        let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
         if !config.demo_token.is_empty() && self.authenticate(&config.demo_token).await?.is_none() {
             self.create_player_with_token(&config.demo_token, Some("demo".into())).await?;
             tracing::info!("created the demo player");
@@ -211,22 +235,23 @@ impl Store {
     /// Applies an action exactly once (guarantee 4) and returns the JSON
     /// answer as stored.
     pub async fn act(&self, player: PlayerId, serial: &str, request: ActionRequest) -> Result<String, AppError> {
-        Ok(self.write(Op::Act { player, serial: serial.to_string(), request }).await?.answer)
+        let op = Op::Act { player, serial: serial.to_string(), request, random_client_seed: ClientSeed::random() };
+        Ok(self.write(op).await?.answer)
     }
 
     /// The player's tickets, newest first.
     pub async fn tickets(&self, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
-        reads::tickets(&self.db, player).await
+        reads::tickets(&self.db, &self.keys, player).await
     }
 
     /// One ticket of the player (404 for anybody else's).
     pub async fn ticket(&self, player: PlayerId, serial: &str) -> Result<TicketView, AppError> {
-        Ok(reads::owned_ticket(&self.db, player, serial).await?.ticket.view())
+        Ok(reads::owned_ticket(&self.db, &self.keys, player, serial).await?.ticket.view())
     }
 
     /// The public record, built from the stored rows.
     pub async fn record(&self, player: PlayerId, serial: &str) -> Result<Record, AppError> {
-        reads::record(&self.db, player, serial).await
+        reads::record(&self.db, &self.keys, player, serial).await
     }
 
     /// Chains the audit entries committed but not sealed yet, waiting for a

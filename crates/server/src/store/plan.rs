@@ -122,16 +122,19 @@ impl Plan {
             p.update_guarded(
                 "sale",
                 "tickets",
-                vec![
-                    ("status", "sold".into()),
-                    ("owner_id", s.owner.into()),
-                    ("sold_ms", s.sold_ms.into()),
-                    ("client_seed", s.client_seed.as_str().into()),
-                    ("server_seed", s.server_seed_hex.as_str().into()),
-                    ("commitment", s.commitment.as_str().into()),
-                ],
+                vec![("status", "sold".into()), ("owner_id", s.owner.into()), ("sold_ms", s.sold_ms.into())],
                 vec![("id", s.ticket_id.into()), ("status", "unsold".into())],
             );
+        }
+        if let Some(c) = &changes.client_seed {
+            // Written once: guarded by the seed still being unset.
+            let seed = p.placeholder(c.client_seed.as_str().into());
+            let id = p.placeholder(c.ticket_id.into());
+            let sql = format!("UPDATE tickets SET client_seed = {seed} WHERE id = {id} AND client_seed IS NULL");
+            p.parts.push(Part { name: "client_seed", sql, guarded: true });
+        }
+        if let Some(e) = &changes.emission {
+            p.emission_rows(e);
         }
         if let Some(g) = &changes.game {
             let game = &g.row.ticket.game;
@@ -220,6 +223,90 @@ impl Plan {
             p.insert_row("audit", "audit_log", row);
         }
         p
+    }
+
+    /// An emission's rows: its row, a block's row, a chunk of that block's
+    /// tickets (one multi-row INSERT), the publication of blocks (each
+    /// guarded: published once).
+    fn emission_rows(&mut self, e: &crate::core::EmissionRows) {
+        if let Some(r) = &e.emission {
+            self.insert_row(
+                "emission",
+                "emissions",
+                vec![
+                    ("id", r.id.into()),
+                    ("code", r.code.as_str().into()),
+                    ("channel", r.channel.as_str().into()),
+                    ("table_toml", r.table_toml.as_str().into()),
+                    ("table_digest", r.table_digest.as_str().into()),
+                    ("price_cents", r.price_cents.into()),
+                    ("block_size", r.block_size.into()),
+                    ("seed_salt", r.seed_salt.as_str().into()),
+                    ("created_ms", r.created_ms.into()),
+                ],
+            );
+        }
+        if let Some(b) = &e.block {
+            self.insert_row(
+                "block",
+                "blocks",
+                vec![
+                    ("id", b.id.into()),
+                    ("emission_id", b.emission_id.into()),
+                    ("number", b.number.into()),
+                    ("size", b.size.into()),
+                    ("root", b.root.as_str().into()),
+                    ("chunk_roots", b.chunk_roots.as_str().into()),
+                    ("created_ms", b.created_ms.into()),
+                ],
+            );
+        }
+        if !e.tickets.is_empty() {
+            let rows = e
+                .tickets
+                .iter()
+                .map(|t| {
+                    let [p5, p6, p7, p8] = t.prizes.cents();
+                    vec![
+                        e.tickets_block.into(),
+                        i64::from(t.position).into(),
+                        t.serial.as_str().into(),
+                        t.play_code_hash.as_str().into(),
+                        i64::from(t.row).into(),
+                        (p5 as i64).into(),
+                        (p6 as i64).into(),
+                        (p7 as i64).into(),
+                        (p8 as i64).into(),
+                        t.commitment.as_str().into(),
+                        e.tickets_status.into(),
+                    ]
+                })
+                .collect();
+            self.insert(
+                "tickets",
+                "tickets",
+                &[
+                    "block_id",
+                    "position",
+                    "serial",
+                    "play_code_hash",
+                    "schedule_row",
+                    "prize_5",
+                    "prize_6",
+                    "prize_7",
+                    "prize_8",
+                    "commitment",
+                    "status",
+                ],
+                rows,
+            );
+        }
+        for &block in &e.publish {
+            let at = self.placeholder(e.published_ms.into());
+            let id = self.placeholder(block.into());
+            let sql = format!("UPDATE blocks SET published_ms = {at} WHERE id = {id} AND published_ms IS NULL");
+            self.parts.push(Part { name: "publish", sql, guarded: true });
+        }
     }
 
     /// The double-entry movement, written once for every backend: the
@@ -320,10 +407,6 @@ mod tests {
 
     fn movement_changes() -> Changes {
         Changes {
-            sale: None,
-            game: None,
-            action: None,
-            draws: Vec::new(),
             movement: Some(Movement {
                 id: "start:1".into(),
                 reason: Reason::StartBalance,
@@ -334,10 +417,7 @@ mod tests {
                 player_balance: BalanceChange { player: 1, account: 10, before: 0, after: 500 },
                 created_ms: 5,
             }),
-            idempotency: None,
-            audit: None,
-            answer: String::new(),
-            effect: Effect::PlayerCreated,
+            ..Changes::none(Effect::PlayerCreated)
         }
     }
 

@@ -30,7 +30,7 @@
 use super::audit;
 use super::plan::Plan;
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, for_sale,
     stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
@@ -38,6 +38,7 @@ use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
 use crate::core::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
 use crate::error::{AppError, StoreError};
+use crate::keys::Keyring;
 use crate::metrics::Metrics;
 use anyhow::Context;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
@@ -141,13 +142,20 @@ pub(super) async fn release_startup_lock(mut conn: PgConnection) {
 pub(super) struct PgWriter {
     pool: PgPool,
     metrics: Arc<Metrics>,
+    keys: Arc<Keyring>,
     sealer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl PgWriter {
-    pub fn start(pool: PgPool, metrics: Arc<Metrics>) -> PgWriter {
+    pub fn start(pool: PgPool, metrics: Arc<Metrics>, keys: Arc<Keyring>) -> PgWriter {
         let sealer = tokio::spawn(sealer(pool.clone()));
-        PgWriter { pool, metrics, sealer: Mutex::new(Some(sealer)) }
+        PgWriter { pool, metrics, keys, sealer: Mutex::new(Some(sealer)) }
+    }
+
+    /// A unit of its own transaction, for writes that span several
+    /// [`Changes`] (an emission's blocks, written and published at once).
+    pub async fn unit(&self) -> Result<PgUnit, StoreError> {
+        Ok(PgUnit { tx: self.pool.begin().await?, owner_account: None, keys: self.keys.clone() })
     }
 
     /// One request: a transaction, run again from the start when
@@ -167,8 +175,7 @@ impl PgWriter {
     }
 
     async fn run_once(&self, op: &Op) -> Result<Done, AppError> {
-        let tx = self.pool.begin().await.map_err(StoreError::from)?;
-        let mut unit = PgUnit { tx, owner_account: None };
+        let mut unit = self.unit().await?;
         let done = usecase::run(&mut unit, op, now_ms()).await;
         match done {
             Ok(done) if done.effect.is_some() => {
@@ -207,11 +214,12 @@ async fn sealer(pool: PgPool) {
 }
 
 /// One request's transaction.
-struct PgUnit {
-    tx: Transaction<'static, Postgres>,
+pub(super) struct PgUnit {
+    pub tx: Transaction<'static, Postgres>,
     /// The account of the ticket's owner, loaded and locked with the
     /// ticket (one round trip less for every action).
     owner_account: Option<Account>,
+    keys: Arc<Keyring>,
 }
 
 impl Unit for PgUnit {
@@ -233,8 +241,8 @@ impl Unit for PgUnit {
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         // Concurrent purchases skip each other's locked ticket instead of waiting.
         let sql = format!("{FOR_SALE_SELECT}LIMIT 1 FOR UPDATE OF t SKIP LOCKED");
-        let row: Option<ForSaleRow> = sqlx::query_as(AssertSqlSafe(sql)).fetch_optional(&mut *self.tx).await?;
-        Ok(row.map(ForSale::from))
+        let row = sqlx::query(AssertSqlSafe(sql)).fetch_optional(&mut *self.tx).await?;
+        row.map(|r| for_sale(&r, &self.keys)).transpose()
     }
 
     async fn ticket(&mut self, serial: &str) -> Result<Option<TicketRow>, StoreError> {
@@ -247,7 +255,7 @@ impl Unit for PgUnit {
         let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await? else {
             return Ok(None);
         };
-        let ticket = ticket_row(&row)?;
+        let ticket = ticket_row(&row, &self.keys)?;
         self.owner_account = Some(Account {
             player: ticket.owner,
             id: row.try_get("account_id")?,

@@ -3,43 +3,73 @@
 //! is committed.
 
 use super::{Db, on_db};
-use crate::api::{ActionRequest, Me, SoldTicket, TicketView};
+use crate::api::{ActionRequest, Channel, Me, SoldTicket, TicketView};
+use crate::keys::Keyring;
 use crate::core::{ForSale, PlayerId, StoredAnswer, TicketRow};
 use crate::error::{AppError, StoreError};
-use crate::record::{DrawKind, Record, RecordAction, RecordDraw};
+use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
+use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
 use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
-pub(super) const TICKET_COLUMNS: &str =
-    "t.id, t.owner_id, t.serial, t.client_seed, t.server_seed, e.price_cents, g.state_json";
+pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
+     b.number AS block_number, e.id AS emission_id, e.seed_salt, e.channel, e.price_cents, g.state_json";
 /// A sold ticket and its game, for more joins or a `WHERE` to follow.
 pub(super) const TICKET_FROM: &str = " FROM tickets t
  JOIN ticket_games g ON g.ticket_id = t.id
  JOIN blocks b ON b.id = t.block_id
  JOIN emissions e ON e.id = b.emission_id ";
 
-/// A sold ticket from a row of [`TICKET_COLUMNS`], on either backend.
-pub(super) fn ticket_row<R: Row>(row: &R) -> Result<TicketRow, StoreError>
+/// Where a ticket's server seed comes from: its emission's salt and its
+/// place, read from its row.
+pub(super) fn seed_of<R: Row>(row: &R, keys: &Keyring) -> Result<[u8; 32], StoreError>
 where
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> &'r str: sqlx::ColumnIndex<R>,
 {
+    let corrupt = |what: String| StoreError::Corrupt(format!("ticket row: {what}"));
+    let get_u = |c: &str| {
+        row.try_get::<i64, _>(c)
+            .map_err(|e| corrupt(format!("{c}: {e}")))
+            .and_then(|v| u32::try_from(v).map_err(|_| corrupt(format!("{c} {v} is out of range"))))
+    };
+    let salt: String = row.try_get("seed_salt").map_err(|e| corrupt(format!("seed_salt: {e}")))?;
+    let salt = crate::keys::parse_salt(&salt).ok_or_else(|| corrupt("an emission's salt is not 32 bytes".into()))?;
+    Ok(keys.server_seed(&salt, get_u("emission_id")?, get_u("block_number")?, get_u("position")?))
+}
+
+/// A sold ticket from a row of [`TICKET_COLUMNS`], on either backend; its
+/// server seed derived again from the key (it is never stored).
+pub(super) fn ticket_row<R: Row>(row: &R, keys: &Keyring) -> Result<TicketRow, StoreError>
+where
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+{
     let corrupt = |what: &str| StoreError::Corrupt(format!("ticket row: {what}"));
     let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
     let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
-    let server_seed =
-        crate::record::parse_seed(&get_s("server_seed")?).ok_or_else(|| corrupt("a server seed is not 32 bytes"))?;
-    let game: Game = serde_json::from_str(&get_s("state_json")?).map_err(|e| corrupt(&format!("game state: {e}")))?;
+    let serial = get_s("serial")?;
+    let game: Game = serde_json::from_str(&get_s("state_json")?)
+        .map_err(|e| corrupt(&format!("ticket {serial}: stored game refused: {e}")))?;
+    let channel = Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("unknown channel"))?;
+    let client_seed: Option<String> = row.try_get("client_seed").map_err(|e| corrupt(&format!("client_seed: {e}")))?;
+    if client_seed.is_none() != (game.seq() == 0) {
+        return Err(corrupt(&format!("ticket {serial}: a client seed must be recorded exactly once played")));
+    }
     Ok(TicketRow {
         id: get_i("id")?,
         owner: get_i("owner_id")?,
         ticket: SoldTicket {
-            serial: get_s("serial")?,
+            serial,
             price_cents: get_i("price_cents")?,
-            client_seed: get_s("client_seed")?,
-            server_seed,
+            client_seed,
+            server_seed: seed_of(row, keys)?,
+            commitment: get_s("commitment")?,
+            channel,
             game,
         },
     })
@@ -55,28 +85,33 @@ pub(super) const IDEMPOTENCY_SELECT: &str =
 pub(super) const ACTION_SELECT: &str =
     "SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2";
 /// The unsold tickets in sale order, for a `LIMIT` to follow.
+/// The unsold tickets of published blocks in sale order, for a `LIMIT` to
+/// follow.
 pub(super) const FOR_SALE_SELECT: &str =
-    "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, e.price_cents
+    "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position,
+        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
- WHERE t.status = 'unsold' ORDER BY t.block_id, t.position ";
+ WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL ORDER BY t.block_id, t.position ";
 
-/// A row of [`FOR_SALE_SELECT`].
-#[derive(sqlx::FromRow)]
-pub(super) struct ForSaleRow {
-    id: i64,
-    serial: String,
-    prize_5: i64,
-    prize_6: i64,
-    prize_7: i64,
-    prize_8: i64,
-    price_cents: i64,
-}
-
-impl From<ForSaleRow> for ForSale {
-    fn from(r: ForSaleRow) -> ForSale {
-        let prizes = PrizeSchedule::new([r.prize_5, r.prize_6, r.prize_7, r.prize_8].map(|p| p as u64));
-        ForSale { ticket_id: r.id, serial: r.serial, prizes, price_cents: r.price_cents }
-    }
+/// A row of [`FOR_SALE_SELECT`], with its server seed.
+pub(super) fn for_sale<R: Row>(row: &R, keys: &Keyring) -> Result<ForSale, StoreError>
+where
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+{
+    let corrupt = |c: &str, e: sqlx::Error| StoreError::Corrupt(format!("ticket for sale: {c}: {e}"));
+    let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(c, e));
+    let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(c, e));
+    let prizes = [get_i("prize_5")?, get_i("prize_6")?, get_i("prize_7")?, get_i("prize_8")?];
+    Ok(ForSale {
+        ticket_id: get_i("id")?,
+        serial: get_s("serial")?,
+        prizes: PrizeSchedule::new(prizes.map(|p| p as u64)),
+        price_cents: get_i("price_cents")?,
+        commitment: get_s("commitment")?,
+        server_seed: seed_of(row, keys)?,
+    })
 }
 
 /// A stored request and its answer: `(request_json, answer_json)`.
@@ -107,21 +142,26 @@ pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
     Ok(Me { player_id: player, balance_cents: balance })
 }
 
-pub(super) async fn tickets(db: &Db, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
+pub(super) async fn tickets(db: &Db, keys: &Keyring, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
     let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.owner_id = $1 ORDER BY t.id DESC");
     on_db!(db, pool => {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(player).fetch_all(pool).await?;
-        rows.iter().map(|r| Ok(ticket_row(r)?.ticket.view())).collect()
+        rows.iter().map(|r| Ok(ticket_row(r, keys)?.ticket.view())).collect()
     })
 }
 
 /// A sold ticket of `player` by its serial; 404 for another player's
 /// ticket, exactly as for a ticket that does not exist.
-pub(super) async fn owned_ticket(db: &Db, player: PlayerId, serial: &str) -> Result<TicketRow, AppError> {
+pub(super) async fn owned_ticket(
+    db: &Db,
+    keys: &Keyring,
+    player: PlayerId,
+    serial: &str,
+) -> Result<TicketRow, AppError> {
     let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
     let row = on_db!(db, pool => {
         match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(serial).fetch_optional(pool).await? {
-            Some(r) => Some(ticket_row(&r)?),
+            Some(r) => Some(ticket_row(&r, keys)?),
             None => None,
         }
     });
@@ -139,8 +179,8 @@ struct DrawRow {
 
 /// The public record of a ticket. The actions and draws read are those
 /// before the ticket's `seq` as loaded: rows written once and never changed.
-pub(super) async fn record(db: &Db, player: PlayerId, serial: &str) -> Result<Record, AppError> {
-    let row = owned_ticket(db, player, serial).await?;
+pub(super) async fn record(db: &Db, keys: &Keyring, player: PlayerId, serial: &str) -> Result<Record, AppError> {
+    let row = owned_ticket(db, keys, player, serial).await?;
     let game = &row.ticket.game;
     let (actions, draws): (Vec<(i64, String)>, Vec<DrawRow>) = on_db!(db, pool => {
         let actions = sqlx::query_as("SELECT seq, request_json FROM actions WHERE ticket_id = $1 AND seq < $2 ORDER BY seq")
@@ -176,6 +216,7 @@ pub(super) async fn record(db: &Db, player: PlayerId, serial: &str) -> Result<Re
         })
         .collect::<Result<Vec<_>, AppError>>()?;
     let view = row.ticket.view();
+    let inclusion = inclusion(db, row.id).await?;
     Ok(Record {
         serial: row.ticket.serial.clone(),
         client_seed: row.ticket.client_seed.clone(),
@@ -185,6 +226,94 @@ pub(super) async fn record(db: &Db, player: PlayerId, serial: &str) -> Result<Re
         actions,
         draws,
         result: game.result(),
+        emission: inclusion.emission,
+        block: inclusion.block,
+        position: inclusion.leaf.position,
+        leaf: inclusion.leaf,
+        proof: inclusion.proof,
+        root: inclusion.root,
+    })
+}
+
+/// A ticket's leaf, as stored: `(serial, position, schedule_row, prize_5,
+/// prize_6, prize_7, prize_8, play_code_hash, commitment)`.
+type LeafRow = (String, i64, i64, i64, i64, i64, i64, String, String);
+const LEAF_COLUMNS: &str = "serial, position, schedule_row, prize_5, prize_6, prize_7, prize_8, play_code_hash, commitment";
+
+fn record_leaf(r: LeafRow) -> Result<RecordLeaf, StoreError> {
+    let (serial, position, row, p5, p6, p7, p8, play_code_sha256, commitment) = r;
+    let bad = |what: &str| StoreError::Corrupt(format!("ticket {serial}: {what} out of range"));
+    Ok(RecordLeaf {
+        position: u32::try_from(position).map_err(|_| bad("position"))?,
+        row: u32::try_from(row).map_err(|_| bad("schedule row"))?,
+        prizes_cents: PrizeSchedule::new([p5, p6, p7, p8].map(|p| p as u64)),
+        play_code_sha256,
+        commitment,
+        serial,
+    })
+}
+
+/// Where a ticket sits in its published block.
+struct Inclusion {
+    emission: u32,
+    block: u32,
+    leaf: RecordLeaf,
+    proof: Vec<String>,
+    root: String,
+}
+
+/// The ticket's leaf and its inclusion proof, rebuilt from its chunk's rows
+/// and the block's chunk roots (emission::merkle), and checked against the
+/// block's root before it is shown.
+async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
+    let sql = format!(
+        "SELECT t.block_id, e.id, b.number, b.root, b.chunk_roots, {}
+         FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id WHERE t.id = $1",
+        LEAF_COLUMNS.split(", ").map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", ")
+    );
+    let corrupt = |what: String| AppError::Storage(StoreError::Corrupt(what));
+    let (block_id, emission, block, root, chunk_roots, leaf) = on_db!(db, pool => {
+        let r = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(ticket).fetch_one(pool).await?;
+        let get_i = |i: usize| r.try_get::<i64, _>(i).map_err(|e| corrupt(format!("ticket {ticket}: {e}")));
+        let get_s = |i: usize| r.try_get::<String, _>(i).map_err(|e| corrupt(format!("ticket {ticket}: {e}")));
+        let leaf: LeafRow = (get_s(5)?, get_i(6)?, get_i(7)?, get_i(8)?, get_i(9)?, get_i(10)?, get_i(11)?, get_s(12)?, get_s(13)?);
+        (get_i(0)?, get_i(1)?, get_i(2)?, get_s(3)?, get_s(4)?, leaf)
+    });
+    let leaf = record_leaf(leaf)?;
+    let chunk = CHUNK_LEAVES as i64;
+    let index = i64::from(leaf.position) - 1;
+    let first = index / chunk * chunk + 1;
+    let rows: Vec<LeafRow> = on_db!(db, pool => sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {LEAF_COLUMNS} FROM tickets WHERE block_id = $1 AND position BETWEEN $2 AND $3 ORDER BY position"
+    )))
+    .bind(block_id)
+    .bind(first)
+    .bind(first + chunk - 1)
+    .fetch_all(pool)
+    .await?);
+    let leaves = rows
+        .into_iter()
+        .map(|r| {
+            let l = record_leaf(r)?;
+            l.leaf().map(|l| l.hash()).map_err(|e| StoreError::Corrupt(format!("ticket {}: {e}", l.serial)))
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let roots = crate::supply::parse_chunk_roots(&chunk_roots)
+        .ok_or_else(|| corrupt(format!("block {block_id}: its chunk roots are malformed")))?;
+    let proof = merkle::chunk_proof(leaves, &roots, CHUNK_LEAVES, index as usize)
+        .ok_or_else(|| corrupt(format!("block {block_id}: the rows of ticket {} do not match its chunk root", leaf.serial)))?;
+    let own = leaf.leaf().map_err(|e| corrupt(format!("ticket {}: {e}", leaf.serial)))?;
+    let mut top = [0u8; 32];
+    if hex::decode_to_slice(&root, &mut top).is_err() || !proof.verify(&own.hash(), &top) {
+        return Err(corrupt(format!("block {block_id}: ticket {} does not climb to the block's root", leaf.serial)));
+    }
+    let number = |v: i64| u32::try_from(v).map_err(|_| corrupt(format!("block {block_id}: number {v} out of range")));
+    Ok(Inclusion {
+        emission: number(emission)?,
+        block: number(block)?,
+        proof: crate::record::proof_strings(&proof),
+        root,
+        leaf,
     })
 }
 

@@ -26,7 +26,7 @@
 use super::audit::{self, Head};
 use super::plan::{Plan, SQLITE_GUARD_TABLE};
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, ForSaleRow, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, for_sale,
     stored_answer, ticket_row,
 };
 use super::{Db, bind_values};
@@ -34,6 +34,7 @@ use crate::config::Config;
 use crate::core::usecase::{self, Done, Op};
 use crate::core::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
 use crate::error::{AppError, StoreError};
+use crate::keys::Keyring;
 use crate::metrics::Metrics;
 use anyhow::Context;
 use sqlx::sqlite::{
@@ -77,7 +78,7 @@ pub(super) struct Opened {
 }
 
 /// Opens (creating and migrating) the database and starts the writer.
-pub(super) async fn open(config: &Config, metrics: Arc<Metrics>) -> anyhow::Result<Opened> {
+pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyring>) -> anyhow::Result<Opened> {
     let opts = connect_options(&config.db)?;
     let path = opts.get_filename().display().to_string();
     let lock = lock_file(&path)?;
@@ -97,7 +98,7 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>) -> anyhow::Resu
         .connect_with(opts.clone())
         .await
         .context("read pool")?;
-    let state = WriterState::load(&Db::Sqlite(read.clone())).await?;
+    let state = WriterState::load(&Db::Sqlite(read.clone()), keys).await?;
     let checkpoints = tokio::spawn(checkpointer(read.clone()));
     let (tx, rx) = mpsc::channel(4096);
     let cap = config.batch_cap();
@@ -191,6 +192,7 @@ const CACHE_LIMIT: usize = 200_000;
 
 /// What only the writer changes, kept in memory (see the module's doc).
 struct WriterState {
+    keys: Arc<Keyring>,
     audit_head: Head,
     /// Sold, unfinished tickets by serial, as last written.
     tickets: HashMap<String, TicketRow>,
@@ -200,8 +202,9 @@ struct WriterState {
 }
 
 impl WriterState {
-    async fn load(db: &Db) -> Result<WriterState, StoreError> {
+    async fn load(db: &Db, keys: Arc<Keyring>) -> Result<WriterState, StoreError> {
         Ok(WriterState {
+            keys,
             audit_head: audit::head(db).await?,
             tickets: HashMap::new(),
             accounts: HashMap::new(),
@@ -350,8 +353,11 @@ impl Unit for SqliteUnit<'_> {
         if self.state.for_sale.is_empty() {
             // The writer is the only one to sell: these stay unsold until it does.
             let sql = format!("{FOR_SALE_SELECT}LIMIT 1024");
-            let rows: Vec<ForSaleRow> = sqlx::query_as(AssertSqlSafe(sql)).fetch_all(&mut *self.conn).await?;
-            self.state.for_sale.extend(rows.into_iter().map(ForSale::from));
+            let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(&mut *self.conn).await?;
+            for row in &rows {
+                let next = for_sale(row, &self.state.keys)?;
+                self.state.for_sale.push_back(next);
+            }
         }
         Ok(self.state.for_sale.front().cloned())
     }
@@ -362,7 +368,7 @@ impl Unit for SqliteUnit<'_> {
         }
         let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
         match sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.conn).await? {
-            Some(row) => Ok(Some(ticket_row(&row)?)),
+            Some(row) => Ok(Some(ticket_row(&row, &self.state.keys)?)),
             None => Ok(None),
         }
     }

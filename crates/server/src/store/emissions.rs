@@ -1,0 +1,679 @@
+//! Emissions in the database, written once for both backends: creating an
+//! emission or adding blocks to one (the operator's desk and the first
+//! start), what is public of them (`GET /api/emissions`), the operator's
+//! figures, a paper block's print file, and the server key's check.
+//!
+//! **Writing a block.** Its tickets are generated from the emission's seed
+//! (derived from the server key, [`crate::keys`]), written unpublished, then
+//! published: `published_ms` is set, with an audit entry holding the
+//! roots, in one unit. The sale queue only reads published blocks, so a
+//! block is public before any of its tickets can be sold, and is never sold
+//! half-written.
+//! - PostgreSQL: the whole emission is one transaction (any number of
+//!   processes may sell meanwhile: they never see it until it commits),
+//!   under an advisory lock so that two desks number emissions in turn.
+//! - SQLite: the writer task owns the file, so the rows go through it as
+//!   units of 2 000 tickets, each in the queue beside the players'
+//!   requests: a block never stops the game for more than one such unit.
+//!   A crash half-way leaves an unpublished block, removed at the next
+//!   start ([`remove_unpublished`]).
+
+use super::{Db, Store, Writer, now_ms, on_db};
+use crate::api::Channel;
+use crate::core::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, Op, Unit};
+use crate::error::{AppError, StoreError};
+use crate::keys::{Keyring, ServerKey, parse_salt};
+use crate::supply::{self, TicketSpec};
+use math::PrizeTable;
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use serde::Serialize;
+use serde_json::json;
+use std::sync::Arc;
+
+/// Tickets per unit of work when a block is written.
+const TICKETS_PER_UNIT: usize = 2_000;
+/// The most blocks one call makes (a block of 300 000 tickets takes a few seconds).
+pub const MAX_BLOCKS_PER_CALL: u32 = 20;
+/// Serials have three digits for the emission.
+const MAX_EMISSIONS: i64 = 999;
+/// PostgreSQL advisory lock key of emission writing.
+const EMISSION_LOCK: i64 = 0x4153_4345_4d49; // "ASCEMI"
+
+/// A block just published.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PublishedBlock {
+    pub block: u32,
+    pub root: String,
+}
+
+/// `POST /api/admin/emissions` answer.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct EmissionCreated {
+    pub emission: u32,
+    pub channel: Channel,
+    pub blocks: Vec<PublishedBlock>,
+}
+
+/// One emission as `GET /api/emissions` shows it: everything public.
+#[derive(Debug, Clone, Serialize)]
+pub struct PublicEmission {
+    pub emission: u32,
+    pub code: String,
+    pub channel: Channel,
+    pub price_cents: i64,
+    pub block_size: i64,
+    pub table_digest: String,
+    /// The prize table, as TOML.
+    pub table: String,
+    pub blocks: Vec<PublicBlock>,
+}
+
+/// A published block.
+#[derive(Debug, Clone, Serialize)]
+pub struct PublicBlock {
+    pub block: u32,
+    pub size: i64,
+    pub root: String,
+    /// When it was published (unix milliseconds); never changes after.
+    pub published_ms: i64,
+}
+
+/// The operator's figures of one block or of a whole emission.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Figures {
+    pub printed: i64,
+    pub sold: i64,
+    /// Sold, not finished.
+    pub in_play: i64,
+    pub finished: i64,
+    pub won: i64,
+    pub lost: i64,
+    pub sales_cents: i64,
+    /// Prizes of finished tickets.
+    pub prizes_won_cents: i64,
+    /// Prizes credited to players' wallets (online) or paid by a retailer (paper).
+    pub prizes_paid_cents: i64,
+    /// Won but not paid yet.
+    pub prizes_owed_cents: i64,
+}
+
+impl Figures {
+    fn add(&mut self, o: &Figures) {
+        self.printed += o.printed;
+        self.sold += o.sold;
+        self.in_play += o.in_play;
+        self.finished += o.finished;
+        self.won += o.won;
+        self.lost += o.lost;
+        self.sales_cents += o.sales_cents;
+        self.prizes_won_cents += o.prizes_won_cents;
+        self.prizes_paid_cents += o.prizes_paid_cents;
+        self.prizes_owed_cents += o.prizes_owed_cents;
+    }
+}
+
+/// The return to player of the finished tickets, beside the table's exact one.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Rtp {
+    /// Prizes won / (price x finished tickets), exact (`"p/q"`), `null` before any finished ticket.
+    pub so_far: Option<String>,
+    pub so_far_decimal: Option<String>,
+    /// The table's exact return to player over a block (math crate).
+    pub expected: String,
+    pub expected_decimal: String,
+}
+
+/// An emission's figures, per block and in total.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmissionReport {
+    pub emission: u32,
+    pub code: String,
+    pub channel: Channel,
+    pub table_digest: String,
+    pub price_cents: i64,
+    pub block_size: i64,
+    pub created_ms: i64,
+    pub totals: Figures,
+    pub rtp: Rtp,
+    pub blocks: Vec<BlockReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockReport {
+    pub block: u32,
+    pub root: String,
+    /// `null` while unpublished.
+    pub published_ms: Option<i64>,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// The first emission of a fresh database (first start); a line for the log.
+pub(super) async fn ensure_first(store: &Store, table: &PrizeTable, blocks: u32) -> anyhow::Result<String> {
+    remove_unpublished(&store.db).await?;
+    let existing: Option<(i64, String, String)> = on_db!(&store.db, pool => sqlx::query_as(
+        "SELECT id, code, table_digest FROM emissions ORDER BY id LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await?);
+    if let Some((id, code, digest)) = existing {
+        if digest != table.digest() {
+            tracing::warn!(
+                emission = id,
+                "the database's first emission uses the prize table {digest}; the configured table {} is for new \
+                 emissions of the operator's desk",
+                table.digest()
+            );
+        }
+        let (blocks, unsold): (i64, i64) = on_db!(&store.db, pool => sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM blocks),
+                    (SELECT COUNT(*) FROM tickets t JOIN blocks b ON b.id = t.block_id
+                      WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL)",
+        )
+        .fetch_one(pool)
+        .await?);
+        return Ok(format!(
+            "first emission {id} ({code}, table {}…); {blocks} blocks, {unsold} tickets for sale",
+            &digest[..12]
+        ));
+    }
+    anyhow::ensure!(blocks >= 1, "initial_blocks must be at least 1 on first start");
+    let started = std::time::Instant::now();
+    let created = store.create_emission(table.clone(), Channel::Online, blocks).await?;
+    tracing::info!(
+        emission = created.emission,
+        blocks,
+        tickets = u64::from(blocks) * u64::from(table.block_size),
+        seconds = started.elapsed().as_secs_f64(),
+        "first start: emitted and published the first blocks"
+    );
+    Ok(format!(
+        "emission {} ({}, table {}…, {blocks} new blocks of {} tickets)",
+        created.emission,
+        table.code,
+        &table.digest()[..12],
+        table.block_size
+    ))
+}
+
+/// Removes the rows of blocks whose writing was interrupted (never
+/// published, so never seen by anyone), and emissions left with no block.
+async fn remove_unpublished(db: &Db) -> Result<(), StoreError> {
+    let removed: u64 = on_db!(db, pool => {
+        let mut tx = pool.begin().await?;
+        let n = sqlx::query("DELETE FROM tickets WHERE block_id IN (SELECT id FROM blocks WHERE published_ms IS NULL)")
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        sqlx::query("DELETE FROM blocks WHERE published_ms IS NULL").execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM emissions WHERE id NOT IN (SELECT emission_id FROM blocks)").execute(&mut *tx).await?;
+        tx.commit().await?;
+        n
+    });
+    if removed > 0 {
+        tracing::warn!(tickets = removed, "removed the rows of blocks whose writing was interrupted");
+    }
+    Ok(())
+}
+
+/// Refuses a server key other than the one this database's emissions were
+/// made with; records the fingerprint on first start.
+pub(super) async fn check_key(db: &Db, key: &ServerKey) -> anyhow::Result<()> {
+    let fingerprint = key.fingerprint();
+    let stored: Option<String> = on_db!(db, pool => {
+        sqlx::query(
+            "INSERT INTO server_key (id, fingerprint, created_ms) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&fingerprint)
+        .bind(now_ms())
+        .execute(pool)
+        .await?;
+        sqlx::query_scalar("SELECT fingerprint FROM server_key WHERE id = 1").fetch_optional(pool).await?
+    });
+    anyhow::ensure!(
+        stored.as_deref() == Some(fingerprint.as_str()),
+        "this server key is not the one this database's emissions were made with (fingerprint {}…, the database \
+         expects {}…): with another key no committed server seed and no play code can be found again; give the \
+         original key file",
+        &fingerprint[..12],
+        stored.as_deref().map_or("none", |s| &s[..s.len().min(12)])
+    );
+    Ok(())
+}
+
+/// What an emission is, to make its blocks.
+struct Plan {
+    id: i64,
+    table: PrizeTable,
+    channel: Channel,
+    salt: [u8; 32],
+    /// Numbers of the new blocks, and their row ids.
+    blocks: Vec<(u32, i64)>,
+    /// The emission's row, when it is new.
+    new_row: Option<EmissionRow>,
+}
+
+/// The next ids: emission, block.
+const NEXT_IDS: &str =
+    "SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM emissions), (SELECT COALESCE(MAX(id), 0) + 1 FROM blocks)";
+
+impl Store {
+    /// A new emission of `table` with `blocks` blocks, written and published.
+    pub async fn create_emission(
+        &self,
+        table: PrizeTable,
+        channel: Channel,
+        blocks: u32,
+    ) -> Result<EmissionCreated, AppError> {
+        check_count(blocks)?;
+        self.emit(None, Some((table, channel)), blocks).await
+    }
+
+    /// `blocks` more blocks of emission `emission`, written and published.
+    pub async fn add_blocks(&self, emission: u32, blocks: u32) -> Result<EmissionCreated, AppError> {
+        check_count(blocks)?;
+        self.emit(Some(i64::from(emission)), None, blocks).await
+    }
+
+    async fn emit(
+        &self,
+        existing: Option<i64>,
+        new: Option<(PrizeTable, Channel)>,
+        blocks: u32,
+    ) -> Result<EmissionCreated, AppError> {
+        // One emission at a time in this process (and, on PostgreSQL, in all).
+        let _turn = self.emitting.lock().await;
+        match &self.writer {
+            Writer::Postgres(w) => {
+                let mut unit = w.unit().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(EMISSION_LOCK)
+                    .execute(&mut *unit.tx)
+                    .await
+                    .map_err(StoreError::from)?;
+                let ids: (i64, i64) = sqlx::query_as(NEXT_IDS).fetch_one(&mut *unit.tx).await.map_err(StoreError::from)?;
+                let plan = plan(&self.db, existing, new, blocks, ids).await?;
+                let created = write_blocks(&plan, &self.keys, &mut unit).await?;
+                unit.tx.commit().await.map_err(StoreError::from)?;
+                Ok(created)
+            }
+            Writer::Sqlite(w) => {
+                // This task is the only one writing emissions to the file: the ids hold.
+                let ids: (i64, i64) =
+                    on_db!(&self.db, pool => sqlx::query_as(NEXT_IDS).fetch_one(pool).await.map_err(StoreError::from)?);
+                let plan = plan(&self.db, existing, new, blocks, ids).await?;
+                write_blocks(&plan, &self.keys, &mut ViaWriter(w)).await
+            }
+        }
+    }
+
+    /// Every emission and its published blocks (`GET /api/emissions`).
+    pub async fn public_emissions(&self) -> Result<Vec<PublicEmission>, AppError> {
+        type Row = (i64, String, String, i64, i64, String, String);
+        let (rows, blocks): (Vec<Row>, Vec<(i64, i64, i64, String, i64)>) = on_db!(&self.db, pool => {
+            let rows = sqlx::query_as(
+                "SELECT id, code, channel, price_cents, block_size, table_digest, table_toml FROM emissions ORDER BY id",
+            )
+            .fetch_all(pool)
+            .await?;
+            let blocks = sqlx::query_as(
+                "SELECT emission_id, number, size, root, published_ms FROM blocks
+                 WHERE published_ms IS NOT NULL ORDER BY emission_id, number",
+            )
+            .fetch_all(pool)
+            .await?;
+            (rows, blocks)
+        });
+        rows.into_iter()
+            .map(|(id, code, channel, price_cents, block_size, table_digest, table)| {
+                Ok(PublicEmission {
+                    emission: number(id)?,
+                    code,
+                    channel: parse_channel(&channel)?,
+                    price_cents,
+                    block_size,
+                    table_digest,
+                    table,
+                    blocks: blocks
+                        .iter()
+                        .filter(|b| b.0 == id)
+                        .map(|b| {
+                            Ok(PublicBlock { block: number(b.1)?, size: b.2, root: b.3.clone(), published_ms: b.4 })
+                        })
+                        .collect::<Result<_, AppError>>()?,
+                })
+            })
+            .collect::<Result<Vec<_>, AppError>>()
+            .map(|mut v: Vec<PublicEmission>| {
+                v.retain(|e| !e.blocks.is_empty());
+                v
+            })
+    }
+
+    /// The operator's figures of every emission, or of one (404 when unknown).
+    pub async fn emission_reports(&self, only: Option<u32>) -> Result<Vec<EmissionReport>, AppError> {
+        reports(&self.db, only).await
+    }
+
+    /// The print file of a paper block, regenerated from the key and
+    /// checked against the published root.
+    pub async fn print_file(&self, emission: u32, block: u32) -> Result<Vec<u8>, AppError> {
+        let row: Option<(String, String, String, Option<String>)> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT e.channel, e.table_toml, e.seed_salt, b.root FROM emissions e
+             LEFT JOIN blocks b ON b.emission_id = e.id AND b.number = $2 AND b.published_ms IS NOT NULL
+             WHERE e.id = $1",
+        )
+        .bind(i64::from(emission))
+        .bind(i64::from(block))
+        .fetch_optional(pool)
+        .await?);
+        let Some((channel, toml, salt, Some(root))) = row else {
+            return Err(AppError::NotFound(format!("emission {emission} has no published block {block}")));
+        };
+        if parse_channel(&channel)? != Channel::Paper {
+            return Err(AppError::Conflict(format!(
+                "emission {emission} is sold online: its tickets are never printed, so it has no print file"
+            )));
+        }
+        let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {emission}'s table: {e}")))?;
+        let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {emission}'s salt")))?;
+        let seed = self.keys.emission_seed(&salt);
+        let fixed = self.keys.fixed();
+        tokio::task::spawn_blocking(move || {
+            let e = emission::Emission::new(emission, table, seed).map_err(|e| corrupt(e.to_string()))?;
+            let mut b = e.generate_block(block).map_err(|e| corrupt(e.to_string()))?;
+            if let Some(f) = fixed {
+                b.tickets.iter_mut().for_each(|t| t.server_seed = f);
+                let leaves = b.tickets.iter().map(|t| t.leaf_hash()).collect();
+                b.merkle_root = emission::merkle::root_of(leaves);
+            }
+            if hex::encode(b.merkle_root) != root {
+                return Err(corrupt(format!(
+                    "block {block} of emission {emission} regenerated from the server key does not match its \
+                     published root: is this the key it was made with?"
+                )));
+            }
+            Ok(emission::files::block_csv(&b, false))
+        })
+        .await
+        .map_err(|e| AppError::internal(format!("print file task: {e}")))?
+    }
+}
+
+fn check_count(blocks: u32) -> Result<(), AppError> {
+    if (1..=MAX_BLOCKS_PER_CALL).contains(&blocks) {
+        Ok(())
+    } else {
+        Err(AppError::BadRequest(format!("blocks must be 1 to {MAX_BLOCKS_PER_CALL} per call")))
+    }
+}
+
+fn corrupt(what: String) -> AppError {
+    AppError::Storage(StoreError::Corrupt(what))
+}
+
+fn number(v: i64) -> Result<u32, AppError> {
+    u32::try_from(v).map_err(|_| corrupt(format!("number {v} out of range")))
+}
+
+fn parse_channel(s: &str) -> Result<Channel, AppError> {
+    Channel::parse(s).ok_or_else(|| corrupt(format!("unknown channel {s:?}")))
+}
+
+/// Numbers the new emission or blocks.
+async fn plan(
+    db: &Db,
+    existing: Option<i64>,
+    new: Option<(PrizeTable, Channel)>,
+    blocks: u32,
+    (next_emission, next_block): (i64, i64),
+) -> Result<Plan, AppError> {
+    let now = now_ms();
+    let (id, table, channel, salt, first, new_row) = match (existing, new) {
+        (Some(id), _) => {
+            let row: Option<(String, String, String, i64)> = on_db!(db, pool => sqlx::query_as(
+                "SELECT e.table_toml, e.channel, e.seed_salt, (SELECT COALESCE(MAX(number), 0) FROM blocks b WHERE b.emission_id = e.id)
+                 FROM emissions e WHERE e.id = $1",
+            )
+            .bind(id)
+            .fetch_optional(pool)
+            .await?);
+            let (toml, channel, salt, last) = row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
+            let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
+            let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {id}'s salt")))?;
+            (id, table, parse_channel(&channel)?, salt, last + 1, None)
+        }
+        (None, Some((table, channel))) => {
+            if next_emission > MAX_EMISSIONS {
+                return Err(AppError::Conflict(format!(
+                    "the database holds {MAX_EMISSIONS} emissions, the most a serial can number; add blocks to one"
+                )));
+            }
+            let salt = crate::fairness::random_bytes::<32>();
+            let row = EmissionRow {
+                id: next_emission,
+                code: table.code.clone(),
+                channel,
+                table_toml: table.to_toml(),
+                table_digest: table.digest(),
+                price_cents: table.price_cents as i64,
+                block_size: i64::from(table.block_size),
+                seed_salt: hex::encode(salt),
+                created_ms: now,
+            };
+            (next_emission, table, channel, salt, 1, Some(row))
+        }
+        (None, None) => return Err(AppError::internal("an emission to create or to add to")),
+    };
+    let last = first + i64::from(blocks) - 1;
+    if last > i64::from(emission::serial::MAX_BLOCK) {
+        return Err(AppError::Conflict(format!(
+            "emission {id} would pass block {}, the most a serial can number",
+            emission::serial::MAX_BLOCK
+        )));
+    }
+    let blocks = (first..=last).zip(next_block..).map(|(n, row_id)| (n as u32, row_id)).collect();
+    Ok(Plan { id, table, channel, salt, blocks, new_row })
+}
+
+/// Where an emission's units go: one PostgreSQL transaction, or the
+/// SQLite writer's queue.
+trait Sink {
+    fn put(&mut self, changes: Changes) -> impl std::future::Future<Output = Result<(), AppError>> + Send;
+}
+
+impl Sink for super::postgres::PgUnit {
+    async fn put(&mut self, changes: Changes) -> Result<(), AppError> {
+        Ok(self.apply(&changes).await?)
+    }
+}
+
+/// Each unit a write request of the SQLite writer, in its queue.
+struct ViaWriter<'a>(&'a super::sqlite::SqliteWriter);
+
+impl Sink for ViaWriter<'_> {
+    async fn put(&mut self, changes: Changes) -> Result<(), AppError> {
+        self.0.write(Op::Apply(Box::new(changes))).await.map(|_| ())
+    }
+}
+
+/// Generates and writes every block of `plan` through `sink`, then
+/// publishes them all in one last unit with their audit entry.
+async fn write_blocks(plan: &Plan, keys: &Arc<Keyring>, sink: &mut impl Sink) -> Result<EmissionCreated, AppError> {
+    let emission = u32::try_from(plan.id).map_err(|_| AppError::internal("emission number"))?;
+    let status = match plan.channel {
+        Channel::Online => "unsold",
+        Channel::Paper => "printed",
+    };
+    let now = now_ms();
+    let mut published = Vec::new();
+    let mut new_row = plan.new_row.clone();
+    for &(number, block_id) in &plan.blocks {
+        let (table, seed, fixed) = (plan.table.clone(), keys.emission_seed(&plan.salt), keys.fixed());
+        let block = tokio::task::spawn_blocking(move || supply::generate_block(&table, emission, number, seed, fixed))
+            .await
+            .map_err(|e| AppError::internal(format!("block generation: {e}")))?
+            .map_err(|e| AppError::BadRequest(e.to_string()))?;
+        let root = hex::encode(block.root);
+        let mut block_row = Some(BlockRow {
+            id: block_id,
+            emission_id: plan.id,
+            number: i64::from(number),
+            size: block.tickets.len() as i64,
+            root: root.clone(),
+            chunk_roots: supply::chunk_roots_hex(&block.chunk_roots),
+            created_ms: now,
+        });
+        for chunk in block.tickets.chunks(TICKETS_PER_UNIT) {
+            let tickets: Arc<[TicketSpec]> = chunk.to_vec().into();
+            let rows = EmissionRows {
+                emission: new_row.take(),
+                block: block_row.take(),
+                tickets,
+                tickets_block: block_id,
+                tickets_status: status,
+                ..EmissionRows::default()
+            };
+            sink.put(Changes { emission: Some(rows), ..Changes::none(Effect::Emission) }).await?;
+        }
+        published.push(PublishedBlock { block: number, root });
+    }
+    let audit = AuditRecord {
+        created_ms: now_ms(),
+        kind: "blocks_published",
+        data_json: json!({
+            "emission": emission, "code": plan.table.code, "channel": plan.channel, "table_digest": plan.table.digest(),
+            "blocks": published,
+        })
+        .to_string(),
+    };
+    let publish = EmissionRows {
+        publish: plan.blocks.iter().map(|b| b.1).collect(),
+        published_ms: audit.created_ms,
+        tickets_status: status,
+        ..EmissionRows::default()
+    };
+    sink.put(Changes { emission: Some(publish), audit: Some(audit), ..Changes::none(Effect::Emission) }).await?;
+    tracing::info!(emission, channel = plan.channel.as_str(), blocks = ?published, "blocks published");
+    Ok(EmissionCreated { emission, channel: plan.channel, blocks: published })
+}
+
+/// The figures of each block, from the stored tickets, games and ledger.
+async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppError> {
+    type ERow = (i64, String, String, String, String, i64, i64, i64);
+    let emissions: Vec<ERow> = on_db!(db, pool => sqlx::query_as(
+        "SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms FROM emissions
+         WHERE ($1 < 0 OR id = $1) ORDER BY id",
+    )
+    .bind(only.map_or(-1, i64::from))
+    .fetch_all(pool)
+    .await?);
+    if let (Some(n), true) = (only, emissions.is_empty()) {
+        return Err(AppError::NotFound(format!("no emission {n}")));
+    }
+    type BRow = (i64, i64, String, Option<i64>, i64, i64, i64, i64, i64, i64, i64);
+    let blocks: Vec<BRow> = on_db!(db, pool => sqlx::query_as(
+        "SELECT b.emission_id, b.number, b.root, b.published_ms,
+                COUNT(t.id),
+                CAST(COALESCE(SUM(CASE WHEN t.status = 'sold' THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN t.status = 'sold' AND (g.phase IS NULL OR g.phase <> 'finished') THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(pm.amount), 0) AS BIGINT)
+         FROM blocks b JOIN tickets t ON t.block_id = b.id
+         LEFT JOIN ticket_games g ON g.ticket_id = t.id
+         LEFT JOIN (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
+                    JOIN ledger_entries l ON l.movement_id = m.id
+                    WHERE m.reason = 'prize' AND l.account_id <> 3 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
+         WHERE ($1 < 0 OR b.emission_id = $1)
+         GROUP BY b.emission_id, b.number, b.root, b.published_ms ORDER BY b.emission_id, b.number",
+    )
+    .bind(only.map_or(-1, i64::from))
+    .fetch_all(pool)
+    .await?);
+    let mut out = Vec::new();
+    for (id, code, channel, table_digest, toml, price_cents, block_size, created_ms) in emissions {
+        let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
+        let mut totals = Figures::default();
+        let mut list = Vec::new();
+        for b in blocks.iter().filter(|b| b.0 == id) {
+            let (printed, sold, in_play, won, lost, prizes, paid) = (b.4, b.5, b.6, b.7, b.8, b.9, b.10);
+            let figures = Figures {
+                printed,
+                sold,
+                in_play,
+                finished: won + lost,
+                won,
+                lost,
+                sales_cents: sold * price_cents,
+                prizes_won_cents: prizes,
+                prizes_paid_cents: paid,
+                prizes_owed_cents: prizes - paid,
+            };
+            totals.add(&figures);
+            list.push(BlockReport { block: number(b.1)?, root: b.2.clone(), published_ms: b.3, figures });
+        }
+        let rtp = rtp(&table, &totals);
+        out.push(EmissionReport {
+            emission: number(id)?,
+            code,
+            channel: parse_channel(&channel)?,
+            table_digest,
+            price_cents,
+            block_size,
+            created_ms,
+            totals,
+            rtp,
+            blocks: list,
+        });
+    }
+    Ok(out)
+}
+
+/// The return to player so far and the table's exact one.
+fn rtp(table: &PrizeTable, f: &Figures) -> Rtp {
+    let expected = expected_rtp(table);
+    let so_far = (f.finished > 0).then(|| {
+        BigRational::new(BigInt::from(f.prizes_won_cents), BigInt::from(f.finished) * BigInt::from(table.price_cents))
+    });
+    Rtp {
+        so_far_decimal: so_far.as_ref().map(decimal),
+        so_far: so_far.as_ref().map(math::fraction::to_string),
+        expected_decimal: decimal(&expected),
+        expected: math::fraction::to_string(&expected),
+    }
+}
+
+/// The table's exact return to player: the expected prize of a ticket of
+/// the block (each row weighted by its tickets) over the price.
+fn expected_rtp(table: &PrizeTable) -> BigRational {
+    static ODDS: std::sync::OnceLock<math::Odds> = std::sync::OnceLock::new();
+    let finals = ODDS.get_or_init(math::Odds::exact).final_chances();
+    let mut expected = BigRational::from_integer(BigInt::from(0));
+    for row in &table.schedules {
+        for (k, prize) in row.prizes.cents().iter().enumerate() {
+            let weight = BigRational::new(BigInt::from(row.tickets), BigInt::from(table.block_size));
+            expected += weight * &finals[k] * BigRational::from_integer(BigInt::from(*prize));
+        }
+    }
+    expected / BigRational::from_integer(BigInt::from(table.price_cents))
+}
+
+/// Six decimals, for people.
+fn decimal(r: &BigRational) -> String {
+    format!("{:.6}", math::fraction::approx(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_expected_rtp_is_the_math_crates() {
+        let table = PrizeTable::example();
+        let exact = math::Payout::compute(&table, &math::Odds::exact()).rtp;
+        assert_eq!(expected_rtp(&table), exact);
+    }
+}
