@@ -78,6 +78,8 @@ pub fn run_emit(args: EmitArgs) -> anyhow::Result<()> {
     };
     let emission = Emission::new(args.emission, table, seed)?;
     let mut writer = EmissionWriter::create(&args.out, &emission, args.proofs)?;
+    // Once every argument is accepted, so that a refused run stays one error line.
+    crate::odds::warn_if_not_regulation(&args.table, emission.table());
     if from_os {
         let path = files::write_secret(&args.out, &emission)?;
         eprintln!(

@@ -7,7 +7,7 @@ use math::fraction::{approx, to_string as frac};
 use math::payout::{LegalBand, Payout};
 use math::{FinalOutcome, Odds, PrizeTable};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct OddsArgs {
@@ -22,6 +22,9 @@ pub struct OddsArgs {
 pub fn run(args: OddsArgs) -> anyhow::Result<()> {
     let odds = Odds::exact();
     let table = args.table.as_deref().map(crate::load_table).transpose()?;
+    if let (Some(path), Some(t)) = (&args.table, &table) {
+        warn_if_not_regulation(path, t);
+    }
     let payout = table.as_ref().map(|t| Payout::compute(t, &odds));
     if args.json {
         let mut v = odds.to_json();
@@ -33,6 +36,16 @@ pub fn run(args: OddsArgs) -> anyhow::Result<()> {
         print!("{}", human(&odds, table.as_ref().zip(payout.as_ref())));
     }
     Ok(())
+}
+
+/// One `WARNING:` line on stderr per way the table read from `path` departs
+/// from art. 2 (a ticket at 300 cents, blocks of 300 000 tickets). The
+/// command still runs: such tables serve tests and demos, and only `serve`
+/// and the admin API refuse them (unless configured to allow them).
+pub fn warn_if_not_regulation(path: &Path, table: &PrizeTable) {
+    for d in table.regulation_deviations() {
+        eprintln!("WARNING: prize table {} is not a regulation table: {d}", path.display());
+    }
 }
 
 fn pct(r: &num_rational::BigRational) -> String {

@@ -89,6 +89,61 @@ fn odds_warns_outside_the_legal_band() {
 }
 
 #[test]
+fn odds_warns_on_stderr_about_a_table_outside_art_2_and_still_works() {
+    // The regulation's own figures: no warning.
+    let out = run(&["odds", "--json", "--table", &example_table()]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("WARNING"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // A 10-ticket block at 2.50 €: one WARNING line per deviation, citing art. 2.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.toml");
+    std::fs::write(
+        &path,
+        "game = \"As Capone\"\ncode = \"ASC\"\nprice_cents = 250\nblock_size = 10\n[[schedule]]\ntickets = 10\nprizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }\n",
+    )
+    .unwrap();
+    for json in [true, false] {
+        let mut args = vec!["odds", "--table", path.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let out = run(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8(out.stderr).unwrap();
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("WARNING: ")).collect();
+        assert_eq!(warnings.len(), 2, "{err}");
+        assert!(warnings.iter().all(|w| w.contains("demo.toml") && w.contains("art. 2")), "{err}");
+        assert!(warnings[0].contains("250 cents, not the 300 cents"), "{err}");
+        assert!(warnings[1].contains("10 tickets, not the 300 000"), "{err}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        if json {
+            // The warnings stay out of the JSON on stdout.
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(v["table"]["price_cents"], 250);
+        } else {
+            assert!(stdout.contains("10 tickets per block at 2.50 €"), "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn a_table_the_regulation_forbids_is_refused_naming_the_row_and_the_article() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("falling.toml");
+    std::fs::write(
+        &path,
+        "game = \"As Capone\"\ncode = \"ASC\"\nprice_cents = 300\nblock_size = 300000\n\n[[schedule]]\ntickets = 300000\nprizes_cents = { 5 = 1000, 6 = 300, 7 = 10000, 8 = 1000000 }\n",
+    )
+    .unwrap();
+    let out = run(&["odds", "--table", path.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("schedule row 1 (line 6)") && err.contains("(art. 3.2.3.3)"), "{err}");
+}
+
+#[test]
 fn a_broken_table_is_one_clear_line_and_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.toml");

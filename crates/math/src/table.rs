@@ -18,7 +18,7 @@
 //! 6. there is at least one schedule row ([`TableError::Empty`]);
 //! 7. every row has at least one ticket ([`TableError::Tickets`], [`TableError::ZeroTickets`]);
 //! 8. prizes are keyed by 5, 6, 7 or 8 tricks only (art. 3.2.3.3, [`TableError::UnknownTricks`]);
-//!    a missing trick count pays nothing;
+//!    each of the four must be there (rule 13);
 //! 9. every amount is a whole number of cents, zero or more: floats,
 //!    negatives and strings are refused by value, not by a type error
 //!    ([`TableError::Amount`]);
@@ -26,10 +26,24 @@
 //! 11. the counts add up to the block size (art. 3.1, [`TableError::Counts`]);
 //! 12. the largest sum of one row's prizes times the block size, and the
 //!     price times the block size, fit in 64 bits, so that sums of money
-//!     over a block never overflow ([`TableError::Overflow`]).
+//!     over a block never overflow ([`TableError::Overflow`]);
+//! 13. every row pays a prize above zero for each of 5, 6, 7 and 8 tricks
+//!     (art. 3.1, 3.2.3.3: from five tricks the game is won and wins the
+//!     prize of its count): a zero is refused ([`TableError::ZeroPrize`]),
+//!     and so is a missing count ([`TableError::MissingPrize`]), which
+//!     CONTRACT.md once read as "no prize" and its Emissions section now
+//!     refuses;
+//! 14. more tricks never pay less: in each row the prizes for 5, 6, 7 and 8
+//!     tricks never fall (art. 3.2.3.3; equal prizes are allowed,
+//!     [`TableError::Decreasing`]).
 //!
 //! Errors name the row ("schedule row 3 (line 17)", rows counted from 1 in
-//! file order) and the rule broken.
+//! file order), the rule broken and, for the regulation's rules, the article.
+//!
+//! Art. 2's price (300 cents) and block size (300 000 tickets) are not
+//! refused here: tests and demos use small blocks. [`PrizeTable::regulation_deviations`]
+//! lists where a table departs from them, for `serve` and the admin API to
+//! refuse unless configured otherwise, and for `odds` and `emit` to warn.
 //!
 //! [`PrizeTable::digest`] is the hex SHA-256 of [`PrizeTable::canonical`], a
 //! documented text form independent of the input's format, order, spacing
@@ -127,6 +141,64 @@ pub enum TableError {
     Counts { sum: u64, block_size: u32 },
     #[error("{at}: {what} overflows 64 bits of cents")]
     Overflow { at: Place, what: String },
+    #[error(
+        "{at}: no prize for {tricks} tricks in prizes_cents; every count of 5 to 8 tricks wins a prize above zero (art. 3.1, 3.2.3.3): a missing count is refused, it no longer means no prize"
+    )]
+    MissingPrize { at: Place, tricks: u8 },
+    #[error(
+        "{at}: the prize for {tricks} tricks is 0; every count of 5 to 8 tricks wins a prize above zero (art. 3.1, 3.2.3.3)"
+    )]
+    ZeroPrize { at: Place, tricks: u8 },
+    #[error(
+        "{at}: the prize for {more} tricks ({more_cents} cents) is less than the prize for {fewer} tricks ({fewer_cents} cents); more tricks never pay less (art. 3.2.3.3)"
+    )]
+    Decreasing { at: Place, fewer: u8, fewer_cents: u64, more: u8, more_cents: u64 },
+}
+
+/// The ticket price art. 2 sets: 3 €.
+pub const REGULATION_PRICE_CENTS: u64 = 300;
+/// The block size art. 2 sets: 300 000 tickets.
+pub const REGULATION_BLOCK_SIZE: u32 = 300_000;
+
+/// Where a valid table departs from art. 2. Such a table is fine for tests
+/// and demos; `serve` and the admin API refuse it unless their configuration
+/// allows a non-regulation table, and `odds` and `emit` print a warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deviation {
+    /// `price_cents` is not [`REGULATION_PRICE_CENTS`].
+    Price { price_cents: u64 },
+    /// `block_size` is not [`REGULATION_BLOCK_SIZE`].
+    BlockSize { block_size: u32 },
+}
+
+impl fmt::Display for Deviation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Deviation::Price { price_cents } => write!(
+                f,
+                "the ticket price is {price_cents} cents, not the {REGULATION_PRICE_CENTS} cents (3 €) that art. 2 sets"
+            ),
+            Deviation::BlockSize { block_size } => write!(
+                f,
+                "a block holds {} tickets, not the {} that art. 2 sets",
+                grouped(u64::from(*block_size)),
+                grouped(u64::from(REGULATION_BLOCK_SIZE))
+            ),
+        }
+    }
+}
+
+/// `n` with its digits in groups of three, as the regulation writes numbers ("300 000").
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut s = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            s.push(' ');
+        }
+        s.push(c);
+    }
+    s
 }
 
 /// The keys allowed at the top of a table.
@@ -233,6 +305,24 @@ impl PrizeTable {
     /// Tickets per block for each row, in table order.
     pub fn counts(&self) -> Vec<u32> {
         self.schedules.iter().map(|r| r.tickets).collect()
+    }
+
+    /// Where the table departs from art. 2 (price, then block size); empty
+    /// for a regulation table. Each one displays as a sentence citing art. 2.
+    pub fn regulation_deviations(&self) -> Vec<Deviation> {
+        let mut out = Vec::new();
+        if self.price_cents != REGULATION_PRICE_CENTS {
+            out.push(Deviation::Price { price_cents: self.price_cents });
+        }
+        if self.block_size != REGULATION_BLOCK_SIZE {
+            out.push(Deviation::BlockSize { block_size: self.block_size });
+        }
+        out
+    }
+
+    /// True when the price and block size are art. 2's.
+    pub fn is_regulation(&self) -> bool {
+        self.regulation_deviations().is_empty()
     }
 }
 
@@ -502,7 +592,7 @@ fn parse_row(row: &Raw, at: Place) -> Result<ScheduleRow, TableError> {
             });
         }
     };
-    let mut cents = [0u64; 4];
+    let mut cents: [Option<u64>; 4] = [None; 4];
     // Check every key first, so an unknown trick count is named even when
     // an amount elsewhere in the row is also wrong.
     for (k, _) in prizes {
@@ -512,13 +602,35 @@ fn parse_row(row: &Raw, at: Place) -> Result<ScheduleRow, TableError> {
     }
     for (k, v) in prizes {
         let idx = (k.as_bytes()[0] - b'5') as usize;
-        cents[idx] = v.int_in(0, u64::MAX.into()).ok_or_else(|| TableError::Amount {
+        cents[idx] = Some(v.int_in(0, u64::MAX.into()).ok_or_else(|| TableError::Amount {
             at,
             tricks: k.clone(),
             found: v.describe(),
-        })? as u64;
+        })? as u64);
     }
-    Ok(ScheduleRow { tickets, prizes: PrizeSchedule::new(cents) })
+    // Rule 13, art. 3.1 and 3.2.3.3: every winning count pays a prize.
+    let mut paid = [0u64; 4];
+    for (tricks, (slot, c)) in (5u8..).zip(paid.iter_mut().zip(cents)) {
+        *slot = match c {
+            None => return Err(TableError::MissingPrize { at, tricks }),
+            Some(0) => return Err(TableError::ZeroPrize { at, tricks }),
+            Some(c) => c,
+        };
+    }
+    // Rule 14, art. 3.2.3.3: more tricks never pay less. Prizes that never
+    // fall from one count to the next never fall at all.
+    for (fewer, pair) in (5u8..).zip(paid.windows(2)) {
+        if pair[1] < pair[0] {
+            return Err(TableError::Decreasing {
+                at,
+                fewer,
+                fewer_cents: pair[0],
+                more: fewer + 1,
+                more_cents: pair[1],
+            });
+        }
+    }
+    Ok(ScheduleRow { tickets, prizes: PrizeSchedule::new(paid) })
 }
 
 /// Rule 3: 2 to 6 characters `A-Z 0-9`, the first a letter.

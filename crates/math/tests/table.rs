@@ -1,7 +1,7 @@
 //! Prize tables (art. 3.1): one test per validation rule of `math::table`,
 //! plus the example table, the digest and the round trips.
 
-use as_capone_math::table::Place;
+use as_capone_math::table::{Deviation, Place, REGULATION_BLOCK_SIZE, REGULATION_PRICE_CENTS};
 use as_capone_math::{PrizeTable, TableError};
 use engine::PrizeSchedule;
 
@@ -24,8 +24,8 @@ fn the_small_table_is_valid() {
     let t = PrizeTable::parse_toml(SMALL).unwrap();
     assert_eq!(t.block_size, 10);
     assert_eq!(t.counts(), vec![7, 3]);
-    // A missing trick count pays nothing (CONTRACT.md, Prize tables).
-    assert_eq!(t.schedules[1].prizes, PrizeSchedule::new([600, 0, 0, 2_500_000]));
+    // Equal prizes for 5 and 6 tricks are allowed: more tricks pay no less (art. 3.2.3.3).
+    assert_eq!(t.schedules[1].prizes, PrizeSchedule::new([600, 600, 700, 2_500_000]));
 }
 
 #[test]
@@ -97,18 +97,24 @@ fn rule_6_an_empty_table_is_refused() {
 
 #[test]
 fn rule_10_duplicate_schedules_are_refused() {
-    // Same prizes, written differently (an explicit zero is a missing count).
-    let src = SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 8 = 1000000, 7 = 10000, 6 = 1000, 5 = 300 }");
+    // Same prizes, written in another order.
+    let src =
+        SMALL.replace("{ 5 = 600, 6 = 600, 7 = 700, 8 = 2500000 }", "{ 8 = 1000000, 7 = 10000, 6 = 1000, 5 = 300 }");
     let e = refused(&src);
     assert_eq!(e, TableError::Duplicate { at: row(2, 11), first: row(1, 7) });
     assert_eq!(
         e.to_string(),
         "schedule row 2 (line 11): same prizes as schedule row 1 (line 7); each prize schedule must appear on one row only"
     );
-    let zero = SMALL
-        .replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 0, 8 = 0 }")
-        .replace("{ 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }", "{}");
-    assert!(matches!(refused(&zero), TableError::Duplicate { .. }));
+    // Through JSON too, with the row's keys in another order.
+    let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap())
+        .unwrap()
+        .replace(r#"{"5":600,"6":600,"7":700,"8":2500000}"#, r#"{"8":1000000,"5":300,"7":10000,"6":1000}"#);
+    let e = PrizeTable::from_json(&json).unwrap_err();
+    assert_eq!(
+        e,
+        TableError::Duplicate { at: Place::Row { index: 2, line: None }, first: Place::Row { index: 1, line: None } }
+    );
 }
 
 #[test]
@@ -175,18 +181,24 @@ fn rule_12_sums_that_overflow_u64_are_refused() {
     let e = refused(&SMALL.replace("8 = 2500000", "8 = 2000000000000000000"));
     // (TOML integers stop at i64::MAX: larger ones are a syntax error.)
     assert!(matches!(e, TableError::Overflow { at, .. } if at == row(2, 11)), "{e}");
-    // A row whose own prizes overflow when added.
-    let e = refused(
-        &SMALL.replace("{ 5 = 600, 8 = 2500000 }", "{ 5 = 9223372036854775807, 6 = 9223372036854775807, 8 = 2 }"),
-    );
-    assert!(matches!(e, TableError::Overflow { .. }), "{e}");
+    // A row whose own prizes overflow when added (4 × i64::MAX > u64::MAX).
+    let m = i64::MAX;
+    let e =
+        refused(&SMALL.replace(
+            "{ 5 = 600, 6 = 600, 7 = 700, 8 = 2500000 }",
+            &format!("{{ 5 = {m}, 6 = {m}, 7 = {m}, 8 = {m} }}"),
+        ));
+    assert!(matches!(e, TableError::Overflow { at, .. } if at == row(2, 11)), "{e}");
     // The price over a block.
     let e = refused(&SMALL.replace("price_cents = 300", "price_cents = 2000000000000000000"));
     assert!(matches!(e, TableError::Overflow { at: Place::Top, .. }), "{e}");
     // The largest sum that fits is accepted: (u64::MAX / 10) * 10 fits.
+    // Row 2's other prizes add up to 1 900.
     let max = u64::MAX / 10;
-    let ok = SMALL.replace("{ 5 = 600, 8 = 2500000 }", &format!("{{ 8 = {max} }}"));
-    assert!(PrizeTable::parse_toml(&ok).is_ok());
+    let ok = SMALL.replace("8 = 2500000", &format!("8 = {}", max - 1_900));
+    assert_eq!(PrizeTable::parse_toml(&ok).unwrap().schedules[1].prizes.cents().iter().sum::<u64>(), max);
+    let over = SMALL.replace("8 = 2500000", &format!("8 = {}", max - 1_899));
+    assert!(matches!(refused(&over), TableError::Overflow { at, .. } if at == row(2, 11)));
 }
 
 #[test]
@@ -202,7 +214,7 @@ fn json_has_the_same_shape_and_the_same_rules() {
     let json = serde_json::to_string(&t).unwrap();
     assert_eq!(
         json,
-        r#"{"game":"As Capone","code":"ASC","price_cents":300,"block_size":10,"schedule":[{"tickets":7,"prizes_cents":{"5":300,"6":1000,"7":10000,"8":1000000}},{"tickets":3,"prizes_cents":{"5":600,"6":0,"7":0,"8":2500000}}]}"#
+        r#"{"game":"As Capone","code":"ASC","price_cents":300,"block_size":10,"schedule":[{"tickets":7,"prizes_cents":{"5":300,"6":1000,"7":10000,"8":1000000}},{"tickets":3,"prizes_cents":{"5":600,"6":600,"7":700,"8":2500000}}]}"#
     );
     assert_eq!(PrizeTable::from_json(&json).unwrap(), t);
     assert_eq!(serde_json::from_str::<PrizeTable>(&json).unwrap(), t);
@@ -217,9 +229,9 @@ fn json_has_the_same_shape_and_the_same_rules() {
 
 #[test]
 fn json_duplicate_keys_are_refused_not_merged() {
-    // {"5":600,"7":0,"7":0,...} would otherwise read as the row with "6":0.
+    // {"5":600,"7":600,"7":700,...} would otherwise read as one row or another.
     let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap()).unwrap();
-    let dup = json.replace("\"6\":0", "\"7\":0");
+    let dup = json.replace("\"6\":600", "\"7\":600");
     let e = PrizeTable::from_json(&dup).unwrap_err();
     assert!(
         matches!(&e, TableError::Syntax { format: "JSON", message, .. } if message.contains("duplicate key \"7\"")),
@@ -257,4 +269,126 @@ fn the_digest_is_stable_and_independent_of_the_format() {
     let mut other = t.clone();
     other.schedules.swap(0, 1);
     assert_ne!(other.digest(), t.digest());
+}
+
+/// Row 2 of the small table with `prizes` in place of its own.
+fn with_row_2(prizes: &str) -> String {
+    let src = SMALL.replace("{ 5 = 600, 6 = 600, 7 = 700, 8 = 2500000 }", prizes);
+    assert_ne!(src, SMALL, "the small table's row 2 was replaced");
+    src
+}
+
+#[test]
+fn rule_13_a_zero_prize_for_5_6_7_or_8_tricks_is_refused() {
+    // art. 3.1, 3.2.3.3: from five tricks the game is won and pays the prize of its count.
+    for (tricks, prizes) in [
+        (5, "{ 5 = 0, 6 = 600, 7 = 700, 8 = 2500000 }"),
+        (6, "{ 5 = 600, 6 = 0, 7 = 700, 8 = 2500000 }"),
+        (7, "{ 5 = 600, 6 = 600, 7 = 0, 8 = 2500000 }"),
+        (8, "{ 5 = 600, 6 = 600, 7 = 700, 8 = 0 }"),
+    ] {
+        let e = refused(&with_row_2(prizes));
+        assert_eq!(e, TableError::ZeroPrize { at: row(2, 11), tricks }, "{prizes}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "schedule row 2 (line 11): the prize for {tricks} tricks is 0; every count of 5 to 8 tricks wins a prize above zero (art. 3.1, 3.2.3.3)"
+            )
+        );
+    }
+    // Row 1 too, by its own line; and in JSON, by its number.
+    let e = refused(&SMALL.replace("5 = 300,", "5 = 0,"));
+    assert_eq!(e, TableError::ZeroPrize { at: row(1, 7), tricks: 5 });
+    let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap()).unwrap().replace("\"7\":700", "\"7\":0");
+    let e = PrizeTable::from_json(&json).unwrap_err();
+    assert_eq!(e, TableError::ZeroPrize { at: Place::Row { index: 2, line: None }, tricks: 7 });
+    assert!(e.to_string().starts_with("schedule row 2: the prize for 7 tricks is 0;"), "{e}");
+    assert!(serde_json::from_str::<PrizeTable>(&json).unwrap_err().to_string().contains("(art. 3.1, 3.2.3.3)"));
+}
+
+#[test]
+fn rule_13_a_missing_trick_count_is_refused_not_read_as_no_prize() {
+    // The old reading of CONTRACT.md ("a missing trick count means no prize
+    // for it") is superseded by its Emissions section and art. 3.1, 3.2.3.3.
+    let e = refused(&with_row_2("{ 5 = 600, 8 = 2500000 }"));
+    assert_eq!(e, TableError::MissingPrize { at: row(2, 11), tricks: 6 });
+    assert_eq!(
+        e.to_string(),
+        "schedule row 2 (line 11): no prize for 6 tricks in prizes_cents; every count of 5 to 8 tricks wins a prize above zero (art. 3.1, 3.2.3.3): a missing count is refused, it no longer means no prize"
+    );
+    for (tricks, prizes) in [
+        (5, "{ 6 = 600, 7 = 700, 8 = 2500000 }"),
+        (7, "{ 5 = 600, 6 = 600, 8 = 2500000 }"),
+        (8, "{ 5 = 600, 6 = 600, 7 = 700 }"),
+        (5, "{}"),
+    ] {
+        assert_eq!(refused(&with_row_2(prizes)), TableError::MissingPrize { at: row(2, 11), tricks }, "{prizes}");
+    }
+    let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap()).unwrap().replace("\"8\":2500000", "");
+    let json = json.replace(",}", "}");
+    let e = PrizeTable::from_json(&json).unwrap_err();
+    assert_eq!(e, TableError::MissingPrize { at: Place::Row { index: 2, line: None }, tricks: 8 });
+    // A wrong amount is named before a missing count.
+    let e = refused(&with_row_2("{ 5 = -1 }"));
+    assert!(matches!(e, TableError::Amount { .. }), "{e}");
+}
+
+#[test]
+fn rule_14_more_tricks_never_pay_less() {
+    // art. 3.2.3.3: the first pair that falls is named, with both amounts.
+    let e = refused(&with_row_2("{ 5 = 600, 6 = 500, 7 = 700, 8 = 2500000 }"));
+    assert_eq!(e, TableError::Decreasing { at: row(2, 11), fewer: 5, fewer_cents: 600, more: 6, more_cents: 500 });
+    assert_eq!(
+        e.to_string(),
+        "schedule row 2 (line 11): the prize for 6 tricks (500 cents) is less than the prize for 5 tricks (600 cents); more tricks never pay less (art. 3.2.3.3)"
+    );
+    let e = refused(&with_row_2("{ 5 = 600, 6 = 600, 7 = 2500000, 8 = 700 }"));
+    assert_eq!(
+        e,
+        TableError::Decreasing { at: row(2, 11), fewer: 7, fewer_cents: 2_500_000, more: 8, more_cents: 700 }
+    );
+    let e = refused(&SMALL.replace("7 = 10000", "7 = 999"));
+    assert_eq!(e, TableError::Decreasing { at: row(1, 7), fewer: 6, fewer_cents: 1000, more: 7, more_cents: 999 });
+    // 599 for 7 tricks is below the 600 of both 5 and 6 tricks: the step that falls, 6 to 7, is named.
+    let e = refused(&with_row_2("{ 5 = 600, 6 = 600, 7 = 599, 8 = 2500000 }"));
+    assert!(matches!(e, TableError::Decreasing { fewer: 6, more: 7, .. }), "{e}");
+    // Equal prizes all along are allowed.
+    let flat = PrizeTable::parse_toml(&with_row_2("{ 5 = 700, 6 = 700, 7 = 700, 8 = 700 }")).unwrap();
+    assert_eq!(flat.schedules[1].prizes, PrizeSchedule::new([700; 4]));
+    // In JSON.
+    let json = serde_json::to_string(&PrizeTable::parse_toml(SMALL).unwrap()).unwrap().replace("\"7\":700", "\"7\":70");
+    let e = PrizeTable::from_json(&json).unwrap_err();
+    assert!(matches!(e, TableError::Decreasing { at: Place::Row { index: 2, line: None }, fewer: 6, more: 7, .. }));
+    assert!(serde_json::from_str::<PrizeTable>(&json).unwrap_err().to_string().contains("(art. 3.2.3.3)"));
+}
+
+#[test]
+fn art_2_deviations_are_listed_not_refused() {
+    assert_eq!((REGULATION_PRICE_CENTS, REGULATION_BLOCK_SIZE), (300, 300_000));
+    let example = PrizeTable::example();
+    assert_eq!(example.regulation_deviations(), vec![]);
+    assert!(example.is_regulation());
+
+    let small = PrizeTable::parse_toml(SMALL).unwrap();
+    assert_eq!(small.regulation_deviations(), vec![Deviation::BlockSize { block_size: 10 }]);
+    assert!(!small.is_regulation());
+
+    let both = PrizeTable::parse_toml(&SMALL.replace("price_cents = 300", "price_cents = 250")).unwrap();
+    let found = both.regulation_deviations();
+    assert_eq!(found, vec![Deviation::Price { price_cents: 250 }, Deviation::BlockSize { block_size: 10 }]);
+    let text: Vec<String> = found.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "the ticket price is 250 cents, not the 300 cents (3 €) that art. 2 sets",
+            "a block holds 10 tickets, not the 300 000 that art. 2 sets",
+        ]
+    );
+    // A block larger than art. 2's is a deviation too.
+    let mut big = example.clone();
+    big.block_size = 1_200_000;
+    assert_eq!(
+        big.regulation_deviations().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["a block holds 1 200 000 tickets, not the 300 000 that art. 2 sets"]
+    );
 }
