@@ -110,7 +110,7 @@ fn emit_then_verify_block_succeeds_and_the_same_seed_gives_the_same_bytes() {
 
     let csv = text(&std::fs::read(w.join("a/block-0001.csv")).unwrap());
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8"));
+    assert_eq!(lines.next(), Some("position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8,commitment"));
     let first: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(&first[..2], ["1", "ASC-001-00001-000001-10"], "golden serial");
     assert_eq!(csv.lines().count(), 11);
@@ -122,7 +122,7 @@ fn emit_then_verify_block_succeeds_and_the_same_seed_gives_the_same_bytes() {
     // Golden: crates/emission/tests/golden.py computes it independently (small table, seed 00..1f, block 1).
     assert_eq!(
         manifest["blocks"][0]["merkle_root"],
-        "e2048216fc3baf8f677d91b357d94829140a0fa734bb8b65c43020a4cdc23e5e"
+        "c445866a2f046f8078a66cec82d4e2f65e12514097734c4ac1c33c056c8a9614"
     );
     assert_eq!(manifest["table"]["schedule"][1]["prizes_cents"]["8"], 2_500_000);
 
@@ -181,9 +181,11 @@ fn a_flipped_byte_in_a_block_file_or_the_manifest_fails_loudly() {
     let csv = out.join("block-0002.csv");
     let original = std::fs::read(&csv).unwrap();
 
-    // The last digit of line 3 (its prize for 8 tricks) changed: named with the block, file and line.
+    // The last digit of line 3's prize for 8 tricks (before its commitment) changed: named with the
+    // block, file and line.
     let end_of_line_3 = original.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(2).unwrap().0;
-    let digit = end_of_line_3 - 1;
+    let digit = end_of_line_3 - 66;
+    assert_eq!(original[digit + 1], b',');
     let line = tampered(&out, &csv, digit, if original[digit] == b'0' { b'1' } else { b'0' });
     assert!(line.starts_with("as-capone: error: block 2 (block-0002.csv line 3): prizes "), "{line}");
     // Every seventh byte flipped in turn: never accepted.

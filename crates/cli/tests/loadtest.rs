@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::process::Command;
 use std::time::Instant;
 
-const TABLE: &str = "game = \"As Capone\"\ncode = \"LDT\"\nprice_cents = 300\nblock_size = 1000\n[[schedule]]\ntickets = 1000\nprizes_cents = { 5 = 300, 6 = 1000 }\n";
+const TABLE: &str = "game = \"As Capone\"\ncode = \"LDT\"\nprice_cents = 300\nblock_size = 1000\n[[schedule]]\ntickets = 1000\nprizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }\n";
 
 fn loadtest(url: &str, extra: &[&str]) -> (Value, f64) {
     let t0 = Instant::now();

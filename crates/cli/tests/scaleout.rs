@@ -587,7 +587,7 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
         conn.close().await.unwrap();
 
         // The server's own checks, in-process on the same database.
-        let app = common::in_process_app(db.url.clone()).await;
+        let app = common::in_process_app(db.url.clone(), dir.path()).await;
         let ledger = app.store().check_ledger().await.unwrap();
         assert!(ledger.is_sound(), "{ledger:?}");
         app.store().seal_audit().await.unwrap();

@@ -70,7 +70,18 @@ fn healthz_follows_the_postgres_database() {
     )
     .unwrap();
     let table = dir.path().join("table.toml");
-    let mut child = serve(&["--db", &db.url, "--table", table.to_str().unwrap(), "--initial-blocks", "1"])
+    let key = dir.path().join("server.key");
+    let mut child = serve(&[
+        "--db",
+        &db.url,
+        "--table",
+        table.to_str().unwrap(),
+        "--initial-blocks",
+        "1",
+        "--allow-non-regulation-table",
+        "--key-file",
+        key.to_str().unwrap(),
+    ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -26,15 +26,24 @@ pub fn start_server_on(dir: &Path, db_url: &str, extra: &[&str]) -> (Child, Stri
     (child, url)
 }
 
+/// The server key of the servers started in `dir` (created by the first).
+pub fn key_file(dir: &Path) -> std::path::PathBuf {
+    dir.join("server.key")
+}
+
 /// Spawns `as-capone serve` without waiting for it: several servers can be
-/// started at the same moment, then [`wait_listening`] on each.
+/// started at the same moment, then [`wait_listening`] on each. The tests'
+/// tables have small blocks, so the server is told to allow them; every
+/// server of `dir` shares the key [`key_file`].
 pub fn spawn_server(dir: &Path, db_url: &str, extra: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_as-capone"))
         .arg("serve")
-        .args(["--listen", "127.0.0.1:0", "--table"])
+        .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--table"])
         .arg(dir.join("table.toml"))
         .arg("--db")
         .arg(db_url)
+        .arg("--key-file")
+        .arg(key_file(dir))
         .args(extra)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
@@ -101,13 +110,21 @@ prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
 
 [[schedule]]
 tickets = 500
-prizes_cents = { 5 = 600, 6 = 3000 }
+prizes_cents = { 5 = 600, 6 = 3000, 7 = 20000, 8 = 200000 }
 "#;
 
 /// The server in-process on a test's database (prize table
-/// [`BLOCKS_OF_2000`]), to run its own checks of the ledger and the audit log.
-pub async fn in_process_app(db: String) -> server::App {
-    let config = server::Config { listen: "127.0.0.1:0".into(), db, demo_token: String::new(), ..Default::default() };
+/// [`BLOCKS_OF_2000`], the key of the servers started in `dir`), to run its
+/// own checks of the ledger and the audit log.
+pub async fn in_process_app(db: String, dir: &Path) -> server::App {
+    let config = server::Config {
+        listen: "127.0.0.1:0".into(),
+        db,
+        demo_token: String::new(),
+        key_file: Some(key_file(dir)),
+        allow_non_regulation_table: true,
+        ..Default::default()
+    };
     let table = math::PrizeTable::parse_toml(BLOCKS_OF_2000).unwrap();
     server::App::start(server::AppOptions { config, table, seeds: Default::default() }).await.unwrap()
 }
