@@ -7,6 +7,7 @@ mod emit;
 mod loadtest;
 mod odds;
 mod play;
+mod report;
 mod serve;
 mod simulate;
 mod verify;
@@ -39,6 +40,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Check a finished ticket's public record (CONTRACT.md Fairness).
     Verify(verify::VerifyArgs),
+    /// The operator's figures of every emission, from the database.
+    Report(report::ReportArgs),
     /// Load generator: players playing real games over HTTP.
     Loadtest(loadtest::LoadtestArgs),
 }
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::VerifyBlock(a) => emit::run_verify_block(a),
         Command::Serve(a) => serve::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Report(a) => report::run(a),
         Command::Loadtest(a) => loadtest::run(a),
     };
     match result {

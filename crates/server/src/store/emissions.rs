@@ -77,6 +77,8 @@ pub struct PublicBlock {
     pub root: String,
     /// When it was published (unix milliseconds); never changes after.
     pub published_ms: i64,
+    /// The same, as UTC ISO 8601.
+    pub published_at: String,
 }
 
 /// The operator's figures of one block or of a whole emission.
@@ -339,7 +341,13 @@ impl Store {
                         .iter()
                         .filter(|b| b.0 == id)
                         .map(|b| {
-                            Ok(PublicBlock { block: number(b.1)?, size: b.2, root: b.3.clone(), published_ms: b.4 })
+                            Ok(PublicBlock {
+                                block: number(b.1)?,
+                                size: b.2,
+                                root: b.3.clone(),
+                                published_ms: b.4,
+                                published_at: iso8601(b.4),
+                            })
                         })
                         .collect::<Result<_, AppError>>()?,
                 })
@@ -559,6 +567,36 @@ async fn write_blocks(plan: &Plan, keys: &Arc<Keyring>, sink: &mut impl Sink) ->
     Ok(EmissionCreated { emission, channel: plan.channel, blocks: published })
 }
 
+/// The operator's figures read straight from a database, without a
+/// server (`as-capone report --db URL`): a read-only SQLite connection (the
+/// file may be in use by its server), or a PostgreSQL pool of one.
+pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<EmissionReport>> {
+    use anyhow::Context;
+    let db = match super::sqlite_path(url) {
+        Some(path) => {
+            anyhow::ensure!(path.exists(), "no database file {}", path.display());
+            let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).read_only(true);
+            let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
+            Db::Sqlite(pool)
+        }
+        None => {
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(std::time::Duration::from_secs(10))
+                .connect(url)
+                .await
+                .context("cannot connect to PostgreSQL")?;
+            Db::Postgres(pool)
+        }
+    };
+    let figures = reports(&db, only).await.map_err(|e| match &e {
+        AppError::Storage(s) => anyhow::anyhow!("{}", crate::error::error_chain(s)),
+        other => anyhow::anyhow!("{other}"),
+    });
+    on_db!(&db, pool => pool.close().await);
+    figures.context("reading the emissions (is this an as-capone database?)")
+}
+
 /// The figures of each block, from the stored tickets, games and ledger.
 async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppError> {
     type ERow = (i64, String, String, String, String, i64, i64, i64);
@@ -661,6 +699,23 @@ fn expected_rtp(table: &PrizeTable) -> BigRational {
     expected / BigRational::from_integer(BigInt::from(table.price_cents))
 }
 
+/// Unix milliseconds as UTC ISO 8601 (`2026-12-03T08:40:16.936Z`), for
+/// people and logs (Howard Hinnant's days-to-civil algorithm).
+pub fn iso8601(ms: i64) -> String {
+    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
 /// Six decimals, for people.
 fn decimal(r: &BigRational) -> String {
     format!("{:.6}", math::fraction::approx(r))
@@ -669,6 +724,14 @@ fn decimal(r: &BigRational) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso8601_is_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        // date -u -d @1796287391.716 +%FT%T → 2026-12-03T08:43:11
+        assert_eq!(iso8601(1_796_287_391_716), "2026-12-03T08:43:11.716Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
 
     #[test]
     fn the_expected_rtp_is_the_math_crates() {

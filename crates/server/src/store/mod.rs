@@ -26,7 +26,7 @@ mod sqlite;
 pub use audit::{AUDIT_GENESIS, AuditCheck, audit_hash};
 pub use emissions::{
     BlockReport, EmissionCreated, EmissionReport, Figures, MAX_BLOCKS_PER_CALL, PublicBlock, PublicEmission,
-    PublishedBlock, Rtp,
+    PublishedBlock, Rtp, iso8601, report_from,
 };
 pub use reads::LedgerCheck;
 
