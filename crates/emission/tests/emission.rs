@@ -50,6 +50,50 @@ fn golden_small_table_shuffle_codes_serials_and_root() {
     assert_eq!(hex::encode(b.merkle_root), "c445866a2f046f8078a66cec82d4e2f65e12514097734c4ac1c33c056c8a9614");
 }
 
+/// The second, independent implementation: `tests/golden.py` (its own
+/// ChaCha20, Python's hmac and hashlib, written from the docs) recomputes
+/// every vector of the small table's first block (the shuffle, play codes,
+/// serials, server seeds, commitments, leaf bytes and hashes, every proof,
+/// the root and chunk roots) and they must all be the Rust crate's. Python 3
+/// is a test dependency (`.ci/run` has it); without it the test fails,
+/// unless AS_CAPONE_SKIP_PYTHON is set.
+#[test]
+fn golden_vectors_agree_with_the_independent_python_implementation() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden.py");
+    let out = match std::process::Command::new("python3").arg(&script).arg("json").output() {
+        Ok(out) => out,
+        Err(e) if std::env::var_os("AS_CAPONE_SKIP_PYTHON").is_some() => {
+            eprintln!("python3 not run ({e}): skipped as AS_CAPONE_SKIP_PYTHON asks");
+            return;
+        }
+        Err(e) => panic!("python3 {}: {e} (install Python 3, or set AS_CAPONE_SKIP_PYTHON)", script.display()),
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let py: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = small();
+    let b = e.generate_block(1).unwrap();
+    let strings =
+        |f: &dyn Fn(&as_capone_emission::TicketRecord) -> String| -> Vec<String> { b.tickets.iter().map(f).collect() };
+    let rust = serde_json::json!({
+        "rows": b.tickets.iter().map(|t| t.row).collect::<Vec<_>>(),
+        "block2_rows": e.shuffled_rows(2).unwrap(),
+        "codes": strings(&|t| t.play_code.compact().to_string()),
+        "serials": strings(&|t| t.serial.to_string()),
+        "server_seeds": strings(&|t| hex::encode(t.server_seed)),
+        "commitments": strings(&|t| hex::encode(t.commitment())),
+        "leaf_bytes": strings(&|t| { let (bytes, len) = t.leaf_bytes(); hex::encode(&bytes[..len]) }),
+        "leaf_hashes": strings(&|t| hex::encode(t.leaf_hash())),
+        "proofs": strings(&|t| b.proof(t.position).unwrap().to_string()),
+        "root": hex::encode(b.merkle_root),
+        "chunk_roots_of_4": merkle::chunk_roots(&b.tickets.iter().map(|t| t.leaf_hash()).collect::<Vec<_>>(), 4)
+            .iter().map(hex::encode).collect::<Vec<_>>(),
+    });
+    for key in rust.as_object().unwrap().keys() {
+        assert_eq!(rust[key], py[key], "{key}: Rust and Python differ");
+    }
+    assert_eq!(rust.as_object().unwrap().len(), py.as_object().unwrap().len(), "the same vectors");
+}
+
 #[test]
 fn golden_server_seeds_commitments_leaf_bytes_and_proof() {
     let e = small();
@@ -62,7 +106,10 @@ fn golden_server_seeds_commitments_leaf_bytes_and_proof() {
             "2dd567368239bdb7e47ea80b11cb8805b779a8a71f59d6eb42de4b89386bd624"
         ]
     );
-    assert_eq!(hex::encode(b.tickets[0].commitment()), "16e232ef4fd52b68a6da04451ad4b3ae24d2d5c96c5d8e17a80102ddb7f778be");
+    assert_eq!(
+        hex::encode(b.tickets[0].commitment()),
+        "16e232ef4fd52b68a6da04451ad4b3ae24d2d5c96c5d8e17a80102ddb7f778be"
+    );
     // A ticket's seed is read from its place in the stream, without the block.
     for t in &b.tickets {
         assert_eq!(e.server_seed(1, t.position), t.server_seed);

@@ -3,8 +3,10 @@
 # rejection, play codes, server seeds and their commitments, serials, leaves
 # (ticket bytes v2) and Merkle roots, chunk roots and proofs, from the docs
 # (docs/fairness.md and the emission crate's module docs).
-# Usage: python3 golden.py [full]   (full adds the 300 000-ticket example block, ~10 s)
-import hmac, hashlib, struct, sys
+# Usage: python3 golden.py [full]   (full adds the 300 000-ticket example block, ~20 s)
+#        python3 golden.py json     (the small table's vectors as one JSON object: tests/emission.rs
+#                                    runs this and compares every value with the Rust crate's)
+import hmac, hashlib, json, struct, sys
 
 def rotl(v, c): return ((v << c) & 0xffffffff) | (v >> (32 - c))
 def qr(s, a, b, c, d):
@@ -92,6 +94,25 @@ def climb(leaf_hash, steps):
 seed = bytes(range(32))
 small = [(7, [300, 1000, 10000, 1000000]), (3, [600, 600, 700, 2500000])]
 b = block(seed, 1, 1, "ASC", small)
+if sys.argv[1:] == ['json']:
+    leaves = [t[5] for t in b]
+    out = {
+        "rows": [t[3] for t in b],
+        "block2_rows": [t[3] for t in block(seed, 1, 2, "ASC", small)],
+        "codes": [t[2] for t in b],
+        "serials": [t[1] for t in b],
+        "server_seeds": [t[6].hex() for t in b],
+        "commitments": [hashlib.sha256(t[6]).hexdigest() for t in b],
+        "leaf_bytes": [leaf_bytes(t[1], t[0], t[3], t[4], hashlib.sha256(t[2].encode()).digest(), hashlib.sha256(t[6]).digest()).hex() for t in b],
+        "leaf_hashes": [h.hex() for h in leaves],
+        "proofs": ['.'.join(proof(leaves, i)) for i in range(len(b))],
+        "root": root(leaves).hex(),
+        "chunk_roots_of_4": [root(leaves[k:k + 4]).hex() for k in range(0, len(leaves), 4)],
+    }
+    for i, t in enumerate(b):
+        assert climb(t[5], proof(leaves, i)) == root(leaves)
+    print(json.dumps(out))
+    sys.exit(0)
 print("small rows", [t[3] for t in b])
 print("small first codes", [t[2] for t in b[:3]])
 print("small serials", [t[1] for t in b[:2]])
