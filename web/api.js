@@ -3,8 +3,9 @@
 //
 // Requests that are safe to repeat are retried until the server answers:
 // reads, purchases (the same Idempotency-Key) and actions (the same `seq`
-// and body: the server returns the identical stored answer and draws
-// nothing new, guarantee 4). A retried action is never given a new `seq`.
+// and body, the first action's client seed included: the server returns
+// the identical stored answer and draws nothing new, guarantee 4). A
+// retried action is never given a new `seq`, nor a new client seed.
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -97,15 +98,16 @@ export const api = {
   tickets: (token) => request('GET', '/api/tickets', { token, retry: true }),
   ticket: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}`, { token, retry: true }),
   record: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}/record`, { token, retry: true }),
-  buy: (token, key, clientSeed) =>
-    request('POST', '/api/tickets', {
-      token,
-      body: clientSeed ? { client_seed: clientSeed } : {},
-      headers: { 'Idempotency-Key': key },
-      retry: true,
-    }),
-  /** `action`: {action: "play", card} or {action: "draw"}; `seq`: the ticket's seq. */
-  act: (token, id, seq, action) =>
-    request('POST', `/api/tickets/${encodeURIComponent(id)}/actions`, { token, body: { seq, ...action }, retry: true }),
+  /** A purchase takes no client seed: it comes with the ticket's first action. */
+  buy: (token, key) =>
+    request('POST', '/api/tickets', { token, body: {}, headers: { 'Idempotency-Key': key }, retry: true }),
+  /**
+   * `body`: `{seq, action: "play", card}` or `{seq, action: "draw"}`, at
+   * `seq` 0 with the player's `client_seed`. A retry sends this very body.
+   */
+  act: (token, id, body) =>
+    request('POST', `/api/tickets/${encodeURIComponent(id)}/actions`, { token, body, retry: true }),
   redeem: (code) => request('POST', '/api/tickets/redeem', { body: { code } }),
+  /** The published blocks' roots (public). */
+  emissions: () => request('GET', '/api/emissions', { retry: true }),
 };

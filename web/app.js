@@ -1,9 +1,11 @@
 // app.js: the As Capone page. It shows only what the server decided and
 // recorded: every card of As Capone, every deck draw and every result comes
-// from an answer of the API (CONTRACT.md); the page never draws anything.
+// from an answer of the API (CONTRACT.md); the page never draws a card (it
+// draws only the player's seed, which the server mixes into its draws).
 //
 // Views (by the URL's hash): home (register, buy, paper ticket, my tickets),
-// `#t=ID` one ticket (scratch zone, the duel of art. 3.2, the result),
+// `#t=ID` one ticket (scratch zone, the player's seed, the duel of art. 3.2,
+// the result),
 // `#v=ID` the check of a finished ticket (verify.js). `/play?code=...`
 // opens a paper ticket (the printed QR code).
 
@@ -20,6 +22,10 @@ const ANIM_MS = 260;
 const KEY = {
   token: 'asc.token', lang: 'asc.lang', anim: 'asc.anim', paper: 'asc.paper',
   scratched: 'asc.scratched', pendingBuy: 'asc.pendingBuy', current: 'asc.current',
+  // Per ticket, the seed the browser drew (or the player typed) before the first card.
+  seeds: 'asc.seeds',
+  // The action sent and not answered yet: `{id, body}`.
+  pendingAct: 'asc.pendingAct',
 };
 const local = {
   get(k) {
@@ -43,6 +49,7 @@ const S = {
   view: null, // what the table shows, rebuilt from the record and the answers' events
   busy: false,
   scratched: false,
+  sending: false, // an action is on its way (its retries included)
 };
 
 const paperTokens = () => local.json(KEY.paper, {});
@@ -283,20 +290,13 @@ async function useToken(ev) {
 
 // ------------------------------------------------------------ buying
 
-const validSeed = (s) => s.length >= 1 && s.length <= 64 && /^[\x21-\x7e]+$/.test(s);
-
 async function buy(ev) {
   ev.preventDefault();
   if (S.busy || !S.token) return;
-  const seed = $('client-seed').value.trim();
-  if (seed && !validSeed(seed)) {
-    showAlert(t('buy.seed.bad'));
-    $('client-seed').focus();
-    return;
-  }
   // The key is kept until the server answers: a retry, even after a
-  // reload, buys at most one ticket for this click.
-  const pending = { key: randomKey(), seed: seed || null };
+  // reload, buys at most one ticket for this click. No client seed here:
+  // it goes with the ticket's first card (CONTRACT.md Fairness).
+  const pending = { key: randomKey() };
   local.set(KEY.pendingBuy, JSON.stringify(pending));
   await completePurchase(pending);
 }
@@ -305,11 +305,10 @@ async function completePurchase(pending) {
   setBusy(true);
   showAlert('');
   try {
-    const r = await api.buy(S.token, pending.key, pending.seed);
+    const r = await api.buy(S.token, pending.key);
     local.set(KEY.pendingBuy, null);
     S.balance = r.balance_cents;
     renderBalance();
-    $('client-seed').value = '';
     location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
   } catch (e) {
     local.set(KEY.pendingBuy, null);
@@ -361,6 +360,85 @@ async function redeem(code) {
   }
 }
 
+// ------------------------------------------------------------ the player's seed
+//
+// The server's seed was fixed (and committed in the block's published root)
+// before the sale. The player's seed comes after: the browser draws one
+// when a ticket opens unplayed, shows it with the ticket's commitment, lets
+// the player change it, and sends it with the first card (seq 0). It is
+// kept per ticket until the server has recorded it, so a reload shows the
+// same seed, and a first card whose answer was lost is sent again with it.
+
+/** Printable ASCII without spaces, 1 to 64 characters: the server's rule. */
+export const validSeed = (s) => typeof s === 'string' && s.length >= 1 && s.length <= 64 && /^[\x21-\x7e]+$/.test(s);
+
+/** 16 bytes of crypto.getRandomValues, in hex. */
+const newSeed = () => randomKey();
+
+/** Before the first action the player's seed is still open. */
+const seedOpen = (tk) => !!tk && tk.seq === 0 && tk.client_seed == null && tk.phase !== 'finished';
+
+function keepDraft(id, seed) {
+  const drafts = local.json(KEY.seeds, {});
+  if (seed == null && !(id in drafts)) return;
+  delete drafts[id];
+  if (seed != null) drafts[id] = seed;
+  const ids = Object.keys(drafts);
+  for (const k of ids.slice(0, Math.max(0, ids.length - 50))) delete drafts[k];
+  local.set(KEY.seeds, JSON.stringify(drafts));
+}
+
+/** The ticket just opened: its seed in the field (the one kept, or a new one). */
+function prepareSeed(tk) {
+  setSeedError(false);
+  if (!seedOpen(tk)) {
+    keepDraft(tk.id, null);
+    $('ticket-seed').value = '';
+    return;
+  }
+  let seed = local.json(KEY.seeds, {})[tk.id];
+  if (!validSeed(seed)) {
+    seed = newSeed();
+    keepDraft(tk.id, seed);
+  }
+  $('ticket-seed').value = seed;
+}
+
+function setSeedError(on) {
+  $('ticket-seed-error').hidden = !on;
+  if (on) $('ticket-seed').setAttribute('aria-invalid', 'true');
+  else $('ticket-seed').removeAttribute('aria-invalid');
+}
+
+function onSeedInput() {
+  const tk = S.ticket;
+  if (!seedOpen(tk)) return;
+  const seed = $('ticket-seed').value;
+  const ok = validSeed(seed);
+  if (ok) {
+    keepDraft(tk.id, seed);
+    setSeedError(false);
+  } else if (!$('ticket-seed-error').hidden || seed.length > 0) {
+    setSeedError(true);
+  }
+}
+
+/** A hash in short: its first 12 and last 4 hex digits. */
+const shortHash = (h) => (typeof h === 'string' && h.length > 20 ? `${h.slice(0, 12)}…${h.slice(-4)}` : String(h ?? '—'));
+
+function renderFair(tk) {
+  const c = $('ticket-commitment');
+  c.textContent = shortHash(tk.commitment);
+  c.title = tk.commitment || '';
+  c.dataset.full = tk.commitment || '';
+  const open = seedOpen(tk);
+  $('fair').dataset.open = String(open);
+  $('seed-form').hidden = !open;
+  $('seed-after').hidden = open || tk.client_seed == null;
+  $('seed-shown-row').hidden = open;
+  $('ticket-seed-shown').textContent = tk.client_seed ?? '—';
+}
+
 // ------------------------------------------------------------ one ticket
 
 async function openTicket(id) {
@@ -380,6 +458,14 @@ async function openTicket(id) {
     return;
   }
   setBusy(false);
+  const pending = local.json(KEY.pendingAct, null);
+  if (pending && pending.id === id && pending.body && !S.sending) {
+    // An action sent before a reload, never answered: the same body again
+    // (the same seq, and at seq 0 the same client seed). Applied meanwhile,
+    // the server returns its stored answer; refused, the page catches up.
+    if (pending.body.seq === S.ticket.seq && S.ticket.phase !== 'finished') return act(pending.body);
+    local.set(KEY.pendingAct, null);
+  }
 }
 
 /**
@@ -396,6 +482,7 @@ async function loadTicket(id, token) {
     for (const s of steps) for (const e of s.events) ingest(view, e);
     S.ticket = ticket;
     S.view = view;
+    prepareSeed(ticket);
     // A paper ticket was scratched in the shop, by hand.
     S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(id) || local.json(KEY.scratched, []).includes(id);
     if (!isPaper(id) && S.token && S.balance == null) {
@@ -498,6 +585,7 @@ function renderGame() {
   $('score').setAttribute('aria-label', t('table.score.label', { won: tk.tricks_won, lost: tk.tricks_lost }));
   renderPrizes(tk);
   renderScratch();
+  renderFair(tk);
   renderHands(tk);
   renderTrick(S.view.last, false);
   renderHistory();
@@ -563,6 +651,8 @@ function renderControls() {
   deck.classList.toggle('active', wantsDraw && S.scratched);
   deck.setAttribute('aria-label', wantsDraw ? t('table.deck.active') : t('table.deck.label'));
   $('table').classList.toggle('locked', !S.scratched);
+  $('ticket-seed').disabled = S.busy;
+  $('seed-new').disabled = S.busy;
   $('buy').disabled = S.busy;
 }
 
@@ -639,32 +729,50 @@ function renderResult(tk) {
 }
 
 async function play(card, button) {
-  if (S.busy || !S.scratched || S.ticket.phase !== 'play') return;
+  const tk = S.ticket;
+  if (S.busy || !S.scratched || tk.phase !== 'play') return;
+  const body = { seq: tk.seq, action: 'play', card };
+  if (seedOpen(tk)) {
+    // The first card carries the player's seed, as the field shows it.
+    const seed = $('ticket-seed').value;
+    if (!validSeed(seed)) {
+      setSeedError(true); // role=alert: said aloud too
+      $('ticket-seed').focus();
+      return;
+    }
+    keepDraft(tk.id, seed);
+    body.client_seed = seed;
+  }
   button.classList.add('pending');
-  await act({ action: 'play', card });
+  await act(body);
 }
 
 async function drawDeck() {
   const tk = S.ticket;
   if (S.busy || !S.scratched || !tk || !(tk.phase === 'tie_break' || tk.phase === 'extra_draw')) return;
-  await act({ action: 'draw' });
+  await act({ seq: tk.seq, action: 'draw' });
 }
 
 /**
- * Sends one action with the ticket's `seq`. A lost answer is retried with
- * the same `seq` and body (api.js): the server returns what it stored.
- * A refusal (the ticket moved on elsewhere) reloads the ticket as the
- * server has it.
+ * Sends one action (`body`, with the ticket's `seq`). A lost answer is
+ * retried with this very body (api.js), and after a reload too (it is kept
+ * until the server answers): the server returns what it stored. A refusal
+ * (the ticket moved on elsewhere) reloads the ticket as the server has it.
  */
-async function act(action) {
+async function act(body) {
   const tk = S.ticket;
   const token = tokenFor(tk.id);
   setBusy(true);
   $('prompt').textContent = t('prompt.wait');
+  local.set(KEY.pendingAct, JSON.stringify({ id: tk.id, body }));
+  S.sending = true;
   let answer;
   try {
-    answer = await api.act(token, tk.id, tk.seq, action);
+    answer = await api.act(token, tk.id, body);
+    local.set(KEY.pendingAct, null);
   } catch (e) {
+    local.set(KEY.pendingAct, null);
+    S.sending = false;
     if (e instanceof ApiError && (e.status === 409 || e.status === 422)) {
       try {
         await loadTicket(tk.id, token);
@@ -679,8 +787,10 @@ async function act(action) {
     setBusy(false);
     return;
   }
+  S.sending = false;
   if (answer.ticket.id !== tk.id) return setBusy(false);
   S.ticket = answer.ticket;
+  if (!seedOpen(S.ticket)) prepareSeed(S.ticket);
   if (!isPaper(tk.id)) S.balance = answer.balance_cents;
   renderBalance();
   // The hand and score are the server's at once; the middle of the table
@@ -842,10 +952,12 @@ async function openVerify(id) {
   $('verify-checks').replaceChildren();
   $('verify-draws').tBodies[0].replaceChildren();
   $('verify-seeds').replaceChildren();
+  $('verify-block').replaceChildren();
   $('verify-intro').textContent = t('verify.intro', { serial: id });
   try {
     const record = await api.record(tokenFor(id), id);
-    const v = await verifyRecord(record);
+    // The published roots are read from this page's server, apart from the record.
+    const v = await verifyRecord(record, { emissions: () => api.emissions() });
     S.verdict = { record, v };
     renderVerdict(record, v);
   } catch (e) {
@@ -861,8 +973,26 @@ function drawText(d) {
   return d.kind === 'deck' ? `${rankLabel(d.player)}♥ / ${rankLabel(d.capone)}♠` : `${rankLabel(d.capone)}♠`;
 }
 
+/** A publication time (unix ms) in the page's language, with its time zone. */
+function when(ms) {
+  if (!Number.isFinite(ms)) return '—';
+  return new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', {
+    year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short',
+  }).format(new Date(ms));
+}
+
+const prizesText = (cents) => (Array.isArray(cents)
+  ? ['5', '6', '7', '8'].map((n, i) => `${t('prize.row', { n })} ${money(cents[i])}`).join(', ')
+  : String(cents));
+
 function problemText(p) {
   const params = { ...p };
+  if (p.code === 'leaf_prizes') {
+    params.leaf = prizesText(p.leaf_cents);
+    params.record = prizesText(p.record_cents);
+  }
+  if (p.code === 'published') params.date = when(p.published_ms);
+  if (p.code === 'leaf_malformed') params.field = p.field;
   if (p.code === 'draw') {
     params.recorded = drawText(p.recorded);
     params.computed = drawText(p.computed);
@@ -882,9 +1012,22 @@ function renderVerdict(record, v) {
   for (const p of v.passed) {
     const params = { ...p };
     if (p.code === 'result') params.prize = money(p.prize_cents);
+    if (p.code === 'published') params.date = when(p.published_ms);
     checks.append(el('li', { class: 'ok', text: t(`verify.ok.${p.code}`, params) }));
   }
   for (const p of v.problems) checks.append(el('li', { class: 'bad', text: problemText(p) }));
+  // The block root the record was checked against, and where it was published.
+  const block = $('verify-block');
+  block.replaceChildren();
+  const pub = v.published;
+  const rows = [
+    ['verify.root', v.root || String(record.root ?? '—'), 'verify-root', true],
+    ['verify.where', t('verify.where.text', { code: pub ? pub.code : '—', emission: record.emission ?? '—', block: record.block ?? '—', position: record.position ?? '—' }), 'verify-where', false],
+    ['verify.published', pub ? t('verify.published.text', { source: pub.source, date: when(pub.published_ms) }) : t('verify.published.none'), 'verify-published', false],
+  ];
+  if (pub && pub.root !== v.root) rows.push(['verify.published.root', pub.root, 'verify-published-root', true]);
+  for (const [k, val, id, mono] of rows) block.append(el('dt', { text: t(k) }), el('dd', { id, class: mono ? 'mono' : null, text: String(val) }));
+  block.dataset.valid = String(!!pub && pub.root === v.root);
   const seeds = $('verify-seeds');
   seeds.replaceChildren();
   for (const [k, val] of [['verify.commitment', record.commitment], ['verify.server_seed', record.server_seed ?? '—'], ['verify.client_seed', record.client_seed]]) {
@@ -923,6 +1066,16 @@ function init() {
     redeem($('play-code').value);
   });
   $('deck').addEventListener('click', drawDeck);
+  $('seed-form').addEventListener('submit', (ev) => ev.preventDefault());
+  $('ticket-seed').addEventListener('input', onSeedInput);
+  $('seed-new').addEventListener('click', () => {
+    if (S.busy || !seedOpen(S.ticket)) return;
+    const seed = newSeed();
+    $('ticket-seed').value = seed;
+    keepDraft(S.ticket.id, seed);
+    setSeedError(false);
+    announce(t('fair.seed.drawn', { seed }));
+  });
   $('verify-btn').addEventListener('click', () => { location.hash = `#v=${encodeURIComponent(S.ticket.id)}`; });
   $('again').addEventListener('click', () => { location.hash = ''; requestAnimationFrame(() => $('buy').focus()); });
   $('home-btn').addEventListener('click', () => { location.hash = ''; });

@@ -2,11 +2,20 @@
 //
 // It re-does, independently of the server, what CONTRACT.md "Fairness"
 // promises:
-//   1. commitment == hex(SHA-256(server_seed));
-//   2. replaying the recorded actions through the rules of art. 3.2 (the
+//   1. the record's Merkle leaf holds the ticket: its serial (whose digits
+//      name the record's emission, block and position), position, prizes
+//      and commitment are the record's;
+//   2. the leaf's hash, SHA-256(0x00 || ticket bytes v2), climbs the
+//      inclusion proof (nodes SHA-256(0x01 || left || right)) to the
+//      record's root;
+//   3. that root is the one published for the ticket's emission and block
+//      (GET /api/emissions, on the page's own origin): so the prizes and the
+//      server seed's commitment were fixed before the sale;
+//   4. commitment == hex(SHA-256(server_seed));
+//   5. replaying the recorded actions through the rules of art. 3.2 (the
 //      small state machine `Duel` below, a port of crates/engine) with the
 //      HMAC-SHA256 draw stream gives exactly the recorded draws;
-//   3. the replay ends with exactly the recorded result.
+//   6. the replay ends with exactly the recorded result.
 //
 // The hashes come from WebCrypto (crypto.subtle). A page served over plain
 // HTTP from another machine has no crypto.subtle (not a secure context):
@@ -123,6 +132,155 @@ export function parseSeed(hex) {
   const out = new Uint8Array(32);
   for (let i = 0; i < 32; i++) out[i] = parseInt(s.slice(2 * i, 2 * i + 2), 16);
   return out;
+}
+
+// ------------------------------------------------ serials and the Merkle leaf
+
+/** Parses 64 hex digits (either case) into 32 bytes, or null. */
+export function parseHash(hex) {
+  return typeof hex === 'string' && /^[0-9a-fA-F]{64}$/.test(hex.trim()) ? parseSeed(hex) : null;
+}
+
+const pad = (n, w) => String(n).padStart(w, '0');
+
+/** ISO 7064 MOD 97-10 check digits of a serial (crates/emission/src/serial.rs). */
+export function serialCheck(code, emission, block, position) {
+  let r = 0;
+  for (const c of code) {
+    const v = c >= '0' && c <= '9' ? c.charCodeAt(0) - 48 : c.charCodeAt(0) - 55;
+    r = (r * 100 + v) % 97;
+  }
+  for (const d of `${pad(emission, 3)}${pad(block, 5)}${pad(position, 6)}`) r = (r * 10 + Number(d)) % 97;
+  return 98 - ((r * 100) % 97);
+}
+
+/**
+ * A serial like "ASC-001-00001-000042-81" (either case, dashes optional):
+ * `{code, emission, block, position, text}` with `text` its canonical form
+ * (upper case, dashes), or `{error}`: `shape` or `check` (wrong check digits).
+ */
+export function parseSerial(s) {
+  if (typeof s !== 'string') return { error: 'shape' };
+  const up = s.trim().toUpperCase();
+  let code;
+  let digits;
+  if (up.includes('-')) {
+    const parts = up.split('-');
+    const widths = [3, 5, 6, 2];
+    if (parts.length !== 5 || parts.slice(1).some((p, i) => p.length !== widths[i])) return { error: 'shape' };
+    code = parts[0];
+    digits = parts.slice(1).join('');
+  } else {
+    if (up.length < 18) return { error: 'shape' };
+    code = up.slice(0, -16);
+    digits = up.slice(-16);
+  }
+  if (!/^[0-9]{16}$/.test(digits) || !/^[A-Z][A-Z0-9]{1,5}$/.test(code)) return { error: 'shape' };
+  const emission = Number(digits.slice(0, 3));
+  const block = Number(digits.slice(3, 8));
+  const position = Number(digits.slice(8, 14));
+  const check = Number(digits.slice(14, 16));
+  if (emission < 1 || block < 1 || position < 1) return { error: 'shape' };
+  if (serialCheck(code, emission, block, position) !== check) return { error: 'check' };
+  return { code, emission, block, position, text: `${code}-${pad(emission, 3)}-${pad(block, 5)}-${pad(position, 6)}-${pad(check, 2)}` };
+}
+
+/** Prizes `{"5", "6", "7", "8"}` as four numbers (a missing count pays 0), or null when malformed. */
+export function prizesOf(p) {
+  if (!p || typeof p !== 'object' || Array.isArray(p)) return null;
+  const out = [0, 0, 0, 0];
+  for (const [k, v] of Object.entries(p)) {
+    if (!['5', '6', '7', '8'].includes(k) || !Number.isSafeInteger(v) || v < 0) return null;
+    out[Number(k) - 5] = v;
+  }
+  return out;
+}
+
+const isU32 = (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
+
+/**
+ * The leaf of a record, checked for shape: `{serial, position, row, prizes,
+ * playCode, commitment}` (bytes for the hashes), or `{error}` naming the
+ * malformed field.
+ */
+export function parseLeaf(leaf) {
+  if (!leaf || typeof leaf !== 'object') return { error: 'leaf' };
+  const serial = parseSerial(leaf.serial);
+  if (serial.error) return { error: 'serial' };
+  if (!isU32(leaf.position)) return { error: 'position' };
+  if (!isU32(leaf.row)) return { error: 'row' };
+  const prizes = prizesOf(leaf.prizes_cents);
+  if (!prizes) return { error: 'prizes_cents' };
+  const playCode = parseHash(leaf.play_code_sha256);
+  if (!playCode) return { error: 'play_code_sha256' };
+  const commitment = parseHash(leaf.commitment);
+  if (!commitment) return { error: 'commitment' };
+  return { serial, position: leaf.position, row: leaf.row, prizes, playCode, commitment };
+}
+
+/**
+ * Ticket bytes v2 (docs, CONTRACT.md Fairness): the serial's length (1 byte)
+ * and ASCII text with dashes; the position and the schedule row, u32
+ * big-endian; the prizes for 5, 6, 7, 8 tricks, four u64 big-endian; the
+ * SHA-256 of the play code; the commitment.
+ */
+export function leafBytes(l) {
+  const text = utf8.encode(l.serial.text);
+  const out = new Uint8Array(1 + text.length + 4 + 4 + 32 + 32 + 32);
+  const dv = new DataView(out.buffer);
+  out[0] = text.length;
+  out.set(text, 1);
+  let at = 1 + text.length;
+  dv.setUint32(at, l.position);
+  dv.setUint32(at + 4, l.row);
+  at += 8;
+  for (const p of l.prizes) {
+    dv.setBigUint64(at, BigInt(p));
+    at += 8;
+  }
+  out.set(l.playCode, at);
+  out.set(l.commitment, at + 32);
+  return out;
+}
+
+/** `SHA-256(0x00 || bytes)`. */
+export async function leafHash(provider, bytes) {
+  const m = new Uint8Array(1 + bytes.length);
+  m.set(bytes, 1);
+  return provider.sha256(m);
+}
+
+/** `SHA-256(0x01 || left || right)`. */
+export async function nodeHash(provider, left, right) {
+  const m = new Uint8Array(65);
+  m[0] = 1;
+  m.set(left, 1);
+  m.set(right, 33);
+  return provider.sha256(m);
+}
+
+/**
+ * An inclusion proof `["L<64 hex>" | "R<64 hex>", ...]` (from the leaf up;
+ * "L": the sibling is on the left): `[{left, hash}]`, or `{error: step}`
+ * (the first malformed step, from 1).
+ */
+export function parseProof(proof) {
+  if (!Array.isArray(proof)) return { error: 0 };
+  const steps = [];
+  for (let i = 0; i < proof.length; i++) {
+    const s = proof[i];
+    const hash = typeof s === 'string' && /^[LR][0-9a-fA-F]{64}$/.test(s) ? parseSeed(s.slice(1)) : null;
+    if (!hash) return { error: i + 1 };
+    steps.push({ left: s[0] === 'L', hash });
+  }
+  return { steps };
+}
+
+/** The root the proof leads to from `leaf` (32 bytes). */
+export async function climb(provider, leaf, steps) {
+  let h = leaf;
+  for (const s of steps) h = s.left ? await nodeHash(provider, s.hash, h) : await nodeHash(provider, h, s.hash);
+  return h;
 }
 
 // ------------------------------------------------------ the fair stream
@@ -347,17 +505,110 @@ export async function replayRecorded(record) {
 const sameDraw = (a, b) =>
   !!a && !!b && a.n === b.n && a.kind === b.kind && a.capone === b.capone && (a.player ?? null) === (b.player ?? null);
 
+/** Checks 1 and 2 of the module's doc: the leaf is the record's, and its proof leads to the root. */
+async function checkInclusion(record, provider, v) {
+  const leaf = parseLeaf(record.leaf);
+  if (leaf.error) {
+    v.problems.push({ code: 'leaf_malformed', field: leaf.error });
+  } else {
+    let agree = true;
+    const differ = (code, leafValue, recordValue, more = {}) => {
+      if (leafValue !== recordValue) {
+        agree = false;
+        v.problems.push({ code, leaf: leafValue, record: recordValue, ...more });
+      }
+    };
+    const recordPrizes = prizesOf(record.prizes_cents);
+    differ('leaf_serial', leaf.serial.text, record.serial.trim());
+    differ('leaf_position', String(leaf.position), String(record.position));
+    differ('leaf_prizes', leaf.prizes.join(' / '), recordPrizes ? recordPrizes.join(' / ') : JSON.stringify(record.prizes_cents ?? null),
+      { leaf_cents: leaf.prizes, record_cents: recordPrizes || JSON.stringify(record.prizes_cents ?? null) });
+    differ('leaf_commitment', toHex(leaf.commitment), record.commitment.trim().toLowerCase());
+    const s = leaf.serial;
+    if (s.emission !== record.emission || s.block !== record.block || s.position !== record.position) {
+      agree = false;
+      v.problems.push({
+        code: 'serial_digits', serial: s.text, emission: s.emission, block: s.block, position: s.position,
+        record_emission: record.emission, record_block: record.block, record_position: record.position,
+      });
+    }
+    if (agree) v.passed.push({ code: 'leaf', serial: s.text, emission: s.emission, block: s.block, position: s.position });
+  }
+  const root = parseHash(record.root);
+  if (!root) {
+    v.problems.push({ code: 'bad_root' });
+    return;
+  }
+  v.root = toHex(root);
+  const proof = parseProof(record.proof);
+  if (proof.error !== undefined) {
+    v.problems.push({ code: 'bad_proof', step: proof.error });
+    return;
+  }
+  if (leaf.error) return;
+  const top = await climb(provider, await leafHash(provider, leafBytes(leaf)), proof.steps);
+  if (toHex(top) === v.root) v.passed.push({ code: 'proof', steps: proof.steps.length, root: v.root });
+  else v.problems.push({ code: 'proof', root: v.root });
+}
+
+/** Check 3: the record's root is the one published for its block. */
+async function checkPublished(record, v, emissions, origin) {
+  const url = new URL('/api/emissions', origin || (globalThis.location && globalThis.location.origin) || 'http://localhost').href;
+  let list;
+  try {
+    let answer = typeof emissions === 'function' ? await emissions() : emissions;
+    if (answer === undefined) {
+      const r = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (!r.ok) throw new Error(`HTTP ${r.status}`);
+      answer = await r.json();
+    }
+    list = answer && answer.emissions;
+    if (!Array.isArray(list)) throw new Error('the answer has no list of emissions');
+  } catch (e) {
+    v.problems.push({ code: 'published_unavailable', reason: String(e && e.message ? e.message : e) });
+    return;
+  }
+  const serial = parseSerial(record.serial);
+  const e = list.find((x) => x && x.emission === record.emission && (serial.error || x.code === serial.code));
+  const b = e && Array.isArray(e.blocks) ? e.blocks.find((x) => x && x.block === record.block) : null;
+  if (!b) {
+    v.problems.push({ code: 'not_published', emission: record.emission, block: record.block });
+    return;
+  }
+  const published = parseHash(b.root);
+  v.published = {
+    emission: e.emission, code: e.code, channel: e.channel, block: b.block, root: published ? toHex(published) : String(b.root),
+    published_ms: b.published_ms, source: 'GET /api/emissions', url,
+  };
+  if (!v.root) return; // bad_root said it
+  if (published && toHex(published) === v.root) {
+    v.passed.push({ code: 'published', root: v.root, emission: e.emission, block: b.block, published_ms: b.published_ms });
+  } else {
+    v.problems.push({ code: 'published', root: v.root, published: v.published.root, emission: e.emission, block: b.block, published_ms: b.published_ms });
+  }
+}
+
 /**
  * Checks a public record. Never throws on bad input. Returns
- * `{valid, serial, crypto, passed: [{code, ...}], problems: [{code, ...}], draws: [...]}`
- * where each entry of `draws` is `{n, kind, recorded, computed, ok}`.
- * Codes (the page words them): passed `commitment`, `replayed`, `draws`,
- * `result`; problems `no_seed`, `bad_seed`, `commitment`, `seq`,
+ * `{valid, serial, crypto, passed: [{code, ...}], problems: [{code, ...}],
+ * draws: [...], root, published}` where each entry of `draws` is
+ * `{n, kind, recorded, computed, ok}` and `published` is the block as
+ * GET /api/emissions lists it (`{emission, code, block, root, published_ms,
+ * source, url}`), when found.
+ * Codes (the page words them): passed `leaf`, `proof`, `published`,
+ * `commitment`, `replayed`, `draws`, `result`; problems `leaf_malformed`,
+ * `leaf_serial`, `leaf_position`, `leaf_prizes`, `leaf_commitment`,
+ * `serial_digits`, `bad_root`, `bad_proof`, `proof`, `published_unavailable`,
+ * `not_published`, `published`, `no_seed`, `bad_seed`, `commitment`, `seq`,
  * `refused`, `draw_count`, `draw`, `not_finished`, `result`, `malformed`.
+ *
+ * `emissions`: the answer of GET /api/emissions, or a function that
+ * returns it (a promise); by default it is fetched from `origin` (the
+ * page's own).
  */
-export async function verifyRecord(record, { prefer = 'auto' } = {}) {
+export async function verifyRecord(record, { prefer = 'auto', emissions, origin } = {}) {
   const provider = cryptoProvider(prefer);
-  const v = { valid: false, serial: record && record.serial, crypto: provider.name, passed: [], problems: [], draws: [] };
+  const v = { valid: false, serial: record && record.serial, crypto: provider.name, passed: [], problems: [], draws: [], root: null, published: null };
   const done = () => {
     v.valid = v.problems.length === 0;
     return v;
@@ -367,6 +618,8 @@ export async function verifyRecord(record, { prefer = 'auto' } = {}) {
     v.problems.push({ code: 'malformed' });
     return done();
   }
+  await checkInclusion(record, provider, v);
+  await checkPublished(record, v, emissions, origin);
   if (record.server_seed == null) {
     v.problems.push({ code: 'no_seed' });
     return done();

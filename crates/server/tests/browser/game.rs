@@ -1,5 +1,5 @@
-//! A whole ticket played by clicking, on a desktop window: register, choose
-//! a client seed, buy, scratch with the mouse, a tied trick settled at the
+//! A whole ticket played by clicking, on a desktop window: register, buy,
+//! choose a client seed, scratch with the mouse, a tied trick settled at the
 //! deck, an Extra duel won, an Extra game, the prize credited, the check.
 
 use crate::harness::*;
@@ -65,8 +65,6 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
     b.type_into("#name", "Eliot").await;
     b.click("#register").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
-    b.click("#seed-details > summary").await;
-    b.type_into("#client-seed", &plan.client_seed).await;
     b.shot("desktop-1-home").await;
     b.click("#buy").await;
     b.wait_for("document.body.dataset.view === 'game'", "the ticket").await;
@@ -74,6 +72,16 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
     assert_eq!(b.text("#game-title").await, format!("Ticket {serial}"), "the first sale's serial");
     assert_eq!(b.text("#balance").await.replace(['\u{202f}', '\u{a0}'], " "), "97,00 €");
     let token = b.token().await;
+    // The seed the page drew, shown before the first card with the
+    // ticket's commitment; the player types the plan's instead.
+    let bought = srv.get(&format!("/api/tickets/{serial}"), &token).await;
+    assert_eq!(bought["ticket"]["client_seed"], serde_json::Value::Null);
+    let commitment = bought["ticket"]["commitment"].as_str().unwrap();
+    assert_eq!(b.exec("return document.getElementById('ticket-commitment').dataset.full", json!([])).await, commitment);
+    let short = b.text("#ticket-commitment").await;
+    let (head, tail) = short.split_once('…').expect("the commitment in short");
+    assert!(head.len() >= 8 && commitment.starts_with(head) && commitment.ends_with(tail), "{short} for {commitment}");
+    b.choose_seed(&plan.client_seed).await;
 
     // Before the zone is scratched, the cards do not play.
     b.shot("desktop-2-scratch").await;
@@ -87,7 +95,7 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
         .exec("return Object.fromEntries([...document.querySelectorAll('#prizes tr')].map(r => [r.dataset.tricks, Number(r.querySelector('td').dataset.cents)]));", json!([]))
         .await;
     assert_eq!(shown, t["ticket"]["prizes_cents"], "the scratch zone reveals the ticket's prizes");
-    assert_eq!(t["ticket"]["client_seed"], plan.client_seed.as_str());
+    assert_eq!(t["ticket"]["client_seed"], serde_json::Value::Null, "no seed before the first card");
     let prize = prize_of(&t["ticket"], plan.game.result().unwrap().tricks);
     assert!(prize > 0, "a winning ticket");
 
@@ -101,6 +109,13 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
         }
         b.wait_seq(i + 1).await;
         assert_table_shows(&b, &plan.events[i], i).await;
+        if i == 0 {
+            // The seed went with the first card; it is shown read-only now.
+            let t = srv.get(&format!("/api/tickets/{serial}"), &token).await;
+            assert_eq!(t["ticket"]["client_seed"], plan.client_seed.as_str());
+            assert_eq!(b.exec("return document.getElementById('seed-form').hidden", json!([])).await, true);
+            assert_eq!(b.text("#ticket-seed-shown").await, plan.client_seed);
+        }
         if i == 2 {
             b.shot("desktop-3-duel").await;
             b.click("#settings > summary").await;

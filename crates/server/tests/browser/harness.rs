@@ -33,6 +33,8 @@ pub async fn spawn_server() -> TestServer {
         start_balance_cents: START as u64,
         demo_token: String::new(),
         initial_blocks: 1,
+        // The small test table (blocks of 100 tickets) is not art. 2's.
+        allow_non_regulation_table: true,
         ..Config::default()
     };
     let table = math::PrizeTable::parse_toml(TABLE).unwrap();
@@ -65,7 +67,8 @@ impl TestServer {
 
 /// The serial of the `position`-th ticket sold by a fresh test server
 /// (emission 1, block 1, sold in order): known before buying, so a test can
-/// choose a client seed that steers the game.
+/// choose a client seed that steers the game (and type it before the first
+/// card).
 pub fn serial_of_sale(position: u32) -> String {
     let code = emission::GameCode::parse("TST").unwrap();
     emission::Serial::new(code, 1, 1, position).unwrap().to_string()
@@ -137,6 +140,15 @@ pub fn action_json(seq: usize, a: Action) -> Value {
         Action::Play { card } => json!({"seq": seq, "action": "play", "card": card.as_str()}),
         Action::Draw => json!({"seq": seq, "action": "draw"}),
     }
+}
+
+/// The body of action `seq` of a plan: the first one carries the client seed.
+pub fn plan_action_json(plan: &Plan, seq: usize) -> Value {
+    let mut body = action_json(seq, plan.actions[seq]);
+    if seq == 0 {
+        body["client_seed"] = json!(plan.client_seed);
+    }
+    body
 }
 
 /// The prize of `ticket` (Ticket JSON) for `tricks`: what the server pays.
@@ -335,6 +347,29 @@ impl Browser {
             "the verdict",
         )
         .await
+    }
+
+    /// On a ticket not played yet: checks that the page shows a seed it
+    /// drew itself (32 hex digits, from `crypto.getRandomValues`) and the
+    /// ticket's commitment, then types `seed` over it. Returns the seed the
+    /// page had drawn.
+    pub async fn choose_seed(&self, seed: &str) -> String {
+        self.wait_for(
+            "document.body.dataset.state === 'idle' && !document.getElementById('seed-form').hidden && document.getElementById('ticket-seed').value !== ''",
+            "the seed field",
+        )
+        .await;
+        let drawn = self.exec("return document.getElementById('ticket-seed').value", json!([])).await;
+        let drawn = drawn.as_str().unwrap().to_string();
+        assert!(
+            drawn.len() == 32 && drawn.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+            "the page draws a 16-byte hex seed: {drawn:?}"
+        );
+        let commitment = self.exec("return document.getElementById('ticket-commitment').dataset.full", json!([])).await;
+        assert_eq!(commitment.as_str().map(str::len), Some(64), "the ticket's commitment is shown: {commitment}");
+        self.type_into("#ticket-seed", seed).await;
+        assert_eq!(self.exec("return document.getElementById('ticket-seed').value", json!([])).await, seed);
+        drawn
     }
 
     /// The page's player token (localStorage).

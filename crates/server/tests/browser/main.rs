@@ -6,9 +6,9 @@
 //! its own chromedriver on a free port and its own Chromium profile. With
 //! the seed known and the serial of the first sale known, a test searches
 //! client seeds with the engine (`FairStream` + `Game`) for a game with a
-//! tie, an Extra duel, a prize..., types that seed into the page before
-//! buying, and then clicks through the game, checking each card the page
-//! shows against the engine's events.
+//! tie, an Extra duel, a prize..., buys, types that seed over the one the
+//! page drew before the first card, and then clicks through the game,
+//! checking each card the page shows against the engine's events.
 //!
 //! Chromium missing: the tests print a loud "skipped" and pass, unless
 //! `AS_CAPONE_REQUIRE_BROWSER` is set (CI), where they fail.
@@ -23,4 +23,5 @@ mod game;
 mod mobile;
 mod paper;
 mod recovery;
+mod seed;
 mod verify;

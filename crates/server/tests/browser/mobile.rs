@@ -48,13 +48,13 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
     b.shot("mobile-0-welcome").await;
     b.click("#register").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
-    b.click("#seed-details > summary").await;
-    b.type_into("#client-seed", &plan.client_seed).await;
     assert_fits(&b, "home").await;
     b.shot("mobile-1-home").await;
     b.click("#buy").await;
     b.wait_seq(0).await;
+    b.choose_seed(&plan.client_seed).await;
     assert_fits(&b, "scratch").await;
+    assert_eq!(b.exec(LEAKED_KEYS, json!([])).await, json!([]));
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.shot("mobile-2-scratch").await;
     scratch(&b, "touch").await;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 /// and then drops the answer (as when the connection dies on the way
 /// back); otherwise it fails before anything is sent. Every action body
 /// the page sends is logged in `window.__sent`.
-const FLAKY_FETCH: &str = r#"
+pub const FLAKY_FETCH: &str = r#"
   const loseAnswer = arguments[0];
   window.__sent = window.__sent || [];
   window.__failNext = true;
@@ -58,16 +58,17 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
     b.open("/?anim=0").await;
     b.click("#register").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
-    b.click("#seed-details > summary").await;
-    b.type_into("#client-seed", &plan.client_seed).await;
     b.click("#buy").await;
     b.wait_seq(0).await;
+    b.choose_seed(&plan.client_seed).await;
     let token = b.token().await;
 
-    // Reload before anything is played: the same ticket, nothing spent twice.
+    // Reload before anything is played: the same ticket, nothing spent
+    // twice, and the seed typed is still the one the first card will carry.
     b.refresh().await;
     b.wait_seq(0).await;
     assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, "9700");
+    assert_eq!(b.exec("return document.getElementById('ticket-seed').value", json!([])).await, plan.client_seed);
 
     // The keyboard reveals the prizes: focus the button, press Enter.
     b.exec("document.getElementById('reveal').focus()", json!([])).await;
@@ -165,6 +166,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
 
     // The server applied exactly the planned actions: nothing twice, nothing redrawn.
     let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
+    assert_eq!(record["client_seed"], plan.client_seed.as_str());
     let want: Vec<Value> = plan.actions.iter().enumerate().map(|(k, a)| action_json(k, *a)).collect();
     assert_eq!(record["actions"], json!(want));
     let r = plan.game.result().unwrap();

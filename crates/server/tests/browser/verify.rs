@@ -1,7 +1,9 @@
 //! web/verify.js against the Rust implementation: the same verdict on a
-//! real record and on tampered ones, the page's own SHA-256 equal to
-//! WebCrypto's and to Rust's, and the check view failing on a record
-//! altered on its way to the page.
+//! real record and on tampered ones (draws, seeds, result, and the Merkle
+//! leaf, proof and root), the page's own SHA-256 equal to WebCrypto's and
+//! to Rust's, the check view showing the published root it checked
+//! against, and failing with a clear line on a record (or a published
+//! root) altered on its way to the page.
 
 use crate::harness::*;
 use crate::webdriver::Screen;
@@ -20,6 +22,40 @@ async fn verdict_in_page(b: &Browser, record: &Value, prefer: &str) -> Value {
     .await
 }
 
+/// The verdict with `emissions` given as the published list (instead of GET /api/emissions).
+async fn verdict_with_published(b: &Browser, record: &Value, emissions: &Value, prefer: &str) -> Value {
+    b.exec_async(
+        "const done = arguments[arguments.length - 1];
+         import('/verify.js').then(m => m.verifyRecord(arguments[0], {prefer: arguments[2], emissions: arguments[1]}))
+           .then(v => done(v), e => done({error: String(e)}));",
+        json!([record, emissions, prefer]),
+    )
+    .await
+}
+
+fn codes(list: &Value) -> Vec<String> {
+    list.as_array().unwrap().iter().map(|p| p["code"].as_str().unwrap().to_string()).collect()
+}
+
+/// A hex hash with its first digit changed.
+fn other_hex(h: &str) -> String {
+    let first = if h.starts_with('0') { '1' } else { '0' };
+    format!("{first}{}", &h[1..])
+}
+
+/// The UTC year of a unix time in milliseconds (the page shows it in local time; a year is safe).
+fn chrono_year(ms: i64) -> i64 {
+    // Days from 1970-01-01 to the civil year (Howard Hinnant's algorithm).
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(m <= 2)
+}
+
 fn rust_valid(record: &Value) -> Option<bool> {
     let r: Record = serde_json::from_value(record.clone()).ok()?;
     Some(server::record::verify(&r).is_valid())
@@ -36,16 +72,20 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
             && p.all_events().any(|e| matches!(e, Event::ExtraGame { .. }))
     });
 
-    // A ticket played through the API.
+    // A ticket played through the API, the client seed with the first card.
     let player = srv.post("/api/players", None, &json!({})).await;
     let token = player["token"].as_str().unwrap().to_string();
-    let bought = srv.post("/api/tickets", Some(&token), &json!({"client_seed": plan.client_seed})).await;
+    let bought = srv.post("/api/tickets", Some(&token), &json!({})).await;
     assert_eq!(bought["ticket"]["serial"], serial.as_str());
-    for (k, a) in plan.actions.iter().enumerate() {
-        srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &action_json(k, *a)).await;
+    for k in 0..plan.actions.len() {
+        srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &plan_action_json(&plan, k)).await;
     }
     let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
     assert_eq!(rust_valid(&record), Some(true));
+    assert_eq!(record["client_seed"], plan.client_seed.as_str());
+    let emissions = srv.get("/api/emissions", "").await;
+    let published_root = emissions["emissions"][0]["blocks"][0]["root"].as_str().unwrap().to_string();
+    assert_eq!(record["root"], published_root.as_str(), "the ticket's block root is the published one");
 
     b.open("/?anim=0").await;
     // The page reads its token when it starts: store it, then reload.
@@ -57,13 +97,43 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     )
     .await;
 
-    // The module: WebCrypto and the built-in SHA-256 agree with Rust.
+    // The module: WebCrypto and the built-in SHA-256 agree with Rust, the
+    // Merkle leaf and proof included, against GET /api/emissions.
     for prefer in ["webcrypto", "js"] {
         let v = verdict_in_page(&b, &record, prefer).await;
         assert_eq!(v["valid"], true, "{prefer}: {v}");
         assert_eq!(v["crypto"], prefer);
         assert_eq!(v["draws"].as_array().unwrap().len(), record["draws"].as_array().unwrap().len());
+        assert_eq!(
+            codes(&v["passed"]),
+            ["leaf", "proof", "published", "commitment", "replayed", "draws", "result"],
+            "{prefer}: {v}"
+        );
+        assert_eq!(v["published"]["root"], published_root.as_str());
+        assert_eq!(v["published"]["block"], 1);
+        assert_eq!(v["published"]["emission"], 1);
+        assert_eq!(v["published"]["source"], "GET /api/emissions");
+        assert_eq!(v["published"]["published_ms"], emissions["emissions"][0]["blocks"][0]["published_ms"]);
     }
+    // The leaf's bytes and hash as Rust computes them (ticket bytes v2).
+    let leaf: server::record::RecordLeaf = serde_json::from_value(record["leaf"].clone()).unwrap();
+    let leaf = leaf.leaf().unwrap();
+    let (bytes, len) = leaf.bytes();
+    let in_page = b
+        .exec_async(
+            "const done = arguments[arguments.length - 1];
+             import('/verify.js').then(async m => {
+               const l = m.parseLeaf(arguments[0]);
+               const bytes = m.leafBytes(l);
+               const out = [m.toHex(bytes)];
+               for (const p of ['webcrypto', 'js']) out.push(m.toHex(await m.leafHash(m.cryptoProvider(p), bytes)));
+               done(out);
+             }, e => done([String(e)]));",
+            json!([record["leaf"]]),
+        )
+        .await;
+    let hash = hex::encode(leaf.hash());
+    assert_eq!(in_page, json!([hex::encode(&bytes[..len]), hash, hash]), "the leaf's bytes and hash");
     let hashes = b
         .exec_async(
             "const done = arguments[arguments.length - 1];
@@ -149,11 +219,161 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     }
     eprintln!("{} tampered records refused by verify.js and by Rust", tampered.len());
 
-    // The check view on the real record.
+    // The record's ties to the published root: each change is refused with
+    // the problem that names it, by both hash implementations and by Rust.
+    let mut merkle: Vec<(&str, Value, &[&str])> = Vec::new();
+    let mut t = record.clone();
+    t["prizes_cents"]["8"] = json!(record["prizes_cents"]["8"].as_u64().unwrap() * 10);
+    t["leaf"]["prizes_cents"] = t["prizes_cents"].clone();
+    merkle.push(("the prizes, in the record and its leaf", t, &["proof"]));
+    let mut t = record.clone();
+    t["leaf"]["prizes_cents"]["5"] = json!(record["prizes_cents"]["5"].as_u64().unwrap() + 100);
+    merkle.push(("the leaf's prizes alone", t, &["leaf_prizes", "proof"]));
+    let mut t = record.clone();
+    t["prizes_cents"]["7"] = json!(record["prizes_cents"]["7"].as_u64().unwrap() + 100);
+    merkle.push(("the record's prizes alone", t, &["leaf_prizes"]));
+    let mut t = record.clone();
+    t["position"] = json!(2);
+    t["leaf"]["position"] = json!(2);
+    merkle.push(("the position, in the record and its leaf", t, &["serial_digits", "proof"]));
+    let mut t = record.clone();
+    t["block"] = json!(2);
+    merkle.push(("the block", t, &["serial_digits"]));
+    let mut t = record.clone();
+    t["leaf"]["commitment"] = json!(other_hex(record["commitment"].as_str().unwrap()));
+    merkle.push(("the leaf's commitment", t, &["leaf_commitment", "proof"]));
+    let mut t = record.clone();
+    t["leaf"]["play_code_sha256"] = json!(other_hex(record["leaf"]["play_code_sha256"].as_str().unwrap()));
+    merkle.push(("the leaf's play code hash", t, &["proof"]));
+    let mut t = record.clone();
+    t["leaf"]["row"] = json!(record["leaf"]["row"].as_u64().unwrap() ^ 1);
+    merkle.push(("the leaf's row", t, &["proof"]));
+    let steps = record["proof"].as_array().unwrap().len();
+    assert!(steps >= 5, "a block of 100 tickets: 7 steps: {}", record["proof"]);
+    for k in [0, steps / 2, steps - 1] {
+        let mut t = record.clone();
+        let node = record["proof"][k].as_str().unwrap();
+        t["proof"][k] = json!(format!("{}{}", &node[..1], other_hex(&node[1..])));
+        merkle.push(("one proof node", t, &["proof"]));
+    }
+    let mut t = record.clone();
+    let node = record["proof"][0].as_str().unwrap();
+    t["proof"][0] = json!(format!("{}{}", if node.starts_with('L') { "R" } else { "L" }, &node[1..]));
+    merkle.push(("one proof step's side", t, &["proof"]));
+    let mut t = record.clone();
+    t["proof"].as_array_mut().unwrap().pop();
+    merkle.push(("a missing proof step", t, &["proof"]));
+    let mut t = record.clone();
+    t["root"] = json!(other_hex(&published_root));
+    merkle.push(("the root", t, &["proof", "published"]));
+    for (what, t, want) in &merkle {
+        for prefer in ["webcrypto", "js"] {
+            let v = verdict_in_page(&b, t, prefer).await;
+            assert_eq!(v["valid"], false, "{prefer}: the page accepts a record with {what} changed: {v}");
+            let got = codes(&v["problems"]);
+            for w in *want {
+                assert!(got.iter().any(|g| g == w), "{prefer}, {what}: the problem {w} is not among {got:?}");
+            }
+        }
+        assert_eq!(rust_valid(t), Some(false), "Rust accepts (or cannot read) a record with {what} changed");
+    }
+    // The published list itself: another root for the block, or no such block.
+    let mut other = emissions.clone();
+    other["emissions"][0]["blocks"][0]["root"] = json!(other_hex(&published_root));
+    let v = verdict_with_published(&b, &record, &other, "js").await;
+    assert_eq!(codes(&v["problems"]), ["published"], "{v}");
+    let mut none = emissions.clone();
+    none["emissions"][0]["blocks"] = json!([]);
+    let v = verdict_with_published(&b, &record, &none, "webcrypto").await;
+    assert_eq!(codes(&v["problems"]), ["not_published"], "{v}");
+    eprintln!("{} records with a changed leaf, proof or root refused by verify.js and by Rust", merkle.len());
+
+    // The check view on the real record: the root it checked, its block,
+    // and where and when that root was published.
     b.goto(&format!("{}/?anim=0#v={serial}", srv.url)).await;
     b.wait_verdict().await;
     assert_eq!(b.exec("return document.getElementById('verdict').dataset.valid", json!([])).await, "true");
-    assert_eq!(b.exec("return document.querySelectorAll('#verify-checks li.ok').length", json!([])).await, 4);
+    assert_eq!(b.exec("return document.querySelectorAll('#verify-checks li.ok').length", json!([])).await, 7);
+    assert_eq!(b.text("#verify-root").await, published_root);
+    assert_eq!(b.text("#verify-where").await, "jeu TST, émission 1, bloc 1, position 1");
+    let published = b.text("#verify-published").await;
+    assert!(published.starts_with("GET /api/emissions, publié le "), "{published}");
+    let year = chrono_year(emissions["emissions"][0]["blocks"][0]["published_ms"].as_i64().unwrap());
+    assert!(published.contains(&year.to_string()), "the date of publication: {published}");
+    let checks = b.text("#verify-checks").await;
+    assert!(checks.contains(&format!("La preuve d’inclusion ({steps} étapes) mène")), "{checks}");
+    assert!(checks.contains("Cette racine est celle publiée pour l’émission 1, bloc 1"), "{checks}");
+    b.shot("desktop-9b-verify-root").await;
+
+    // Records altered on their way to the page, and a published root
+    // altered: each refused with its line.
+    b.exec(
+        r#"const real = window.fetch;
+           window.__tamperRecord = null;
+           window.__tamperRoot = null;
+           window.fetch = async (url, init) => {
+             const r = await real(url, init);
+             const u = String(url);
+             if (u.endsWith('/record') && window.__tamperRecord) {
+               return new Response(JSON.stringify(window.__tamperRecord), {status: 200, headers: {'Content-Type': 'application/json'}});
+             }
+             if (u.endsWith('/api/emissions') && window.__tamperRoot) {
+               const e = await r.json();
+               e.emissions[0].blocks[0].root = window.__tamperRoot;
+               return new Response(JSON.stringify(e), {status: 200, headers: {'Content-Type': 'application/json'}});
+             }
+             return r;
+           };"#,
+        json!([]),
+    )
+    .await;
+    let lines: [(&str, Value, Option<String>, &str); 5] = [
+        (
+            "the prizes",
+            merkle[0].1.clone(),
+            None,
+            "La preuve d’inclusion ne mène pas de la feuille du ticket à la racine",
+        ),
+        (
+            "the position",
+            merkle[3].1.clone(),
+            None,
+            "désignent l’émission 1, bloc 1, position 1, et non l’émission 1, bloc 1, position 2",
+        ),
+        ("a proof node", merkle[8].1.clone(), None, "La preuve d’inclusion ne mène pas"),
+        ("the root", merkle[merkle.len() - 1].1.clone(), None, "n’est pas celle publiée pour l’émission 1, bloc 1"),
+        (
+            "the published root",
+            Value::Null,
+            Some(other_hex(&published_root)),
+            "n’est pas celle publiée pour l’émission 1, bloc 1",
+        ),
+    ];
+    for (what, rec, root, line) in lines {
+        b.exec("window.__tamperRecord = arguments[0]; window.__tamperRoot = arguments[1];", json!([rec, root])).await;
+        b.click("#verify-back").await;
+        b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket")
+            .await;
+        b.click("#verify-btn").await;
+        b.wait_verdict().await;
+        assert_eq!(
+            b.exec("return document.getElementById('verdict').dataset.valid", json!([])).await,
+            "false",
+            "{what}"
+        );
+        assert!(b.text("#verdict").await.contains("ÉCHEC"), "{what}");
+        let checks = b.text("#verify-checks li.bad").await;
+        let all = b
+            .exec("return [...document.querySelectorAll('#verify-checks li.bad')].map(e => e.textContent)", json!([]))
+            .await;
+        assert!(
+            all.as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains(line)),
+            "{what}: no line says {line:?}: {all} (first: {checks})"
+        );
+    }
+    b.exec("document.getElementById('verify-checks').scrollIntoView({block: 'start'})", json!([])).await;
+    b.shot("desktop-10b-verify-root-changed").await;
+    b.exec("window.__tamperRecord = null; window.__tamperRoot = null;", json!([])).await;
 
     // ... and on a record altered on its way to the page (draw 2's card).
     b.exec(
