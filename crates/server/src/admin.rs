@@ -106,12 +106,19 @@ pub async fn create_emission(
     detached(async move { store.create_emission(table, body.channel, body.blocks).await }).await
 }
 
+/// A number of the path (an emission's, a block's). Anything else names
+/// nothing: 404 in the error shape (axum's own rejection is plain text).
+fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
+    text.parse().map_err(|_| AppError::NotFound(format!("no {what} {text:?}: {what}s are numbered from 1")))
+}
+
 pub async fn add_blocks(
     State(state): State<AppState>,
     _: Operator,
-    Path(id): Path<u32>,
+    Path(id): Path<String>,
     RequiredJson(body): RequiredJson<MoreBlocks>,
 ) -> Result<Response, AppError> {
+    let id = path_number(&id, "emission")?;
     let store = state.store.clone();
     detached(async move { store.add_blocks(id, body.blocks).await }).await
 }
@@ -129,8 +136,9 @@ pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Resul
 pub async fn get_emission(
     State(state): State<AppState>,
     _: Operator,
-    Path(id): Path<u32>,
+    Path(id): Path<String>,
 ) -> Result<Json<EmissionReport>, AppError> {
+    let id = path_number(&id, "emission")?;
     let mut one = state.store.emission_reports(Some(id)).await?;
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
 }
@@ -138,8 +146,9 @@ pub async fn get_emission(
 pub async fn print_file(
     State(state): State<AppState>,
     _: Operator,
-    Path((id, n)): Path<(u32, u32)>,
+    Path((id, n)): Path<(String, String)>,
 ) -> Result<Response, AppError> {
+    let (id, n) = (path_number(&id, "emission")?, path_number(&n, "block")?);
     let csv = state.store.print_file(id, n).await?;
     let name = format!("attachment; filename=\"emission-{id:03}-{}\"", emission::files::block_file_name(n));
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, name)], csv)
