@@ -246,11 +246,15 @@ impl Unit for PgUnit {
     }
 
     async fn ticket(&mut self, serial: &str) -> Result<Option<TicketRow>, StoreError> {
-        // The game row, then its owner's account: the core's lock order.
+        // The ticket and game rows, then its owner's account: the core's
+        // lock order. The ticket's row is locked too: it holds the client
+        // seed the first action writes, and a request that waited for that
+        // action must re-read it with the game (READ COMMITTED re-reads
+        // only the rows it locks), or it sees the new game beside no seed.
         let sql = format!(
             "SELECT a.id AS account_id, a.balance_cents, {TICKET_COLUMNS}{TICKET_FROM}
              JOIN players p ON p.id = t.owner_id JOIN accounts a ON a.id = p.account_id
-             WHERE t.serial = $1 FOR UPDATE OF g, a"
+             WHERE t.serial = $1 FOR UPDATE OF t, g, a"
         );
         let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await? else {
             return Ok(None);

@@ -8,7 +8,7 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     let Some(app) = spawn_app_with(|c| c.start_balance_cents = 500).await else { return };
     let token = app.register().await;
     let other = app.register().await;
-    let t = app.buy(&token, None).await;
+    let t = app.buy(&token).await;
     let id = t["id"].as_str().unwrap();
     let actions = format!("/api/tickets/{id}/actions");
 
@@ -51,17 +51,26 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     );
     assert_error(&app.post(&actions, Some(&token), json!({"seq": 0, "action": "fold"})).await, 400, "bad_request");
     assert_error(&app.post(&actions, Some(&token), json!({"seq": -1, "action": "draw"})).await, 400, "bad_request");
+    // A purchase takes no client seed, even a valid one: it comes with the
+    // ticket's first action (CONTRACT.md Fairness, 2).
     assert_error(
-        &app.post("/api/tickets", Some(&token), json!({"client_seed": "has space"})).await,
-        400,
-        "bad_request",
-    );
-    assert_error(
-        &app.post("/api/tickets", Some(&token), json!({"client_seed": "x".repeat(65)})).await,
+        &app.post("/api/tickets", Some(&token), json!({"client_seed": "valid-seed"})).await,
         400,
         "bad_request",
     );
     assert_error(&app.post("/api/tickets", Some(&token), json!({"seed": "typo"})).await, 400, "bad_request");
+    // At seq 0 a client seed must be 1 to 64 printable ASCII characters without spaces.
+    for bad in [json!("has space"), json!("x".repeat(65)), json!(""), json!("tab\there"), json!("é"), json!(42)] {
+        let body = json!({"seq": 0, "action": "play", "card": "A", "client_seed": bad});
+        assert_error(&app.post(&actions, Some(&token), body).await, 400, "bad_request");
+    }
+    // A client seed with any later action: 400, even before it is that action's turn.
+    assert_error(
+        &app.post(&actions, Some(&token), json!({"seq": 1, "action": "play", "card": "A", "client_seed": "late"}))
+            .await,
+        400,
+        "bad_request",
+    );
     assert_error(&app.post("/api/players", None, json!({"name": "x".repeat(65)})).await, 400, "bad_request");
 
     // 404: unknown ticket, another player's ticket (the same answer), unknown route.
@@ -110,6 +119,7 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     let again = app.get(&format!("/api/tickets/{id}"), Some(&token)).await;
     assert_eq!(again.json["ticket"], t);
     let record = app.get(&format!("/api/tickets/{id}/record"), Some(&token)).await;
+    assert_eq!(record.json["client_seed"], serde_json::Value::Null, "no refused seed was recorded");
     assert_eq!(record.json["actions"], json!([]));
     assert_eq!(record.json["draws"], json!([]));
     let list = app.get("/api/tickets", Some(&token)).await;

@@ -129,10 +129,8 @@ async fn wins_and_losses_are_played_to_the_end_and_credited() {
 async fn tickets_are_listed_newest_first_and_shown_as_the_contract_says() {
     let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
-    let a = app.buy(&token, Some("first")).await;
-    let b = app.buy(&token, None).await;
-    assert_eq!(a["client_seed"], "first");
-    assert_eq!(b["client_seed"].as_str().unwrap().len(), 32, "a random hex seed");
+    let a = app.buy(&token).await;
+    let b = app.buy(&token).await;
     let keys: Vec<&str> = a.as_object().unwrap().keys().map(String::as_str).collect();
     for k in [
         "id",
@@ -150,6 +148,8 @@ async fn tickets_are_listed_newest_first_and_shown_as_the_contract_says() {
         "commitment",
         "client_seed",
         "server_seed",
+        "channel",
+        "status",
     ] {
         assert!(keys.contains(&k), "ticket has {k}");
     }
@@ -160,11 +160,38 @@ async fn tickets_are_listed_newest_first_and_shown_as_the_contract_says() {
     assert_eq!(a["capone_cards_left"], 8);
     assert_eq!(a["commitment"], engine::commitment(&SEED));
     assert_eq!(a["server_seed"], serde_json::Value::Null);
+    // CONTRACT.md Fairness 2: no client seed before the first action; an
+    // online ticket is in play from its purchase.
+    assert_eq!(a["client_seed"], serde_json::Value::Null);
+    assert_eq!(a["channel"], "online");
+    assert_eq!(a["status"], "in_play");
     let list = app.get("/api/tickets", Some(&token)).await;
     let ids: Vec<&str> = list.json["tickets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(ids, vec![b["id"].as_str().unwrap(), a["id"].as_str().unwrap()]);
     let one = app.get(&format!("/api/tickets/{}", a["id"].as_str().unwrap()), Some(&token)).await;
     assert_eq!(one.json["ticket"], a);
+    // The first action brings the player's seed, or the server picks a random hex one.
+    let id_a = a["id"].as_str().unwrap();
+    let id_b = b["id"].as_str().unwrap();
+    let r = app
+        .post(
+            &format!("/api/tickets/{id_a}/actions"),
+            Some(&token),
+            json!({"seq": 0, "action": "play", "card": "7", "client_seed": "first"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(r.json["ticket"]["client_seed"], "first");
+    let r = app
+        .post(&format!("/api/tickets/{id_b}/actions"), Some(&token), json!({"seq": 0, "action": "play", "card": "7"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let random = r.json["ticket"]["client_seed"].as_str().unwrap();
+    assert!(random.len() == 32 && random.bytes().all(|c| c.is_ascii_hexdigit()), "a random hex seed: {random}");
+    let one = app.get(&format!("/api/tickets/{id_a}"), Some(&token)).await;
+    assert_eq!(one.json["ticket"]["client_seed"], "first");
+    assert_eq!(one.json["ticket"]["seq"], 1);
+    assert_eq!(one.json["ticket"]["status"], "in_play");
     app.shutdown().await;
 }
 
@@ -181,7 +208,7 @@ async fn sales_move_to_the_next_block_and_stop_when_all_are_sold() {
     let token = app.register().await;
     let mut serials = std::collections::HashSet::new();
     for i in 0..200 {
-        let t = app.buy(&token, None).await;
+        let t = app.buy(&token).await;
         let s = t["serial"].as_str().unwrap().to_string();
         assert!(s.starts_with(if i < 100 { "TST-001-00001-" } else { "TST-001-00002-" }), "{s} at sale {i}");
         assert!(serials.insert(s));

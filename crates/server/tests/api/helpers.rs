@@ -2,7 +2,9 @@ use engine::{Action, DrawSource, Event, FairStream, FastSource, Game, Phase, Pri
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use server::fairness::ServerSeeds;
+use server::keys::ServerKey;
 use server::{App, AppOptions, Config};
+use std::path::{Path, PathBuf};
 
 #[path = "../common/fixture.rs"]
 mod fixture;
@@ -19,43 +21,57 @@ pub enum Backend {
     Postgres,
 }
 
+/// The operator token every test server accepts (`Config::operator_tokens`).
+pub const OPERATOR: &str = "operator-token-of-the-api-tests";
+
+/// The client seed the tests send with a ticket's first action (`seq` 0,
+/// CONTRACT.md Fairness 2): [`action_body`] sends it and [`search`] plans
+/// with it, so that a plan found offline is the game the server plays.
+pub const CLIENT_SEED: &str = "api-test-client-seed";
+
 /// The test database of one test: a SQLite file in a temporary directory,
 /// or a fresh PostgreSQL database (dropped by [`TestDatabase::remove`], or
-/// by `pgdb::TestDb`'s `Drop` when a test panics).
+/// by `pgdb::TestDb`'s `Drop` when a test panics); and the server key's
+/// file, in a temporary directory of its own, kept with the database so
+/// that a restart on it uses the same key.
 pub struct TestDatabase {
     /// The server's `db` setting: `sqlite://PATH` or `postgres://...`.
     pub url: String,
-    keep: Keep,
-}
-
-enum Keep {
-    Dir(tempfile::TempDir),
-    Pg(pgdb::TestDb),
+    /// The server's `key_file` setting (created by the first server).
+    pub key_file: PathBuf,
+    dir: tempfile::TempDir,
+    pg: Option<pgdb::TestDb>,
 }
 
 impl TestDatabase {
     /// A new, empty database of `crate::BACKEND`; `None` when PostgreSQL is
     /// unreachable and not required (the test then passes doing nothing).
     pub async fn create() -> Option<TestDatabase> {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join("server.key");
         match crate::BACKEND {
             Backend::Sqlite => {
-                let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}", dir.path().join("test.db").display());
-                Some(TestDatabase { url, keep: Keep::Dir(dir) })
+                Some(TestDatabase { url, key_file, dir, pg: None })
             }
             Backend::Postgres => {
                 let db = pgdb::TestDb::create().await?;
-                Some(TestDatabase { url: db.url.clone(), keep: Keep::Pg(db) })
+                Some(TestDatabase { url: db.url.clone(), key_file, dir, pg: Some(db) })
             }
         }
     }
 
-    /// Removes the database (the directory, or `DROP DATABASE`).
+    /// The temporary directory of this database's files (the SQLite file, the key).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Removes the database (the directory, and `DROP DATABASE`).
     pub async fn remove(self) {
-        match self.keep {
-            Keep::Dir(dir) => drop(dir),
-            Keep::Pg(db) => db.drop_db().await,
+        if let Some(db) = self.pg {
+            db.drop_db().await;
         }
+        drop(self.dir);
     }
 }
 
@@ -80,23 +96,64 @@ pub async fn spawn_app_with(tune: impl FnOnce(&mut Config)) -> Option<TestApp> {
     Some(spawn_app_on(db, tune).await)
 }
 
-/// A server on an existing test database (a restart: see [`TestApp::stop`]).
+/// A server whose tickets' seeds are derived from its key file, as in
+/// production (`ServerSeeds::FromKey`): nobody can predict its draws.
+pub async fn spawn_app_from_key(tune: impl FnOnce(&mut Config)) -> Option<TestApp> {
+    let db = TestDatabase::create().await?;
+    Some(try_spawn_app_on(db, ServerSeeds::FromKey, TABLE, tune).await.map_err(|(_, e)| e).expect("server starts"))
+}
+
+/// A server on an existing test database (a restart: see [`TestApp::stop`]),
+/// with the test-only fixed seed.
 pub async fn spawn_app_on(db: TestDatabase, tune: impl FnOnce(&mut Config)) -> TestApp {
-    let mut config = Config {
+    try_spawn_app_on(db, ServerSeeds::InsecureFixedForTests(SEED), TABLE, tune)
+        .await
+        .map_err(|(_, e)| e)
+        .expect("server starts")
+}
+
+/// The configuration of a test server on `db`: its key file, the operator
+/// token [`OPERATOR`], and the small test table allowed (blocks of 100
+/// tickets are not art. 2's 300 000).
+pub fn test_config(db: &TestDatabase) -> Config {
+    Config {
         listen: "127.0.0.1:0".into(),
         db: db.url.clone(),
         start_balance_cents: START as u64,
         demo_token: String::new(),
         initial_blocks: 2,
+        key_file: Some(db.key_file.clone()),
+        operator_tokens: vec![OPERATOR.to_string()],
+        allow_non_regulation_table: true,
         ..Config::default()
-    };
+    }
+}
+
+/// Starts a server on `db` with these seeds and this start-up table (TOML);
+/// a refusal gives the database back with the error.
+pub async fn try_spawn_app_on(
+    db: TestDatabase,
+    seeds: ServerSeeds,
+    table: &str,
+    tune: impl FnOnce(&mut Config),
+) -> Result<TestApp, (TestDatabase, anyhow::Error)> {
+    let mut config = test_config(&db);
     tune(&mut config);
-    let table = math::PrizeTable::parse_toml(TABLE).unwrap();
-    let app = App::start(AppOptions { config, table, seeds: ServerSeeds::InsecureFixedForTests(SEED) })
-        .await
-        .expect("server starts");
-    let url = app.url();
-    TestApp { app, url, client: reqwest::Client::new(), backend: crate::BACKEND, db_url: db.url.clone(), db }
+    let table = math::PrizeTable::parse_toml(table).unwrap();
+    match App::start(AppOptions { config, table, seeds }).await {
+        Ok(app) => {
+            let url = app.url();
+            Ok(TestApp {
+                app,
+                url,
+                client: reqwest::Client::new(),
+                backend: crate::BACKEND,
+                db_url: db.url.clone(),
+                db,
+            })
+        }
+        Err(e) => Err((db, e)),
+    }
 }
 
 /// Shuts down a server shared by tasks (all of them finished) and removes
@@ -144,14 +201,13 @@ impl TestApp {
         r.json["token"].as_str().unwrap().to_string()
     }
 
-    pub async fn buy(&self, token: &str, client_seed: Option<&str>) -> Value {
-        let body = match client_seed {
-            Some(s) => json!({"client_seed": s}),
-            None => json!({}),
-        };
-        let r = self.post("/api/tickets", Some(token), body).await;
+    /// Buys a ticket (a purchase takes no client seed, CONTRACT.md Fairness 2).
+    pub async fn buy(&self, token: &str) -> Value {
+        let r = self.post("/api/tickets", Some(token), json!({})).await;
         assert_eq!(r.status, 201, "{}", r.json);
-        r.json["ticket"].clone()
+        let t = r.json["ticket"].clone();
+        assert_eq!(t["client_seed"], Value::Null, "no client seed before the first action: {t}");
+        t
     }
 
     pub async fn balance(&self, token: &str) -> i64 {
@@ -192,6 +248,67 @@ impl TestApp {
         }
     }
 
+    /// Runs one scalar `SELECT` of an integer (cast SUMs to BIGINT: on
+    /// PostgreSQL they are NUMERIC) on the test database, beside the server.
+    pub async fn query_i64(&self, sql: &str) -> i64 {
+        use sqlx::Connection;
+        let q = sqlx::AssertSqlSafe(sql.to_string());
+        let r = match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.db_url).await.unwrap();
+                let r = sqlx::query_scalar::<_, i64>(q).fetch_one(&mut conn).await;
+                conn.close().await.unwrap();
+                r
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.db_url).await.unwrap();
+                let r = sqlx::query_scalar::<_, i64>(q).fetch_one(&mut conn).await;
+                conn.close().await.unwrap();
+                r
+            }
+        };
+        r.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// Runs one scalar `SELECT` of a text on the test database, beside the server.
+    pub async fn query_text(&self, sql: &str) -> String {
+        use sqlx::Connection;
+        let q = sqlx::AssertSqlSafe(sql.to_string());
+        let r = match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.db_url).await.unwrap();
+                let r = sqlx::query_scalar::<_, String>(q).fetch_one(&mut conn).await;
+                conn.close().await.unwrap();
+                r
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.db_url).await.unwrap();
+                let r = sqlx::query_scalar::<_, String>(q).fetch_one(&mut conn).await;
+                conn.close().await.unwrap();
+                r
+            }
+        };
+        r.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// The server's key, read from its key file.
+    pub fn server_key(&self) -> ServerKey {
+        let text = std::fs::read_to_string(&self.db.key_file).expect("the server created its key file");
+        let mut key = [0u8; 32];
+        hex::decode_to_slice(text.trim(), &mut key).expect("64 hex digits");
+        ServerKey::from_bytes(key)
+    }
+
+    /// The operator's desk: a GET with the operator token.
+    pub async fn admin_get(&self, path: &str) -> Resp {
+        self.get(path, Some(OPERATOR)).await
+    }
+
+    /// The operator's desk: a POST with the operator token.
+    pub async fn admin_post(&self, path: &str, body: Value) -> Resp {
+        self.post(path, Some(OPERATOR), body).await
+    }
+
     /// The audit chain's check once every committed entry is sealed
     /// (`Store::seal_audit` waits for a sealer at work elsewhere).
     pub async fn sealed_audit_check(&self) -> server::AuditCheck {
@@ -213,11 +330,16 @@ impl TestApp {
     }
 }
 
+/// The body of action `seq`; the first one (`seq` 0) brings [`CLIENT_SEED`].
 pub fn action_body(seq: u64, a: Action) -> Value {
-    match a {
+    let mut body = match a {
         Action::Play { card } => json!({"seq": seq, "action": "play", "card": card.as_str()}),
         Action::Draw => json!({"seq": seq, "action": "draw"}),
+    };
+    if seq == 0 {
+        body["client_seed"] = json!(CLIENT_SEED);
     }
+    body
 }
 
 pub fn prizes_of(ticket: &Value) -> PrizeSchedule {
@@ -233,10 +355,12 @@ pub struct Plan {
 }
 
 /// Tries up to `tries` random card orders on this ticket and returns the
-/// first plan whose events satisfy `want`.
+/// first plan whose events satisfy `want`: with the fixed seed and the
+/// ticket's client seed, or [`CLIENT_SEED`] for a ticket not played yet
+/// (what [`action_body`] sends at `seq` 0).
 pub fn search(ticket: &Value, tries: u64, want: impl Fn(&Plan) -> bool) -> Option<Plan> {
     let serial = ticket["serial"].as_str().unwrap();
-    let client_seed = ticket["client_seed"].as_str().unwrap();
+    let client_seed = ticket["client_seed"].as_str().unwrap_or(CLIENT_SEED);
     let prizes = prizes_of(ticket);
     for k in 0..tries {
         let mut choices = FastSource::from_u64(k, 7);
@@ -272,7 +396,7 @@ pub async fn find_ticket(
     want: impl Fn(&Plan) -> bool,
 ) -> (Value, Plan) {
     for _ in 0..max_tickets {
-        let t = app.buy(token, None).await;
+        let t = app.buy(token).await;
         if let Some(p) = search(&t, 300, &want) {
             return (t, p);
         }

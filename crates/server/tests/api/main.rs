@@ -7,16 +7,20 @@
 //! Steering games: the server seed is secret and random, so a test could
 //! not choose a tie or an Extra game. Tests therefore start the server with
 //! `ServerSeeds::InsecureFixedForTests` (settable only from Rust code, never
-//! by configuration) and, knowing seed, client seed and serial, search with
-//! the engine and `FairStream` for a card order that produces the wanted
-//! situation; then they play it over HTTP and check that the server gives
-//! exactly the events the engine predicted.
+//! by configuration; the seed is still committed in the published leaves)
+//! and, knowing seed, client seed (`helpers::CLIENT_SEED`, sent with each
+//! ticket's first action) and serial, search with the engine and
+//! `FairStream` for a card order that produces the wanted situation; then
+//! they play it over HTTP and check that the server gives exactly the
+//! events the engine predicted. Tests of the seeds themselves start the
+//! server with real seeds derived from its key (`spawn_app_from_key`).
 
 extern crate as_capone_server as server;
 
 /// The storage these tests run on.
 pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
+mod emissions;
 mod errors;
 mod exactly_once;
 mod fairness;

@@ -5,17 +5,32 @@ use crate::helpers::*;
 use engine::Phase;
 use serde_json::json;
 
-/// Plays a ticket to the end over HTTP with the lowest card each time.
+/// Plays a ticket to the end over HTTP with the lowest card each time,
+/// sending no client seed (the server picks one).
 pub async fn play_out(app: &TestApp, token: &str, ticket: &serde_json::Value) -> serde_json::Value {
+    play_out_with(app, token, ticket, None).await
+}
+
+/// Plays a ticket to the end over HTTP with the lowest card each time;
+/// `client_seed` goes with the first action (`seq` 0) when given.
+pub async fn play_out_with(
+    app: &TestApp,
+    token: &str,
+    ticket: &serde_json::Value,
+    client_seed: Option<&str>,
+) -> serde_json::Value {
     let id = ticket["id"].as_str().unwrap();
     let mut t = ticket.clone();
     while t["phase"] != "finished" {
         let seq = t["seq"].as_u64().unwrap();
-        let body = if t["phase"] == Phase::Play.name() {
+        let mut body = if t["phase"] == Phase::Play.name() {
             json!({"seq": seq, "action": "play", "card": t["hand"][0]})
         } else {
             json!({"seq": seq, "action": "draw"})
         };
+        if let (0, Some(s)) = (seq, client_seed) {
+            body["client_seed"] = json!(s);
+        }
         let r = app.post(&format!("/api/tickets/{id}/actions"), Some(token), body).await;
         assert_eq!(r.status, 200, "{}", r.json);
         t = r.json["ticket"].clone();
@@ -33,7 +48,7 @@ async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_su
     let mut expected = [START; 3];
     for round in 0..6 {
         for (i, p) in players.iter().enumerate() {
-            let t = app.buy(p, None).await;
+            let t = app.buy(p).await;
             expected[i] -= 300;
             if round % 3 != 2 {
                 let end = play_out(&app, p, &t).await;
@@ -52,8 +67,9 @@ async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_su
     let audit = app.sealed_audit_check().await;
     assert_eq!(audit.unsealed, 0, "{audit:?}");
     assert_eq!(audit.first_broken, None);
-    // player_created x3, ticket_sold x18, ticket_finished x12
-    assert_eq!(audit.entries, 3 + 18 + 12);
+    // blocks_published x1 (the start-up emission's two blocks), player_created x3,
+    // ticket_sold x18, ticket_finished x12
+    assert_eq!(audit.entries, 1 + 3 + 18 + 12);
     app.shutdown().await;
 }
 
@@ -61,9 +77,9 @@ async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_su
 async fn the_audit_chain_check_finds_a_tampered_entry() {
     let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
-    let t = app.buy(&token, None).await;
+    let t = app.buy(&token).await;
     play_out(&app, &token, &t).await;
-    app.buy(&token, None).await;
+    app.buy(&token).await;
     let store = app.app.store().clone();
     let before = app.sealed_audit_check().await;
     assert_eq!(before.unsealed, 0, "{before:?}");

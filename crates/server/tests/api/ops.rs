@@ -10,7 +10,7 @@ async fn healthz_metrics_openapi_and_the_page() {
     let h = app.get("/healthz", None).await;
     assert_eq!(h.status, 200);
     let token = app.register().await;
-    let t = app.buy(&token, None).await;
+    let t = app.buy(&token).await;
     let end = play_out(&app, &token, &t).await;
     let m = app.get("/metrics", None).await;
     assert_eq!(m.status, 200);
@@ -53,7 +53,7 @@ async fn healthz_metrics_openapi_and_the_page() {
 async fn a_graceful_restart_keeps_everything_and_the_game_continues() {
     let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
-    let t = app.buy(&token, None).await;
+    let t = app.buy(&token).await;
     let id = t["id"].as_str().unwrap().to_string();
     let first = app
         .post(&format!("/api/tickets/{id}/actions"), Some(&token), json!({"seq": 0, "action": "play", "card": "A"}))
@@ -72,7 +72,7 @@ async fn a_graceful_restart_keeps_everything_and_the_game_continues() {
     assert_eq!(end["phase"], "finished");
     assert_eq!(app.balance(&token).await, START - 300 + end["result"]["prize_cents"].as_i64().unwrap());
     // The emission was made once: the next sale is the ticket after the first.
-    let next = app.buy(&token, None).await;
+    let next = app.buy(&token).await;
     assert_ne!(next["id"], json!(id));
     assert!(app.app.store().check_ledger().await.unwrap().is_sound());
     app.shutdown().await;
