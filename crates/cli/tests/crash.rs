@@ -160,7 +160,8 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
 
     // The ledger and the audit chain, checked in-process on the same file.
     rt.block_on(async {
-        let app = common::in_process_app(format!("sqlite://{}", dir.path().join("crash.db").display()), dir.path()).await;
+        let app =
+            common::in_process_app(format!("sqlite://{}", dir.path().join("crash.db").display()), dir.path()).await;
         let ledger = app.store().check_ledger().await.unwrap();
         assert!(ledger.is_sound(), "{ledger:?}");
         assert_eq!(app.store().check_audit_chain().await.unwrap().first_broken, None);

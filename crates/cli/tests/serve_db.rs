@@ -82,9 +82,9 @@ fn healthz_follows_the_postgres_database() {
         "--key-file",
         key.to_str().unwrap(),
     ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let url = loop {
         let line = lines.next().expect("the server logs").unwrap();

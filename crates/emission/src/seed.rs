@@ -17,14 +17,14 @@
 //! sold tickets, or the revealed seeds of finished ones) reveals nothing
 //! about its play codes or unrevealed seeds, nor about any other block.
 //!
-//! **Server seeds** (CONTRACT.md Fairness, 1): the ticket at `position` (from
-//! 1) of a block gets the 32 bytes `32 (position - 1) .. 32 position` of the
+//! **Server seeds** (CONTRACT.md Fairness, 1): the ticket at position `p`
+//! (counted from 1) of a block gets the 32 bytes `32 (p - 1) .. 32 p` of the
 //! ChaCha20 keystream of the block's `server-seeds` key (the same stream
-//! layout as the shuffle's, see [`crate::shuffle`]): words `8 (position - 1)`
-//! to `8 position - 1`, each written little-endian. They are fixed when the
-//! block is emitted, before any ticket is sold, and the block's Merkle root
-//! commits to `SHA-256` of each ([`EmissionSeed::server_seed`] reads one
-//! without making the block).
+//! layout as the shuffle's, see [`crate::shuffle`]): words `8 (p - 1)` to
+//! `8 p - 1`, each written little-endian. They are fixed when the block is
+//! emitted, before any ticket is sold, and the block's Merkle root commits
+//! to the `SHA-256` of each ([`EmissionSeed::server_seed`] reads one without
+//! making the block).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;

@@ -304,15 +304,8 @@ fn verify_block_file(
         if f[8].len() != 64 || hex::decode_to_slice(f[8], &mut commitment).is_err() || f[8] != hex::encode(commitment) {
             return fail(place(), format!("commitment {:?} is not 64 lowercase hex digits", f[8]));
         }
-        let leaf = Leaf {
-            serial,
-            position,
-            row: row as u32,
-            prizes,
-            play_code_sha256: code.sha256(),
-            commitment,
-        }
-        .hash();
+        let leaf =
+            Leaf { serial, position, row: row as u32, prizes, play_code_sha256: code.sha256(), commitment }.hash();
         if has_proofs {
             let proof = MerkleProof::parse(f[9]).or_else(|e| fail(place(), e.to_string()))?;
             if !proof.verify(&leaf, &root) {

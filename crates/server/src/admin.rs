@@ -3,7 +3,7 @@
 //! tokens of the configuration: none gets 401, a player's token 403.
 
 use crate::api::Channel;
-use crate::error::AppError;
+use crate::error::{AppError, ErrorBody};
 use crate::http::{AppState, RequiredJson, bearer};
 use crate::store::{EmissionCreated, EmissionReport, PublicEmission};
 use axum::Json;
@@ -41,6 +41,9 @@ pub struct Emissions {
     pub emissions: Vec<PublicEmission>,
 }
 
+/// Every emission and its published blocks: the roots a player's record is checked against.
+#[utoipa::path(get, path = "/api/emissions", tag = "emissions",
+    responses((status = 200, description = "`{\"emissions\": [{emission, code, channel, price_cents, block_size, table_digest, table, blocks: [{block, size, root, published_ms, published_at}]}]}`", body = Object)))]
 pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emissions>, AppError> {
     Ok(Json(Emissions { emissions: state.store.public_emissions().await? }))
 }
@@ -95,6 +98,11 @@ async fn detached(
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
 
+/// Creates an emission and its blocks, written and published (operator).
+#[utoipa::path(post, path = "/api/admin/emissions", tag = "operator", security(("bearer" = [])),
+    request_body(content = Object, description = "`{\"table\": TOML text or JSON table, \"blocks\": 1..20, \"channel\": \"online\" | \"paper\"}`"),
+    responses((status = 201, description = "`{emission, channel, blocks: [{block, root}]}`", body = Object),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create_emission(
     State(state): State<AppState>,
     _: Operator,
@@ -112,6 +120,13 @@ fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
     text.parse().map_err(|_| AppError::NotFound(format!("no {what} {text:?}: {what}s are numbered from 1")))
 }
 
+/// Adds blocks to an emission, written and published (operator).
+#[utoipa::path(post, path = "/api/admin/emissions/{id}/blocks", tag = "operator", security(("bearer" = [])),
+    params(("id" = u32, Path, description = "the emission's number")),
+    request_body(content = Object, description = "`{\"blocks\": 1..20}`"),
+    responses((status = 201, description = "`{emission, channel, blocks: [{block, root}]}`", body = Object),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
 pub async fn add_blocks(
     State(state): State<AppState>,
     _: Operator,
@@ -129,10 +144,19 @@ pub struct Reports {
     pub emissions: Vec<EmissionReport>,
 }
 
+/// Figures of every emission, per block (operator).
+#[utoipa::path(get, path = "/api/admin/emissions", tag = "operator", security(("bearer" = [])),
+    responses((status = 200, description = "`{emissions: [EmissionReport]}`", body = Object),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Result<Json<Reports>, AppError> {
     Ok(Json(Reports { emissions: state.store.emission_reports(None).await? }))
 }
 
+/// Figures of one emission, per block: printed, sold, in play, won, lost, prizes won, paid and owed, return to player (operator).
+#[utoipa::path(get, path = "/api/admin/emissions/{id}", tag = "operator", security(("bearer" = [])),
+    params(("id" = u32, Path, description = "the emission's number")),
+    responses((status = 200, description = "EmissionReport", body = Object),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_emission(
     State(state): State<AppState>,
     _: Operator,
@@ -143,6 +167,11 @@ pub async fn get_emission(
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
 }
 
+/// A paper block's print file, `emit`'s CSV (operator).
+#[utoipa::path(get, path = "/api/admin/emissions/{id}/blocks/{n}/print.csv", tag = "operator", security(("bearer" = [])),
+    params(("id" = u32, Path, description = "the emission's number"), ("n" = u32, Path, description = "the block's number")),
+    responses((status = 200, description = "text/csv", content_type = "text/csv"), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn print_file(
     State(state): State<AppState>,
     _: Operator,

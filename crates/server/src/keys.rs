@@ -91,9 +91,9 @@ impl ServerKey {
         match options.open(path) {
             Ok(mut file) => {
                 use std::io::Write;
-                writeln!(file, "{}", hex::encode(key.0)).and_then(|_| file.sync_all()).with_context(|| {
-                    format!("cannot write {origin}")
-                })?;
+                writeln!(file, "{}", hex::encode(key.0))
+                    .and_then(|_| file.sync_all())
+                    .with_context(|| format!("cannot write {origin}"))?;
                 tracing::warn!(
                     file = %path.display(),
                     "created a new server key: keep it safe and apart from the database; without it no \

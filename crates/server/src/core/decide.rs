@@ -353,7 +353,15 @@ mod tests {
         g.apply(Action::play(Rank::King), &mut stream, &mut Vec::new()).unwrap();
         assert_eq!(g, after.ticket.game);
         // Without one, the server's random seed is recorded.
-        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), req(0, Action::play(Rank::King)), &random(), NOW));
+        let c = applied(act(
+            7,
+            Some(row.clone()),
+            None,
+            Some(account(700)),
+            req(0, Action::play(Rank::King)),
+            &random(),
+            NOW,
+        ));
         assert_eq!(c.client_seed.unwrap().client_seed, "random");
         // Later: refused with 400, whatever the seq.
         let mut later = req(1, Action::play(Rank::Ace));

@@ -310,7 +310,9 @@ pub struct AuditRecord {
 pub enum Effect {
     PlayerCreated,
     Sold,
-    Played { finished_prize: Option<u64> },
+    Played {
+        finished_prize: Option<u64>,
+    },
     /// Rows of an emission written or published.
     Emission,
 }

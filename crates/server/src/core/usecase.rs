@@ -133,11 +133,23 @@ async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, App
 /// A write request, as a backend's shell receives it.
 #[derive(Debug, Clone)]
 pub enum Op {
-    CreatePlayer { token_hash: String, name: Option<String>, start_balance: i64 },
-    Buy { player: PlayerId, request: BuyRequest },
+    CreatePlayer {
+        token_hash: String,
+        name: Option<String>,
+        start_balance: i64,
+    },
+    Buy {
+        player: PlayerId,
+        request: BuyRequest,
+    },
     /// A game action; `random_client_seed` is the seed a first action
     /// without one gets (drawn beforehand: decisions draw nothing).
-    Act { player: PlayerId, serial: String, request: ActionRequest, random_client_seed: ClientSeed },
+    Act {
+        player: PlayerId,
+        serial: String,
+        request: ActionRequest,
+        random_client_seed: ClientSeed,
+    },
     /// Rows decided outside a player's request (an emission's), written as they are.
     Apply(Box<Changes>),
 }

@@ -294,7 +294,8 @@ impl Store {
                     .execute(&mut *unit.tx)
                     .await
                     .map_err(StoreError::from)?;
-                let ids: (i64, i64) = sqlx::query_as(NEXT_IDS).fetch_one(&mut *unit.tx).await.map_err(StoreError::from)?;
+                let ids: (i64, i64) =
+                    sqlx::query_as(NEXT_IDS).fetch_one(&mut *unit.tx).await.map_err(StoreError::from)?;
                 let plan = plan(&self.db, existing, new, blocks, ids).await?;
                 let created = write_blocks(&plan, &self.keys, &mut unit).await?;
                 unit.tx.commit().await.map_err(StoreError::from)?;
@@ -313,7 +314,8 @@ impl Store {
     /// Every emission and its published blocks (`GET /api/emissions`).
     pub async fn public_emissions(&self) -> Result<Vec<PublicEmission>, AppError> {
         type Row = (i64, String, String, i64, i64, String, String);
-        let (rows, blocks): (Vec<Row>, Vec<(i64, i64, i64, String, i64)>) = on_db!(&self.db, pool => {
+        type BlockRow = (i64, i64, i64, String, i64);
+        let (rows, blocks): (Vec<Row>, Vec<BlockRow>) = on_db!(&self.db, pool => {
             let rows = sqlx::query_as(
                 "SELECT id, code, channel, price_cents, block_size, table_digest, table_toml FROM emissions ORDER BY id",
             )

@@ -353,6 +353,14 @@ impl Plan {
     /// is followed by a check that fails the script, before its `RELEASE`,
     /// when it changed no row: an insert into the writer's temporary table
     /// `guard_failed`, whose CHECK refuses every row ([`SQLITE_GUARD_TABLE`]).
+    ///
+    /// Placeholders are written `?` here, bound in order: SQLite keeps the
+    /// names of `$N` and `?N` parameters in a list that it walks for every
+    /// parameter bound (`sqlite3_bind_parameter_name`, which sqlx calls for
+    /// each), so a statement with thousands of them (a chunk of an emission's
+    /// tickets) would take quadratic time; anonymous ones have no name. The
+    /// plan's values are in the order of its placeholders in the text (checked
+    /// here; `?N` otherwise).
     pub fn sqlite_script(&self, prefix: &str, suffix: &str) -> String {
         let mut sql = String::from(prefix);
         for part in &self.parts {
@@ -364,7 +372,7 @@ impl Plan {
             }
         }
         sql.push_str(suffix);
-        sql
+        sqlite_placeholders(&sql)
     }
 
     /// PostgreSQL: ONE statement (one round trip), the writes as
@@ -400,10 +408,38 @@ impl Plan {
     }
 }
 
+/// `$1, $2, ...` as `?` when they come in that order in the text (each
+/// `?` takes the next value), as `?N` otherwise.
+fn sqlite_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut next = 1usize;
+    let mut in_order = true;
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let digits = rest[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
+        let n: usize = rest[at + 1..at + 1 + digits].parse().unwrap_or(0);
+        in_order &= n == next;
+        next += 1;
+        out.push('?');
+        rest = &rest[at + 1 + digits..];
+    }
+    out.push_str(rest);
+    if in_order { out } else { sql.replace('$', "?") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::{BalanceChange, Effect, Reason};
+
+    #[test]
+    fn sqlite_placeholders_are_anonymous_when_in_order() {
+        assert_eq!(sqlite_placeholders("A ($1, $2); B $3 $4"), "A (?, ?); B ? ?");
+        assert_eq!(sqlite_placeholders("A ($2, $1)"), "A (?2, ?1)");
+        assert_eq!(sqlite_placeholders("A $1 $1"), "A ?1 ?1");
+        assert_eq!(sqlite_placeholders("none"), "none");
+    }
 
     fn movement_changes() -> Changes {
         Changes {
@@ -428,9 +464,9 @@ mod tests {
         assert_eq!(
             script,
             "SAVEPOINT job;\n\
-             INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES ($1, $2, $3, $4);\n\
-             INSERT INTO ledger_entries (movement_id, account_id, amount_cents) VALUES ($5, $6, $7), ($8, $9, $10);\n\
-             UPDATE accounts SET balance_cents = $11 WHERE id = $12 AND balance_cents = $13;\n\
+             INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES (?, ?, ?, ?);\n\
+             INSERT INTO ledger_entries (movement_id, account_id, amount_cents) VALUES (?, ?, ?), (?, ?, ?);\n\
+             UPDATE accounts SET balance_cents = ? WHERE id = ? AND balance_cents = ?;\n\
              INSERT INTO temp.guard_failed (part) SELECT 'balance' WHERE changes() <> 1;\n\
              RELEASE job;"
         );

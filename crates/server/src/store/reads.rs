@@ -4,9 +4,9 @@
 
 use super::{Db, on_db};
 use crate::api::{ActionRequest, Channel, Me, SoldTicket, TicketView};
-use crate::keys::Keyring;
 use crate::core::{ForSale, PlayerId, StoredAnswer, TicketRow};
 use crate::error::{AppError, StoreError};
+use crate::keys::Keyring;
 use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
@@ -238,7 +238,8 @@ pub(super) async fn record(db: &Db, keys: &Keyring, player: PlayerId, serial: &s
 /// A ticket's leaf, as stored: `(serial, position, schedule_row, prize_5,
 /// prize_6, prize_7, prize_8, play_code_hash, commitment)`.
 type LeafRow = (String, i64, i64, i64, i64, i64, i64, String, String);
-const LEAF_COLUMNS: &str = "serial, position, schedule_row, prize_5, prize_6, prize_7, prize_8, play_code_hash, commitment";
+const LEAF_COLUMNS: &str =
+    "serial, position, schedule_row, prize_5, prize_6, prize_7, prize_8, play_code_hash, commitment";
 
 fn record_leaf(r: LeafRow) -> Result<RecordLeaf, StoreError> {
     let (serial, position, row, p5, p6, p7, p8, play_code_sha256, commitment) = r;
@@ -300,8 +301,9 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
         .collect::<Result<Vec<_>, StoreError>>()?;
     let roots = crate::supply::parse_chunk_roots(&chunk_roots)
         .ok_or_else(|| corrupt(format!("block {block_id}: its chunk roots are malformed")))?;
-    let proof = merkle::chunk_proof(leaves, &roots, CHUNK_LEAVES, index as usize)
-        .ok_or_else(|| corrupt(format!("block {block_id}: the rows of ticket {} do not match its chunk root", leaf.serial)))?;
+    let proof = merkle::chunk_proof(leaves, &roots, CHUNK_LEAVES, index as usize).ok_or_else(|| {
+        corrupt(format!("block {block_id}: the rows of ticket {} do not match its chunk root", leaf.serial))
+    })?;
     let own = leaf.leaf().map_err(|e| corrupt(format!("ticket {}: {e}", leaf.serial)))?;
     let mut top = [0u8; 32];
     if hex::decode_to_slice(&root, &mut top).is_err() || !proof.verify(&own.hash(), &top) {
