@@ -16,9 +16,11 @@ fn serve(args: &[&str]) -> Command {
 #[test]
 fn an_unreachable_postgres_is_waited_for_then_refused_with_the_reason() {
     // Port 1 on the loopback: nothing listens there, the connection is refused at once.
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("server.key");
     let started = Instant::now();
-    let out =
-        serve(&["--db", "postgres://postgres:secret@127.0.0.1:1/nowhere", "--db-start-wait-s", "2"]).output().unwrap();
+    let db = "postgres://postgres:secret@127.0.0.1:1/nowhere";
+    let out = serve(&["--db", db, "--db-start-wait-s", "2", "--key-file", key.to_str().unwrap()]).output().unwrap();
     let took = started.elapsed();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{log}");
