@@ -57,6 +57,18 @@ pub struct ServeArgs {
     /// Accept a prize table whose price or block size differ from art. 2's (tests, demos).
     #[arg(long, env = "AS_CAPONE_ALLOW_NON_REGULATION_TABLE")]
     pub allow_non_regulation_table: bool,
+    /// Shops of the paper channel and their tokens: SHOP:TOKEN,... (each token at least 16 characters).
+    #[arg(long, env = "AS_CAPONE_RETAILER_TOKENS", value_delimiter = ',')]
+    pub retailer_tokens: Vec<String>,
+    /// Any shop may pay any paper winner, not only the shop that sold it.
+    #[arg(long, env = "AS_CAPONE_RETAIL_PAY_ANY_SHOP")]
+    pub retail_pay_any_shop: bool,
+    /// Paper prizes are paid until this many days after the end of sale [default: 60].
+    #[arg(long, env = "AS_CAPONE_CLAIM_DAYS")]
+    pub claim_days: Option<u32>,
+    /// Behind a reverse proxy: take the client's address from X-Forwarded-For.
+    #[arg(long, env = "AS_CAPONE_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: bool,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -113,6 +125,18 @@ impl ServeArgs {
         }
         if self.allow_non_regulation_table {
             c.allow_non_regulation_table = true;
+        }
+        if !self.retailer_tokens.is_empty() {
+            c.retailer_tokens = self.retailer_tokens.clone();
+        }
+        if self.retail_pay_any_shop {
+            c.retail_pay_any_shop = true;
+        }
+        if let Some(v) = self.claim_days {
+            c.claim_days = v;
+        }
+        if self.trust_forwarded_for {
+            c.trust_forwarded_for = true;
         }
         c.check()?;
         Ok(c)

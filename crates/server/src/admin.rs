@@ -22,7 +22,7 @@ impl FromRequestParts<AppState> for Operator {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Operator, AppError> {
-        let token = bearer(parts)?;
+        let token = bearer(&parts.headers)?;
         let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         // Comparing hashes: the time taken says nothing of the tokens.
         if state.operator_tokens.iter().fold(false, |found, t| found | (*t == hash)) {
@@ -163,6 +163,20 @@ pub async fn get_emission(
     Path(id): Path<String>,
 ) -> Result<Json<EmissionReport>, AppError> {
     let id = path_number(&id, "emission")?;
+    let mut one = state.store.emission_reports(Some(id)).await?;
+    one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
+}
+
+/// Ends an emission's sale now: its tickets are no longer sold, and its
+/// paper prizes are paid until `claim_days` later (operator).
+pub async fn close_emission(
+    State(state): State<AppState>,
+    _: Operator,
+    Path(id): Path<String>,
+) -> Result<Json<EmissionReport>, AppError> {
+    let id = path_number(&id, "emission")?;
+    state.store.emission_reports(Some(id)).await?;
+    state.store.close_emission(id, state.claim_days).await?;
     let mut one = state.store.emission_reports(Some(id)).await?;
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
 }

@@ -102,6 +102,19 @@ pub struct TicketView {
     pub channel: String,
     /// `sold`, `in_play`, `won`, `lost` or `paid` (CONTRACT.md life cycle).
     pub status: String,
+    /// A paper ticket's shop side; `null` online.
+    pub retail: Option<RetailView>,
+}
+
+/// A paper ticket's shop side: who sold it, who paid it, until when its
+/// prize can be claimed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct RetailView {
+    pub sold_by: Option<String>,
+    pub paid_ms: Option<i64>,
+    pub paid_by: Option<String>,
+    /// The claim deadline (unix ms), once the emission's sale has ended.
+    pub claim_until_ms: Option<i64>,
 }
 
 /// What the storage knows of a sold ticket, enough to show and play it.
@@ -115,6 +128,8 @@ pub struct SoldTicket {
     /// As stored with the ticket when its block was emitted.
     pub commitment: String,
     pub channel: Channel,
+    /// Paper tickets only.
+    pub retail: Option<RetailView>,
     pub game: Game,
 }
 
@@ -164,6 +179,7 @@ impl SoldTicket {
             server_seed: g.is_finished().then(|| hex::encode(self.server_seed)),
             channel: self.channel.as_str().to_string(),
             status: self.status().to_string(),
+            retail: self.retail.clone(),
         }
     }
 
@@ -171,6 +187,9 @@ impl SoldTicket {
     /// from its purchase, a paper one from its first action.
     pub fn status(&self) -> &'static str {
         let g = &self.game;
+        if self.retail.as_ref().is_some_and(|r| r.paid_ms.is_some()) {
+            return "paid";
+        }
         match g.result() {
             Some(r) if r.prize_cents > 0 => "won",
             Some(_) => "lost",
@@ -208,7 +227,9 @@ pub struct ActionAnswer {
     /// `extra_game`, `finished` (CONTRACT.md "Event").
     #[schema(value_type = Vec<Object>)]
     pub events: Vec<Event>,
-    pub balance_cents: i64,
+    /// The player's balance; `null` for a paper ticket played with its own
+    /// token (its prize is paid by a shop, never to a wallet).
+    pub balance_cents: Option<i64>,
 }
 
 /// `POST /api/tickets/{id}/actions` body: `{"seq": n, "action": "play",

@@ -76,12 +76,27 @@ impl App {
                 config.operator_tokens.iter().map(|t| sha2::Sha256::digest(t.as_bytes()).into()).collect(),
             ),
             allow_non_regulation_table: config.allow_non_regulation_table,
+            retailers: Arc::new(
+                config
+                    .retailers()
+                    .into_iter()
+                    .map(|(shop, t)| (sha2::Sha256::digest(t.as_bytes()).into(), shop))
+                    .collect(),
+            ),
+            retail_pay_any_shop: config.retail_pay_any_shop,
+            claim_days: config.claim_days,
+            trust_forwarded_for: config.trust_forwarded_for,
+            redeem_limits: crate::store::RedeemLimits {
+                per_address: config.redeem_failures_per_address,
+                global: config.redeem_failures_global,
+                window_ms: config.redeem_window_s as i64 * 1000,
+            },
             request_timeout: Duration::from_millis(config.request_timeout_ms),
         };
         let app = router(state);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            axum::serve(listener, app)
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
                 .with_graceful_shutdown(async {
                     let _ = stopped.await;
                 })

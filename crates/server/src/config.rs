@@ -29,6 +29,13 @@ use std::path::PathBuf;
 /// key_file = "/etc/as-capone/key"    # absent: DB_FILE.key beside a SQLite file
 /// operator_tokens = ["..."]          # bearer tokens of the operator's desk (/api/admin)
 /// allow_non_regulation_table = false # true: tables off art. 2 (tests, demos)
+/// retailer_tokens = ["Tabac du Port:..."] # SHOP:TOKEN, the shops of the paper channel
+/// retail_pay_any_shop = false        # true: any shop pays any winner, not only its seller
+/// claim_days = 60                    # paper prizes are paid until this many days after the end of sale
+/// trust_forwarded_for = false        # true: the client address is X-Forwarded-For's first (behind a proxy)
+/// redeem_failures_per_address = 20   # wrong play codes per address and window, then 429
+/// redeem_failures_global = 2000      # wrong play codes from everyone per window, then 429
+/// redeem_window_s = 900
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -81,6 +88,20 @@ pub struct Config {
     /// Accept a prize table whose price or block size is not art. 2's (300
     /// cents, 300 000 tickets): for tests and demos only.
     pub allow_non_regulation_table: bool,
+    /// The shops of the paper channel: `SHOP NAME:TOKEN` each.
+    pub retailer_tokens: Vec<String>,
+    /// Any shop may pay any paper winner (else only the shop that sold it).
+    pub retail_pay_any_shop: bool,
+    /// Paper prizes are paid until this many days after the emission's end of sale.
+    pub claim_days: u32,
+    /// Behind a reverse proxy: the client's address is the first of `X-Forwarded-For`.
+    pub trust_forwarded_for: bool,
+    /// Failed play codes per client address and window before 429.
+    pub redeem_failures_per_address: u32,
+    /// Failed play codes from all clients per window before 429.
+    pub redeem_failures_global: u32,
+    /// The window of those limits, in seconds.
+    pub redeem_window_s: u64,
 }
 
 impl Default for Config {
@@ -103,6 +124,13 @@ impl Default for Config {
             key_file: None,
             operator_tokens: Vec::new(),
             allow_non_regulation_table: false,
+            retailer_tokens: Vec::new(),
+            retail_pay_any_shop: false,
+            claim_days: 60,
+            trust_forwarded_for: false,
+            redeem_failures_per_address: 20,
+            redeem_failures_global: 2000,
+            redeem_window_s: 900,
         }
     }
 }
@@ -130,6 +158,17 @@ impl Config {
         anyhow::ensure!(self.db_max_connections >= 2, "db_max_connections must be at least 2");
         anyhow::ensure!(self.db_acquire_timeout_ms >= 1, "db_acquire_timeout_ms must be at least 1");
         anyhow::ensure!(self.start_balance_cents <= i64::MAX as u64 / 4, "start_balance_cents is too large");
+        for entry in &self.retailer_tokens {
+            let Some((shop, token)) = entry.rsplit_once(':') else {
+                anyhow::bail!("a retailer token is SHOP:TOKEN, found one without ':'");
+            };
+            anyhow::ensure!(!shop.trim().is_empty(), "a retailer token names its shop: SHOP:TOKEN");
+            anyhow::ensure!(
+                token.len() >= 16 && token.bytes().all(|b| b.is_ascii_graphic()),
+                "the token of shop {shop} must be at least 16 printable characters without spaces"
+            );
+        }
+        anyhow::ensure!(self.redeem_window_s >= 1, "redeem_window_s must be at least 1");
         for t in &self.operator_tokens {
             anyhow::ensure!(
                 t.len() >= 16 && t.bytes().all(|b| b.is_ascii_graphic()),
@@ -137,6 +176,20 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// `(shop, token)` of each retailer token.
+    pub fn retailers(&self) -> Vec<(String, String)> {
+        self.retailer_tokens
+            .iter()
+            .filter_map(|e| e.rsplit_once(':'))
+            .map(|(shop, token)| (shop.trim().to_string(), token.to_string()))
+            .collect()
+    }
+
+    /// The shops' names.
+    pub fn retailer_shops(&self) -> Vec<String> {
+        self.retailers().into_iter().map(|(shop, _)| shop).collect()
     }
 
     /// The most requests a commit carries: 1 without group commit.

@@ -87,6 +87,9 @@ pub enum AppError {
     /// applied `seq`, a reused Idempotency-Key.
     #[error("{0}")]
     Conflict(String),
+    /// 429 `too_many_attempts`, with `Retry-After` (seconds).
+    #[error("{message}")]
+    TooManyAttempts { message: String, retry_after_s: u64 },
     /// 413 `payload_too_large`.
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -133,6 +136,7 @@ impl AppError {
             AppError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::InvalidAction(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::Timeout(_) | AppError::Unavailable(_) | AppError::SoldOut(_) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => StatusCode::SERVICE_UNAVAILABLE,
@@ -151,6 +155,7 @@ impl AppError {
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",
             AppError::PayloadTooLarge(_) => "payload_too_large",
+            AppError::TooManyAttempts { .. } => "too_many_attempts",
             AppError::InvalidAction(_) => "invalid_action",
             AppError::Timeout(_) => "timeout",
             AppError::SoldOut(_) => "sold_out",
@@ -201,6 +206,10 @@ impl IntoResponse for AppError {
         let status = self.status();
         if status.is_server_error() && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_)) {
             tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
+        }
+        if let AppError::TooManyAttempts { retry_after_s, .. } = &self {
+            let retry = retry_after_s.to_string();
+            return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(self.body())).into_response();
         }
         (status, axum::Json(self.body())).into_response()
     }

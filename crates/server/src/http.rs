@@ -6,7 +6,7 @@ use crate::api::{
     ActionAnswer, ActionRequest, BuyBody, IdempotencyKey, Me, NewPlayerBody, PlayerCreated, Purchased, TicketEnvelope,
     TicketList, parse_name,
 };
-use crate::core::{BuyRequest, PlayerId};
+use crate::core::{BuyRequest, Caller, PlayerId};
 use crate::error::{AppError, ErrorBody};
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -33,6 +33,12 @@ pub struct AppState {
     pub operator_tokens: Arc<Vec<[u8; 32]>>,
     /// Tables off art. 2 are accepted (tests, demos).
     pub allow_non_regulation_table: bool,
+    /// SHA-256 of each retailer token, and its shop.
+    pub retailers: Arc<Vec<([u8; 32], String)>>,
+    pub retail_pay_any_shop: bool,
+    pub claim_days: u32,
+    pub trust_forwarded_for: bool,
+    pub redeem_limits: crate::store::RedeemLimits,
 }
 
 /// The whole application: API, operations endpoints and the web page.
@@ -44,6 +50,12 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tickets/{id}", get(get_ticket))
         .route("/api/tickets/{id}/actions", post(act))
         .route("/api/tickets/{id}/record", get(record))
+        .route("/api/tickets/redeem", post(crate::retail::redeem))
+        .route("/api/retail/sell", post(crate::retail::sell))
+        .route("/api/retail/validate", post(crate::retail::validate))
+        .route("/api/retail/pay", post(crate::retail::pay))
+        .route("/api/admin/emissions/{id}/close", post(crate::admin::close_emission))
+        .route("/shop", get(crate::web::shop))
         .route("/api/emissions", get(crate::admin::public_emissions))
         .route("/api/admin/emissions", post(crate::admin::create_emission).get(crate::admin::list_emissions))
         .route("/api/admin/emissions/{id}", get(crate::admin::get_emission))
@@ -110,7 +122,12 @@ impl FromRequestParts<AppState> for Authed {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Authed, AppError> {
-        let token = bearer(parts)?;
+        let token = bearer(&parts.headers)?;
+        if state.store.ticket_of_token(token).is_some() {
+            return Err(AppError::Unauthorized(
+                "a paper ticket's token opens that ticket only; this needs a player's token".into(),
+            ));
+        }
         match state.store.authenticate(token).await? {
             Some(id) => Ok(Authed(id)),
             None => Err(AppError::Unauthorized("invalid token".into())),
@@ -118,10 +135,27 @@ impl FromRequestParts<AppState> for Authed {
     }
 }
 
+/// Who acts on a ticket: a player, or a paper ticket's own token.
+pub struct CallerAuth(pub Caller);
+
+impl FromRequestParts<AppState> for CallerAuth {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<CallerAuth, AppError> {
+        let token = bearer(&parts.headers)?;
+        if let Some(serial) = state.store.ticket_of_token(token) {
+            return Ok(CallerAuth(Caller::Ticket(serial)));
+        }
+        match state.store.authenticate(token).await? {
+            Some(id) => Ok(CallerAuth(Caller::Player(id))),
+            None => Err(AppError::Unauthorized("invalid token".into())),
+        }
+    }
+}
+
 /// The bearer token of a request, or 401.
-pub fn bearer(parts: &Parts) -> Result<&str, AppError> {
-    let value = parts
-        .headers
+pub fn bearer(headers: &HeaderMap) -> Result<&str, AppError> {
+    let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| AppError::Unauthorized("missing Authorization: Bearer TOKEN".into()))?;
     let value = value.to_str().map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
@@ -245,10 +279,10 @@ pub async fn list_tickets(State(state): State<AppState>, Authed(player): Authed)
     responses((status = 200, body = TicketEnvelope), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_ticket(
     State(state): State<AppState>,
-    Authed(player): Authed,
+    CallerAuth(caller): CallerAuth,
     Path(id): Path<String>,
 ) -> Result<Json<TicketEnvelope>, AppError> {
-    Ok(Json(TicketEnvelope { ticket: state.store.ticket(player, &id).await? }))
+    Ok(Json(TicketEnvelope { ticket: state.store.ticket(&caller, &id).await? }))
 }
 
 /// Applies one action exactly once; the same request again returns the
@@ -261,11 +295,11 @@ pub async fn get_ticket(
               (status = 422, body = ErrorBody)))]
 pub async fn act(
     State(state): State<AppState>,
-    Authed(player): Authed,
+    CallerAuth(caller): CallerAuth,
     Path(id): Path<String>,
     RequiredJson(request): RequiredJson<ActionRequest>,
 ) -> Result<Response, AppError> {
-    let answer = state.store.act(player, &id, request).await?;
+    let answer = state.store.act(&caller, &id, request).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
@@ -277,10 +311,10 @@ pub async fn act(
               (status = 404, body = ErrorBody)))]
 pub async fn record(
     State(state): State<AppState>,
-    Authed(player): Authed,
+    CallerAuth(caller): CallerAuth,
     Path(id): Path<String>,
 ) -> Result<Json<crate::record::Record>, AppError> {
-    Ok(Json(state.store.record(player, &id).await?))
+    Ok(Json(state.store.record(&caller, &id).await?))
 }
 
 /// 200 when the database answers (within two seconds), 503 otherwise.

@@ -107,6 +107,12 @@ impl ServerKey {
         }
     }
 
+    /// `HMAC-SHA256(key, parts...)`: what else the key authenticates (a
+    /// paper ticket's own token).
+    pub fn hmac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        hmac(&self.0, parts)
+    }
+
     /// `hex(HMAC-SHA256(key, "as-capone key check v1"))`, kept in the database.
     pub fn fingerprint(&self) -> String {
         hex::encode(hmac(&self.0, &[b"as-capone key check v1"]))

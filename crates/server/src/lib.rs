@@ -54,6 +54,7 @@ pub mod keys;
 pub mod metrics;
 mod openapi;
 pub mod record;
+mod retail;
 pub mod store;
 pub mod supply;
 mod web;

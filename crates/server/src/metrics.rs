@@ -14,6 +14,10 @@ pub struct Metrics {
     pub requests: IntCounterVec,
     pub latency: HistogramVec,
     pub tickets_sold: IntCounter,
+    /// Redemptions refused with 429 (too many wrong play codes).
+    pub redeem_refused: IntCounter,
+    /// Times a client (or everyone) reached the limit of wrong play codes.
+    pub redeem_limited: IntCounter,
     pub games_finished: IntCounter,
     pub prizes_paid_cents: IntCounter,
     pub active_games: IntGauge,
@@ -37,6 +41,16 @@ impl Metrics {
         )
         .expect("metric");
         let tickets_sold = IntCounter::new("as_capone_tickets_sold_total", "Tickets sold online").expect("metric");
+        let redeem_refused = IntCounter::new(
+            "as_capone_redeem_refused_total",
+            "Play code redemptions refused with 429: too many wrong codes",
+        )
+        .expect("metric");
+        let redeem_limited = IntCounter::new(
+            "as_capone_redeem_limit_reached_total",
+            "Times an address, or all clients, reached the limit of wrong play codes",
+        )
+        .expect("metric");
         let games_finished =
             IntCounter::new("as_capone_games_finished_total", "Tickets whose game is finished").expect("metric");
         let prizes_paid_cents =
@@ -58,6 +72,8 @@ impl Metrics {
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
             Box::new(tickets_sold.clone()),
+            Box::new(redeem_refused.clone()),
+            Box::new(redeem_limited.clone()),
             Box::new(games_finished.clone()),
             Box::new(prizes_paid_cents.clone()),
             Box::new(active_games.clone()),
@@ -72,6 +88,8 @@ impl Metrics {
             requests,
             latency,
             tickets_sold,
+            redeem_refused,
+            redeem_limited,
             games_finished,
             prizes_paid_cents,
             active_games,
@@ -91,7 +109,7 @@ impl Metrics {
                 self.games_finished.inc();
                 self.prizes_paid_cents.inc_by(prize);
             }
-            Effect::Played { finished_prize: None } | Effect::Emission => {}
+            Effect::Played { finished_prize: None } | Effect::Emission | Effect::Retail => {}
         }
     }
 

@@ -26,6 +26,13 @@ fn serve(path: &str) -> Option<Response> {
 const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
                    connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/// `GET /shop`: the retailer's page, `shop.html` (the game's page while there is none).
+pub async fn shop() -> Response {
+    serve("shop.html")
+        .or_else(|| serve("index.html"))
+        .unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+}
+
 /// `GET /` and `GET /play` (a paper ticket's QR code: `/play?code=...`): the game page.
 pub async fn index() -> Response {
     serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())

@@ -12,7 +12,7 @@
 CREATE TABLE accounts (
     id            INTEGER PRIMARY KEY,
     name          TEXT    NOT NULL UNIQUE,
-    kind          TEXT    NOT NULL CHECK (kind IN ('player', 'house')),
+    kind          TEXT    NOT NULL CHECK (kind IN ('player', 'house', 'shop')),
     balance_cents BIGINT  NOT NULL DEFAULT 0,
     CHECK (kind = 'house' OR balance_cents >= 0),
     CHECK (kind = 'player' OR balance_cents = 0)
@@ -51,7 +51,9 @@ CREATE TABLE emissions (
     price_cents  BIGINT  NOT NULL,
     block_size   BIGINT  NOT NULL,
     seed_salt    TEXT    NOT NULL UNIQUE,
-    created_ms   BIGINT  NOT NULL
+    created_ms   BIGINT  NOT NULL,
+    sale_end_ms  BIGINT,  -- end of sale (operator's desk)
+    claim_end_ms BIGINT   -- paper prizes are paid until then (claim_days after the end of sale)
 );
 
 -- A block is published (its root public, its tickets for sale) once all its
@@ -86,15 +88,21 @@ CREATE TABLE tickets (
     prize_7        BIGINT  NOT NULL,
     prize_8        BIGINT  NOT NULL,
     commitment     TEXT    NOT NULL,   -- hex SHA-256 of the server seed, as in the leaf
-    status         TEXT    NOT NULL DEFAULT 'unsold' CHECK (status IN ('unsold', 'printed', 'sold')),
+    status         TEXT    NOT NULL DEFAULT 'unsold' CHECK (status IN ('unsold', 'printed', 'sold', 'paid')),
     owner_id       BIGINT  REFERENCES players(id),
     sold_ms        BIGINT,
     client_seed    TEXT,               -- the player's, with the first action
+    shop           TEXT,               -- paper: the shop that sold it
+    paid_ms        BIGINT,
+    paid_shop      TEXT,
     UNIQUE (block_id, position),
-    CHECK ((status = 'sold') = (owner_id IS NOT NULL))
+    CHECK (status IN ('sold', 'paid') OR owner_id IS NULL),
+    CHECK ((status = 'paid') = (paid_ms IS NOT NULL))
 );
 
 CREATE INDEX tickets_owner ON tickets (owner_id, id);
+-- A play code opens its ticket: looked up by its hash (the code is never stored).
+CREATE UNIQUE INDEX tickets_play_code ON tickets (play_code_hash);
 -- The sale queue: the unsold tickets in sale order (of published blocks).
 CREATE INDEX tickets_unsold ON tickets (block_id, position) WHERE status = 'unsold';
 
@@ -136,7 +144,7 @@ CREATE TABLE draws (
 -- whichever process tries, and no counter is shared by all writers.
 CREATE TABLE movements (
     id         TEXT    PRIMARY KEY,
-    reason     TEXT    NOT NULL CHECK (reason IN ('start_balance', 'ticket_sale', 'prize')),
+    reason     TEXT    NOT NULL CHECK (reason IN ('start_balance', 'ticket_sale', 'retail_sale', 'prize')),
     ticket_id  BIGINT  REFERENCES tickets(id),
     created_ms BIGINT  NOT NULL
 );
@@ -180,3 +188,11 @@ WHEN OLD.chain_pos IS NOT NULL OR NEW.id IS NOT OLD.id OR NEW.created_ms IS NOT 
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+-- Failed attempts to redeem a play code, per client address and in total
+-- ('global'), in windows: the limit holds across restarts and processes.
+CREATE TABLE redeem_failures (
+    bucket          TEXT    PRIMARY KEY,
+    window_start_ms BIGINT  NOT NULL,
+    failures        BIGINT  NOT NULL
+);

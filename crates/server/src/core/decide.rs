@@ -5,8 +5,8 @@
 //! (guarantee 7) is tested here without a database.
 
 use super::{
-    Account, AccountId, ActionWrite, AuditRecord, Changes, ClientSeedWrite, Effect, ForSale, GameWrite,
-    IdempotencyWrite, Movement, PlayerId, Reason, Sale, StoredAnswer, TicketRow,
+    Account, AccountId, ActionWrite, AuditRecord, Caller, Changes, ClientSeedWrite, Effect, ForSale, GameWrite,
+    IdempotencyWrite, Movement, PaperRow, PlayerId, Reason, RetailWrite, Sale, StoredAnswer, TicketRow,
 };
 use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
@@ -73,7 +73,7 @@ pub fn buy(
     let movement = Movement::new(Reason::TicketSale, Some(sale.ticket_id), account, sale.price_cents, now);
     let row = TicketRow {
         id: sale.ticket_id,
-        owner: account.player,
+        owner: Some(account.player),
         ticket: SoldTicket {
             serial: sale.serial.clone(),
             price_cents: sale.price_cents,
@@ -81,10 +81,12 @@ pub fn buy(
             server_seed: sale.server_seed,
             commitment: sale.commitment.clone(),
             channel: Channel::Online,
+            retail: None,
             game: Game::new(sale.prizes),
         },
     };
-    let answer = Purchased { ticket: row.ticket.view(), balance_cents: movement.player_balance.after };
+    let balance = movement.balance_after().unwrap_or(account.balance_cents);
+    let answer = Purchased { ticket: row.ticket.view(), balance_cents: balance };
     let answer = serde_json::to_string(&answer).expect("a purchase answer serializes");
     Ok(Decision::Apply(Box::new(Changes {
         sale: Some(Sale { ticket_id: sale.ticket_id, owner: account.player, sold_ms: now }),
@@ -115,7 +117,7 @@ pub fn buy(
 /// player's, loaded when the action is to be applied; `random_client_seed`
 /// the seed a first action without one gets.
 pub fn act(
-    player: PlayerId,
+    caller: &Caller,
     ticket: Option<TicketRow>,
     stored: Option<StoredAnswer>,
     account: Option<Account>,
@@ -133,7 +135,7 @@ pub fn act(
         ));
     }
     // Another player's ticket is "not found", exactly like one that does not exist.
-    let Some(row) = ticket.filter(|t| t.owner == player) else { return Err(AppError::ticket_not_found()) };
+    let Some(row) = ticket.filter(|t| caller.may_play(t)) else { return Err(AppError::ticket_not_found()) };
     let seq = row.ticket.game.seq();
     let request_json = request.canonical();
     if request.seq < seq {
@@ -152,7 +154,11 @@ pub fn act(
     if request.seq > seq {
         return Err(AppError::Conflict(format!("the ticket is at seq {seq}, not {}", request.seq)));
     }
-    let account = account.ok_or_else(|| AppError::internal("the player's account was not loaded"))?;
+    // A paper ticket's prize is paid by a shop, never credited: it needs no account.
+    let online = row.ticket.channel == Channel::Online;
+    if online && account.is_none() {
+        return Err(AppError::internal("the player's account was not loaded"));
+    }
     let mut after = row.clone();
     let seed_write = match &after.ticket.client_seed {
         Some(_) if seq == 0 => return Err(AppError::internal("a ticket at seq 0 already has a client seed")),
@@ -176,8 +182,11 @@ pub fn act(
     let result = after.ticket.game.result();
     let prize = result.map_or(0, |r| r.prize_cents as i64);
     // The prize is credited in the transaction that finishes the game.
-    let movement = (prize > 0).then(|| Movement::new(Reason::Prize, Some(row.id), &account, prize, now));
-    let balance = movement.as_ref().map_or(account.balance_cents, |m| m.player_balance.after);
+    let movement = match &account {
+        Some(a) if online && prize > 0 => Some(Movement::new(Reason::Prize, Some(row.id), a, prize, now)),
+        _ => None,
+    };
+    let balance = movement.as_ref().and_then(Movement::balance_after).or(account.map(|a| a.balance_cents));
     let answer = ActionAnswer { ticket: after.ticket.view(), events, balance_cents: balance };
     let answer = serde_json::to_string(&answer).expect("an answer serializes");
     let audit = result.map(|r| AuditRecord {
@@ -197,6 +206,222 @@ pub fn act(
         answer,
         ..Changes::none(Effect::Played { finished_prize: result.map(|r| r.prize_cents) })
     })))
+}
+
+/// The serial as the shop typed it, checked: any case, with or without dashes.
+pub fn parse_serial(typed: &str) -> Result<String, AppError> {
+    emission::Serial::parse(typed).map(|s| s.to_string()).map_err(|e| {
+        AppError::BadRequest(format!("{e}: check the serial, as printed on the ticket (e.g. ASC-001-00001-000042-81)"))
+    })
+}
+
+/// Euros for a shop's screen: `1 500,00 €`.
+pub fn euros(cents: i64) -> String {
+    let (e, c) = (cents / 100, cents % 100);
+    let digits = e.to_string();
+    let mut grouped = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push('\u{a0}');
+        }
+        grouped.push(ch);
+    }
+    format!("{grouped},{c:02}\u{a0}€")
+}
+
+/// What the shop's screen says of a paper ticket (validate, and the
+/// answers of sell and pay): its status and the words for the counter.
+pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
+    let game = row.game.as_ref();
+    let result = game.and_then(|g| g.result());
+    let prize = result.map_or(0, |r| r.prize_cents as i64);
+    let r = &row.retail;
+    let (status, message) = match row.status.as_str() {
+        "printed" => ("printed", "Pas encore vendu : vendez-le avant que le joueur ne le joue.".to_string()),
+        "paid" => (
+            "paid",
+            format!(
+                "Déjà payé ({}) le {} par {}.",
+                euros(prize),
+                crate::store::iso8601(r.paid_ms.unwrap_or(0)),
+                r.paid_by.as_deref().unwrap_or("?")
+            ),
+        ),
+        _ => match (game, result) {
+            (None, _) => ("sold", "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into()),
+            (Some(g), None) if g.seq() == 0 => {
+                ("sold", "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into())
+            }
+            (Some(_), None) => {
+                ("in_play", "Partie en cours : le joueur doit la terminer en ligne avant tout paiement.".into())
+            }
+            (Some(_), Some(_)) if prize == 0 => ("lost", "Perdant : rien à payer.".into()),
+            (Some(_), Some(_)) => match r.claim_until_ms {
+                Some(until) if now > until => (
+                    "won",
+                    format!(
+                        "Gagnant ({}), mais le délai de paiement a expiré le {}.",
+                        euros(prize),
+                        crate::store::iso8601(until)
+                    ),
+                ),
+                _ => ("won", format!("Gagnant : {} à payer.", euros(prize))),
+            },
+        },
+    };
+    RetailAnswer {
+        serial: row.serial.clone(),
+        status: status.to_string(),
+        prize_cents: prize,
+        message,
+        sold_by: r.sold_by.clone(),
+        paid_ms: r.paid_ms,
+        paid_by: r.paid_by.clone(),
+        claim_until_ms: r.claim_until_ms,
+    }
+}
+
+/// A paper ticket sold by `shop`.
+pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64) -> Result<Changes, AppError> {
+    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
+    if row.channel != Channel::Paper {
+        return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
+    }
+    if row.status != "printed" {
+        let sold_by = row.retail.sold_by.as_deref().unwrap_or("?");
+        return Err(AppError::Conflict(format!("ticket {} is already sold (by {sold_by})", row.serial)));
+    }
+    if let Some(end) = row.sale_end_ms.filter(|e| *e <= now) {
+        return Err(AppError::Conflict(format!(
+            "the sale of ticket {}'s emission ended on {}",
+            row.serial,
+            crate::store::iso8601(end)
+        )));
+    }
+    let mut after = row.clone();
+    after.status = "sold".into();
+    after.retail.sold_by = Some(shop.to_string());
+    let mut answer = retail_answer(&after, now);
+    answer.message = format!("Ticket vendu ({}).", euros(row.price_cents));
+    Ok(Changes {
+        retail: Some(RetailWrite::Sell { ticket_id: row.id, shop: shop.to_string(), sold_ms: now }),
+        movement: Some(Movement::retail(Reason::RetailSale, row.id, shop_account, row.price_cents, now)),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "ticket_sold_in_shop",
+            data_json: json!({"serial": row.serial, "shop": shop, "price_cents": row.price_cents}).to_string(),
+        }),
+        answer: serde_json::to_string(&answer).expect("an answer serializes"),
+        ..Changes::none(Effect::Retail)
+    })
+}
+
+/// A won paper ticket paid by `shop`, once.
+pub fn pay(
+    shop: &str,
+    shop_account: AccountId,
+    any_shop: bool,
+    row: Option<PaperRow>,
+    now: i64,
+) -> Result<Changes, AppError> {
+    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
+    if row.channel != Channel::Paper {
+        return Err(AppError::Conflict(format!(
+            "ticket {} was sold online: its prize went to the player's account",
+            row.serial
+        )));
+    }
+    let said = retail_answer(&row, now);
+    match said.status.as_str() {
+        "won" => {}
+        "paid" => return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message))),
+        _ => return Err(AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, said.message))),
+    }
+    if let Some(until) = row.retail.claim_until_ms.filter(|u| now > *u) {
+        return Err(AppError::Conflict(format!(
+            "the claim deadline of ticket {} passed on {}",
+            row.serial,
+            crate::store::iso8601(until)
+        )));
+    }
+    let sold_by = row.retail.sold_by.clone().unwrap_or_default();
+    if sold_by != shop && !any_shop {
+        return Err(AppError::Forbidden(format!("ticket {} was sold by {sold_by}: it is paid there", row.serial)));
+    }
+    let mut after = row.clone();
+    after.status = "paid".into();
+    after.retail.paid_ms = Some(now);
+    after.retail.paid_by = Some(shop.to_string());
+    let mut answer = retail_answer(&after, now);
+    answer.message = format!("Payez {} au joueur.", euros(said.prize_cents));
+    Ok(Changes {
+        retail: Some(RetailWrite::Pay { ticket_id: row.id, shop: shop.to_string(), paid_ms: now }),
+        movement: Some(Movement::retail(Reason::Prize, row.id, shop_account, said.prize_cents, now)),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "ticket_paid",
+            data_json: json!({"serial": row.serial, "shop": shop, "prize_cents": said.prize_cents}).to_string(),
+        }),
+        answer: serde_json::to_string(&answer).expect("an answer serializes"),
+        ..Changes::none(Effect::Retail)
+    })
+}
+
+/// A play code opens its sold paper ticket: its game is created the first
+/// time, a logged-in player's history gets it while it has no owner. The
+/// same code again changes nothing. `token` is the ticket's own token.
+pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now: i64) -> Result<Changes, AppError> {
+    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this play code: check it on the ticket".into()))?;
+    if row.channel != Channel::Paper {
+        return Err(AppError::Conflict(
+            "this code is an online ticket's: it is played from its owner's account".into(),
+        ));
+    }
+    if row.status == "printed" {
+        return Err(AppError::Conflict(
+            "this ticket is not sold yet: ask the shop to sell it (scan it at the counter), then open it".into(),
+        ));
+    }
+    let mut after = row.clone();
+    let first = after.game.is_none();
+    if first {
+        after.game = Some(Game::new(row.prizes));
+    }
+    let owner = match (row.owner, player) {
+        (None, Some(p)) => {
+            after.owner = Some(p);
+            Some(RetailWrite::Owner { ticket_id: row.id, serial: row.serial.clone(), owner: p })
+        }
+        _ => None,
+    };
+    let ticket = after.sold().ok_or_else(|| AppError::internal("a redeemed ticket without a game"))?;
+    let answer = json!({"ticket": ticket.ticket.view(), "token": token}).to_string();
+    Ok(Changes {
+        game: first.then(|| GameWrite { row: ticket.clone(), from_seq: None, finished_ms: None }),
+        retail: owner,
+        audit: first.then(|| AuditRecord {
+            created_ms: now,
+            kind: "ticket_redeemed",
+            data_json: json!({"serial": row.serial, "player_id": player}).to_string(),
+        }),
+        answer,
+        ..Changes::none(Effect::Retail)
+    })
+}
+
+/// The answer of the shop's three endpoints.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RetailAnswer {
+    pub serial: String,
+    /// `printed`, `sold`, `in_play`, `won`, `lost` or `paid`.
+    pub status: String,
+    pub prize_cents: i64,
+    /// What to do, in words, for the counter.
+    pub message: String,
+    pub sold_by: Option<String>,
+    pub paid_ms: Option<i64>,
+    pub paid_by: Option<String>,
+    pub claim_until_ms: Option<i64>,
 }
 
 #[cfg(test)]
@@ -253,7 +478,7 @@ mod tests {
         let m = c.movement.unwrap();
         assert_eq!(m.entries(), [(HOUSE_PLAY_MONEY, -10_000), (50, 10_000)]);
         assert_eq!(m.id, "start:5");
-        assert_eq!((m.player_balance.before, m.player_balance.after), (0, 10_000));
+        assert_eq!((m.player_balance.unwrap().before, m.player_balance.unwrap().after), (0, 10_000));
         assert_eq!(c.audit.unwrap().kind, "player_created");
     }
 
@@ -263,7 +488,7 @@ mod tests {
         let m = c.movement.as_ref().unwrap();
         assert_eq!(m.entries(), [(70, -300), (HOUSE_SALES, 300)]);
         assert_eq!(m.entries().iter().map(|e| e.1).sum::<i64>(), 0);
-        assert_eq!((m.player_balance.before, m.player_balance.after), (1000, 700));
+        assert_eq!((m.player_balance.unwrap().before, m.player_balance.unwrap().after), (1000, 700));
         assert_eq!(m.id, "sale:42");
         let sale = c.sale.as_ref().unwrap();
         assert_eq!((sale.ticket_id, sale.owner), (42, 7));
@@ -308,7 +533,8 @@ mod tests {
     fn guarantee_4_an_action_applies_at_the_tickets_seq_and_replays_behind_it() {
         let row = sold_ticket();
         let play = req(0, Action::play(Rank::Ace));
-        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), play.clone(), &random(), NOW));
+        let c =
+            applied(act(&Caller::Player(7), Some(row.clone()), None, Some(account(700)), play.clone(), &random(), NOW));
         let action = c.action.as_ref().unwrap();
         assert_eq!((action.seq, action.request_json.as_str()), (0, play.canonical().as_str()));
         assert_eq!(c.draws.len(), 1);
@@ -320,22 +546,27 @@ mod tests {
         // Behind the ticket's seq: the stored answer, or 409 for another body.
         let mut after = game.row.clone();
         let stored = StoredAnswer { request_json: play.canonical(), answer_json: c.answer.clone() };
-        match act(7, Some(after.clone()), Some(stored.clone()), None, play.clone(), &random(), NOW) {
+        match act(&Caller::Player(7), Some(after.clone()), Some(stored.clone()), None, play.clone(), &random(), NOW) {
             Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
             _ => panic!("a retry replays"),
         }
         let other = req(0, Action::play(Rank::Seven));
-        let e = act(7, Some(after.clone()), Some(stored), None, other, &random(), NOW).unwrap_err();
+        let e = act(&Caller::Player(7), Some(after.clone()), Some(stored), None, other, &random(), NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
         // Ahead of it: 409.
         let ahead = req(5, Action::Draw);
-        let e = act(7, Some(after.clone()), None, Some(account(700)), ahead, &random(), NOW).unwrap_err();
+        let e =
+            act(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), ahead, &random(), NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
         // Someone else's ticket, or none: 404, the same answer.
-        after.owner = 8;
-        let e = act(7, Some(after), None, Some(account(700)), play.clone(), &random(), NOW).unwrap_err();
+        after.owner = Some(8);
+        let e =
+            act(&Caller::Player(7), Some(after), None, Some(account(700)), play.clone(), &random(), NOW).unwrap_err();
         assert_eq!(e.code(), "not_found");
-        assert_eq!(act(7, None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(), "not_found");
+        assert_eq!(
+            act(&Caller::Player(7), None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(),
+            "not_found"
+        );
     }
 
     #[test]
@@ -343,7 +574,15 @@ mod tests {
         let row = sold_ticket();
         let mut first = req(0, Action::play(Rank::King));
         first.client_seed = Some("lucky-7".into());
-        let c = applied(act(7, Some(row.clone()), None, Some(account(700)), first.clone(), &random(), NOW));
+        let c = applied(act(
+            &Caller::Player(7),
+            Some(row.clone()),
+            None,
+            Some(account(700)),
+            first.clone(),
+            &random(),
+            NOW,
+        ));
         assert_eq!(c.client_seed, Some(ClientSeedWrite { ticket_id: 42, client_seed: "lucky-7".into() }));
         let after = c.game.as_ref().unwrap().row.clone();
         assert_eq!(after.ticket.client_seed.as_deref(), Some("lucky-7"));
@@ -354,7 +593,7 @@ mod tests {
         assert_eq!(g, after.ticket.game);
         // Without one, the server's random seed is recorded.
         let c = applied(act(
-            7,
+            &Caller::Player(7),
             Some(row.clone()),
             None,
             Some(account(700)),
@@ -366,15 +605,24 @@ mod tests {
         // Later: refused with 400, whatever the seq.
         let mut later = req(1, Action::play(Rank::Ace));
         later.client_seed = Some("again".into());
-        let e = act(7, Some(after.clone()), None, Some(account(700)), later, &random(), NOW).unwrap_err();
+        let e =
+            act(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), later, &random(), NOW).unwrap_err();
         assert_eq!((e.status().as_u16(), e.code()), (400, "bad_request"));
         // A malformed one: 400.
         let mut bad = req(0, Action::play(Rank::Ace));
         bad.client_seed = Some("two words".into());
-        let e = act(7, Some(row), None, Some(account(700)), bad, &random(), NOW).unwrap_err();
+        let e = act(&Caller::Player(7), Some(row), None, Some(account(700)), bad, &random(), NOW).unwrap_err();
         assert_eq!(e.code(), "bad_request");
         // The second action records no seed again.
-        let c = applied(act(7, Some(after), None, Some(account(700)), req(1, Action::play(Rank::Ace)), &random(), NOW));
+        let c = applied(act(
+            &Caller::Player(7),
+            Some(after),
+            None,
+            Some(account(700)),
+            req(1, Action::play(Rank::Ace)),
+            &random(),
+            NOW,
+        ));
         assert!(c.client_seed.is_none());
     }
 
@@ -382,7 +630,7 @@ mod tests {
     fn guarantee_7_the_engine_refuses_an_illegal_action() {
         let row = sold_ticket();
         let draw = req(0, Action::Draw);
-        let e = act(7, Some(row), None, Some(account(700)), draw, &random(), NOW).unwrap_err();
+        let e = act(&Caller::Player(7), Some(row), None, Some(account(700)), draw, &random(), NOW).unwrap_err();
         assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_action"));
     }
 
@@ -397,7 +645,15 @@ mod tests {
                 Phase::Play => Action::play(row.ticket.game.hand().nth(0)),
                 _ => Action::Draw,
             };
-            let c = applied(act(7, Some(row), None, Some(account(balance)), req(seq, action), &random(), NOW));
+            let c = applied(act(
+                &Caller::Player(7),
+                Some(row),
+                None,
+                Some(account(balance)),
+                req(seq, action),
+                &random(),
+                NOW,
+            ));
             row = c.game.as_ref().unwrap().row.clone();
             if let Some(result) = row.ticket.game.result() {
                 seen_finish = true;
@@ -411,7 +667,7 @@ mod tests {
                             [(HOUSE_PRIZES, -(result.prize_cents as i64)), (70, result.prize_cents as i64)]
                         );
                         assert_eq!(m.id, format!("prize:{}", row.id));
-                        balance = m.player_balance.after;
+                        balance = m.player_balance.unwrap().after;
                     }
                     None => assert_eq!(result.prize_cents, 0),
                 }

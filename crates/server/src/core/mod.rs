@@ -45,8 +45,79 @@ pub struct Account {
 #[derive(Debug, Clone)]
 pub struct TicketRow {
     pub id: TicketId,
-    pub owner: PlayerId,
+    /// The player whose history holds it: the buyer online; for a paper
+    /// ticket, the logged-in player who redeemed it, if any.
+    pub owner: Option<PlayerId>,
     pub ticket: SoldTicket,
+}
+
+/// Who acts on a ticket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// A player's bearer token.
+    Player(PlayerId),
+    /// A paper ticket's own token (from its play code): that ticket only.
+    Ticket(String),
+}
+
+impl Caller {
+    /// Whether this caller may see and play `row`.
+    pub fn may_play(&self, row: &TicketRow) -> bool {
+        match self {
+            Caller::Player(p) => row.owner == Some(*p),
+            Caller::Ticket(serial) => row.ticket.channel == crate::api::Channel::Paper && row.ticket.serial == *serial,
+        }
+    }
+
+    pub fn player(&self) -> Option<PlayerId> {
+        match self {
+            Caller::Player(p) => Some(*p),
+            Caller::Ticket(_) => None,
+        }
+    }
+}
+
+/// A paper ticket as the shops and the play code see it, whatever its
+/// status (printed, sold, in play, finished, paid), loaded (and locked) for
+/// a retail use case or a redemption.
+#[derive(Debug, Clone)]
+pub struct PaperRow {
+    pub id: TicketId,
+    pub serial: String,
+    pub channel: crate::api::Channel,
+    /// `unsold`, `printed`, `sold` or `paid`.
+    pub status: String,
+    pub owner: Option<PlayerId>,
+    pub price_cents: i64,
+    pub prizes: PrizeSchedule,
+    pub commitment: String,
+    pub server_seed: [u8; 32],
+    pub client_seed: Option<String>,
+    pub retail: crate::api::RetailView,
+    /// The game, once the ticket was redeemed.
+    pub game: Option<engine::Game>,
+    /// When the emission's sale ended, if it did.
+    pub sale_end_ms: Option<i64>,
+}
+
+impl PaperRow {
+    /// The ticket as a player sees it, once it has a game.
+    pub fn sold(&self) -> Option<TicketRow> {
+        Some(TicketRow {
+            id: self.id,
+            owner: self.owner,
+            ticket: SoldTicket {
+                serial: self.serial.clone(),
+                price_cents: self.price_cents,
+                client_seed: self.client_seed.clone(),
+                server_seed: self.server_seed,
+                commitment: self.commitment.clone(),
+                channel: self.channel,
+                retail: Some(self.retail.clone()),
+                game: self.game.clone()?,
+            },
+        })
+    }
 }
 
 /// A request applied earlier and the answer given to it, byte for byte.
@@ -91,6 +162,12 @@ pub struct Changes {
     pub answer: String,
     /// Rows of an emission being written, or blocks being published.
     pub emission: Option<EmissionRows>,
+    /// A paper ticket sold by a shop, paid by a shop, or joining a player's history.
+    pub retail: Option<RetailWrite>,
+    /// Failed redemptions to count, per bucket (`addr:<ip>`, `global`).
+    pub failures: Option<Failures>,
+    /// An emission whose sale ends: (emission, sale_end_ms, claim_end_ms).
+    pub close: Option<(i64, i64, i64)>,
     /// What the change did, for the metrics (counted after COMMIT).
     pub effect: Effect,
 }
@@ -109,6 +186,9 @@ impl Changes {
             audit: None,
             answer: String::new(),
             emission: None,
+            retail: None,
+            failures: None,
+            close: None,
             effect,
         }
     }
@@ -121,6 +201,26 @@ pub struct Sale {
     pub ticket_id: TicketId,
     pub owner: PlayerId,
     pub sold_ms: i64,
+}
+
+/// A change of a paper ticket's row, each guarded by the status it was decided on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetailWrite {
+    /// `printed` to `sold`, by `shop`.
+    Sell { ticket_id: TicketId, shop: String, sold_ms: i64 },
+    /// `sold` to `paid`, by `shop`.
+    Pay { ticket_id: TicketId, shop: String, paid_ms: i64 },
+    /// A redeemed ticket joins a player's history (while it has no owner).
+    Owner { ticket_id: TicketId, serial: String, owner: PlayerId },
+}
+
+/// Failed redemptions to count: each bucket's window restarts at `now`
+/// when it began before `now - window_ms`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failures {
+    pub buckets: Vec<String>,
+    pub now: i64,
+    pub window_ms: i64,
 }
 
 /// The player's seed of a ticket, written once (guarded: while none is).
@@ -207,6 +307,8 @@ pub struct IdempotencyWrite {
 pub enum Reason {
     StartBalance,
     TicketSale,
+    /// A paper ticket sold by a shop: the shop owes its price.
+    RetailSale,
     Prize,
 }
 
@@ -215,6 +317,7 @@ impl Reason {
         match self {
             Reason::StartBalance => "start_balance",
             Reason::TicketSale => "ticket_sale",
+            Reason::RetailSale => "retail_sale",
             Reason::Prize => "prize",
         }
     }
@@ -243,7 +346,8 @@ pub struct Movement {
     pub from: AccountId,
     pub to: AccountId,
     pub amount_cents: i64,
-    pub player_balance: BalanceChange,
+    /// The player's stored balance, when a player's account moves.
+    pub player_balance: Option<BalanceChange>,
     pub created_ms: i64,
 }
 
@@ -253,9 +357,19 @@ impl Reason {
     fn house(self) -> (AccountId, bool) {
         match self {
             Reason::StartBalance => (HOUSE_PLAY_MONEY, true),
-            Reason::TicketSale => (HOUSE_SALES, false),
+            Reason::TicketSale | Reason::RetailSale => (HOUSE_SALES, false),
             Reason::Prize => (HOUSE_PRIZES, true),
         }
+    }
+}
+
+/// The natural key of a movement.
+fn movement_id(reason: Reason, ticket_id: Option<TicketId>, player: PlayerId) -> String {
+    match (reason, ticket_id) {
+        (Reason::TicketSale, Some(t)) => format!("sale:{t}"),
+        (Reason::RetailSale, Some(t)) => format!("retail_sale:{t}"),
+        (Reason::Prize, Some(t)) => format!("prize:{t}"),
+        _ => format!("start:{player}"),
     }
 }
 
@@ -269,11 +383,7 @@ impl Movement {
         } else {
             (player.id, house, player.balance_cents - amount)
         };
-        let id = match (reason, ticket_id) {
-            (Reason::TicketSale, Some(t)) => format!("sale:{t}"),
-            (Reason::Prize, Some(t)) => format!("prize:{t}"),
-            _ => format!("start:{}", player.player),
-        };
+        let id = movement_id(reason, ticket_id, player.player);
         Movement {
             id,
             reason,
@@ -281,14 +391,36 @@ impl Movement {
             from,
             to,
             amount_cents: amount,
-            player_balance: BalanceChange {
+            player_balance: Some(BalanceChange {
                 player: player.player,
                 account: player.id,
                 before: player.balance_cents,
                 after,
-            },
+            }),
             created_ms: now,
         }
+    }
+
+    /// `amount` cents between a shop's account and the house account of
+    /// `reason` (a paper ticket sold, or its prize paid by the shop).
+    pub fn retail(reason: Reason, ticket_id: TicketId, shop_account: AccountId, amount: i64, now: i64) -> Movement {
+        let (house, to_shop) = reason.house();
+        let (from, to) = if to_shop { (house, shop_account) } else { (shop_account, house) };
+        Movement {
+            id: movement_id(reason, Some(ticket_id), 0),
+            reason,
+            ticket_id: Some(ticket_id),
+            from,
+            to,
+            amount_cents: amount,
+            player_balance: None,
+            created_ms: now,
+        }
+    }
+
+    /// The player's balance after it, if a player's account moves.
+    pub fn balance_after(&self) -> Option<i64> {
+        self.player_balance.map(|b| b.after)
     }
 
     /// The two ledger entries: `(account, amount)`, summing to zero.
@@ -315,4 +447,6 @@ pub enum Effect {
     },
     /// Rows of an emission written or published.
     Emission,
+    /// A paper ticket sold, redeemed or paid; a failed redemption counted.
+    Retail,
 }

@@ -5,7 +5,7 @@
 //! back otherwise.
 
 use super::decide::{self, Decision};
-use super::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow};
+use super::{Account, AccountId, Caller, Changes, ForSale, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow};
 use crate::api::{ActionRequest, ClientSeed, IdempotencyKey};
 use crate::error::{AppError, StoreError};
 use std::future::Future;
@@ -26,6 +26,9 @@ pub trait Unit: Send {
     fn next_for_sale(&mut self) -> impl Future<Output = Result<Option<ForSale>, StoreError>> + Send;
     /// The sold ticket with this serial, locked.
     fn ticket(&mut self, serial: &str) -> impl Future<Output = Result<Option<TicketRow>, StoreError>> + Send;
+    /// A paper (or any) ticket by its serial or its play code's hash,
+    /// whatever its status, locked.
+    fn paper(&mut self, key: &PaperKey) -> impl Future<Output = Result<Option<PaperRow>, StoreError>> + Send;
     /// The action applied at `seq` and its answer.
     fn stored_action(
         &mut self,
@@ -101,7 +104,7 @@ pub async fn buy(unit: &mut impl Unit, player: PlayerId, request: &BuyRequest, n
 /// wait for each other in a circle (a purchase never waits for a ticket).
 pub async fn act(
     unit: &mut impl Unit,
-    player: PlayerId,
+    caller: &Caller,
     serial: &str,
     request: ActionRequest,
     random_client_seed: &ClientSeed,
@@ -109,15 +112,17 @@ pub async fn act(
 ) -> Result<Outcome, AppError> {
     let ticket = unit.ticket(serial).await?;
     let (mut stored, mut account) = (None, None);
-    if let Some(t) = ticket.as_ref().filter(|t| t.owner == player) {
+    if let Some(t) = ticket.as_ref().filter(|t| caller.may_play(t)) {
         let seq = t.ticket.game.seq();
         if request.seq < seq {
             stored = unit.stored_action(t.id, request.seq).await?;
-        } else if request.seq == seq {
+        } else if request.seq == seq
+            && let Some(player) = caller.player()
+        {
             account = unit.account(player).await?;
         }
     }
-    commit(unit, decide::act(player, ticket, stored, account, request, random_client_seed, now)?).await
+    commit(unit, decide::act(caller, ticket, stored, account, request, random_client_seed, now)?).await
 }
 
 async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, AppError> {
@@ -128,6 +133,14 @@ async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, App
             Ok(Outcome::Applied(changes))
         }
     }
+}
+
+/// How a paper ticket is looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaperKey {
+    Serial(String),
+    /// Hex SHA-256 of the play code's compact form.
+    CodeHash(String),
 }
 
 /// A write request, as a backend's shell receives it.
@@ -145,10 +158,29 @@ pub enum Op {
     /// A game action; `random_client_seed` is the seed a first action
     /// without one gets (drawn beforehand: decisions draw nothing).
     Act {
-        player: PlayerId,
+        caller: Caller,
         serial: String,
         request: ActionRequest,
         random_client_seed: ClientSeed,
+    },
+    /// A shop sells a paper ticket.
+    Sell {
+        shop: String,
+        shop_account: AccountId,
+        serial: String,
+    },
+    /// A shop pays a won paper ticket.
+    Pay {
+        shop: String,
+        shop_account: AccountId,
+        any_shop: bool,
+        serial: String,
+    },
+    /// A play code opens its paper ticket; `token` is the ticket's own.
+    Redeem {
+        code_hash: String,
+        player: Option<PlayerId>,
+        token: String,
     },
     /// Rows decided outside a player's request (an emission's), written as they are.
     Apply(Box<Changes>),
@@ -173,8 +205,27 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             return Ok(Done { player: Some(player), answer: String::new(), effect: Some(changes.effect) });
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
-        Op::Act { player, serial, request, random_client_seed } => {
-            act(unit, *player, serial, request.clone(), random_client_seed, now).await?
+        Op::Act { caller, serial, request, random_client_seed } => {
+            act(unit, caller, serial, request.clone(), random_client_seed, now).await?
+        }
+        Op::Sell { shop, shop_account, serial } => {
+            let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
+            commit(unit, Decision::Apply(Box::new(decide::sell(shop, *shop_account, row, now)?))).await?
+        }
+        Op::Pay { shop, shop_account, any_shop, serial } => {
+            let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
+            commit(unit, Decision::Apply(Box::new(decide::pay(shop, *shop_account, *any_shop, row, now)?))).await?
+        }
+        Op::Redeem { code_hash, player, token } => {
+            let row = unit.paper(&PaperKey::CodeHash(code_hash.clone())).await?;
+            let changes = decide::redeem(row, *player, token, now)?;
+            let writes = changes.game.is_some() || changes.retail.is_some();
+            if writes {
+                commit(unit, Decision::Apply(Box::new(changes))).await?
+            } else {
+                // The same code again: nothing to write, the ticket as it is.
+                Outcome::Replayed(changes.answer)
+            }
         }
         Op::Apply(changes) => {
             unit.apply(changes).await?;

@@ -616,8 +616,8 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
     let blocks: Vec<BRow> = on_db!(db, pool => sqlx::query_as(
         "SELECT b.emission_id, b.number, b.root, b.published_ms,
                 COUNT(t.id),
-                CAST(COALESCE(SUM(CASE WHEN t.status = 'sold' THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN t.status = 'sold' AND (g.phase IS NULL OR g.phase <> 'finished') THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND (g.phase IS NULL OR g.phase <> 'finished') THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT),

@@ -21,6 +21,7 @@ mod emissions;
 mod plan;
 mod postgres;
 mod reads;
+mod retail;
 mod sqlite;
 
 pub use audit::{AUDIT_GENESIS, AuditCheck, audit_hash};
@@ -29,10 +30,11 @@ pub use emissions::{
     PublishedBlock, Rtp, iso8601, report_from,
 };
 pub use reads::LedgerCheck;
+pub use retail::{Limited, RedeemLimits, code_hash};
 
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
-use crate::core::{BuyRequest, Done, Op, PlayerId};
+use crate::core::{BuyRequest, Caller, Done, Op, PlayerId};
 use crate::error::AppError;
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
@@ -97,6 +99,8 @@ pub struct Store {
     keys: Arc<Keyring>,
     /// One emission written at a time by this process.
     emitting: tokio::sync::Mutex<()>,
+    /// The shops' ledger accounts, by shop name.
+    shops: RwLock<HashMap<String, i64>>,
 }
 
 /// The file of a SQLite database URL (`sqlite://PATH`, `sqlite:PATH` or a
@@ -149,6 +153,7 @@ impl Store {
             startup: tokio::sync::Mutex::new(startup),
             keys,
             emitting: tokio::sync::Mutex::new(()),
+            shops: RwLock::new(HashMap::new()),
         })
     }
 
@@ -158,6 +163,7 @@ impl Store {
     pub async fn bootstrap(&self, config: &Config, table: &PrizeTable) -> anyhow::Result<String> {
         emissions::check_key(&self.db, self.keys.key()).await?;
         let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
+        self.ensure_shops(&config.retailer_shops()).await?;
         if !config.demo_token.is_empty() && self.authenticate(&config.demo_token).await?.is_none() {
             self.create_player_with_token(&config.demo_token, Some("demo".into())).await?;
             tracing::info!("created the demo player");
@@ -234,8 +240,13 @@ impl Store {
 
     /// Applies an action exactly once (guarantee 4) and returns the JSON
     /// answer as stored.
-    pub async fn act(&self, player: PlayerId, serial: &str, request: ActionRequest) -> Result<String, AppError> {
-        let op = Op::Act { player, serial: serial.to_string(), request, random_client_seed: ClientSeed::random() };
+    pub async fn act(&self, caller: &Caller, serial: &str, request: ActionRequest) -> Result<String, AppError> {
+        let op = Op::Act {
+            caller: caller.clone(),
+            serial: serial.to_string(),
+            request,
+            random_client_seed: ClientSeed::random(),
+        };
         Ok(self.write(op).await?.answer)
     }
 
@@ -244,14 +255,14 @@ impl Store {
         reads::tickets(&self.db, &self.keys, player).await
     }
 
-    /// One ticket of the player (404 for anybody else's).
-    pub async fn ticket(&self, player: PlayerId, serial: &str) -> Result<TicketView, AppError> {
-        Ok(reads::owned_ticket(&self.db, &self.keys, player, serial).await?.ticket.view())
+    /// One ticket of the caller (404 for anybody else's).
+    pub async fn ticket(&self, caller: &Caller, serial: &str) -> Result<TicketView, AppError> {
+        Ok(reads::owned_ticket(&self.db, &self.keys, caller, serial).await?.ticket.view())
     }
 
     /// The public record, built from the stored rows.
-    pub async fn record(&self, player: PlayerId, serial: &str) -> Result<Record, AppError> {
-        reads::record(&self.db, &self.keys, player, serial).await
+    pub async fn record(&self, caller: &Caller, serial: &str) -> Result<Record, AppError> {
+        reads::record(&self.db, &self.keys, caller, serial).await
     }
 
     /// Chains the audit entries committed but not sealed yet, waiting for a

@@ -15,7 +15,7 @@
 //! returns its name and a missing name is the failure; on SQLite a check
 //! after each guarded statement fails the script.
 
-use crate::core::{Changes, Movement};
+use crate::core::{Changes, Failures, Movement, RetailWrite};
 use crate::error::StoreError;
 use std::fmt::Write as _;
 
@@ -135,6 +135,21 @@ impl Plan {
         }
         if let Some(e) = &changes.emission {
             p.emission_rows(e);
+        }
+        if let Some(r) = &changes.retail {
+            p.retail(r);
+        }
+        if let Some(f) = &changes.failures {
+            p.failures(f);
+        }
+        if let Some((emission, at, claim)) = changes.close {
+            let at = p.placeholder(at.into());
+            let claim = p.placeholder(claim.into());
+            let id = p.placeholder(emission.into());
+            let sql = format!(
+                "UPDATE emissions SET sale_end_ms = {at}, claim_end_ms = {claim} WHERE id = {id} AND sale_end_ms IS NULL"
+            );
+            p.parts.push(Part { name: "close", sql, guarded: true });
         }
         if let Some(g) = &changes.game {
             let game = &g.row.ticket.game;
@@ -329,13 +344,59 @@ impl Plan {
             .map(|&(account, amount)| vec![m.id.as_str().into(), account.into(), amount.into()])
             .collect();
         self.insert("ledger", "ledger_entries", &["movement_id", "account_id", "amount_cents"], entries);
-        let b = m.player_balance;
-        self.update_guarded(
-            "balance",
-            "accounts",
-            vec![("balance_cents", b.after.into())],
-            vec![("id", b.account.into()), ("balance_cents", b.before.into())],
-        );
+        if let Some(b) = m.player_balance {
+            self.update_guarded(
+                "balance",
+                "accounts",
+                vec![("balance_cents", b.after.into())],
+                vec![("id", b.account.into()), ("balance_cents", b.before.into())],
+            );
+        }
+    }
+
+    /// A paper ticket's row, guarded by the status it was decided on.
+    fn retail(&mut self, r: &RetailWrite) {
+        match r {
+            RetailWrite::Sell { ticket_id, shop, sold_ms } => self.update_guarded(
+                "retail_sell",
+                "tickets",
+                vec![("status", "sold".into()), ("shop", shop.as_str().into()), ("sold_ms", (*sold_ms).into())],
+                vec![("id", (*ticket_id).into()), ("status", "printed".into())],
+            ),
+            RetailWrite::Pay { ticket_id, shop, paid_ms } => self.update_guarded(
+                "retail_pay",
+                "tickets",
+                vec![("status", "paid".into()), ("paid_ms", (*paid_ms).into()), ("paid_shop", shop.as_str().into())],
+                vec![("id", (*ticket_id).into()), ("status", "sold".into())],
+            ),
+            RetailWrite::Owner { ticket_id, owner, .. } => {
+                let owner = self.placeholder((*owner).into());
+                let id = self.placeholder((*ticket_id).into());
+                let sql = format!("UPDATE tickets SET owner_id = {owner} WHERE id = {id} AND owner_id IS NULL");
+                self.parts.push(Part { name: "retail_owner", sql, guarded: true });
+            }
+        }
+    }
+
+    /// Failed redemptions counted, per bucket, in windows.
+    fn failures(&mut self, f: &Failures) {
+        for bucket in &f.buckets {
+            let cutoff = f.now - f.window_ms;
+            let (b, now, c1, c2, now2) = (
+                self.placeholder(bucket.as_str().into()),
+                self.placeholder(f.now.into()),
+                self.placeholder(cutoff.into()),
+                self.placeholder(cutoff.into()),
+                self.placeholder(f.now.into()),
+            );
+            let sql = format!(
+                "INSERT INTO redeem_failures (bucket, window_start_ms, failures) VALUES ({b}, {now}, 1)
+                 ON CONFLICT (bucket) DO UPDATE SET
+                   failures = CASE WHEN redeem_failures.window_start_ms <= {c1} THEN 1 ELSE redeem_failures.failures + 1 END,
+                   window_start_ms = CASE WHEN redeem_failures.window_start_ms <= {c2} THEN {now2} ELSE redeem_failures.window_start_ms END"
+            );
+            self.parts.push(Part { name: "failures", sql, guarded: false });
+        }
     }
 
     /// The values, in placeholder order.
@@ -450,7 +511,7 @@ mod tests {
                 from: 1,
                 to: 10,
                 amount_cents: 500,
-                player_balance: BalanceChange { player: 1, account: 10, before: 0, after: 500 },
+                player_balance: Some(BalanceChange { player: 1, account: 10, before: 0, after: 500 }),
                 created_ms: 5,
             }),
             ..Changes::none(Effect::PlayerCreated)

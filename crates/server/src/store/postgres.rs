@@ -30,13 +30,14 @@
 use super::audit;
 use super::plan::Plan;
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, for_sale,
-    stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, PAPER_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    for_sale, paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
 use crate::config::Config;
+use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::core::{Account, AccountId, Changes, ForSale, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
@@ -257,15 +258,28 @@ impl Unit for PgUnit {
              WHERE t.serial = $1 FOR UPDATE OF t, g, a"
         );
         let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await? else {
-            return Ok(None);
+            // A paper ticket nobody's history holds: no account to lock.
+            let sql = format!(
+                "SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1 AND t.owner_id IS NULL FOR UPDATE OF t, g"
+            );
+            let row = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await?;
+            return row.map(|r| ticket_row(&r, &self.keys)).transpose();
         };
         let ticket = ticket_row(&row, &self.keys)?;
-        self.owner_account = Some(Account {
-            player: ticket.owner,
-            id: row.try_get("account_id")?,
-            balance_cents: row.try_get("balance_cents")?,
-        });
+        if let Some(player) = ticket.owner {
+            self.owner_account =
+                Some(Account { player, id: row.try_get("account_id")?, balance_cents: row.try_get("balance_cents")? });
+        }
         Ok(Some(ticket))
+    }
+
+    async fn paper(&mut self, key: &PaperKey) -> Result<Option<PaperRow>, StoreError> {
+        let (cond, value) = paper_where(key);
+        let sql = format!("{PAPER_SELECT}{cond} FOR UPDATE OF t");
+        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(&mut *self.tx).await? {
+            Some(row) => Ok(Some(paper_row(&row, &self.keys)?)),
+            None => Ok(None),
+        }
     }
 
     async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {

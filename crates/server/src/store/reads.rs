@@ -3,8 +3,10 @@
 //! is committed.
 
 use super::{Db, on_db};
-use crate::api::{ActionRequest, Channel, Me, SoldTicket, TicketView};
-use crate::core::{ForSale, PlayerId, StoredAnswer, TicketRow};
+use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
+use crate::core::PaperRow;
+use crate::core::usecase::PaperKey;
+use crate::core::{Caller, ForSale, PlayerId, StoredAnswer, TicketRow};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
@@ -14,7 +16,8 @@ use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
-     b.number AS block_number, e.id AS emission_id, e.seed_salt, e.channel, e.price_cents, g.state_json";
+     b.number AS block_number, e.id AS emission_id, e.seed_salt, e.channel, e.price_cents, g.state_json, \
+     t.shop, t.paid_ms, t.paid_shop, e.claim_end_ms";
 /// A sold ticket and its game, for more joins or a `WHERE` to follow.
 pub(super) const TICKET_FROM: &str = " FROM tickets t
  JOIN ticket_games g ON g.ticket_id = t.id
@@ -60,9 +63,11 @@ where
     if client_seed.is_none() != (game.seq() == 0) {
         return Err(corrupt(&format!("ticket {serial}: a client seed must be recorded exactly once played")));
     }
+    let owner: Option<i64> = row.try_get("owner_id").map_err(|e| corrupt(&format!("owner_id: {e}")))?;
+    let retail = (channel == Channel::Paper).then(|| retail_of(row)).transpose()?;
     Ok(TicketRow {
         id: get_i("id")?,
-        owner: get_i("owner_id")?,
+        owner,
         ticket: SoldTicket {
             serial,
             price_cents: get_i("price_cents")?,
@@ -70,9 +75,107 @@ where
             server_seed: seed_of(row, keys)?,
             commitment: get_s("commitment")?,
             channel,
+            retail,
             game,
         },
     })
+}
+
+/// A paper ticket's shop side, from `t.shop, t.paid_ms, t.paid_shop, e.claim_end_ms`.
+fn retail_of<R: Row>(row: &R) -> Result<RetailView, StoreError>
+where
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+{
+    let corrupt = |c: &str, e: sqlx::Error| StoreError::Corrupt(format!("ticket row: {c}: {e}"));
+    Ok(RetailView {
+        sold_by: row.try_get("shop").map_err(|e| corrupt("shop", e))?,
+        paid_ms: row.try_get("paid_ms").map_err(|e| corrupt("paid_ms", e))?,
+        paid_by: row.try_get("paid_shop").map_err(|e| corrupt("paid_shop", e))?,
+        claim_until_ms: row.try_get("claim_end_ms").map_err(|e| corrupt("claim_end_ms", e))?,
+    })
+}
+
+/// A ticket whatever its status, for the shops and the play codes: by
+/// serial (`t.serial = $1`) or play code hash, for a `WHERE` to follow.
+pub(super) const PAPER_SELECT: &str = "SELECT t.id, t.serial, e.channel, t.status, t.owner_id, e.price_cents, \
+     t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position, b.number AS block_number, \
+     e.id AS emission_id, e.seed_salt, t.client_seed, t.shop, t.paid_ms, t.paid_shop, e.sale_end_ms, e.claim_end_ms, \
+     g.state_json
+ FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
+ LEFT JOIN ticket_games g ON g.ticket_id = t.id
+ WHERE b.published_ms IS NOT NULL AND ";
+
+/// The `WHERE` condition of [`PAPER_SELECT`] for a key.
+pub(super) fn paper_where(key: &PaperKey) -> (&'static str, String) {
+    match key {
+        PaperKey::Serial(s) => ("t.serial = $1", s.clone()),
+        PaperKey::CodeHash(h) => ("t.play_code_hash = $1", h.clone()),
+    }
+}
+
+/// A row of [`PAPER_SELECT`].
+pub(super) fn paper_row<R: Row>(row: &R, keys: &Keyring) -> Result<PaperRow, StoreError>
+where
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+{
+    let corrupt = |c: &str, e: String| StoreError::Corrupt(format!("ticket row: {c}: {e}"));
+    let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(c, e.to_string()));
+    let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(c, e.to_string()));
+    let serial = get_s("serial")?;
+    let state: Option<String> = row.try_get("state_json").map_err(|e| corrupt("state_json", e.to_string()))?;
+    let game = state
+        .map(|s| serde_json::from_str::<Game>(&s))
+        .transpose()
+        .map_err(|e| corrupt(&serial, format!("stored game refused: {e}")))?;
+    let prizes = [get_i("prize_5")?, get_i("prize_6")?, get_i("prize_7")?, get_i("prize_8")?];
+    Ok(PaperRow {
+        id: get_i("id")?,
+        channel: Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("channel", "unknown".into()))?,
+        status: get_s("status")?,
+        owner: row.try_get("owner_id").map_err(|e| corrupt("owner_id", e.to_string()))?,
+        price_cents: get_i("price_cents")?,
+        prizes: PrizeSchedule::new(prizes.map(|p| p as u64)),
+        commitment: get_s("commitment")?,
+        server_seed: seed_of(row, keys)?,
+        client_seed: row.try_get("client_seed").map_err(|e| corrupt("client_seed", e.to_string()))?,
+        retail: retail_of(row)?,
+        game,
+        sale_end_ms: row.try_get("sale_end_ms").map_err(|e| corrupt("sale_end_ms", e.to_string()))?,
+        serial,
+    })
+}
+
+/// A ticket for the shop's screen, unlocked.
+pub(super) async fn paper(db: &Db, keys: &Keyring, key: &PaperKey) -> Result<Option<PaperRow>, AppError> {
+    let (cond, value) = paper_where(key);
+    let sql = format!("{PAPER_SELECT}{cond}");
+    Ok(on_db!(db, pool => {
+        match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(value).fetch_optional(pool).await? {
+            Some(r) => Some(paper_row(&r, keys)?),
+            None => None,
+        }
+    }))
+}
+
+/// Failed redemptions in the window, per bucket asked: `(bucket, window_start_ms, failures)`.
+pub(super) async fn failures(db: &Db, buckets: &[String]) -> Result<Vec<(String, i64, i64)>, AppError> {
+    let mut out = Vec::new();
+    for b in buckets {
+        let row: Option<(String, i64, i64)> = on_db!(db, pool => sqlx::query_as(
+            "SELECT bucket, window_start_ms, failures FROM redeem_failures WHERE bucket = $1",
+        )
+        .bind(b)
+        .fetch_optional(pool)
+        .await?);
+        out.extend(row);
+    }
+    Ok(out)
 }
 
 /// A player's account, for a write (PostgreSQL adds its lock).
@@ -91,7 +194,8 @@ pub(super) const FOR_SALE_SELECT: &str =
     "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position,
         b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
- WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL ORDER BY t.block_id, t.position ";
+ WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
+ ORDER BY t.block_id, t.position ";
 
 /// A row of [`FOR_SALE_SELECT`], with its server seed.
 pub(super) fn for_sale<R: Row>(row: &R, keys: &Keyring) -> Result<ForSale, StoreError>
@@ -155,7 +259,7 @@ pub(super) async fn tickets(db: &Db, keys: &Keyring, player: PlayerId) -> Result
 pub(super) async fn owned_ticket(
     db: &Db,
     keys: &Keyring,
-    player: PlayerId,
+    caller: &Caller,
     serial: &str,
 ) -> Result<TicketRow, AppError> {
     let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
@@ -165,7 +269,7 @@ pub(super) async fn owned_ticket(
             None => None,
         }
     });
-    row.filter(|t| t.owner == player).ok_or_else(AppError::ticket_not_found)
+    row.filter(|t| caller.may_play(t)).ok_or_else(AppError::ticket_not_found)
 }
 
 /// A stored draw.
@@ -179,8 +283,8 @@ struct DrawRow {
 
 /// The public record of a ticket. The actions and draws read are those
 /// before the ticket's `seq` as loaded: rows written once and never changed.
-pub(super) async fn record(db: &Db, keys: &Keyring, player: PlayerId, serial: &str) -> Result<Record, AppError> {
-    let row = owned_ticket(db, keys, player, serial).await?;
+pub(super) async fn record(db: &Db, keys: &Keyring, caller: &Caller, serial: &str) -> Result<Record, AppError> {
+    let row = owned_ticket(db, keys, caller, serial).await?;
     let game = &row.ticket.game;
     let (actions, draws): (Vec<(i64, String)>, Vec<DrawRow>) = on_db!(db, pool => {
         let actions = sqlx::query_as("SELECT seq, request_json FROM actions WHERE ticket_id = $1 AND seq < $2 ORDER BY seq")

@@ -26,13 +26,14 @@
 use super::audit::{self, Head};
 use super::plan::{Plan, SQLITE_GUARD_TABLE};
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, TICKET_COLUMNS, TICKET_FROM, for_sale,
-    stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, PAPER_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    for_sale, paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{Db, bind_values};
 use crate::config::Config;
+use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId, Changes, ForSale, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::core::{Account, AccountId, Changes, ForSale, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
@@ -239,11 +240,17 @@ impl WriterState {
                 self.tickets.insert(g.row.ticket.serial.clone(), g.row.clone());
             }
         }
-        if let Some(m) = &changes.movement {
-            let b = m.player_balance;
-            if let Some(a) = self.accounts.get_mut(&b.player) {
-                a.balance_cents = b.after;
-            }
+        if let Some(b) = changes.movement.as_ref().and_then(|m| m.player_balance)
+            && let Some(a) = self.accounts.get_mut(&b.player)
+        {
+            a.balance_cents = b.after;
+        }
+        if let Some(crate::core::RetailWrite::Owner { serial, .. }) = &changes.retail {
+            self.tickets.remove(serial);
+        }
+        if changes.close.is_some() {
+            // Tickets of an emission whose sale ended are no longer for sale.
+            self.for_sale.clear();
         }
     }
 }
@@ -369,6 +376,15 @@ impl Unit for SqliteUnit<'_> {
         let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
         match sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.conn).await? {
             Some(row) => Ok(Some(ticket_row(&row, &self.state.keys)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn paper(&mut self, key: &PaperKey) -> Result<Option<PaperRow>, StoreError> {
+        let (cond, value) = paper_where(key);
+        let sql = format!("{PAPER_SELECT}{cond}");
+        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(&mut *self.conn).await? {
+            Some(row) => Ok(Some(paper_row(&row, &self.state.keys)?)),
             None => Ok(None),
         }
     }

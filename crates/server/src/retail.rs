@@ -1,0 +1,152 @@
+//! The paper channel over HTTP (CONTRACT.md "Retail tickets"): the shops'
+//! three endpoints, and redeeming a play code, with its limit on failed
+//! attempts per client address and in total.
+
+use crate::core::decide::RetailAnswer;
+use crate::error::AppError;
+use crate::http::{AppState, RequiredJson, bearer};
+use crate::store::code_hash;
+use axum::Json;
+use axum::extract::{ConnectInfo, FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
+
+/// A shop, from its retailer token.
+pub struct Retailer(pub String);
+
+impl FromRequestParts<AppState> for Retailer {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Retailer, AppError> {
+        let token = bearer(&parts.headers)?;
+        let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        // Every token compared, as hashes: the time taken says nothing of them.
+        let shop = state.retailers.iter().fold(None, |found, (h, shop)| if *h == hash { Some(shop) } else { found });
+        if let Some(shop) = shop {
+            return Ok(Retailer(shop.clone()));
+        }
+        if state.store.authenticate(token).await?.is_some() {
+            return Err(AppError::Forbidden("the shops' endpoints need a retailer token, not a player's".into()));
+        }
+        Err(AppError::Unauthorized("invalid retailer token".into()))
+    }
+}
+
+/// `{"serial": "..."}` as printed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SerialBody {
+    pub serial: String,
+}
+
+/// `{"code": "..."}` as printed under the scratch zone.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeBody {
+    pub code: String,
+}
+
+fn json_answer(answer: String) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
+}
+
+pub async fn sell(
+    State(state): State<AppState>,
+    Retailer(shop): Retailer,
+    RequiredJson(body): RequiredJson<SerialBody>,
+) -> Result<Response, AppError> {
+    Ok(json_answer(state.store.retail_sell(&shop, &body.serial).await?))
+}
+
+pub async fn validate(
+    State(state): State<AppState>,
+    Retailer(_shop): Retailer,
+    RequiredJson(body): RequiredJson<SerialBody>,
+) -> Result<Json<RetailAnswer>, AppError> {
+    Ok(Json(state.store.retail_validate(&body.serial).await?))
+}
+
+pub async fn pay(
+    State(state): State<AppState>,
+    Retailer(shop): Retailer,
+    RequiredJson(body): RequiredJson<SerialBody>,
+) -> Result<Response, AppError> {
+    Ok(json_answer(state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?))
+}
+
+/// The client's address: the TCP peer, or behind a trusted proxy the first
+/// address of `X-Forwarded-For`.
+fn client_address(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> String {
+    if state.trust_forwarded_for
+        && let Some(first) = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .map(str::trim)
+            .filter(|v| !v.is_empty() && v.len() <= 64)
+    {
+        return first.to_string();
+    }
+    peer.map_or_else(|| "unknown".to_string(), |p| p.ip().to_string())
+}
+
+/// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.
+pub async fn redeem(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    RequiredJson(body): RequiredJson<CodeBody>,
+) -> Result<Response, AppError> {
+    let address = client_address(&state, Some(peer), &headers);
+    let limits = state.redeem_limits;
+    if let Some(limited) = state.store.redeem_limited(&address, limits).await? {
+        state.metrics.redeem_refused.inc();
+        return Err(AppError::TooManyAttempts {
+            message: format!(
+                "too many wrong play codes {}: try again in {} s",
+                if limited.bucket == "global" { "from everyone" } else { "from your address" },
+                limited.retry_after_s
+            ),
+            retry_after_s: limited.retry_after_s,
+        });
+    }
+    let hash = code_hash(&body.code)?;
+    // A player's token makes the ticket theirs; a ticket's own token is ignored.
+    let player = match headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(_) => {
+            let token = bearer(&headers)?;
+            if state.store.ticket_of_token(token).is_some() {
+                None
+            } else {
+                Some(
+                    state
+                        .store
+                        .authenticate(token)
+                        .await?
+                        .ok_or_else(|| AppError::Unauthorized("invalid token".into()))?,
+                )
+            }
+        }
+    };
+    match state.store.redeem(hash, player).await {
+        Err(AppError::NotFound(m)) => {
+            state.store.redeem_failed(&address, limits).await?;
+            if let Some(limited) = state.store.redeem_limited(&address, limits).await? {
+                state.metrics.redeem_limited.inc();
+                tracing::warn!(
+                    address = %address,
+                    bucket = %limited.bucket,
+                    retry_after_s = limited.retry_after_s,
+                    "too many wrong play codes: refusing further attempts until the window ends"
+                );
+            }
+            Err(AppError::NotFound(m))
+        }
+        other => Ok(json_answer(other?)),
+    }
+}
