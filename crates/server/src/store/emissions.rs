@@ -136,6 +136,10 @@ pub struct EmissionReport {
     pub price_cents: i64,
     pub block_size: i64,
     pub created_ms: i64,
+    /// The end of sale, once the operator closed it.
+    pub sale_end_ms: Option<i64>,
+    /// Paper prizes are paid until then (claim_days after the end of sale).
+    pub claim_end_ms: Option<i64>,
     pub totals: Figures,
     pub rtp: Rtp,
     pub blocks: Vec<BlockReport>,
@@ -601,9 +605,10 @@ pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<Emi
 
 /// The figures of each block, from the stored tickets, games and ledger.
 async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppError> {
-    type ERow = (i64, String, String, String, String, i64, i64, i64);
+    type ERow = (i64, String, String, String, String, i64, i64, i64, Option<i64>, Option<i64>);
     let emissions: Vec<ERow> = on_db!(db, pool => sqlx::query_as(
-        "SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms FROM emissions
+        "SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms
+         FROM emissions
          WHERE ($1 < 0 OR id = $1) ORDER BY id",
     )
     .bind(only.map_or(-1, i64::from))
@@ -634,7 +639,9 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
     .fetch_all(pool)
     .await?);
     let mut out = Vec::new();
-    for (id, code, channel, table_digest, toml, price_cents, block_size, created_ms) in emissions {
+    for (id, code, channel, table_digest, toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms) in
+        emissions
+    {
         let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
         let mut totals = Figures::default();
         let mut list = Vec::new();
@@ -664,6 +671,8 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
             price_cents,
             block_size,
             created_ms,
+            sale_end_ms,
+            claim_end_ms,
             totals,
             rtp,
             blocks: list,
