@@ -8,11 +8,21 @@
 // retried action is never given a new `seq`, nor a new client seed.
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, retryAfter = null) {
     super(message || code);
     this.status = status;
     this.code = code;
+    /** Seconds to wait, from a 429's `Retry-After` header (null without one). */
+    this.retryAfter = retryAfter;
   }
+}
+
+/** `Retry-After`: seconds, or an HTTP date; null when absent or unreadable. */
+function retryAfterSeconds(value) {
+  if (value == null || value === '') return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, Math.ceil((at - Date.now()) / 1000)) : null;
 }
 
 /** Hooks the page sets: shown while retrying, cleared on success. */
@@ -52,7 +62,8 @@ async function once(method, path, { token, body, headers = {} }) {
     if (r.ok) throw new ApiError(0, 'network', 'the answer was cut off');
   }
   if (!r.ok) {
-    throw new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText);
+    throw new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText,
+      retryAfterSeconds(r.headers.get('Retry-After')));
   }
   return json;
 }
@@ -107,7 +118,14 @@ export const api = {
    */
   act: (token, id, body) =>
     request('POST', `/api/tickets/${encodeURIComponent(id)}/actions`, { token, body, retry: true }),
-  redeem: (code) => request('POST', '/api/tickets/redeem', { body: { code } }),
+  /**
+   * Opens a sold paper ticket: `{ticket, token}`, `token` a bearer for that
+   * ticket alone. With a player's token the ticket joins their list. The
+   * same code gives the same ticket, so a lost answer is asked again.
+   */
+  redeem: (code, token) => request('POST', '/api/tickets/redeem', { token, body: { code }, retry: true }),
+  /** A retailer's counter (`token`: the shop's retailer token); never retried: the shop clicks again. */
+  retail: (token, what, serial) => request('POST', `/api/retail/${what}`, { token, body: { serial } }),
   /** The published blocks' roots (public). */
   emissions: () => request('GET', '/api/emissions', { retry: true }),
 };

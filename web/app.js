@@ -52,9 +52,20 @@ const S = {
   sending: false, // an action is on its way (its retries included)
 };
 
+// A paper ticket opened on this device keeps its own bearer token (from
+// POST /api/tickets/redeem), per serial: a reload resumes it without an
+// account, and it opens the ticket even when it is not in the player's list.
 const paperTokens = () => local.json(KEY.paper, {});
 const tokenFor = (id) => paperTokens()[id] || S.token;
-const isPaper = (id) => !!paperTokens()[id];
+const hasPaperToken = (id) => !!paperTokens()[id];
+function keepPaperToken(id, token) {
+  const paper = paperTokens();
+  if (token == null) delete paper[id];
+  else paper[id] = token;
+  local.set(KEY.paper, JSON.stringify(paper));
+}
+/** A ticket sold in a shop: scratched on paper, its prize paid by a retailer. */
+const isPaper = (tk) => !!tk && tk.channel === 'paper';
 
 // ------------------------------------------------------------ helpers
 
@@ -104,6 +115,21 @@ function showAlert(text, kind = 'error') {
   a.dataset.kind = kind;
   a.hidden = !text;
 }
+
+/** A wait in seconds, in words: "45 s", "3 min", "1 h 05". */
+function waitText(s) {
+  if (s < 60) return t('wait.s', { n: Math.max(1, Math.round(s)) });
+  if (s < 3600) return t('wait.min', { n: Math.ceil(s / 60) });
+  const m = Math.ceil(s / 60);
+  return t('wait.h', { h: Math.floor(m / 60), m: String(m % 60).padStart(2, '0') });
+}
+
+/** A time of day (unix ms) in the page's language. */
+const clock = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
+
+/** A day and time (unix ms) in the page's language. */
+const dayTime = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long', timeStyle: 'short' }).format(new Date(ms));
+const day = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long' }).format(new Date(ms));
 
 function errorText(e) {
   if (e instanceof ApiError) {
@@ -232,21 +258,26 @@ function renderHome() {
   $('lobby').classList.toggle('solo', !logged);
   const list = $('tickets');
   list.replaceChildren();
-  const paper = Object.keys(paperTokens());
   const tickets = logged ? S.tickets || [] : [];
+  // Paper tickets opened on this device and not (or not yet) in the list.
+  const listed = new Set(tickets.map((tk) => tk.id));
+  const paper = Object.keys(paperTokens()).filter((id) => !listed.has(id));
   $('tickets-panel').hidden = !logged && paper.length === 0;
   if (tickets.length === 0 && paper.length === 0) list.append(el('li', { class: 'none', text: t('tickets.none') }));
   for (const id of paper) {
-    list.append(el('li', {}, el('span', { class: 'serial', text: id }), el('span', { class: 'tag', text: t('tickets.paper') }),
+    list.append(el('li', { 'data-id': id, 'data-channel': 'paper' }, el('span', { class: 'serial', text: id }), el('span', { class: 'tag', text: t('tickets.paper') }),
       el('a', { class: 'button', href: `#t=${encodeURIComponent(id)}`, text: t('tickets.open') })));
   }
   for (const tk of tickets) {
     const done = tk.phase === 'finished';
+    const prize = done ? tk.result.prize_cents : 0;
+    const paid = tk.status === 'paid';
     const status = !done ? t('tickets.inplay')
-      : tk.result.prize_cents > 0 ? t('tickets.won', { prize: money(tk.result.prize_cents) }) : t('tickets.lost');
-    list.append(el('li', { 'data-id': tk.id, 'data-phase': tk.phase },
+      : paid ? t('tickets.paid', { prize: money(prize) })
+        : prize > 0 ? t(isPaper(tk) ? 'tickets.won.paper' : 'tickets.won', { prize: money(prize) }) : t('tickets.lost');
+    list.append(el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-channel': tk.channel || 'online' },
       el('span', { class: 'serial', text: tk.serial }),
-      el('span', { class: `status ${done ? (tk.result.prize_cents > 0 ? 'won' : 'lost') : 'inplay'}`, text: status }),
+      el('span', { class: `status ${done ? (prize > 0 ? 'won' : 'lost') : 'inplay'}`, text: isPaper(tk) ? `${status} · ${t('tickets.paper')}` : status }),
       el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') })));
   }
 }
@@ -330,34 +361,65 @@ export function normalizePlayCode(s) {
   return c.match(/.{4}/g).join('-');
 }
 
+/** Too many wrong codes: no new try before this time (unix ms). */
+let redeemWaitUntil = 0;
+
+/**
+ * Opens the paper ticket of a play code (typed, or from the QR code's
+ * address). A logged-in player's token goes with it, so the ticket joins
+ * their list; the ticket's own token is kept for this device either way.
+ */
 async function redeem(code) {
   const err = $('paper-error');
   err.hidden = true;
+  err.dataset.reason = '';
   const norm = normalizePlayCode(code);
-  const fail = (msg) => {
+  const fail = (msg, reason) => {
     err.textContent = msg;
+    err.dataset.reason = reason;
     err.hidden = false;
     $('play-code').setAttribute('aria-invalid', 'true');
     $('play-code').focus();
     setBusy(false);
   };
-  if (!norm) return fail(t('paper.format'));
+  const slow = () => {
+    const s = Math.max(1, Math.ceil((redeemWaitUntil - Date.now()) / 1000));
+    return fail(t('paper.slow', { wait: waitText(s), time: clock(redeemWaitUntil) }), 'too_many_attempts');
+  };
+  if (!norm) return fail(t('paper.format'), 'format');
+  if (Date.now() < redeemWaitUntil) return slow();
   $('play-code').removeAttribute('aria-invalid');
   setBusy(true);
+  let r;
   try {
-    const r = await api.redeem(norm);
-    const paper = paperTokens();
-    paper[r.ticket.id] = r.token;
-    local.set(KEY.paper, JSON.stringify(paper));
-    $('play-code').value = '';
-    location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
+    try {
+      r = await api.redeem(norm, S.token || undefined);
+    } catch (e) {
+      if (!(e.status === 401 && S.token)) throw e;
+      // The account is not known to the server (any more): the ticket opens without it.
+      forgetToken();
+      r = await api.redeem(norm);
+    }
   } catch (e) {
-    if (e.status === 404 || e.status === 400 || e.status === 403 || e.status === 409) fail(t('paper.unknown'));
-    else if (e.status === 405 || e.status === 501) fail(t('paper.unavailable'));
-    else if (e.status === 429) fail(t('paper.slow'));
-    else if (e.status === 0) fail(t('err.generic', { message: e.message }));
-    else fail(errorText(e));
+    if (e.status === 400) return fail(t('paper.format'), 'format');
+    if (e.status === 404) return fail(t('paper.unknown'), 'unknown');
+    if (e.status === 409) {
+      return /online/i.test(e.message) ? fail(t('paper.online'), 'online') : fail(t('paper.unsold'), 'unsold');
+    }
+    if (e.status === 429) {
+      redeemWaitUntil = Date.now() + (e.retryAfter ?? 60) * 1000;
+      return slow();
+    }
+    if (e.status === 405 || e.status === 501) return fail(t('paper.unavailable'), 'unavailable');
+    if (e.status === 0) return fail(t('err.generic', { message: e.message }), 'network');
+    return fail(errorText(e), 'error');
   }
+  keepPaperToken(r.ticket.id, r.token);
+  $('play-code').value = '';
+  $('play-code').removeAttribute('aria-invalid');
+  const target = `#t=${encodeURIComponent(r.ticket.id)}`;
+  if (location.hash === target) route();
+  else location.hash = target;
 }
 
 // ------------------------------------------------------------ the player's seed
@@ -451,7 +513,11 @@ async function openTicket(id) {
     await loadTicket(id, token);
   } catch (e) {
     setBusy(false);
-    if (e.status === 401 && !isPaper(id)) forgetToken();
+    if (e.status === 401 && hasPaperToken(id)) {
+      // This device's token for the ticket is refused: its code opens it again.
+      keepPaperToken(id, null);
+      showAlert(t('paper.token.bad'));
+    } else if (e.status === 401) forgetToken();
     else showAlert(errorText(e));
     show('home');
     renderHome();
@@ -484,8 +550,8 @@ async function loadTicket(id, token) {
     S.view = view;
     prepareSeed(ticket);
     // A paper ticket was scratched in the shop, by hand.
-    S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(id) || local.json(KEY.scratched, []).includes(id);
-    if (!isPaper(id) && S.token && S.balance == null) {
+    S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(ticket) || local.json(KEY.scratched, []).includes(id);
+    if (S.token && S.balance == null) {
       api.me(S.token).then((m) => { S.balance = m.balance_cents; renderBalance(); }).catch(() => {});
     }
     renderGame();
@@ -555,7 +621,8 @@ function say(view, e) {
     case 'extra_game':
       return t('say.extra.won', { n: e.game - 1 });
     case 'finished':
-      return e.prize_cents > 0 ? t('say.finished.won', { n: e.tricks, prize: money(e.prize_cents) }) : t('say.finished.lost', { n: e.tricks });
+      return e.prize_cents > 0 ? t(isPaper(S.ticket) ? 'say.finished.paper' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
+        : t('say.finished.lost', { n: e.tricks });
     default:
       return null;
   }
@@ -583,6 +650,7 @@ function renderGame() {
   $('game-no').classList.toggle('extra', tk.game > 1);
   $('score').textContent = t('table.score', { won: tk.tricks_won, lost: tk.tricks_lost });
   $('score').setAttribute('aria-label', t('table.score.label', { won: tk.tricks_won, lost: tk.tricks_lost }));
+  renderPaperNote(tk);
   renderPrizes(tk);
   renderScratch();
   renderFair(tk);
@@ -708,6 +776,17 @@ function renderHistory() {
   for (let i = S.view.hist.length; i < 8; i++) ol.append(el('li', { class: 'empty', 'aria-hidden': 'true' }));
 }
 
+/** A paper ticket: where it was sold, and paid. */
+function renderPaperNote(tk) {
+  const note = $('paper-note');
+  note.hidden = !isPaper(tk);
+  if (note.hidden) return;
+  const r = tk.retail || {};
+  note.dataset.status = tk.status || '';
+  note.textContent = r.paid_ms ? t('ticket.paper.paid', { date: dayTime(r.paid_ms), shop: r.paid_by || '?' })
+    : r.sold_by ? t('ticket.paper.sold', { shop: r.sold_by }) : t('ticket.paper');
+}
+
 function renderResult(tk) {
   const box = $('result');
   if (tk.phase !== 'finished' || !tk.result) {
@@ -716,16 +795,30 @@ function renderResult(tk) {
   }
   const r = tk.result;
   const won = r.prize_cents > 0;
+  const paper = isPaper(tk);
+  const retail = tk.retail || {};
+  const paid = paper && (tk.status === 'paid' || retail.paid_ms != null);
   box.hidden = false;
   box.dataset.won = String(won);
   box.dataset.prize = String(r.prize_cents);
   box.dataset.tricks = String(r.tricks);
-  $('result-title').textContent = won ? t('result.won.title') : t('result.lost.title');
+  box.dataset.channel = paper ? 'paper' : 'online';
+  box.dataset.paid = String(paid);
   const lostExtra = !won && r.tricks === 4;
-  const wonKey = isPaper(tk.id) ? 'result.won.paper' : 'result.won.text';
-  $('result-text').textContent = won ? t(wonKey, { n: r.tricks, prize: money(r.prize_cents) })
-    : lostExtra ? t('result.lost.extra') : t('result.lost.text', { n: r.tricks });
-  $('again').hidden = !S.token || isPaper(tk.id);
+  const prize = money(r.prize_cents);
+  $('result-title').textContent = !won ? t('result.lost.title') : paid ? t('result.paid.title') : t('result.won.title');
+  $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : t('result.lost.text', { n: r.tricks }))
+    : paid ? t('result.paid.text', { n: r.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || '?' })
+      : paper ? t('result.won.paper', { n: r.tricks, prize })
+        : t('result.won.text', { n: r.tricks, prize });
+  // A paper winner hands this serial over at the counter.
+  const serial = $('result-serial');
+  serial.hidden = !(paper && won && !paid);
+  serial.replaceChildren(t('result.serial'), ' ', el('strong', { class: 'mono', text: tk.serial }));
+  const claim = $('result-claim');
+  claim.hidden = !(paper && won && !paid && retail.claim_until_ms != null);
+  claim.textContent = claim.hidden ? '' : t('result.claim', { date: day(retail.claim_until_ms) });
+  $('again').hidden = !S.token || paper;
 }
 
 async function play(card, button) {
@@ -791,7 +884,8 @@ async function act(body) {
   if (answer.ticket.id !== tk.id) return setBusy(false);
   S.ticket = answer.ticket;
   if (!seedOpen(S.ticket)) prepareSeed(S.ticket);
-  if (!isPaper(tk.id)) S.balance = answer.balance_cents;
+  // A paper ticket's prize goes to no wallet: with its own token the answer has no balance.
+  if (answer.balance_cents != null) S.balance = answer.balance_cents;
   renderBalance();
   // The hand and score are the server's at once; the middle of the table
   // shows the events in order, each briefly.
@@ -823,6 +917,10 @@ const scratch = { ctx: null, drawing: false, lastPt: null, radius: 18 };
 
 function renderScratch() {
   const canvas = $('scratch-canvas');
+  // A paper ticket's prizes were scratched on the paper: shown, not scratched again.
+  const paper = isPaper(S.ticket);
+  $('scratch-title').textContent = t(paper ? 'scratch.title.paper' : 'scratch.title');
+  $('scratch').dataset.channel = paper ? 'paper' : 'online';
   $('scratch').classList.toggle('revealed', S.scratched);
   $('reveal').hidden = S.scratched;
   canvas.hidden = S.scratched;
@@ -1093,12 +1191,14 @@ function init() {
   const q = new URLSearchParams(location.search);
   const code = location.pathname.replace(/\/+$/, '').endsWith('/play') ? q.get('code') : null;
   if (code != null) {
-    // The play code is a secret: it leaves the address bar at once.
-    history.replaceState(null, '', `${location.pathname}${location.hash}`);
-    show('home');
-    renderHome();
+    // The play code is a secret: it leaves the address bar (and the history) at once.
+    q.delete('code');
+    const rest = q.toString();
+    history.replaceState(null, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
     $('play-code').value = code;
-    return redeem(code);
+    // A logged-in player's account loads as on `/` (balance, tickets), and
+    // the ticket joins their list.
+    return openHome().then(() => redeem(code));
   }
   const pending = local.json(KEY.pendingBuy, null);
   if (pending && S.token) {

@@ -26,8 +26,14 @@ pub struct TestServer {
 }
 
 pub async fn spawn_server() -> TestServer {
+    spawn_server_with(|_| {}).await
+}
+
+/// [`spawn_server`] with `change` applied to its configuration (operator
+/// and retailer tokens...).
+pub async fn spawn_server_with(change: impl FnOnce(&mut Config)) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
+    let mut config = Config {
         listen: "127.0.0.1:0".into(),
         db: format!("sqlite://{}", dir.path().join("test.db").display()),
         start_balance_cents: START as u64,
@@ -37,6 +43,7 @@ pub async fn spawn_server() -> TestServer {
         allow_non_regulation_table: true,
         ..Config::default()
     };
+    change(&mut config);
     let table = math::PrizeTable::parse_toml(TABLE).unwrap();
     let app = App::start(AppOptions { config, table, seeds: ServerSeeds::InsecureFixedForTests(SEED) })
         .await
@@ -51,6 +58,13 @@ impl TestServer {
         let r = reqwest::Client::new().get(format!("{}{path}", self.url)).bearer_auth(token).send().await.unwrap();
         assert!(r.status().is_success(), "GET {path}: {}", r.status());
         r.json().await.unwrap()
+    }
+
+    /// `GET path` with a token: the answer's text, which must be a success.
+    pub async fn get_text(&self, path: &str, token: &str) -> String {
+        let r = reqwest::Client::new().get(format!("{}{path}", self.url)).bearer_auth(token).send().await.unwrap();
+        assert!(r.status().is_success(), "GET {path}: {}", r.status());
+        r.text().await.unwrap()
     }
 
     /// `POST path` with a JSON body (and a token): the JSON answer, which must be a success.

@@ -23,5 +23,6 @@ mod game;
 mod mobile;
 mod paper;
 mod recovery;
+mod retail;
 mod seed;
 mod verify;

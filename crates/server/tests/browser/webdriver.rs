@@ -176,7 +176,7 @@ impl Session {
             }
             if started.elapsed() > Duration::from_secs(15) {
                 let state = self
-                    .exec("return document.body.dataset.state + ' / ' + document.body.dataset.view + ' / ' + (document.getElementById('alert').textContent || '')", json!([]))
+                    .exec("return document.body.dataset.state + ' / ' + document.body.dataset.view + ' / ' + ((document.getElementById('alert') || {}).textContent || '')", json!([]))
                     .await;
                 panic!("timed out waiting for {what} ({expr}); page state: {state}");
             }

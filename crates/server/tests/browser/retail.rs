@@ -1,0 +1,313 @@
+//! The paper channel on a phone, 390 CSS pixels wide, end to end: the shop
+//! sells a printed ticket at `/shop` (after a wrong retailer token, a sale
+//! twice and a mistyped serial, each refused in words); the player, logged
+//! in on the phone, opens it from its QR code's address (`/play?code=...`,
+//! refused while unsold), with their account loaded and the ticket joining
+//! their list; the prizes show as already scratched (on paper); a reload
+//! without the account resumes it with the ticket's own token; the result
+//! says a retailer pays the prize (nothing credited). Then the shop checks
+//! it (a winner to pay), pays it, checks it again (paid), and paying again
+//! is refused in the page; the player's page says it was paid.
+
+use crate::game::assert_table_shows;
+use crate::harness::*;
+use crate::webdriver::Screen;
+use engine::Action;
+use serde_json::{Value, json};
+
+const OPERATOR: &str = "browser-operator-token-0001";
+const RETAILER: &str = "browser-retailer-token-0001";
+const SHOP: &str = "Tabac du Port";
+
+/// One ticket of a paper block's print file.
+struct Printed {
+    serial: String,
+    code: String,
+    /// `{"5": cents, ..., "8": cents}` as the ticket's `prizes_cents`.
+    prizes: Value,
+}
+
+/// `GET /api/admin/emissions/{emission}/blocks/1/print.csv`, by its header's column names.
+async fn print_file(srv: &TestServer, emission: u64) -> Vec<Printed> {
+    let text = srv.get_text(&format!("/api/admin/emissions/{emission}/blocks/1/print.csv"), OPERATOR).await;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} in {header:?}"));
+    let (serial, code) = (col("serial"), col("play_code"));
+    let prizes = ["5", "6", "7", "8"].map(|n| (n, col(&format!("prize_{n}"))));
+    lines
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let prizes: serde_json::Map<String, Value> =
+                prizes.iter().map(|(n, i)| (n.to_string(), json!(f[*i].parse::<i64>().unwrap()))).collect();
+            Printed { serial: f[serial].to_string(), code: f[code].to_string(), prizes: Value::Object(prizes) }
+        })
+        .collect()
+}
+
+/// A French string of the page (`web/i18n.js`), `{name}` placeholders filled.
+async fn fr(b: &Browser, key: &str, params: &[(&str, &str)]) -> String {
+    let v = b
+        .exec_async(
+            "const key = arguments[0]; const done = arguments[arguments.length - 1];
+             import('/i18n.js').then(m => done(m.STRINGS.fr[key] ?? null), e => done(String(e)));",
+            json!([key]),
+        )
+        .await;
+    let mut s = v.as_str().unwrap_or_else(|| panic!("no French string {key}")).to_string();
+    for (k, val) in params {
+        s = s.replace(&format!("{{{k}}}"), val);
+    }
+    s
+}
+
+/// Nothing scrolls sideways on the 390 px phone.
+async fn assert_fits(b: &Browser, screen: &str) {
+    let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
+    assert_eq!(w, json!([390, 390]), "{screen}: the page is wider than the phone; too wide: {}", b.overflowing().await);
+    let over = b.overflow_x().await;
+    assert!(over <= 0, "{screen}: the page scrolls sideways by {over} px; too wide: {}", b.overflowing().await);
+}
+
+/// Clicks one of the counter's buttons and waits for the answer it shows:
+/// `[action, ok, http status, ticket status, message, title]`.
+async fn counter(b: &Browser, button: &str) -> (String, bool, u64, String, String, String) {
+    let n = b.exec("return Number(document.getElementById('answer').dataset.n || 0)", json!([])).await;
+    let n = n.as_u64().unwrap();
+    b.click(button).await;
+    b.wait_for(
+        &format!(
+            "document.body.dataset.state === 'idle' && Number(document.getElementById('answer').dataset.n || 0) === {}",
+            n + 1
+        ),
+        &format!("the answer to {button}"),
+    )
+    .await;
+    let v = b
+        .exec(
+            "const a = document.getElementById('answer');
+             return [a.dataset.action, a.dataset.ok, Number(a.dataset.http), a.dataset.status,
+                     document.getElementById('answer-message').textContent, document.getElementById('answer-title').textContent];",
+            json!([]),
+        )
+        .await;
+    let s = |i: usize| v[i].as_str().unwrap_or_default().to_string();
+    (s(0), s(1) == "true", v[2].as_u64().unwrap(), s(3), s(4), s(5))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_the_shop() {
+    let srv = spawn_server_with(|c| {
+        c.operator_tokens = vec![OPERATOR.into()];
+        c.retailer_tokens = vec![format!("{SHOP}:{RETAILER}")];
+    })
+    .await;
+    // A paper emission of the test table; its print file gives the serials and play codes.
+    let r = srv
+        .post("/api/admin/emissions", Some(OPERATOR), &json!({"table": TABLE, "blocks": 1, "channel": "paper"}))
+        .await;
+    assert_eq!(r["channel"], "paper", "{r}");
+    let printed = print_file(&srv, r["emission"].as_u64().unwrap()).await;
+    let ticket = &printed[0];
+    let serial = ticket.serial.as_str();
+    // Every ticket of the test server has the fixed server seed: the plan
+    // of a win, with the client seed the player types.
+    let plan = find_seed(serial, "paper", |p| p.game.result().unwrap().prize_cents > 0);
+    let tricks = plan.game.result().unwrap().tricks;
+    let prize = ticket.prizes[tricks.to_string()].as_i64().unwrap();
+    assert!(prize > 0, "every count of 5 to 8 tricks pays in the test table");
+
+    let Some(b) = browser(&srv.url, Screen::Phone { width: 390, height: 844 }).await else { return };
+
+    // The player has an account on this phone.
+    b.open("/?anim=0").await;
+    b.click("#register").await;
+    b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
+    let player = b.token().await;
+
+    // The QR code of a ticket the shop has not sold yet: said plainly,
+    // nothing opens, and the account is loaded as on `/`.
+    b.goto(&format!("{}/play?code={}&anim=0", srv.url, ticket.code)).await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && !document.getElementById('paper-error').hidden",
+        "the unsold message",
+    )
+    .await;
+    assert_eq!(b.text("#paper-error").await, fr(&b, "paper.unsold", &[]).await);
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "home");
+    assert_eq!(b.exec("return location.search", json!([])).await, "?anim=0", "the code leaves the address bar");
+    assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, "10000");
+    assert_eq!(b.exec("return document.getElementById('buy-panel').hidden", json!([])).await, false);
+    assert_fits(&b, "unsold").await;
+    b.shot("retail-0-unsold").await;
+
+    // The shop's counter: a wrong retailer token is refused and asked again.
+    b.open("/shop").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
+    assert_fits(&b, "shop login").await;
+    b.type_into("#shop-token", "not-a-retailer-token-0000").await;
+    b.click("#login-go").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
+    assert_eq!(b.exec("return document.getElementById('serial').inputMode", json!([])).await, "text");
+    b.type_into("#serial", serial).await;
+    b.click("#do-sell").await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && document.body.dataset.view === 'login' && !document.getElementById('login-error').hidden",
+        "the token refused",
+    )
+    .await;
+    assert_eq!(b.text("#login-error").await, fr(&b, "shop.err.auth", &[]).await);
+    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, Value::Null);
+    b.type_into("#shop-token", RETAILER).await;
+    b.click("#login-go").await;
+    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, RETAILER, "kept");
+
+    // Sold; sold again: refused, with who sold it.
+    let (action, ok, _, status, message, _) = counter(&b, "#do-sell").await;
+    assert_eq!((action.as_str(), ok, status.as_str()), ("sell", true, "sold"), "{message}");
+    assert!(message.starts_with("Ticket vendu"), "{message}");
+    assert_fits(&b, "sold").await;
+    b.shot("retail-1-sold").await;
+    let (_, ok, http, _, message, title) = counter(&b, "#do-sell").await;
+    assert_eq!((ok, http), (false, 409), "{message}");
+    assert_eq!(title, fr(&b, "shop.refused.sell", &[]).await);
+    assert_eq!(message, fr(&b, "shop.err.sold", &[("shop", SHOP)]).await);
+    // A mistyped check digit: "check the serial", in the counter's words.
+    let last = serial.chars().last().unwrap().to_digit(10).unwrap();
+    let mistyped = format!("{}{}", &serial[..serial.len() - 1], (last + 1) % 10);
+    b.type_into("#serial", &mistyped).await;
+    let (_, ok, http, _, message, _) = counter(&b, "#do-validate").await;
+    assert_eq!((ok, http), (false, 400), "{message}");
+    assert_eq!(message, fr(&b, "shop.err.serial", &[]).await);
+    assert_fits(&b, "mistyped serial").await;
+    b.shot("retail-2-mistyped").await;
+
+    // The player scans the QR code: the account loads, the ticket opens
+    // with its prizes shown (scratched on paper) and joins the player's list.
+    b.goto(&format!("{}/play?code={}&anim=0", srv.url, ticket.code)).await;
+    b.wait_seq(0).await;
+    assert_eq!(b.text("#game-title").await, format!("Ticket {serial}"));
+    assert_eq!(b.exec("return location.search", json!([])).await, "?anim=0");
+    assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, "10000");
+    let scratched = b
+        .exec(
+            "return [document.getElementById('scratch').classList.contains('revealed'), document.getElementById('scratch-canvas').hidden, document.getElementById('reveal').hidden];",
+            json!([]),
+        )
+        .await;
+    assert_eq!(scratched, json!([true, true, true]), "a paper ticket's zone is shown scratched");
+    let shown = b
+        .exec("return Object.fromEntries([...document.querySelectorAll('#prizes tr')].map(r => [r.dataset.tricks, Number(r.querySelector('td').dataset.cents)]));", json!([]))
+        .await;
+    assert_eq!(shown, ticket.prizes, "the prizes printed on the ticket");
+    assert!(b.text("#paper-note").await.contains(SHOP), "sold by: {}", b.text("#paper-note").await);
+    let mine = srv.get("/api/tickets", &player).await;
+    let listed = mine["tickets"].as_array().unwrap().iter().find(|t| t["serial"] == serial);
+    assert_eq!(listed.map(|t| t["channel"].clone()), Some(json!("paper")), "the ticket joins the player's list");
+    let ticket_token = b
+        .exec("return JSON.parse(localStorage.getItem('asc.paper') || '{}')[arguments[0]] || null", json!([serial]))
+        .await;
+    let ticket_token = ticket_token.as_str().expect("the ticket's token is kept").to_string();
+    assert!(ticket_token.starts_with(&format!("t1.{serial}.")), "{ticket_token}");
+    b.choose_seed(&plan.client_seed).await;
+    assert_fits(&b, "paper ticket").await;
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    b.shot("retail-3-ticket").await;
+
+    for (i, a) in plan.actions.iter().enumerate() {
+        match a {
+            Action::Play { card } => b.click(&format!("#player-hand button[data-card='{}']", card.as_str())).await,
+            Action::Draw => b.click("#deck").await,
+        }
+        b.wait_seq(i + 1).await;
+        assert_table_shows(&b, &plan.events[i], i).await;
+        if i == 2 {
+            // Without the account (another phone, say): a reload resumes
+            // the ticket with its own token.
+            b.exec("localStorage.removeItem('asc.token')", json!([])).await;
+            b.refresh().await;
+            b.wait_seq(3).await;
+            assert_eq!(b.exec("return document.getElementById('balance-box').hidden", json!([])).await, true);
+            assert_eq!(
+                b.exec("return document.getElementById('scratch').classList.contains('revealed')", json!([])).await,
+                true
+            );
+        }
+    }
+
+    // The result: a retailer pays the prize; nothing is credited.
+    b.wait_for("!document.getElementById('result').hidden", "the result").await;
+    let result = b
+        .exec(
+            "const r = document.getElementById('result'); return [r.dataset.won, r.dataset.prize, r.dataset.channel, r.dataset.paid, document.getElementById('again').hidden, document.getElementById('result-serial').hidden];",
+            json!([]),
+        )
+        .await;
+    assert_eq!(result, json!(["true", prize.to_string(), "paper", "false", true, false]));
+    let text = b.text("#result-text").await;
+    assert!(text.contains("détaillant") && !text.contains("crédité sur votre solde"), "{text}");
+    assert!(b.text("#result-serial").await.contains(serial), "the serial to hand over");
+    assert_eq!(srv.get("/api/me", &player).await["balance_cents"], START, "a paper prize never goes to a wallet");
+    let t = srv.get(&format!("/api/tickets/{serial}"), &ticket_token).await;
+    assert_eq!(
+        (t["ticket"]["status"].as_str(), t["ticket"]["result"]["prize_cents"].as_i64()),
+        (Some("won"), Some(prize))
+    );
+    assert_fits(&b, "result").await;
+    b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
+    b.shot("retail-4-result").await;
+
+    // At the counter (the token was kept): check, pay, check again, pay again.
+    b.open("/shop").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
+    b.type_into("#serial", &serial.to_lowercase().replace('-', "")).await;
+    let (action, ok, _, status, message, _) = counter(&b, "#do-validate").await;
+    assert_eq!((action.as_str(), ok, status.as_str()), ("validate", true, "won"), "{message}");
+    assert!(message.starts_with("Gagnant"), "{message}");
+    assert_eq!(b.exec("return document.getElementById('answer').dataset.kind", json!([])).await, "pay");
+    assert_eq!(
+        b.exec("return document.getElementById('answer-prize').dataset.cents", json!([])).await,
+        prize.to_string()
+    );
+    assert_fits(&b, "validate").await;
+    b.shot("retail-5-validate").await;
+
+    let (_, ok, _, status, message, _) = counter(&b, "#do-pay").await;
+    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
+    assert!(message.starts_with("Payez"), "{message}");
+    b.shot("retail-6-paid").await;
+
+    let (_, ok, _, status, message, _) = counter(&b, "#do-validate").await;
+    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
+    assert!(message.starts_with("Déjà payé"), "{message}");
+    assert!(b.text("#answer-paid").await.contains(SHOP), "paid by: {}", b.text("#answer-paid").await);
+
+    let (_, ok, http, status, message, title) = counter(&b, "#do-pay").await;
+    assert_eq!((ok, http, status.as_str()), (false, 409, "paid"), "{message}");
+    assert_eq!(title, fr(&b, "shop.refused.pay", &[]).await);
+    assert!(message.contains("Déjà payé"), "{message}");
+    assert_fits(&b, "paid again").await;
+    b.shot("retail-7-paid-again").await;
+
+    // The player's page says it was paid; the code again opens the same ticket.
+    b.goto(&format!("{}/play?code={}&anim=0", srv.url, ticket.code.to_lowercase())).await;
+    b.wait_for(
+        "document.body.dataset.view === 'game' && document.body.dataset.state === 'idle' && !document.getElementById('result').hidden",
+        "the paid ticket",
+    )
+    .await;
+    assert_eq!(b.text("#game-title").await, format!("Ticket {serial}"));
+    assert_eq!(b.exec("return document.getElementById('result').dataset.paid", json!([])).await, "true");
+    assert_eq!(b.text("#result-title").await, fr(&b, "result.paid.title", &[]).await);
+    assert!(b.text("#result-text").await.contains(SHOP), "{}", b.text("#result-text").await);
+    assert!(b.text("#paper-note").await.contains(SHOP), "{}", b.text("#paper-note").await);
+    let same = b
+        .exec("return JSON.parse(localStorage.getItem('asc.paper') || '{}')[arguments[0]] || null", json!([serial]))
+        .await;
+    assert_eq!(same, ticket_token.as_str(), "the same code, the same ticket and token");
+    assert_fits(&b, "paid ticket").await;
+    b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
+    b.shot("retail-8-player-paid").await;
+    b.close().await;
+    srv.app.shutdown().await.unwrap();
+}
