@@ -229,6 +229,12 @@ pub fn euros(cents: i64) -> String {
     format!("{grouped},{c:02}\u{a0}€")
 }
 
+/// A date for the counter: `03/12/2026 09:56 UTC`.
+pub fn french_date(ms: i64) -> String {
+    let iso = crate::store::iso8601(ms);
+    format!("{}/{}/{} {} UTC", &iso[8..10], &iso[5..7], &iso[0..4], &iso[11..16])
+}
+
 /// What the shop's screen says of a paper ticket (validate, and the
 /// answers of sell and pay): its status and the words for the counter.
 pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
@@ -243,7 +249,7 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
             format!(
                 "Déjà payé ({}) le {} par {}.",
                 euros(prize),
-                crate::store::iso8601(r.paid_ms.unwrap_or(0)),
+                french_date(r.paid_ms.unwrap_or(0)),
                 r.paid_by.as_deref().unwrap_or("?")
             ),
         ),
@@ -262,7 +268,7 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
                     format!(
                         "Gagnant ({}), mais le délai de paiement a expiré le {}.",
                         euros(prize),
-                        crate::store::iso8601(until)
+                        french_date(until)
                     ),
                 ),
                 _ => ("won", format!("Gagnant : {} à payer.", euros(prize))),
@@ -295,7 +301,7 @@ pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64
         return Err(AppError::Conflict(format!(
             "the sale of ticket {}'s emission ended on {}",
             row.serial,
-            crate::store::iso8601(end)
+            french_date(end)
         )));
     }
     let mut after = row.clone();
@@ -341,7 +347,7 @@ pub fn pay(
         return Err(AppError::Conflict(format!(
             "the claim deadline of ticket {} passed on {}",
             row.serial,
-            crate::store::iso8601(until)
+            french_date(until)
         )));
     }
     let sold_by = row.retail.sold_by.clone().unwrap_or_default();
@@ -567,6 +573,13 @@ mod tests {
             act(&Caller::Player(7), None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(),
             "not_found"
         );
+    }
+
+    #[test]
+    fn the_counter_reads_french_amounts_and_dates() {
+        assert_eq!(euros(150_000), "1\u{a0}500,00\u{a0}€");
+        assert_eq!(euros(300), "3,00\u{a0}€");
+        assert_eq!(french_date(1_796_287_391_716), "03/12/2026 08:43 UTC");
     }
 
     #[test]
