@@ -24,6 +24,13 @@ pub enum Backend {
 /// The operator token every test server accepts (`Config::operator_tokens`).
 pub const OPERATOR: &str = "operator-token-of-the-api-tests";
 
+/// The retailers every test server knows (`Config::retailer_tokens`,
+/// "SHOP NAME:TOKEN", CONTRACT.md Operator): each token names its shop.
+pub const SHOP_A: &str = "Tabac de la Gare";
+pub const SHOP_A_TOKEN: &str = "retailer-token-tabac-de-la-gare";
+pub const SHOP_B: &str = "Bar des Sports";
+pub const SHOP_B_TOKEN: &str = "retailer-token-bar-des-sports";
+
 /// The client seed the tests send with a ticket's first action (`seq` 0,
 /// CONTRACT.md Fairness 2): [`action_body`] sends it and [`search`] plans
 /// with it, so that a plan found offline is the game the server plays.
@@ -125,6 +132,7 @@ pub fn test_config(db: &TestDatabase) -> Config {
         key_file: Some(db.key_file.clone()),
         operator_tokens: vec![OPERATOR.to_string()],
         allow_non_regulation_table: true,
+        retailer_tokens: vec![format!("{SHOP_A}:{SHOP_A_TOKEN}"), format!("{SHOP_B}:{SHOP_B_TOKEN}")],
         ..Config::default()
     }
 }
@@ -165,6 +173,7 @@ pub async fn shutdown_shared(app: std::sync::Arc<TestApp>) {
 
 pub struct Resp {
     pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
     pub bytes: Vec<u8>,
     pub json: Value,
 }
@@ -173,9 +182,10 @@ impl TestApp {
     pub async fn send(&self, req: reqwest::RequestBuilder) -> Resp {
         let r = req.send().await.expect("request");
         let status = r.status();
+        let headers = r.headers().clone();
         let bytes = r.bytes().await.unwrap().to_vec();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Resp { status, bytes, json }
+        Resp { status, headers, bytes, json }
     }
 
     pub async fn post(&self, path: &str, token: Option<&str>, body: Value) -> Resp {
@@ -317,6 +327,98 @@ impl TestApp {
         store.check_audit_chain().await.expect("check_audit_chain")
     }
 
+    /// A retailer's call (CONTRACT.md Retail tickets): `POST /api/retail/{op}`
+    /// (`sell`, `validate` or `pay`) with `{"serial"}` and this bearer token.
+    pub async fn retail(&self, op: &str, token: Option<&str>, serial: &str) -> Resp {
+        self.post(&format!("/api/retail/{op}"), token, json!({ "serial": serial })).await
+    }
+
+    /// `POST /api/tickets/redeem` `{"code"}`, with a player's token or none.
+    pub async fn redeem(&self, code: &str, token: Option<&str>) -> Resp {
+        self.post("/api/tickets/redeem", token, json!({ "code": code })).await
+    }
+
+    /// `POST /api/tickets/redeem` from the client address `from`, as a
+    /// trusted proxy says it (`X-Forwarded-For`, `Config::trust_forwarded_for`).
+    pub async fn redeem_from(&self, from: &str, code: &str) -> Resp {
+        let req = self
+            .client
+            .post(format!("{}/api/tickets/redeem", self.url))
+            .header("x-forwarded-for", from)
+            .json(&json!({ "code": code }));
+        self.send(req).await
+    }
+
+    /// The print file of a paper block, one [`Printed`] a ticket.
+    pub async fn print_file(&self, emission: u64, block: u64) -> Vec<Printed> {
+        let r = self.admin_get(&format!("/api/admin/emissions/{emission}/blocks/{block}/print.csv")).await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.bytes));
+        let text = String::from_utf8(r.bytes).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} in {header:?}"));
+        let (serial, code, row) = (col("serial"), col("play_code"), col("row"));
+        let prizes = [col("prize_5"), col("prize_6"), col("prize_7"), col("prize_8")];
+        lines
+            .map(|line| {
+                let f: Vec<&str> = line.split(',').collect();
+                Printed {
+                    serial: f[serial].to_string(),
+                    code: f[code].to_string(),
+                    row: f[row].parse().unwrap(),
+                    prizes: PrizeSchedule::new(prizes.map(|i| f[i].parse::<u64>().unwrap())),
+                }
+            })
+            .collect()
+    }
+
+    /// Every row `sql` selects, each as one line `column=value|...` (NULL
+    /// for a null), whatever the columns' types: to compare a part of the
+    /// database before and after a request that must change nothing.
+    pub async fn dump(&self, sql: &str) -> Vec<String> {
+        use sqlx::{Column, Connection, Row, ValueRef};
+        let q = sqlx::AssertSqlSafe(sql.to_string());
+        macro_rules! cells {
+            ($row:expr) => {{
+                let row = $row;
+                let mut line = String::new();
+                for (i, c) in row.columns().iter().enumerate() {
+                    let value = if row.try_get_raw(i).unwrap().is_null() {
+                        "NULL".to_string()
+                    } else if let Ok(v) = row.try_get::<i64, _>(i) {
+                        v.to_string()
+                    } else if let Ok(v) = row.try_get::<i32, _>(i) {
+                        v.to_string()
+                    } else if let Ok(v) = row.try_get::<String, _>(i) {
+                        format!("{v:?}")
+                    } else if let Ok(v) = row.try_get::<bool, _>(i) {
+                        v.to_string()
+                    } else if let Ok(v) = row.try_get::<f64, _>(i) {
+                        v.to_string()
+                    } else {
+                        panic!("{sql}: column {} of an unexpected type", c.name())
+                    };
+                    line.push_str(&format!("{}={value}|", c.name()));
+                }
+                line
+            }};
+        }
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.db_url).await.unwrap();
+                let rows = sqlx::query(q).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+                conn.close().await.unwrap();
+                rows.iter().map(|r| cells!(r)).collect()
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.db_url).await.unwrap();
+                let rows = sqlx::query(q).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+                conn.close().await.unwrap();
+                rows.iter().map(|r| cells!(r)).collect()
+            }
+        }
+    }
+
     /// Shuts the server down gracefully and keeps its database, to start
     /// another server on it ([`spawn_app_on`]).
     pub async fn stop(self) -> TestDatabase {
@@ -340,6 +442,33 @@ pub fn action_body(seq: u64, a: Action) -> Value {
         body["client_seed"] = json!(CLIENT_SEED);
     }
     body
+}
+
+/// One ticket of a paper block's print file (`print.csv`): what the shop
+/// sells and the player scratches.
+#[derive(Clone, Debug)]
+pub struct Printed {
+    /// As printed: `PAP-002-00001-000007-42`.
+    pub serial: String,
+    /// The play code under the scratch zone, as printed (`7K3M-Q9ZD-XW4P-2HRT`).
+    pub code: String,
+    /// The schedule row, from 1 as in the file.
+    pub row: u32,
+    pub prizes: PrizeSchedule,
+}
+
+impl Printed {
+    /// The ticket as [`search`] reads it before it is played: its serial,
+    /// its prizes, no client seed yet (the first action sends [`CLIENT_SEED`]).
+    pub fn unplayed(&self) -> Value {
+        json!({"serial": self.serial, "prizes_cents": self.prizes, "client_seed": null})
+    }
+}
+
+/// [`search`] on a printed ticket not played yet: every paper ticket of a
+/// test server has the fixed seed [`SEED`] too.
+pub fn search_printed(p: &Printed, tries: u64, want: impl Fn(&Plan) -> bool) -> Option<Plan> {
+    search(&p.unplayed(), tries, want)
 }
 
 pub fn prizes_of(ticket: &Value) -> PrizeSchedule {

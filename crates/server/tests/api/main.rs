@@ -28,3 +28,4 @@ mod games;
 mod helpers;
 mod money;
 mod ops;
+mod paper;

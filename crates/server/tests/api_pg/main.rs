@@ -32,3 +32,5 @@ mod helpers;
 mod money;
 #[path = "../api/ops.rs"]
 mod ops;
+#[path = "../api/paper.rs"]
+mod paper;
