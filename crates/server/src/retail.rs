@@ -103,16 +103,17 @@ pub async fn redeem(
 ) -> Result<Response, AppError> {
     let address = client_address(&state, Some(peer), &headers);
     let limits = state.redeem_limits;
-    if let Some(limited) = state.store.redeem_limited(&address, limits).await? {
+    let too_many = |limited: crate::store::Limited| AppError::TooManyAttempts {
+        message: format!(
+            "too many wrong play codes {}: try again in {} s",
+            if limited.bucket == "global" { "from everyone" } else { "from your address" },
+            limited.retry_after_s
+        ),
+        retry_after_s: limited.retry_after_s,
+    };
+    if let Some(limited) = state.store.redeem_limited(&address, limits, false).await? {
         state.metrics.redeem_refused.inc();
-        return Err(AppError::TooManyAttempts {
-            message: format!(
-                "too many wrong play codes {}: try again in {} s",
-                if limited.bucket == "global" { "from everyone" } else { "from your address" },
-                limited.retry_after_s
-            ),
-            retry_after_s: limited.retry_after_s,
-        });
+        return Err(too_many(limited));
     }
     let hash = code_hash(&body.code)?;
     // A player's token makes the ticket theirs; a ticket's own token is ignored.
@@ -133,20 +134,30 @@ pub async fn redeem(
             }
         }
     };
+    // The attempt is counted before the code is looked up: attempts sent at
+    // once cannot look up more codes than the limit allows.
+    state.store.redeem_attempt(&address, limits, 1).await?;
+    if let Some(limited) = state.store.redeem_limited(&address, limits, true).await? {
+        // Past the limit (attempts sent at once): refused, still counted.
+        state.metrics.redeem_refused.inc();
+        return Err(too_many(limited));
+    }
+    if let Some(limited) = state.store.redeem_limited(&address, limits, false).await? {
+        // This attempt fills a bucket: the next ones are refused until the window ends.
+        state.metrics.redeem_limited.inc();
+        tracing::warn!(
+            address = %address,
+            bucket = %limited.bucket,
+            retry_after_s = limited.retry_after_s,
+            "the limit of wrong play codes is reached: further attempts are refused until the window ends"
+        );
+    }
     match state.store.redeem(hash, player).await {
-        Err(AppError::NotFound(m)) => {
-            state.store.redeem_failed(&address, limits).await?;
-            if let Some(limited) = state.store.redeem_limited(&address, limits).await? {
-                state.metrics.redeem_limited.inc();
-                tracing::warn!(
-                    address = %address,
-                    bucket = %limited.bucket,
-                    retry_after_s = limited.retry_after_s,
-                    "too many wrong play codes: refusing further attempts until the window ends"
-                );
-            }
-            Err(AppError::NotFound(m))
+        Err(AppError::NotFound(m)) => Err(AppError::NotFound(m)),
+        other => {
+            // A right code is no guess: its attempt is taken back.
+            state.store.redeem_attempt(&address, limits, -1).await?;
+            Ok(json_answer(other?))
         }
-        other => Ok(json_answer(other?)),
     }
 }

@@ -214,13 +214,15 @@ pub enum RetailWrite {
     Owner { ticket_id: TicketId, serial: String, owner: PlayerId },
 }
 
-/// Failed redemptions to count: each bucket's window restarts at `now`
-/// when it began before `now - window_ms`.
+/// Redemption attempts to count (`delta` 1) or to take back (`delta` -1,
+/// when the code was right): each bucket's window restarts at `now` when it
+/// began before `now - window_ms`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failures {
     pub buckets: Vec<String>,
     pub now: i64,
     pub window_ms: i64,
+    pub delta: i64,
 }
 
 /// The player's seed of a ticket, written once (guarded: while none is).

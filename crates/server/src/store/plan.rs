@@ -378,22 +378,28 @@ impl Plan {
         }
     }
 
-    /// Failed redemptions counted, per bucket, in windows.
+    /// Redemption attempts counted (`delta` 1) or taken back (`delta` -1),
+    /// per bucket, in windows: a window that began before `now - window`
+    /// starts again at `now`.
     fn failures(&mut self, f: &Failures) {
         for bucket in &f.buckets {
             let cutoff = f.now - f.window_ms;
-            let (b, now, c1, c2, now2) = (
-                self.placeholder(bucket.as_str().into()),
-                self.placeholder(f.now.into()),
-                self.placeholder(cutoff.into()),
-                self.placeholder(cutoff.into()),
-                self.placeholder(f.now.into()),
-            );
+            let start = f.delta.max(0);
+            let b = self.placeholder(bucket.as_str().into());
+            let now = self.placeholder(f.now.into());
+            let first = self.placeholder(start.into());
+            let c1 = self.placeholder(cutoff.into());
+            let restart = self.placeholder(start.into());
+            let delta = self.placeholder(f.delta.into());
+            let c2 = self.placeholder(cutoff.into());
+            let now2 = self.placeholder(f.now.into());
             let sql = format!(
-                "INSERT INTO redeem_failures (bucket, window_start_ms, failures) VALUES ({b}, {now}, 1)
+                "INSERT INTO redeem_failures (bucket, window_start_ms, failures) VALUES ({b}, {now}, {first})
                  ON CONFLICT (bucket) DO UPDATE SET
-                   failures = CASE WHEN redeem_failures.window_start_ms <= {c1} THEN 1 ELSE redeem_failures.failures + 1 END,
-                   window_start_ms = CASE WHEN redeem_failures.window_start_ms <= {c2} THEN {now2} ELSE redeem_failures.window_start_ms END"
+                   failures = CASE WHEN redeem_failures.window_start_ms <= {c1} THEN {restart}
+                                   ELSE redeem_failures.failures + {delta} END,
+                   window_start_ms = CASE WHEN redeem_failures.window_start_ms <= {c2} THEN {now2}
+                                          ELSE redeem_failures.window_start_ms END"
             );
             self.parts.push(Part { name: "failures", sql, guarded: false });
         }

@@ -114,26 +114,37 @@ impl Store {
         Ok(self.write(Op::Redeem { code_hash, player, token }).await?.answer)
     }
 
-    /// The first bucket over its limit, if any.
-    pub async fn redeem_limited(&self, address: &str, limits: RedeemLimits) -> Result<Option<Limited>, AppError> {
+    /// The first bucket at its limit (`counted`: past it, once this
+    /// attempt is counted), if any.
+    pub async fn redeem_limited(
+        &self,
+        address: &str,
+        limits: RedeemLimits,
+        counted: bool,
+    ) -> Result<Option<Limited>, AppError> {
         let buckets = [format!("addr:{address}"), "global".to_string()];
         let now = now_ms();
         for (bucket, start, failures) in reads::failures(&self.db, &buckets).await? {
             let limit = if bucket == "global" { limits.global } else { limits.per_address };
             let ends = start + limits.window_ms;
-            if ends > now && failures >= i64::from(limit) {
+            let over = if counted { failures > i64::from(limit) } else { failures >= i64::from(limit) };
+            if ends > now && over {
                 return Ok(Some(Limited { retry_after_s: ((ends - now + 999) / 1000) as u64, bucket }));
             }
         }
         Ok(None)
     }
 
-    /// Counts one failed redemption from `address` (and in the global bucket).
-    pub async fn redeem_failed(&self, address: &str, limits: RedeemLimits) -> Result<(), AppError> {
+    /// Counts one redemption attempt from `address` (and in the global
+    /// bucket), before the code is looked up (`delta` 1), or takes it back
+    /// once the code was right (`delta` -1): so concurrent attempts can never
+    /// look up more codes than the limit allows.
+    pub async fn redeem_attempt(&self, address: &str, limits: RedeemLimits, delta: i64) -> Result<(), AppError> {
         let failures = Failures {
             buckets: vec![format!("addr:{address}"), "global".to_string()],
             now: now_ms(),
             window_ms: limits.window_ms,
+            delta,
         };
         self.write(Op::Apply(Box::new(Changes { failures: Some(failures), ..Changes::none(Effect::Retail) }))).await?;
         Ok(())
