@@ -24,6 +24,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per run: the size of the largest variant (serve's flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Exact odds of the game; with a prize table, its payout figures.
