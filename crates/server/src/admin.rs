@@ -169,6 +169,11 @@ pub async fn get_emission(
 
 /// Ends an emission's sale now: its tickets are no longer sold, and its
 /// paper prizes are paid until `claim_days` later (operator).
+#[utoipa::path(post, path = "/api/admin/emissions/{id}/close", tag = "operator", security(("bearer" = [])),
+    params(("id" = u32, Path, description = "the emission's number")),
+    responses((status = 200, description = "EmissionReport, with sale_end_ms and claim_end_ms", body = Object),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody)))]
 pub async fn close_emission(
     State(state): State<AppState>,
     _: Operator,

@@ -3,7 +3,7 @@
 //! attempts per client address and in total.
 
 use crate::core::decide::RetailAnswer;
-use crate::error::AppError;
+use crate::error::{AppError, ErrorBody};
 use crate::http::{AppState, RequiredJson, bearer};
 use crate::store::code_hash;
 use axum::Json;
@@ -54,6 +54,12 @@ fn json_answer(answer: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
 
+/// A shop sells a printed paper ticket (retailer).
+#[utoipa::path(post, path = "/api/retail/sell", tag = "retail", security(("bearer" = [])),
+    request_body(content = Object, description = "`{\"serial\": \"as printed, any case, dashes optional\"}`"),
+    responses((status = 200, description = "`{serial, status, prize_cents, message, sold_by, paid_ms, paid_by, claim_until_ms}`", body = Object),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn sell(
     State(state): State<AppState>,
     Retailer(shop): Retailer,
@@ -62,6 +68,12 @@ pub async fn sell(
     Ok(json_answer(state.store.retail_sell(&shop, &body.serial).await?))
 }
 
+/// What the shop should do with a ticket, in words; changes nothing (retailer).
+#[utoipa::path(post, path = "/api/retail/validate", tag = "retail", security(("bearer" = [])),
+    request_body(content = Object, description = "`{\"serial\": \"...\"}`"),
+    responses((status = 200, description = "`{serial, status: printed|sold|in_play|won|lost|paid, prize_cents, message, ...}`", body = Object),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn validate(
     State(state): State<AppState>,
     Retailer(_shop): Retailer,
@@ -70,6 +82,12 @@ pub async fn validate(
     Ok(Json(state.store.retail_validate(&body.serial).await?))
 }
 
+/// A shop pays a won paper ticket, once (retailer).
+#[utoipa::path(post, path = "/api/retail/pay", tag = "retail", security(("bearer" = [])),
+    request_body(content = Object, description = "`{\"serial\": \"...\"}`"),
+    responses((status = 200, description = "`{serial, status: paid, prize_cents, message, ...}`", body = Object),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn pay(
     State(state): State<AppState>,
     Retailer(shop): Retailer,
@@ -95,6 +113,11 @@ fn client_address(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMa
 }
 
 /// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.
+#[utoipa::path(post, path = "/api/tickets/redeem", tag = "tickets",
+    request_body(content = Object, description = "`{\"code\": \"7K3M-Q9ZD-XW4P-2HRT\"}`; a player's bearer token, optional, adds the ticket to their history"),
+    responses((status = 200, description = "`{ticket, token}`: the token opens this ticket only", body = Object),
+              (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
 pub async fn redeem(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
