@@ -27,7 +27,7 @@ use crate::supply::{self, TicketSpec};
 use math::PrizeTable;
 use num_bigint::BigInt;
 use num_rational::BigRational;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ pub struct PublicBlock {
 }
 
 /// The operator's figures of one block or of a whole emission.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Figures {
     pub printed: i64,
     pub sold: i64,
@@ -101,7 +101,8 @@ pub struct Figures {
 }
 
 impl Figures {
-    fn add(&mut self, o: &Figures) {
+    /// Adds another block's figures (an emission's totals).
+    pub fn add(&mut self, o: &Figures) {
         self.printed += o.printed;
         self.sold += o.sold;
         self.in_play += o.in_play;
