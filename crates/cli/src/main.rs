@@ -8,6 +8,7 @@ mod loadtest;
 mod odds;
 mod play;
 mod report;
+mod rng_stream;
 mod serve;
 mod simulate;
 mod verify;
@@ -46,6 +47,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Load generator: players playing real games over HTTP.
     Loadtest(loadtest::LoadtestArgs),
+    /// The raw 32-bit output of a draw source, for outside test suites (dieharder).
+    RngStream(rng_stream::RngStreamArgs),
 }
 
 /// Loads and validates a prize table, naming the file in errors.
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify::run(a),
         Command::Report(a) => report::run(a),
         Command::Loadtest(a) => loadtest::run(a),
+        Command::RngStream(a) => rng_stream::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
