@@ -69,6 +69,18 @@ pub struct ServeArgs {
     /// Behind a reverse proxy: take the client's address from X-Forwarded-For.
     #[arg(long, env = "AS_CAPONE_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: bool,
+    /// Open connections served at once; more wait in the backlog [default: 1024].
+    #[arg(long, env = "AS_CAPONE_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Close a connection whose request head is not complete within this many milliseconds [default: 10000].
+    #[arg(long, env = "AS_CAPONE_HEADER_READ_TIMEOUT_MS")]
+    pub header_read_timeout_ms: Option<u64>,
+    /// On SIGTERM, close connections still open after this many milliseconds [default: 10000].
+    #[arg(long, env = "AS_CAPONE_SHUTDOWN_GRACE_MS")]
+    pub shutdown_grace_ms: Option<u64>,
+    /// New players per client address per minute; 0: no limit (load tests) [default: 100].
+    #[arg(long, env = "AS_CAPONE_REGISTRATIONS_PER_ADDRESS")]
+    pub registrations_per_address: Option<u32>,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -138,6 +150,18 @@ impl ServeArgs {
         if self.trust_forwarded_for {
             c.trust_forwarded_for = true;
         }
+        if let Some(v) = self.max_connections {
+            c.max_connections = v;
+        }
+        if let Some(v) = self.header_read_timeout_ms {
+            c.header_read_timeout_ms = v;
+        }
+        if let Some(v) = self.shutdown_grace_ms {
+            c.shutdown_grace_ms = v;
+        }
+        if let Some(v) = self.registrations_per_address {
+            c.registrations_per_address = v;
+        }
         c.check()?;
         Ok(c)
     }
@@ -145,7 +169,8 @@ impl ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     server::init_logging();
-    let config = args.config()?;
+    let mut config = args.config()?;
+    fit_connections_to_file_limit(&mut config);
     let options = AppOptions::from_config(config)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     rt.enable_all();
@@ -156,4 +181,32 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         let app = App::start(options).await?;
         app.run_until_signal().await
     })
+}
+
+/// Raises the soft limit of open files to the hard one, and keeps the
+/// connection cap below it (with room for the database's files and
+/// connections), so that the cap, not `accept` failing, is what holds.
+fn fit_connections_to_file_limit(config: &mut server::Config) {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit write and read the one struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim = raised;
+            }
+        }
+    }
+    let room = (lim.rlim_cur as usize).saturating_sub(128).max(16);
+    if config.max_connections > room {
+        tracing::warn!(
+            max_connections = config.max_connections,
+            open_files = lim.rlim_cur,
+            "the open-file limit is low: serving at most {room} connections at once"
+        );
+        config.max_connections = room;
+    }
 }

@@ -4,10 +4,10 @@
 
 use crate::api::Channel;
 use crate::error::{AppError, ErrorBody};
-use crate::http::{AppState, RequiredJson, bearer};
+use crate::http::{AppState, PathParam, RequiredJson, bearer};
 use crate::store::{EmissionCreated, EmissionReport, PublicEmission};
 use axum::Json;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -130,7 +130,7 @@ fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
 pub async fn add_blocks(
     State(state): State<AppState>,
     _: Operator,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
     RequiredJson(body): RequiredJson<MoreBlocks>,
 ) -> Result<Response, AppError> {
     let id = path_number(&id, "emission")?;
@@ -160,7 +160,7 @@ pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Resul
 pub async fn get_emission(
     State(state): State<AppState>,
     _: Operator,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Json<EmissionReport>, AppError> {
     let id = path_number(&id, "emission")?;
     let mut one = state.store.emission_reports(Some(id)).await?;
@@ -177,7 +177,7 @@ pub async fn get_emission(
 pub async fn close_emission(
     State(state): State<AppState>,
     _: Operator,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Json<EmissionReport>, AppError> {
     let id = path_number(&id, "emission")?;
     state.store.emission_reports(Some(id)).await?;
@@ -194,7 +194,7 @@ pub async fn close_emission(
 pub async fn print_file(
     State(state): State<AppState>,
     _: Operator,
-    Path((id, n)): Path<(String, String)>,
+    PathParam((id, n)): PathParam<(String, String)>,
 ) -> Result<Response, AppError> {
     let (id, n) = (path_number(&id, "emission")?, path_number(&n, "block")?);
     let csv = state.store.print_file(id, n).await?;

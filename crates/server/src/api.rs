@@ -234,18 +234,58 @@ pub struct ActionAnswer {
 
 /// `POST /api/tickets/{id}/actions` body: `{"seq": n, "action": "play",
 /// "card": "Q"}` or `{"seq": n, "action": "draw"}`; with the first action
-/// (`seq` 0) an optional `"client_seed"`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// (`seq` 0) an optional `"client_seed"`. Read through [`ActionBody`], so
+/// that an unknown field is refused (400) like in every other body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "ActionBody")]
 pub struct ActionRequest {
     /// The number of actions already applied to the ticket.
     pub seq: u64,
     #[serde(flatten)]
-    #[schema(value_type = Object)]
     pub action: Action,
     /// The player's seed (printable ASCII, 1 to 64 characters), at `seq` 0
     /// only; absent there, the server picks a random one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_seed: Option<String>,
+}
+
+/// The wire form of an action's body, as documented (OpenAPI): every field
+/// named, unknown ones refused.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActionBody {
+    /// The number of actions already applied to the ticket (the ticket's `seq`).
+    pub seq: u64,
+    /// `play` (a card of the hand, art. 3.2.3) or `draw` (the 16-card deck, art. 3.2.4, 3.2.5).
+    pub action: ActionKind,
+    /// With `play` only: the card's rank, `7` `8` `9` `10` `J` `Q` `K` `A`.
+    #[schema(value_type = Option<String>, pattern = "^(7|8|9|10|[JjQqKkAa])$")]
+    #[serde(default)]
+    pub card: Option<engine::Rank>,
+    /// At `seq` 0 only: the player's seed, printable ASCII, 1 to 64 characters.
+    #[serde(default)]
+    pub client_seed: Option<String>,
+}
+
+/// The two actions of the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    Play,
+    Draw,
+}
+
+impl TryFrom<ActionBody> for ActionRequest {
+    type Error = String;
+    fn try_from(b: ActionBody) -> Result<ActionRequest, String> {
+        let action = match (b.action, b.card) {
+            (ActionKind::Play, Some(card)) => Action::Play { card },
+            (ActionKind::Play, None) => return Err("`play` needs a `card`".into()),
+            (ActionKind::Draw, None) => Action::Draw,
+            (ActionKind::Draw, Some(_)) => return Err("`draw` takes no `card`".into()),
+        };
+        Ok(ActionRequest { seq: b.seq, action, client_seed: b.client_seed })
+    }
 }
 
 impl ActionRequest {

@@ -92,16 +92,21 @@ impl App {
                 window_ms: config.redeem_window_s as i64 * 1000,
             },
             request_timeout: Duration::from_millis(config.request_timeout_ms),
+            registrations: Arc::new(crate::throttle::Throttle::new(
+                config.registrations_per_address,
+                Duration::from_secs(config.registration_window_s),
+            )),
         };
         let app = router(state);
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let limits = crate::listener::Limits {
+            max_connections: config.max_connections,
+            header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+            shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
+        };
+        let task = tokio::spawn(crate::listener::serve(listener, app, limits, async {
+            let _ = stopped.await;
+        }));
         let demo = if config.demo_token.is_empty() {
             String::new()
         } else {

@@ -102,6 +102,17 @@ pub struct Config {
     pub redeem_failures_global: u32,
     /// The window of those limits, in seconds.
     pub redeem_window_s: u64,
+    /// Open connections served at once; more wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// A connection that has not sent a whole request head within this
+    /// time (half-sent headers, or idle between requests) is closed.
+    pub header_read_timeout_ms: u64,
+    /// On SIGTERM, open connections get this long to finish, then are closed.
+    pub shutdown_grace_ms: u64,
+    /// New players per client address and window (`registration_window_s`); 0: no limit.
+    pub registrations_per_address: u32,
+    /// The window of that limit, in seconds.
+    pub registration_window_s: u64,
 }
 
 impl Default for Config {
@@ -131,6 +142,11 @@ impl Default for Config {
             redeem_failures_per_address: 20,
             redeem_failures_global: 2000,
             redeem_window_s: 900,
+            max_connections: 1024,
+            header_read_timeout_ms: 10_000,
+            shutdown_grace_ms: 10_000,
+            registrations_per_address: 100,
+            registration_window_s: 60,
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::error::{AppError, ErrorBody};
 use crate::metrics::Metrics;
 use crate::store::Store;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -39,6 +39,8 @@ pub struct AppState {
     pub claim_days: u32,
     pub trust_forwarded_for: bool,
     pub redeem_limits: crate::store::RedeemLimits,
+    /// New players per client address (play money).
+    pub registrations: Arc<crate::throttle::Throttle>,
 }
 
 /// The whole application: API, operations endpoints and the web page.
@@ -78,20 +80,72 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Counts requests by route and status and times them (`/metrics`).
+/// Counts requests by route, method and status and times them (`/metrics`).
+/// Every label takes a bounded set of values: the route template (or
+/// `unmatched`), a known method (or `other`), the status code; a client
+/// inventing methods or paths cannot grow the metrics.
+///
+/// It also refuses at once, with 413, a body announced larger than the
+/// limit (`Content-Length`), instead of waiting for a body that will be
+/// refused anyway; the connection is then closed, since the body is unread.
 async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "unmatched".to_string());
-    let method = req.method().clone();
+    let method = method_label(req.method());
     let started = Instant::now();
-    let response = next.run(req).await;
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let response = match announced {
+        Some(n) if n > state.body_limit as u64 => {
+            let mut r = AppError::PayloadTooLarge(format!(
+                "the body ({n} bytes) is larger than the limit of {} bytes",
+                state.body_limit
+            ))
+            .into_response();
+            r.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+            r
+        }
+        _ => next.run(req).await,
+    };
     let m = &state.metrics;
-    m.requests.with_label_values(&[route.as_str(), method.as_str(), response.status().as_str()]).inc();
-    m.latency.with_label_values(&[route.as_str(), method.as_str()]).observe(started.elapsed().as_secs_f64());
+    m.requests.with_label_values(&[route.as_str(), method, response.status().as_str()]).inc();
+    m.latency.with_label_values(&[route.as_str(), method]).observe(started.elapsed().as_secs_f64());
     response
+}
+
+/// The metric label of a method: the standard ones, else `other`.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::HEAD => "HEAD",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// A path parameter, refused in the error shape (400) when it does not
+/// decode (`/api/tickets/%FF`), like every other refusal.
+pub struct PathParam<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for PathParam<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<PathParam<T>, AppError> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(v)) => Ok(PathParam(v)),
+            Err(e) => Err(AppError::BadRequest(format!("invalid path: {}", e.body_text()))),
+        }
+    }
 }
 
 /// The request-time limit, answered in the error shape. The operator's
@@ -201,6 +255,12 @@ async fn read_json<T: DeserializeOwned, S: Send + Sync>(
     if is_json != Some(true) {
         return Err(AppError::BadRequest("expected Content-Type: application/json".into()));
     }
+    // An optional body may also be JSON `null` (as the OpenAPI document says).
+    if let Some(d) = default
+        && bytes.trim_ascii() == b"null"
+    {
+        return Ok(d());
+    }
     serde_json::from_slice(&bytes).map_err(|e| AppError::BadRequest(format!("invalid JSON body: {e}")))
 }
 
@@ -224,11 +284,22 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for RequiredJson<T> {
 /// Registers a player with the configured play money.
 #[utoipa::path(post, path = "/api/players", tag = "players",
     request_body(content = Option<NewPlayerBody>, description = "optional"),
-    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody)))]
+    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody),
+              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
 pub async fn create_player(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<NewPlayerBody>,
 ) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
+    let address = crate::retail::client_address(&state, Some(peer), &headers);
+    if let Err(retry_after_s) = state.registrations.check(&address, Instant::now()) {
+        tracing::warn!(%address, "registration limit reached");
+        return Err(AppError::TooManyAttempts {
+            message: format!("too many new players from this address: try again in {retry_after_s} s"),
+            retry_after_s,
+        });
+    }
     let name = parse_name(body.name)?;
     let created = state.store.create_player(name).await?;
     Ok((StatusCode::CREATED, Json(created)))
@@ -280,7 +351,7 @@ pub async fn list_tickets(State(state): State<AppState>, Authed(player): Authed)
 pub async fn get_ticket(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Json<TicketEnvelope>, AppError> {
     Ok(Json(TicketEnvelope { ticket: state.store.ticket(&caller, &id).await? }))
 }
@@ -289,14 +360,14 @@ pub async fn get_ticket(
 /// identical answer.
 #[utoipa::path(post, path = "/api/tickets/{id}/actions", tag = "tickets", security(("bearer" = [])),
     params(("id" = String, Path, description = "the ticket's id")),
-    request_body = ActionRequest,
+    request_body = crate::api::ActionBody,
     responses((status = 200, body = ActionAnswer), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
               (status = 422, body = ErrorBody)))]
 pub async fn act(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
     RequiredJson(request): RequiredJson<ActionRequest>,
 ) -> Result<Response, AppError> {
     let answer = state.store.act(&caller, &id, request).await?;
@@ -312,7 +383,7 @@ pub async fn act(
 pub async fn record(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Json<crate::record::Record>, AppError> {
     Ok(Json(state.store.record(&caller, &id).await?))
 }

@@ -51,12 +51,14 @@ pub mod error;
 pub mod fairness;
 mod http;
 pub mod keys;
+mod listener;
 pub mod metrics;
 mod openapi;
 pub mod record;
 mod retail;
 pub mod store;
 pub mod supply;
+mod throttle;
 mod web;
 
 pub use app::{App, AppOptions};

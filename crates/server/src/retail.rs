@@ -98,7 +98,7 @@ pub async fn pay(
 
 /// The client's address: the TCP peer, or behind a trusted proxy the first
 /// address of `X-Forwarded-For`.
-fn client_address(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> String {
+pub(crate) fn client_address(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> String {
     if state.trust_forwarded_for
         && let Some(first) = headers
             .get("x-forwarded-for")

@@ -38,10 +38,11 @@ pub async fn index() -> Response {
     serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
 }
 
-/// Any other path: a file of `web/`, or 404 in the error shape.
+/// Any other path: a file of `web/` (GET, or HEAD: hyper sends no body for
+/// HEAD), or 404 in the error shape.
 pub async fn asset_or_not_found(method: Method, uri: Uri) -> Response {
     let path = uri.path().trim_start_matches('/');
-    if method == Method::GET
+    if (method == Method::GET || method == Method::HEAD)
         && !path.starts_with("api/")
         && !path.contains("..")
         && let Some(r) = serve(path)

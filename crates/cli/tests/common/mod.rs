@@ -38,7 +38,14 @@ pub fn key_file(dir: &Path) -> std::path::PathBuf {
 pub fn spawn_server(dir: &Path, db_url: &str, extra: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_as-capone"))
         .arg("serve")
-        .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--table"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--allow-non-regulation-table",
+            "--registrations-per-address",
+            "0",
+            "--table",
+        ])
         .arg(dir.join("table.toml"))
         .arg("--db")
         .arg(db_url)

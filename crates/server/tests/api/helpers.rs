@@ -132,6 +132,8 @@ pub fn test_config(db: &TestDatabase) -> Config {
         key_file: Some(db.key_file.clone()),
         operator_tokens: vec![OPERATOR.to_string()],
         allow_non_regulation_table: true,
+        // The tests register many players from 127.0.0.1; errors.rs tests the limit.
+        registrations_per_address: 0,
         retailer_tokens: vec![format!("{SHOP_A}:{SHOP_A_TOKEN}"), format!("{SHOP_B}:{SHOP_B_TOKEN}")],
         ..Config::default()
     }

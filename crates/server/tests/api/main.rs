@@ -25,6 +25,7 @@ mod errors;
 mod exactly_once;
 mod fairness;
 mod games;
+mod hardening;
 mod helpers;
 mod money;
 mod ops;
