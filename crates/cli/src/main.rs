@@ -7,6 +7,7 @@ mod emit;
 mod loadtest;
 mod odds;
 mod play;
+mod reliability;
 mod report;
 mod rng_stream;
 mod serve;
@@ -49,6 +50,8 @@ enum Command {
     Loadtest(loadtest::LoadtestArgs),
     /// The raw 32-bit output of a draw source, for outside test suites (dieharder).
     RngStream(rng_stream::RngStreamArgs),
+    /// Fault and load evidence: SIGKILLs under load, a soak, a hostile corpus (RELIABILITY.md).
+    Reliability(reliability::ReliabilityArgs),
 }
 
 /// Loads and validates a prize table, naming the file in errors.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Loadtest(a) => loadtest::run(a),
         Command::RngStream(a) => rng_stream::run(a),
+        Command::Reliability(a) => reliability::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

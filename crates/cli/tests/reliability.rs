@@ -1,0 +1,62 @@
+//! The short version of `as-capone reliability all` (RELIABILITY.md): the
+//! real binary, SIGKILLed 5 times under load on SQLite and 5 times on
+//! PostgreSQL (skipped with a message where PostgreSQL is unreachable,
+//! unless AS_CAPONE_REQUIRE_POSTGRES is set), a 20-second soak sampled every
+//! 2 seconds, and the whole hostile corpus. Nothing answered may be lost,
+//! changed or re-rolled, no 5xx, and every hostile request is refused in
+//! the error shape without changing anything.
+
+use serde_json::Value;
+use std::process::Command;
+
+#[test]
+fn reliability_quick() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("reliability.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+        .args(["reliability", "all", "--quick", "--db", "both", "--stall-cap-secs", "40", "--json-out"])
+        .arg(&json_path)
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    let summary: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no summary ({e}); stdout:\n{stdout}\nstderr:\n{stderr}"));
+
+    let kills = summary["kills"].as_array().expect("the kills part ran");
+    for k in kills {
+        let backend = k["backend"].as_str().unwrap();
+        if k["skipped"] == true {
+            eprintln!("kills on {backend}: skipped (PostgreSQL unreachable)");
+            continue;
+        }
+        assert_eq!(k["kills_survived"], k["kills"], "{backend}: every kill survived");
+        assert!(k["actions_answered"].as_u64().unwrap() > 0, "{backend}: actions were answered");
+        assert!(k["actions_replayed"].as_u64().unwrap() > 0, "{backend}: actions were replayed");
+        for field in ["lost", "changed", "rerolls", "server_errors_5xx", "unexpected_4xx"] {
+            assert_eq!(k[field], 0, "{backend}: {field}; failures: {:#}", k["failures"]);
+        }
+        assert_eq!(k["ok"], true, "{backend}: {:#}", k["failures"]);
+    }
+
+    let soak = &summary["soak"];
+    assert!(soak["samples"].as_array().is_some_and(|s| s.len() >= 5), "soak samples: {soak:#}");
+    assert_eq!(soak["server_errors_5xx"], 0, "soak: no 5xx");
+    assert_eq!(soak["errors"], 0, "soak: no error; first: {}", soak["first_error"]);
+
+    let hostile = &summary["hostile"];
+    assert!(hostile["cases"].as_u64().unwrap() >= 500, "at least 500 hostile cases");
+    assert_eq!(hostile["server_errors_5xx"], 0, "hostile: no 5xx");
+    let mut failing = Vec::new();
+    for (cat, c) in hostile["categories"].as_object().unwrap() {
+        for f in c["failures"].as_array().unwrap() {
+            failing.push(format!("[{cat}] {}: {} -> {}", f["case"], f["answer"], f["problem"]));
+        }
+    }
+    assert!(failing.is_empty(), "hostile cases failing:\n{}", failing.join("\n"));
+    assert_eq!(hostile["changed_state"], 0, "hostile requests changed nothing");
+    assert!(out.status.success(), "as-capone reliability failed:\n{stdout}");
+}
