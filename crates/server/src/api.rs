@@ -15,7 +15,8 @@ pub const TICKET_PRICE_CENTS: i64 = 300;
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayerBody {
-    /// A display name, at most 64 characters.
+    /// A display name, at most 64 characters, no control character.
+    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
     pub name: Option<String>,
 }
 
@@ -40,7 +41,8 @@ pub struct Me {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuyBody {
-    #[schema(value_type = Option<String>)]
+    /// Not documented: always refused, with a message saying where the seed goes.
+    #[schema(ignore)]
     pub client_seed: Option<serde_json::Value>,
 }
 
@@ -249,30 +251,124 @@ pub struct ActionRequest {
     pub client_seed: Option<String>,
 }
 
-/// The wire form of an action's body, as documented (OpenAPI): every field
-/// named, unknown ones refused.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+/// The wire form of an action's body: every field named, unknown ones
+/// refused. Its OpenAPI document is [`ActionBodyDoc`]'s four exact shapes.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionBody {
-    /// The number of actions already applied to the ticket (the ticket's `seq`).
+    #[serde(deserialize_with = "json_integer")]
     pub seq: u64,
-    /// `play` (a card of the hand, art. 3.2.3) or `draw` (the 16-card deck, art. 3.2.4, 3.2.5).
     pub action: ActionKind,
-    /// With `play` only: the card's rank, `7` `8` `9` `10` `J` `Q` `K` `A`.
-    #[schema(value_type = Option<String>, pattern = "^(7|8|9|10|[JjQqKkAa])$")]
     #[serde(default)]
     pub card: Option<engine::Rank>,
-    /// At `seq` 0 only: the player's seed, printable ASCII, 1 to 64 characters.
     #[serde(default)]
     pub client_seed: Option<String>,
 }
 
 /// The two actions of the game.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionKind {
     Play,
     Draw,
+}
+
+/// The OpenAPI document of an action's body (documentation only): one of
+/// four exact shapes, so that every body the document allows is one the
+/// server reads (Schemathesis checks it). Whether the action fits the
+/// ticket's state (its `seq`, its phase, the cards in hand) is the game's
+/// rule, answered 409 or 422.
+#[derive(ToSchema)]
+#[schema(as = ActionBody)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum ActionBodyDoc {
+    /// The ticket's first action (`seq` 0): a card, and optionally the player's seed.
+    FirstPlay(FirstPlay),
+    /// A later card.
+    Play(LaterPlay),
+    /// The first action as a deck click (refused 422: a ticket starts with a card).
+    FirstDraw(FirstDraw),
+    /// A click on the 16-card deck (art. 3.2.4.2, 3.2.5.2).
+    Draw(LaterDraw),
+}
+
+/// `play`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayTag {
+    Play,
+}
+
+/// `draw`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawTag {
+    Draw,
+}
+
+/// `{"seq": 0, "action": "play", "card": "Q", "client_seed": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct FirstPlay {
+    #[schema(minimum = 0, maximum = 0)]
+    seq: u64,
+    action: PlayTag,
+    /// A card of the hand: `7` `8` `9` `10` `J` `Q` `K` `A` (any case).
+    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
+    card: String,
+    /// The player's seed: 1 to 64 printable ASCII characters, no space.
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    client_seed: Option<String>,
+}
+
+/// `{"seq": n, "action": "play", "card": "Q"}`, n at least 1.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct LaterPlay {
+    #[schema(minimum = 1)]
+    seq: u64,
+    action: PlayTag,
+    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
+    card: String,
+}
+
+/// `{"seq": 0, "action": "draw", "client_seed": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct FirstDraw {
+    #[schema(minimum = 0, maximum = 0)]
+    seq: u64,
+    action: DrawTag,
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    client_seed: Option<String>,
+}
+
+/// `{"seq": n, "action": "draw"}`, n at least 1.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct LaterDraw {
+    #[schema(minimum = 1)]
+    seq: u64,
+    action: DrawTag,
+}
+
+/// A JSON integer, as JSON Schema counts them: `1` or `1.0` (a number with
+/// no fractional part), within `u64`.
+fn json_integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    match serde_json::Number::deserialize(d)? {
+        n if n.is_u64() => Ok(n.as_u64().expect("checked")),
+        n => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&f) => Ok(f as u64),
+            _ => Err(serde::de::Error::custom(format!("expected a whole number from 0 to 2^64 - 1, found {n}"))),
+        },
+    }
 }
 
 impl TryFrom<ActionBody> for ActionRequest {

@@ -315,7 +315,8 @@ pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result
 /// Buys the next ticket: debits its price and assigns it, in one transaction.
 #[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = [])),
     request_body(content = Option<BuyBody>, description = "optional"),
-    params(("Idempotency-Key" = Option<String>, Header, description = "the same key again returns the same ticket and debits nothing")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,128}$",
+            description = "1 to 128 printable ASCII characters: the same key again returns the same ticket and debits nothing")),
     responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 402, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn buy_ticket(
@@ -360,7 +361,7 @@ pub async fn get_ticket(
 /// identical answer.
 #[utoipa::path(post, path = "/api/tickets/{id}/actions", tag = "tickets", security(("bearer" = [])),
     params(("id" = String, Path, description = "the ticket's id")),
-    request_body = crate::api::ActionBody,
+    request_body = crate::api::ActionBodyDoc,
     responses((status = 200, body = ActionAnswer), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
               (status = 422, body = ErrorBody)))]

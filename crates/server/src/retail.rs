@@ -44,9 +44,12 @@ pub struct SerialBody {
 }
 
 /// `{"code": "..."}` as printed under the scratch zone.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodeBody {
+    /// 16 characters of Crockford's base32 (any case; spaces and dashes
+    /// anywhere; `O`, `I`, `L` read as `0`, `1`, `1`), e.g. `7K3M-Q9ZD-XW4P-2HRT`.
+    #[schema(pattern = "^[ -]*([0-9A-TV-Za-tv-z][ -]*){16}$", example = "7K3M-Q9ZD-XW4P-2HRT")]
     pub code: String,
 }
 
@@ -114,7 +117,7 @@ pub(crate) fn client_address(state: &AppState, peer: Option<SocketAddr>, headers
 
 /// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.
 #[utoipa::path(post, path = "/api/tickets/redeem", tag = "tickets",
-    request_body(content = Object, description = "`{\"code\": \"7K3M-Q9ZD-XW4P-2HRT\"}`; a player's bearer token, optional, adds the ticket to their history"),
+    request_body(content = CodeBody, description = "a player's bearer token, optional, adds the ticket to their history"),
     responses((status = 200, description = "`{ticket, token}`: the token opens this ticket only", body = Object),
               (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]

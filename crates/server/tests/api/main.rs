@@ -30,3 +30,4 @@ mod helpers;
 mod money;
 mod ops;
 mod paper;
+mod schemathesis;
