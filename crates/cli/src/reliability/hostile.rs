@@ -534,7 +534,12 @@ fn corpus(rng: &mut Rng) -> Vec<Case> {
         ("card as object", |c| format!(r#"{{"seq": {}, "action": "play", "card": {{"rank": "Q"}}}}"#, c.a_seq)),
         ("client_seed as number", |c| format!(r#"{{"seq": {}, "action": "draw", "client_seed": 12}}"#, c.a_seq)),
         ("body an array of the right values", |c| {
-            format!(r#"[{}, "play", "{}"]"#, c.a_seq, c.a_hand.first().cloned().unwrap_or_default())
+            // The fields of the valid next action, in order, as an array.
+            let a = c.valid_action();
+            match a.get("card") {
+                Some(card) => format!(r#"[{}, "play", {card}]"#, c.a_seq),
+                None => format!(r#"[{}, "draw"]"#, c.a_seq),
+            }
         }),
         ("body an empty object", |_| "{}".into()),
         ("body an empty array", |_| "[]".into()),
