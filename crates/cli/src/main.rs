@@ -3,6 +3,7 @@
 //!
 //! Layout: one module per command (`odds`, `simulate`, `play`, `emit`, ...).
 
+mod certify;
 mod emit;
 mod loadtest;
 mod odds;

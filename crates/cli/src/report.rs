@@ -4,27 +4,65 @@
 //! sold, in play, won and lost, prizes won, paid and owed, and the return
 //! to player so far beside the table's exact expectation. The same figures
 //! as `GET /api/admin/emissions`, computed by the same code.
+//!
+//! `as-capone report --table FILE --games N --out report.html [--json]
+//! [--pdf FILE] [--dieharder FILE]...`: the certification report for a
+//! test laboratory instead (`crate::certify`, `docs/certification.md`).
+//! Exactly one of `--db` and `--table` is given.
 
+use crate::certify;
 use crate::money;
 use clap::Args;
 use server::store::{EmissionReport, Figures, iso8601, report_from};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// The database: `sqlite://FILE` (or a path) or `postgres://...`.
     #[arg(long, env = "AS_CAPONE_DB")]
-    pub db: String,
-    /// Only this emission.
+    pub db: Option<String>,
+    /// Only this emission (with --db).
     #[arg(long)]
     pub emission: Option<u32>,
-    /// One JSON object: `{"emissions": [...]}`, as the admin API answers.
+    /// One JSON object: with --db `{"emissions": [...]}` as the admin API
+    /// answers; with --table the certification report's figures.
     #[arg(long)]
     pub json: bool,
+    /// A prize table: write the certification report instead of the operator's figures.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Tickets played through the engine on each draw stream (with --table).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub games: u64,
+    /// The run's seed (with --table); the same seed gives the same figures.
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Worker threads (with --table); default: one per core. The figures do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Where to write the report (with --table): HTML, or JSON when the name ends in `.json`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also render the HTML report to this PDF file, with Debian's Chromium (headless).
+    #[arg(long)]
+    pub pdf: Option<PathBuf>,
+    /// dieharder output for the appendix (repeatable; the stream's name is the file name up to its first dot).
+    #[arg(long)]
+    pub dieharder: Vec<PathBuf>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
+    if let Some(table) = &args.table {
+        if args.db.is_some() && std::env::var_os("AS_CAPONE_DB").is_none() {
+            anyhow::bail!("give either --db (the operator's figures) or --table (the certification report), not both");
+        }
+        return certification(&args, table.clone());
+    }
+    let Some(db) = &args.db else {
+        anyhow::bail!("give --db URL (the operator's figures) or --table FILE (the certification report)");
+    };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let reports = rt.block_on(report_from(&args.db, args.emission))?;
+    let reports = rt.block_on(report_from(db, args.emission))?;
     if args.json {
         println!("{}", serde_json::json!({ "emissions": reports }));
         return Ok(());
@@ -35,6 +73,66 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     for r in &reports {
         print!("{}", text(r));
     }
+    Ok(())
+}
+
+/// `report --table`: builds the certification report and writes it.
+fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
+    anyhow::ensure!(args.emission.is_none(), "--emission goes with --db, not with --table");
+    anyhow::ensure!(
+        args.out.is_some() || args.json,
+        "--table writes a report: give --out FILE (HTML, or JSON for a .json name) or --json (JSON on stdout)"
+    );
+    let threads = match args.threads {
+        Some(0) => anyhow::bail!("--threads must be at least 1"),
+        Some(t) => t,
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    };
+    let command =
+        std::env::args().map(|a| if a.contains(' ') { format!("{a:?}") } else { a }).collect::<Vec<_>>().join(" ");
+    let report = certify::build(&certify::Options {
+        table,
+        tickets: args.games,
+        seed: args.seed,
+        threads,
+        dieharder: args.dieharder.clone(),
+        command,
+        progress: true,
+    })?;
+    let json = serde_json::to_string_pretty(&report)?;
+    let html = certify::html::render(&report);
+    let is_json = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if let Some(out) = &args.out {
+        std::fs::write(out, if is_json(out) { json.as_bytes() } else { html.as_bytes() })
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+    }
+    if let Some(pdf) = &args.pdf {
+        // The PDF is the HTML page printed: from --out when it is the page, else from a temporary copy.
+        match args.out.as_ref().filter(|o| !is_json(o)) {
+            Some(page) => certify::pdf(page, pdf)?,
+            None => {
+                let tmp = std::env::temp_dir().join(format!("as-capone-report-{}.html", std::process::id()));
+                std::fs::write(&tmp, &html)?;
+                let r = certify::pdf(&tmp, pdf);
+                let _ = std::fs::remove_file(&tmp);
+                r?;
+            }
+        }
+    }
+    if args.json {
+        println!("{json}");
+    }
+    let failed: Vec<&str> =
+        report.checks.iter().filter(|c| c.verdict == certify::Verdict::Fail).map(|c| c.id.as_str()).collect();
+    eprintln!(
+        "report: {} tickets per stream in {:.1} s, {} checks, overall {}{}{}",
+        report.parameters.tickets,
+        report.run.seconds,
+        report.checks.len(),
+        report.verdict.as_str(),
+        if failed.is_empty() { String::new() } else { format!(" (failed: {})", failed.join(", ")) },
+        args.out.as_ref().map_or(String::new(), |o| format!("; written to {}", o.display()))
+    );
     Ok(())
 }
 
