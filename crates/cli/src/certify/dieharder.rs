@@ -79,7 +79,8 @@ pub fn parse(name: &str, file: &str, text: &str) -> anyhow::Result<DieharderRun>
         }
         if next_is_generator {
             next_is_generator = false;
-            run.header.push(format!("generator: {}", line.split('|').map(str::trim).collect::<Vec<_>>().join(", ")));
+            let fields: Vec<&str> = line.split('|').map(str::trim).filter(|f| !f.is_empty()).collect();
+            run.header.push(format!("generator: {}", fields.join(", ")));
             continue;
         }
         let Some(l) = parse_line(line) else { continue };

@@ -277,11 +277,16 @@ pub fn histogram(title: &str, hist: &Histogram, markers: &[(String, f64)]) -> St
     for (k, (label, c)) in markers.iter().enumerate() {
         let off = c > &end;
         let xx = x(*c);
+        if !off {
+            let _ = write!(
+                s,
+                "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{top}\" y2=\"{:.1}\" stroke=\"{RED}\" stroke-dasharray=\"3 2\"/>",
+                top + plot_h
+            );
+        }
         let _ = write!(
             s,
-            "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{top}\" y2=\"{:.1}\" stroke=\"{RED}\" stroke-dasharray=\"3 2\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{RED}\">{}{}</text>",
-            top + plot_h,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{RED}\">{}{}</text>",
             xx - 3.0,
             top + 12.0 + 13.0 * k as f64,
             esc(label),
@@ -290,9 +295,14 @@ pub fn histogram(title: &str, hist: &Histogram, markers: &[(String, f64)]) -> St
     }
     for k in 0..=4 {
         let c = hist.start_cents + (end - hist.start_cents) * f64::from(k) / 4.0;
+        let anchor = match k {
+            0 => "start",
+            4 => "end",
+            _ => "middle",
+        };
         let _ = write!(
             s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{:.0} k€</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{:.0} k€</text>",
             x(c),
             h - bottom + 14.0,
             c / 100.0 / 1000.0
