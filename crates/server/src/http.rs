@@ -261,6 +261,11 @@ async fn read_json<T: DeserializeOwned, S: Send + Sync>(
     {
         return Ok(d());
     }
+    // Every body is a JSON object: serde would also read a struct from an
+    // array of its fields in order (`[2, "play", "9"]`), which no document allows.
+    if bytes.trim_ascii().first() != Some(&b'{') {
+        return Err(AppError::BadRequest("the body must be a JSON object".into()));
+    }
     serde_json::from_slice(&bytes).map_err(|e| AppError::BadRequest(format!("invalid JSON body: {e}")))
 }
 

@@ -152,6 +152,14 @@ async fn paths_unknown_fields_null_bodies_and_head_have_one_rule() {
     let r = app.post(&actions, Some(&token), json!({"seq": 0, "action": "play", "card": "A", "bet": 100})).await;
     assert_error(&r, 400, "bad_request");
     assert!(r.json["message"].as_str().unwrap().contains("bet"), "{}", r.json);
+    // A body is a JSON object: an array of the fields in order is refused
+    // (serde alone would read it), for an action and for a new player.
+    let r = app.post(&actions, Some(&token), json!([0, "play", "A"])).await;
+    assert_error(&r, 400, "bad_request");
+    let before = app.dump("SELECT * FROM players").await;
+    assert_error(&app.post("/api/players", None, json!(["array-name"])).await, 400, "bad_request");
+    assert_error(&app.post("/api/players", None, json!([null])).await, 400, "bad_request");
+    assert_eq!(app.dump("SELECT * FROM players").await, before);
     // `play` needs a card, `draw` takes none.
     assert_error(&app.post(&actions, Some(&token), json!({"seq": 0, "action": "play"})).await, 400, "bad_request");
     assert_error(
