@@ -12,6 +12,13 @@
 import { api, ApiError, net, randomKey } from './api.js';
 import { t, setLang, lang, money, rankLabel, cardName, LANGS } from './i18n.js';
 import { replayRecorded, verifyRecord, RANKS } from './verify.js';
+import { initAccount, accountPage, askLogout, onHome as accountOnHome } from './account.js';
+import { initRules, rulesPage, oddsPage } from './rules.js';
+import { initLimits, limitsPage, showPurchaseRefusal } from './limits.js';
+
+/** The pages of hash routes `#/regles`, `#/chances`, `#/limites`, `#/compte`. */
+const PAGES = [rulesPage, oddsPage, limitsPage, accountPage];
+const pageFor = (hash) => PAGES.find((p) => hash === `#/${p.hash}`);
 
 const $ = (id) => document.getElementById(id);
 const PRICE = 300;
@@ -177,15 +184,8 @@ function initSettings() {
     applyStrings();
     rerender();
   });
-  $('logout').addEventListener('click', () => {
-    if (!confirm(t('settings.logout.confirm'))) return;
-    S.token = null;
-    S.balance = null;
-    local.set(KEY.token, null);
-    $('settings').open = false;
-    location.hash = '';
-    route();
-  });
+  // account.js: a warning that fits the account (with or without a login).
+  $('logout').addEventListener('click', askLogout);
 }
 
 function renderBalance() {
@@ -201,12 +201,14 @@ function renderBalance() {
 // ------------------------------------------------------------ routing
 
 function show(view) {
-  for (const v of ['home', 'game', 'verify']) $(`view-${v}`).hidden = v !== view;
+  for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== `view-${view}`;
   document.body.dataset.view = view;
 }
 
 async function route() {
   showAlert('');
+  const page = pageFor(location.hash);
+  if (page) return page.open();
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.get('t')) return openTicket(h.get('t'));
   if (h.get('v')) return openVerify(h.get('v'));
@@ -218,6 +220,7 @@ function rerender() {
   if (v === 'game' && S.ticket) renderGame();
   else if (v === 'home') renderHome();
   else if (v === 'verify' && S.verdict) renderVerdict(S.verdict.record, S.verdict.v);
+  else PAGES.find((p) => p.view === v)?.render();
 }
 
 // ------------------------------------------------------------ home
@@ -238,6 +241,8 @@ async function openHome() {
       else showAlert(errorText(e));
     }
   }
+  // account.js: who the player is, and a reminder to keep an account without a login.
+  await accountOnHome();
   setBusy(false);
 }
 
@@ -279,25 +284,6 @@ function renderHome() {
       el('span', { class: 'serial', text: tk.serial }),
       el('span', { class: `status ${done ? (prize > 0 ? 'won' : 'lost') : 'inplay'}`, text: isPaper(tk) ? `${status} · ${t('tickets.paper')}` : status }),
       el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') })));
-  }
-}
-
-async function register(ev) {
-  ev.preventDefault();
-  if (S.busy) return;
-  setBusy(true);
-  try {
-    const r = await api.register($('name').value.trim() || undefined);
-    S.token = r.token;
-    S.balance = r.balance_cents;
-    local.set(KEY.token, r.token);
-    renderBalance();
-    await openHome();
-    $('buy').focus();
-  } catch (e) {
-    showAlert(errorText(e));
-  } finally {
-    setBusy(false);
   }
 }
 
@@ -345,6 +331,7 @@ async function completePurchase(pending) {
     local.set(KEY.pendingBuy, null);
     if (e.code === 'insufficient_funds') showAlert(t('buy.funds', { price: money(PRICE) }));
     else if (e.code === 'sold_out') showAlert(t('buy.soldout'));
+    else if (showPurchaseRefusal(e)) { /* limits.js: the player's own limit or self-exclusion */ }
     else if (e.status === 409) showAlert(errorText(e));
     else if (e.status === 401) forgetToken();
     else showAlert(errorText(e));
@@ -1156,7 +1143,11 @@ function init() {
     b.hidden = false;
   };
   net.onRecovered = () => { $('netbanner').hidden = true; };
-  $('register-form').addEventListener('submit', register);
+  // account.js (the welcome's forms, the account page), rules.js, limits.js (and its 18+ question).
+  const ctx = { S, local, KEY, show, route, showAlert, setBusy, errorText, renderBalance, openHome, forgetToken, el, waitText, dayTime };
+  initAccount(ctx);
+  initRules(ctx);
+  initLimits(ctx);
   $('token-form').addEventListener('submit', useToken);
   $('buy-form').addEventListener('submit', buy);
   $('paper-form').addEventListener('submit', (ev) => {

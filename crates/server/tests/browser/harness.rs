@@ -224,6 +224,30 @@ pub fn artifacts_dir() -> PathBuf {
     dir
 }
 
+/// `node_modules/axe-core/axe.min.js` of `tests/browser/node/` (`npm ci`
+/// there, as `.ci/run` does), or `None` after a loud message when it is
+/// missing and `AS_CAPONE_REQUIRE_BROWSER` is unset.
+pub fn axe_source() -> Option<String> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node/node_modules/axe-core/axe.min.js");
+    match std::fs::read_to_string(&p) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if std::env::var_os("AS_CAPONE_REQUIRE_BROWSER").is_some() {
+                panic!(
+                    "AS_CAPONE_REQUIRE_BROWSER is set but axe-core is missing ({}: {e}); run npm ci in tests/browser/node",
+                    p.display()
+                );
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! ACCESSIBILITY CHECK skipped: {} is missing ({e}); run `npm ci` in crates/server/tests/browser/node",
+                p.display()
+            );
+            None
+        }
+    }
+}
+
 /// A chromedriver process (in its own process group, with Chromium under
 /// it) and one browser session. Dropping it ends the session and kills the
 /// group, also when the test panics.
@@ -245,7 +269,20 @@ impl std::ops::Deref for Browser {
 /// Starts Chromium, or returns `None` (after a loud message) when it is not
 /// installed and `AS_CAPONE_REQUIRE_BROWSER` is unset. With the variable
 /// set (CI), a missing browser fails the test.
+///
+/// The profile has already answered the page's first-visit question
+/// ("Interdit aux mineurs", 18+): tests of the game start at the welcome
+/// screen. [`browser_first_visit`] starts without that answer.
 pub async fn browser(base: &str, screen: Screen) -> Option<Browser> {
+    let b = browser_first_visit(base, screen).await?;
+    // Any page of the origin will do for its storage: not the game's own.
+    b.goto(&format!("{base}/favicon.svg")).await;
+    b.exec("localStorage.setItem('asc.adult', '1');", json!([])).await;
+    Some(b)
+}
+
+/// [`browser`] with a profile that never opened the page: the 18+ question comes first.
+pub async fn browser_first_visit(base: &str, screen: Screen) -> Option<Browser> {
     let (chromium, driver) = match find_tools() {
         Ok(t) => t,
         Err(why) => {
@@ -352,6 +389,53 @@ impl Browser {
             json!([]),
         )
         .await
+    }
+
+    /// Runs axe-core on the page as it is now and returns its serious and
+    /// critical violations, one line each (rule, impact, help, the first
+    /// elements), or `None` when axe-core is not installed (and
+    /// `AS_CAPONE_REQUIRE_BROWSER` is unset: then it is a failure).
+    pub async fn axe(&self) -> Option<Vec<String>> {
+        let src = axe_source()?;
+        let loaded = self.exec("return typeof window.axe === 'object'", json!([])).await;
+        if loaded != true {
+            // The page's CSP allows no inline script, but WebDriver's scripts run as the browser's own.
+            self.exec("(0, eval)(arguments[0]);", json!([src])).await;
+        }
+        let v = self
+            .exec_async(
+                "const done = arguments[arguments.length - 1];
+                 axe.run(document, { resultTypes: ['violations'] })
+                   .then(r => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v =>
+                     v.id + ' (' + v.impact + '): ' + v.help + ' — ' +
+                     v.nodes.slice(0, 4).map(n => n.target.join(' ') + (n.failureSummary ? ' [' + n.failureSummary.replace(/\\s+/g, ' ').slice(0, 200) + ']' : '')).join(' | '))))
+                   .catch(e => done(['axe failed: ' + e]));",
+                json!([]),
+            )
+            .await;
+        Some(
+            v.as_array()
+                .expect("axe's violations")
+                .iter()
+                .map(|x| x.as_str().unwrap_or_default().to_string())
+                .collect(),
+        )
+    }
+
+    /// A string of the page (`web/i18n.js`) in `lang`, `{name}` placeholders filled.
+    pub async fn string(&self, lang: &str, key: &str, params: &[(&str, &str)]) -> String {
+        let v = self
+            .exec_async(
+                "const [lang, key] = arguments; const done = arguments[arguments.length - 1];
+                 import('/i18n.js').then(m => done(m.STRINGS[lang][key] ?? null), e => done(String(e)));",
+                json!([lang, key]),
+            )
+            .await;
+        let mut s = v.as_str().unwrap_or_else(|| panic!("no {lang} string {key}")).to_string();
+        for (k, val) in params {
+            s = s.replace(&format!("{{{k}}}"), val);
+        }
+        s
     }
 
     /// Waits for the check view's verdict (after a click that opens it).

@@ -19,10 +19,14 @@ extern crate as_capone_server as server;
 mod harness;
 mod webdriver;
 
+mod a11y;
+mod account;
 mod game;
+mod limits;
 mod mobile;
 mod paper;
 mod recovery;
 mod retail;
+mod rules;
 mod seed;
 mod verify;

@@ -1,0 +1,335 @@
+// account.js: the player keeps their account (docs/player-api.md).
+//
+// A player may play at once (POST /api/players without a login: the token
+// lives in this browser only), or give the account a login and a password,
+// at once on the welcome screen or later ("Garder mon compte": PUT
+// /api/me/credentials). With them, "Se connecter" on another browser opens
+// a session (POST /api/sessions) whose token the page uses exactly like a
+// player's token, and logging out ends that session on the server (DELETE
+// /api/sessions/current). The player's token of CONTRACT.md stays for
+// programs and tests: the folded "advanced" field of the welcome screen.
+//
+// Hooked from app.js with `initAccount(ctx)`: `ctx` is the page's state and
+// helpers (S, local, KEY, show, showAlert, setBusy, errorText, ...).
+
+import { request, ApiError } from './api.js';
+import { t } from './i18n.js';
+
+const $ = (id) => document.getElementById(id);
+let C = null;
+
+/** login: 3 to 32 characters a-z 0-9 . _ - (upper case folded, as the server does). */
+export const normalizeLogin = (s) => String(s || '').trim().toLowerCase();
+export const validLogin = (s) => /^[a-z0-9._-]{3,32}$/.test(s);
+export const validPassword = (s) => typeof s === 'string' && s.length >= 8 && s.length <= 128;
+
+export const accountApi = {
+  register: (body) => request('POST', '/api/players', { body }),
+  login: (login, password) => request('POST', '/api/sessions', { body: { login, password } }),
+  me: (token) => request('GET', '/api/me', { token, retry: true }),
+  credentials: (token, body) => request('PUT', '/api/me/credentials', { token, body }),
+  /** 204 without a body: not through api.js's JSON reader. */
+  async logout(token) {
+    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, cache: 'no-store' });
+    if (!r.ok && r.status !== 401) {
+      let body = null;
+      try { body = await r.json(); } catch { /* no body */ }
+      throw new ApiError(r.status, (body && body.error) || `http_${r.status}`, (body && body.message) || r.statusText);
+    }
+  },
+};
+
+// ------------------------------------------------------------ small helpers
+
+function fieldError(input, text) {
+  const box = $(`${input}-error`);
+  const field = $(input);
+  if (!box || !field) return;
+  box.textContent = text || '';
+  box.hidden = !text;
+  if (text) {
+    field.setAttribute('aria-invalid', 'true');
+    field.focus();
+  } else {
+    field.removeAttribute('aria-invalid');
+  }
+}
+
+function field(id, labelKey, { type = 'text', autocomplete, hintKey, value = '' } = {}) {
+  const { el } = C;
+  const described = [hintKey ? `${id}-hint` : null, `${id}-error`].filter(Boolean).join(' ');
+  return el('div', { class: 'field' },
+    el('label', { for: id, text: t(labelKey) }),
+    el('input', { id, type, autocomplete, value, spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': described }),
+    hintKey ? el('p', { class: 'hint', id: `${id}-hint`, text: t(hintKey) }) : null,
+    el('p', { class: 'field-error', id: `${id}-error`, role: 'alert', hidden: true }));
+}
+
+/** Checks a login and a password typed together; shows the first problem. */
+function checkPair(loginId, passwordId) {
+  const login = normalizeLogin($(loginId).value);
+  const password = $(passwordId).value;
+  fieldError(loginId, '');
+  fieldError(passwordId, '');
+  if (!validLogin(login)) {
+    fieldError(loginId, t('account.login.bad'));
+    return null;
+  }
+  if (!validPassword(password)) {
+    fieldError(passwordId, t('account.password.bad'));
+    return null;
+  }
+  return { login, password };
+}
+
+/** The player is in: keeps the token (the page's only key) and loads the lobby. */
+async function signIn(token, balance, me) {
+  const { S, local, KEY } = C;
+  S.token = token;
+  S.balance = balance;
+  S.me = me || null;
+  local.set(KEY.token, token);
+  C.renderBalance();
+  // Straight to the lobby (no hashchange to route a second time).
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  await C.openHome();
+}
+
+// ------------------------------------------------------------ welcome: create, log in
+
+async function register(ev) {
+  ev.preventDefault();
+  const { S } = C;
+  if (S.busy) return;
+  const name = $('name').value.trim();
+  const typedLogin = normalizeLogin($('reg-login').value);
+  const typedPassword = $('reg-password').value;
+  fieldError('reg-login', '');
+  fieldError('reg-password', '');
+  let pair = null;
+  // Login and password together or neither (play at once).
+  if (typedLogin || typedPassword) {
+    pair = checkPair('reg-login', 'reg-password');
+    if (!pair) return;
+  }
+  C.setBusy(true);
+  C.showAlert('');
+  try {
+    const body = {};
+    if (name) body.name = name;
+    if (pair) Object.assign(body, pair);
+    const r = await accountApi.register(body);
+    $('reg-password').value = '';
+    await signIn(r.token, r.balance_cents, { player_id: r.player_id, name: name || null, login: pair ? pair.login : null });
+    $('buy')?.focus();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 409) fieldError('reg-login', t('account.login.taken'));
+    else if (e instanceof ApiError && e.status === 400 && pair) fieldError('reg-login', C.errorText(e));
+    else C.showAlert(C.errorText(e));
+  } finally {
+    C.setBusy(false);
+  }
+}
+
+async function login(ev) {
+  ev.preventDefault();
+  const { S } = C;
+  if (S.busy) return;
+  const user = normalizeLogin($('login-login').value);
+  const password = $('login-password').value;
+  fieldError('login-login', '');
+  fieldError('login-password', '');
+  if (!user) return fieldError('login-login', t('account.login.empty'));
+  if (!password) return fieldError('login-password', t('account.password.empty'));
+  C.setBusy(true);
+  C.showAlert('');
+  try {
+    const s = await accountApi.login(user, password);
+    const me = await accountApi.me(s.token);
+    $('login-password').value = '';
+    await signIn(s.token, me.balance_cents, me);
+    $('buy')?.focus();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) fieldError('login-password', t('account.login.wrong'));
+    else if (e instanceof ApiError && e.status === 429) fieldError('login-password', t('account.login.slow', { wait: C.waitText(e.retryAfter ?? 60) }));
+    else C.showAlert(C.errorText(e));
+  } finally {
+    C.setBusy(false);
+  }
+}
+
+// ------------------------------------------------------------ the lobby's reminder
+
+/** After the lobby loaded: who the player is, and a reminder to keep an account without a login. */
+export async function onHome() {
+  const { S } = C;
+  const panel = $('keep-panel');
+  if (!S.token) {
+    S.me = null;
+    if (panel) panel.hidden = true;
+    return;
+  }
+  try {
+    S.me = await accountApi.me(S.token);
+  } catch {
+    return; // the lobby shows its own error
+  }
+  if (panel) panel.hidden = !!S.me.login || !S.token;
+}
+
+// ------------------------------------------------------------ the account page (#/compte)
+
+async function openAccount() {
+  const { S } = C;
+  C.show('account');
+  C.setBusy(true);
+  if (S.token) {
+    try {
+      S.me = await accountApi.me(S.token);
+      S.balance = S.me.balance_cents;
+      C.renderBalance();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) C.forgetToken();
+      else C.showAlert(C.errorText(e));
+    }
+  }
+  renderAccount();
+  C.setBusy(false);
+  $('account-title').focus();
+}
+
+function renderAccount() {
+  const { S, el } = C;
+  const body = $('account-body');
+  body.replaceChildren();
+  if (!S.token) {
+    body.append(el('p', { text: t('account.out') }),
+      el('p', {}, el('a', { class: 'button primary', href: '#', id: 'account-signin', text: t('account.out.link') })));
+    return;
+  }
+  const me = S.me || {};
+  body.append(el('dl', { class: 'facts account-facts' },
+    el('div', {}, el('dt', { text: t('account.name') }), el('dd', { id: 'account-name', text: me.name || t('account.name.none') })),
+    el('div', {}, el('dt', { text: t('account.login') }), el('dd', { id: 'account-login', text: me.login || t('account.login.none') })),
+    el('div', {}, el('dt', { text: t('account.player') }), el('dd', { class: 'mono', text: me.player_id != null ? String(me.player_id) : '—' }))));
+  const has = !!me.login;
+  const form = el('form', { id: 'cred-form', class: 'stack', novalidate: true },
+    el('h2', { text: t(has ? 'account.change.title' : 'account.keep.title') }),
+    el('p', { class: 'hint', text: t(has ? 'account.change.text' : 'account.keep.text') }),
+    field('cred-login', 'account.login.label', { autocomplete: 'username', hintKey: 'account.login.hint', value: me.login || '' }),
+    field('cred-password', has ? 'account.password.new' : 'account.password.label', { type: 'password', autocomplete: 'new-password', hintKey: 'account.password.hint' }),
+    has ? field('cred-current', 'account.password.current', { type: 'password', autocomplete: 'current-password' }) : null,
+    el('button', { type: 'submit', class: 'primary', id: 'cred-save', text: t(has ? 'account.change.button' : 'account.keep.button') }),
+    el('p', { id: 'cred-done', class: 'done', role: 'status', hidden: true }));
+  form.addEventListener('submit', saveCredentials);
+  body.append(form);
+  body.append(el('div', { class: 'actions' },
+    el('a', { class: 'button', href: '#/limites', text: t('nav.limits') }),
+    el('button', { type: 'button', id: 'account-logout', text: t('account.logout') })));
+  $('account-logout').addEventListener('click', askLogout);
+}
+
+async function saveCredentials(ev) {
+  ev.preventDefault();
+  const { S } = C;
+  if (S.busy) return;
+  const has = !!(S.me && S.me.login);
+  const pair = checkPair('cred-login', 'cred-password');
+  if (!pair) return;
+  const body = { ...pair };
+  if (has) {
+    const current = $('cred-current').value;
+    fieldError('cred-current', '');
+    if (!current) return fieldError('cred-current', t('account.password.empty'));
+    body.current_password = current;
+  }
+  C.setBusy(true);
+  try {
+    const r = await accountApi.credentials(S.token, body);
+    S.me = { ...(S.me || {}), login: r.login };
+    renderAccount();
+    const done = $('cred-done');
+    done.textContent = t('account.saved', { login: r.login });
+    done.hidden = false;
+    done.focus?.();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 409) fieldError('cred-login', t('account.login.taken'));
+    else if (e instanceof ApiError && e.status === 403 && has) fieldError('cred-current', t('account.password.wrong'));
+    else if (e instanceof ApiError && e.status === 401) C.forgetToken();
+    else C.showAlert(C.errorText(e));
+  } finally {
+    C.setBusy(false);
+  }
+}
+
+// ------------------------------------------------------------ logging out
+
+let dialog = null;
+
+/**
+ * Logging out asks first. With a login: the player finds the account again
+ * by logging in, and the session ends on the server. Without one: the
+ * browser's token is the only key, so the page says so and offers to keep
+ * the account first.
+ */
+export function askLogout() {
+  const { S, el } = C;
+  if (!S.token) return;
+  $('settings').open = false;
+  const login = S.me && S.me.login;
+  dialog?.remove();
+  dialog = el('dialog', { id: 'logout-dialog', class: 'dialog', 'aria-labelledby': 'logout-title', 'aria-describedby': 'logout-text', 'data-login': login ? 'yes' : 'no' },
+    el('h2', { id: 'logout-title', text: t('logout.title') }),
+    el('p', { id: 'logout-text', text: login ? t('logout.text.login', { login }) : t('logout.text.nologin') }),
+    el('div', { class: 'actions' },
+      login ? null : el('button', { type: 'button', class: 'primary', id: 'logout-keep', text: t('logout.keep') }),
+      el('button', { type: 'button', id: 'logout-confirm', class: login ? 'primary' : null, text: t(login ? 'logout.confirm' : 'logout.confirm.nologin') }),
+      el('button', { type: 'button', id: 'logout-cancel', text: t('logout.cancel') })));
+  document.body.append(dialog);
+  const close = () => { dialog.close(); dialog.remove(); dialog = null; };
+  dialog.addEventListener('cancel', () => setTimeout(close));
+  $('logout-cancel').addEventListener('click', close);
+  $('logout-keep')?.addEventListener('click', () => { close(); location.hash = '#/compte'; });
+  $('logout-confirm').addEventListener('click', async () => {
+    close();
+    await logout(!!login);
+  });
+  dialog.showModal();
+  (login ? $('logout-confirm') : $('logout-keep')).focus();
+}
+
+async function logout(session) {
+  const { S, local, KEY } = C;
+  const token = S.token;
+  C.setBusy(true);
+  // The session ends on the server (a player's token without a login has no session to end).
+  if (session && token) {
+    try {
+      await accountApi.logout(token);
+    } catch (e) {
+      C.setBusy(false);
+      C.showAlert(C.errorText(e));
+      return;
+    }
+  }
+  S.token = null;
+  S.balance = null;
+  S.me = null;
+  S.tickets = [];
+  local.set(KEY.token, null);
+  C.renderBalance();
+  C.setBusy(false);
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  await C.route();
+  C.showAlert(t('logout.done'), 'info');
+}
+
+// ------------------------------------------------------------ wiring
+
+export const accountPage = { hash: 'compte', view: 'account', open: openAccount, render: renderAccount };
+
+export function initAccount(ctx) {
+  C = ctx;
+  $('register-form').addEventListener('submit', register);
+  $('login-form').addEventListener('submit', login);
+}

@@ -1,0 +1,310 @@
+// rules.js: the rules on screen ("Comment jouer", #/regles) and the exact
+// odds and prizes ("Chances et gains", #/chances).
+//
+// Every figure comes from GET /api/odds (docs/player-api.md): the math
+// crate's exact fractions, the same "p/q" strings as `as-capone odds
+// --json`. The page shows each fraction as the server wrote it (in an
+// element with `data-fraction`, which the browser tests compare with the
+// math crate), and a rounded reading beside it, computed with BigInt so
+// that large numerators lose nothing.
+
+import { request } from './api.js';
+import { t, lang, money, rankLabel, cardName } from './i18n.js';
+
+/** `key.one` or `key.other` by the page's language's plural rules, `{n}` filled. */
+const tn = (key, n, params = {}) =>
+  t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(n) === 'one' ? 'one' : 'other'}`, { n, ...params });
+
+const $ = (id) => document.getElementById(id);
+let C = null;
+
+/** GET /api/odds, read once per visit (the table on sale does not change under a page). */
+let oddsPromise = null;
+function loadOdds() {
+  if (!oddsPromise) {
+    oddsPromise = request('GET', '/api/odds', { retry: true }).catch((e) => {
+      oddsPromise = null;
+      throw e;
+    });
+  }
+  return oddsPromise;
+}
+
+// ------------------------------------------------------------ numbers
+
+/** "p/q" into BigInts; null when malformed. */
+export function parseFraction(s) {
+  const m = /^(\d+)\/(\d+)$/.exec(String(s));
+  if (!m || BigInt(m[2]) === 0n) return null;
+  return [BigInt(m[1]), BigInt(m[2])];
+}
+
+/** A decimal number (a string "2.83" or a Number) in the page's language: "2,83". */
+export function decimal(x, digits = 2) {
+  const n = typeof x === 'string' ? Number(x) : x;
+  return new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(n);
+}
+
+/** p/q as a percentage with `digits` decimals, rounded half up (exact BigInt arithmetic). */
+export function percentOf(frac, digits = 2) {
+  const f = parseFraction(frac);
+  if (!f) return '—';
+  const [p, q] = f;
+  const scale = 10n ** BigInt(digits);
+  const v = (p * 100n * scale * 2n + q) / (2n * q); // round(p/q * 100 * scale)
+  const s = Number(v) / Number(scale);
+  // Tiny chances keep a few significant digits rather than "0,00".
+  if (v === 0n && p > 0n) {
+    const x = Number(p) / Number(q) * 100;
+    return `${new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { maximumSignificantDigits: 3 }).format(x)} %`;
+  }
+  return `${decimal(s, digits)} %`;
+}
+
+/** q/p rounded to two decimals ("1 chance sur X"), as a Number; null for a zero chance. */
+export function oneIn(frac) {
+  const f = parseFraction(frac);
+  if (!f || f[0] === 0n) return null;
+  const [p, q] = f;
+  return Number((q * 100n * 2n + p) / (2n * p)) / 100;
+}
+
+const oneInText = (frac) => {
+  const n = oneIn(frac);
+  return n == null ? t('odds.never') : t('odds.one_in', { n: n >= 1000 ? decimal(Math.round(n), 0) : decimal(n) });
+};
+
+/** The exact fraction as the server wrote it, marked for the tests. */
+function fraction(key, value) {
+  return C.el('span', { class: 'frac mono', 'data-fraction': key, text: value });
+}
+
+// ------------------------------------------------------------ card illustrations
+
+/** A small card (the game's own CSS cards), hidden from screen readers: the figure has a label. */
+function mini(rank, suit, extra = '') {
+  const { el } = C;
+  if (suit === 'back') return el('span', { class: `card back tiny ${extra}`, 'aria-hidden': 'true' });
+  const sym = suit === 'hearts' ? '♥' : '♠';
+  return el('span', { class: `card ${suit === 'hearts' ? 'heart' : 'spade'} tiny ${extra}`, 'aria-hidden': 'true', 'data-card': rank },
+    el('span', { class: 'rank', text: rankLabel(rank) }),
+    el('span', { class: 'suit', text: sym }),
+    el('span', { class: 'pip', text: sym }));
+}
+
+/** A figure: a row of cards and signs, with one sentence for screen readers. */
+function figure(label, ...parts) {
+  const { el } = C;
+  return el('figure', { class: 'illus' },
+    el('div', { class: 'illus-row', role: 'img', 'aria-label': label }, ...parts),
+    el('figcaption', { class: 'hint', 'aria-hidden': 'true', text: label }));
+}
+const sign = (s, cls = '') => C.el('span', { class: `illus-sign ${cls}`, 'aria-hidden': 'true', text: s });
+const badge = (s, cls) => C.el('span', { class: `illus-badge ${cls}`, 'aria-hidden': 'true', text: s });
+const deck = () => C.el('span', { class: 'illus-deck', 'aria-hidden': 'true' }, mini(null, 'back'), C.el('span', { class: 'illus-deck-n', text: '16' }));
+
+// ------------------------------------------------------------ Comment jouer (#/regles)
+
+async function openRules() {
+  C.show('rules');
+  renderRules();
+  C.setBusy(false);
+  $('rules-title').focus();
+  try {
+    rulesOdds = await loadOdds();
+    if (document.body.dataset.view === 'rules') renderRules();
+  } catch {
+    // The rules read without the figures; the odds page says what failed.
+  }
+}
+
+let rulesOdds = null;
+
+function renderRules() {
+  const { el } = C;
+  const body = $('rules-body');
+  const ranks = ['A', 'K', 'Q', 'J', '10', '9', '8', '7'];
+  const sec = (id, title, ...children) => el('section', { class: 'rule', 'aria-labelledby': id }, el('h2', { id, text: title }), ...children);
+  body.replaceChildren(
+    el('p', { class: 'lead', text: t('rules.lead') }),
+    sec('rules-duel', t('rules.duel.title'),
+      el('p', { text: t('rules.duel.text') }),
+      figure(t('rules.duel.fig1'),
+        el('span', { class: 'illus-hand' }, ...['7', '8', '9', '10', 'J', 'Q', 'K', 'A'].map((r) => mini(r, 'hearts'))),
+        sign(t('rules.vs'), 'word'),
+        el('span', { class: 'illus-hand' }, ...Array.from({ length: 8 }, () => mini(null, 'back')))),
+      el('p', { text: t('rules.order', { order: ranks.map(rankLabel).join(' > ') }) }),
+      figure(t('rules.duel.fig2', { p: cardName('Q', 'hearts'), c: cardName('9', 'spades') }),
+        mini('Q', 'hearts'), sign(t('rules.vs'), 'word'), mini('9', 'spades'), sign('→'), badge(t('outcome.won'), 'won')),
+      el('p', { text: t('rules.duel.end') })),
+    sec('rules-tie', t('rules.tie.title'),
+      el('p', { text: t('rules.tie.text') }),
+      figure(t('rules.tie.fig', { p: cardName('10', 'hearts'), c: cardName('10', 'spades'), dp: cardName('K', 'hearts'), dc: cardName('8', 'spades') }),
+        mini('10', 'hearts'), sign('='), mini('10', 'spades'), sign('→'), deck(), sign('→'),
+        mini('K', 'hearts', 'drawn'), sign(t('rules.vs'), 'word'), mini('8', 'spades', 'drawn'), sign('→'), badge(t('outcome.won'), 'won'))),
+    sec('rules-extra', t('rules.extra.title'),
+      el('p', { text: t('rules.extra.text') }),
+      figure(t('rules.extra.fig', { p: cardName('A', 'hearts'), c: cardName('J', 'spades') }),
+        badge(t('rules.tricks', { n: 4 }), 'tally'), sign('→'), deck(), sign('→'),
+        mini('A', 'hearts', 'drawn'), sign(t('rules.vs'), 'word'), mini('J', 'spades', 'drawn'), sign('→'), badge(t('rules.extra.badge'), 'extra')),
+      el('ul', { class: 'rule-list' },
+        el('li', { text: t('rules.extra.higher') }),
+        el('li', { text: t('rules.extra.lower') }),
+        el('li', { text: t('rules.extra.equal') }))),
+    sec('rules-last', t('rules.last.title'),
+      el('p', { text: t('rules.last.text') }),
+      figure(t('rules.last.fig'),
+        el('span', { class: 'illus-game' }, el('span', { class: 'illus-game-name', text: t('ticket.game1') }), badge(t('rules.tricks', { n: 4 }), 'tally')),
+        sign('→'),
+        el('span', { class: 'illus-game' }, el('span', { class: 'illus-game-name', text: t('ticket.gameN', { n: 1 }) }), badge(t('rules.tricks', { n: 6 }), 'won')),
+        sign('→'), badge(t('rules.last.prize'), 'prize'))),
+    sec('rules-prizes', t('rules.prizes.title'),
+      el('p', { text: t('rules.prizes.text') }),
+      el('p', { text: t('rules.strategy') })),
+    rulesFigures(),
+  );
+}
+
+/** The rules' exact figures, when /api/odds answered. */
+function rulesFigures() {
+  const { el } = C;
+  const box = el('section', { class: 'rule figures', 'aria-labelledby': 'rules-figures' }, el('h2', { id: 'rules-figures', text: t('rules.figures.title') }));
+  if (!rulesOdds) {
+    box.append(el('p', { class: 'hint', text: t('odds.loading') }));
+    return box;
+  }
+  const o = rulesOdds;
+  const row = (label, key, value) => el('div', {}, el('dt', { text: label }),
+    el('dd', {}, fraction(key, value), el('span', { class: 'approx', text: ` ≈ ${percentOf(value)} · ${oneInText(value)}` })));
+  box.append(el('dl', { class: 'facts odds-facts' },
+    row(t('rules.figures.four'), 'rules-per_round-4', o.per_round['4']),
+    row(t('rules.figures.extra'), 'rules-extra_per_round', o.extra_per_round),
+    row(t('rules.figures.lose'), 'rules-final-lose', o.final.lose)),
+  el('p', {}, el('a', { href: '#/chances', text: t('rules.figures.more') })));
+  return box;
+}
+
+// ------------------------------------------------------------ Chances et gains (#/chances)
+
+let oddsState = { odds: null, error: null };
+
+async function openOdds() {
+  C.show('odds');
+  C.setBusy(true);
+  oddsState = { odds: null, error: null };
+  renderOdds();
+  try {
+    oddsState.odds = await loadOdds();
+  } catch (e) {
+    oddsState.error = e;
+  }
+  renderOdds();
+  C.setBusy(false);
+  $('odds-title').focus();
+}
+
+function renderOdds() {
+  const { el } = C;
+  const body = $('odds-body');
+  const { odds: o, error } = oddsState;
+  if (error) {
+    body.replaceChildren(el('p', { class: 'field-error', role: 'alert', text: C.errorText(error) }));
+    return;
+  }
+  if (!o) {
+    body.replaceChildren(el('p', { class: 'hint', text: t('odds.loading') }));
+    return;
+  }
+  const tb = o.table;
+  const price = tb.price_cents;
+  const block = o.schedules.reduce((n, s) => n + s.tickets, 0);
+  const finals = [['8', 'final-8'], ['7', 'final-7'], ['6', 'final-6'], ['5', 'final-5'], ['lose', 'final-lose']];
+
+  const headline = el('p', { class: 'odds-headline', id: 'odds-one-in', 'data-one-in': tb.one_in },
+    el('strong', { text: t('odds.headline', { n: decimal(tb.one_in) }) }));
+
+  const summary = el('dl', { class: 'facts odds-facts' },
+    el('div', {}, el('dt', { text: t('odds.rtp') }),
+      el('dd', {}, el('strong', { id: 'odds-rtp-percent', text: percentOf(tb.rtp) }), ' ', el('span', { class: 'approx', text: t('odds.exactly') }), ' ', fraction('rtp', tb.rtp))),
+    el('div', {}, el('dt', { text: t('odds.hit') }),
+      el('dd', {}, el('strong', { text: percentOf(tb.hit_rate) }), ' ', el('span', { class: 'approx', text: t('odds.exactly') }), ' ', fraction('hit_rate', tb.hit_rate))),
+    el('div', {}, el('dt', { text: t('odds.expected', { price: money(price) }) }),
+      el('dd', {}, el('strong', { text: expectedMoney(tb.expected_payout_cents) }), ' ', el('span', { class: 'approx', text: t('odds.exactly.cents') }), ' ', fraction('expected_payout_cents', tb.expected_payout_cents))));
+
+  // The chance of each final trick count: the same for every ticket, whatever its prizes.
+  const rows = finals.map(([k, key]) => el('tr', { 'data-outcome': k },
+    el('th', { scope: 'row', text: k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }) }),
+    el('td', {}, fraction(key, o.final[k])),
+    el('td', { class: 'num', text: percentOf(o.final[k], k === '8' ? 5 : 2) }),
+    el('td', { class: 'num', text: oneInText(o.final[k]) })));
+  const finalTable = el('div', { class: 'scroll-x', role: 'region', tabindex: '0', 'aria-labelledby': 'odds-final-title' },
+    el('table', { class: 'odds-table', id: 'odds-final' },
+      el('thead', {}, el('tr', {},
+        el('th', { scope: 'col', text: t('odds.col.outcome') }),
+        el('th', { scope: 'col', text: t('odds.col.exact') }),
+        el('th', { scope: 'col', text: t('odds.col.percent') }),
+        el('th', { scope: 'col', text: t('odds.col.one_in') }))),
+      el('tbody', {}, ...rows)));
+
+  // One game of eight tricks in detail.
+  const perRound = el('details', { class: 'more' },
+    el('summary', { text: t('odds.round.title') }),
+    el('p', { class: 'hint', text: t('odds.round.text') }),
+    el('dl', { class: 'facts odds-facts round' },
+      ...['0', '1', '2', '3', '4', '5', '6', '7', '8'].map((k) => el('div', {}, el('dt', { text: tn('odds.round.k', Number(k)) }), el('dd', {}, fraction(`per_round-${k}`, o.per_round[k])))),
+      el('div', {}, el('dt', { text: t('rules.figures.extra') }), el('dd', {}, fraction('extra_per_round', o.extra_per_round)))));
+
+  const schedules = el('ol', { class: 'schedules', id: 'schedules' },
+    ...o.schedules.map((s, i) => el('li', { class: 'schedule', 'data-schedule': String(i) },
+      el('h3', { text: t('odds.schedule.title', { n: i + 1 }) }),
+      el('p', { class: 'schedule-share' }, t('odds.schedule.share', { n: decimal(s.tickets, 0), block: decimal(block, 0), percent: percentOf(s.share) }), ' ', fraction(`schedule-${i}-share`, s.share)),
+      el('table', { class: 'prizes schedule-prizes' },
+        el('caption', { class: 'sr-only', text: t('odds.schedule.prizes', { n: i + 1 }) }),
+        el('tbody', {}, ...['8', '7', '6', '5'].map((n) => el('tr', {},
+          el('th', { scope: 'row', text: t('rules.tricks', { n }) }),
+          el('td', { 'data-cents': String(s.prizes_cents[n] ?? 0), text: s.prizes_cents[n] ? money(s.prizes_cents[n]) : t('odds.prize.none') }))))),
+      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: t('odds.schedule.win', { n: decimal(s.one_in) }) }), ' ', fraction(`schedule-${i}-win_chance`, s.win_chance)),
+      el('p', { class: 'hint' }, t('odds.schedule.rtp', { percent: percentOf(s.rtp) }), ' ', fraction(`schedule-${i}-rtp`, s.rtp)))));
+
+  body.replaceChildren(
+    headline,
+    el('p', { class: 'lead', text: t('odds.lead', { per100: decimal(per100(tb.hit_rate), 0) }) }),
+    summary,
+    el('section', { 'aria-labelledby': 'odds-final-title' },
+      el('h2', { id: 'odds-final-title', text: t('odds.final.title') }),
+      el('p', { text: t('odds.final.text') }),
+      finalTable,
+      perRound),
+    el('section', { 'aria-labelledby': 'odds-schedules-title' },
+      el('h2', { id: 'odds-schedules-title', text: t('odds.schedules.title') }),
+      el('p', { text: t('odds.schedules.why', { block: decimal(block, 0), price: money(price) }) }),
+      el('p', { class: 'hint', text: t('odds.schedules.same') }),
+      schedules),
+    el('p', { class: 'hint', text: t('odds.source') }),
+  );
+}
+
+/** Out of 100 tickets, how many (p/q * 100, rounded). */
+function per100(frac) {
+  const f = parseFraction(frac);
+  if (!f) return 0;
+  const [p, q] = f;
+  return Number((p * 200n + q) / (2n * q));
+}
+
+/** An exact amount of cents ("p/q") as money, rounded to the cent. */
+function expectedMoney(frac) {
+  const f = parseFraction(frac);
+  if (!f) return '—';
+  const [p, q] = f;
+  return money(Number((p * 2n + q) / (2n * q)));
+}
+
+// ------------------------------------------------------------ wiring
+
+export const rulesPage = { hash: 'regles', view: 'rules', open: openRules, render: renderRules };
+export const oddsPage = { hash: 'chances', view: 'odds', open: openOdds, render: renderOdds };
+
+export function initRules(ctx) {
+  C = ctx;
+}
