@@ -81,6 +81,15 @@ pub struct ServeArgs {
     /// New players per client address per minute; 0: no limit (load tests) [default: 100].
     #[arg(long, env = "AS_CAPONE_REGISTRATIONS_PER_ADDRESS")]
     pub registrations_per_address: Option<u32>,
+    /// Days a session opened with a login and password lasts [default: 30].
+    #[arg(long, env = "AS_CAPONE_SESSION_DAYS")]
+    pub session_days: Option<u32>,
+    /// Hours before a player's raised limit applies [default: 72].
+    #[arg(long, env = "AS_CAPONE_LIMIT_COOLING_OFF_HOURS")]
+    pub limit_cooling_off_hours: Option<u32>,
+    /// Login attempts per client address per 5 minutes; 0: no limit [default: 20].
+    #[arg(long, env = "AS_CAPONE_LOGINS_PER_ADDRESS")]
+    pub logins_per_address: Option<u32>,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -161,6 +170,15 @@ impl ServeArgs {
         }
         if let Some(v) = self.registrations_per_address {
             c.registrations_per_address = v;
+        }
+        if let Some(v) = self.session_days {
+            c.session_days = v;
+        }
+        if let Some(v) = self.limit_cooling_off_hours {
+            c.limit_cooling_off_hours = v;
+        }
+        if let Some(v) = self.logins_per_address {
+            c.logins_per_address = v;
         }
         c.check()?;
         Ok(c)

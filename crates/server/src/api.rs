@@ -18,6 +18,12 @@ pub struct NewPlayerBody {
     /// A display name, at most 64 characters, no control character.
     #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
     pub name: Option<String>,
+    /// A login to keep the account (with `password`): 3 to 32 of `a-z 0-9 . _ -`.
+    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
+    pub login: Option<String>,
+    /// 8 to 128 characters (with `login`).
+    #[schema(min_length = 8, max_length = 128)]
+    pub password: Option<String>,
 }
 
 /// `POST /api/players` answer (201).
@@ -33,6 +39,10 @@ pub struct PlayerCreated {
 pub struct Me {
     pub player_id: i64,
     pub balance_cents: i64,
+    /// The display name, if one was given.
+    pub name: Option<String>,
+    /// The login, once the player chose one (docs/player-api.md).
+    pub login: Option<String>,
 }
 
 /// `POST /api/tickets` body: nothing is needed. A `client_seed` here is
@@ -106,6 +116,44 @@ pub struct TicketView {
     pub status: String,
     /// A paper ticket's shop side; `null` online.
     pub retail: Option<RetailView>,
+    /// When it was bought online or sold by a shop (unix ms).
+    pub sold_ms: Option<i64>,
+    /// The ticket's games so far; the last one decides (art. 3.2.5.5).
+    pub games: Vec<GameSummary>,
+}
+
+/// One game of a ticket (docs/player-api.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GameSummary {
+    /// 1 for the first game, 2 for the first Extra game, ...
+    pub game: u32,
+    /// Tricks won so far in this game (its result once it is over).
+    pub tricks: u8,
+    /// `won`: four tricks and the Extra duel won, the next game followed;
+    /// `lost`: four tricks and the Extra duel lost; `null`: no Extra duel.
+    pub extra: Option<ExtraDuel>,
+}
+
+/// How an Extra duel ended (art. 3.2.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtraDuel {
+    Won,
+    Lost,
+}
+
+/// The games of a ticket, from its state: every game before the current
+/// one ended with exactly four tricks and a won Extra duel (art. 3.2.3.4,
+/// 3.2.5.4); the current one has its tricks so far, and a lost Extra duel
+/// when the ticket finished on four tricks.
+pub fn games_of(g: &Game) -> Vec<GameSummary> {
+    let n = g.game_number();
+    let mut games: Vec<GameSummary> =
+        (1..n).map(|game| GameSummary { game, tricks: 4, extra: Some(ExtraDuel::Won) }).collect();
+    let tricks = g.result().map_or(g.tricks_won(), |r| r.tricks);
+    let extra = (g.is_finished() && tricks == 4).then_some(ExtraDuel::Lost);
+    games.push(GameSummary { game: n, tricks, extra });
+    games
 }
 
 /// A paper ticket's shop side: who sold it, who paid it, until when its
@@ -132,6 +180,8 @@ pub struct SoldTicket {
     pub channel: Channel,
     /// Paper tickets only.
     pub retail: Option<RetailView>,
+    /// When it was bought online or sold by a shop.
+    pub sold_ms: Option<i64>,
     pub game: Game,
 }
 
@@ -182,6 +232,8 @@ impl SoldTicket {
             channel: self.channel.as_str().to_string(),
             status: self.status().to_string(),
             retail: self.retail.clone(),
+            sold_ms: self.sold_ms,
+            games: games_of(g),
         }
     }
 
@@ -218,6 +270,9 @@ pub struct Purchased {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TicketList {
     pub tickets: Vec<TicketView>,
+    /// With `limit`: the `before` of the next page, `null` on the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 /// `POST /api/tickets/{id}/actions` answer. It is stored as written and a

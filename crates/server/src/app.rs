@@ -96,6 +96,13 @@ impl App {
                 config.registrations_per_address,
                 Duration::from_secs(config.registration_window_s),
             )),
+            logins: Arc::new(crate::throttle::Throttle::new(
+                config.logins_per_address,
+                Duration::from_secs(config.login_window_s),
+            )),
+            session_ms: i64::from(config.session_days) * crate::core::player::DAY_MS,
+            cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
+            odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
         };
         let app = router(state);
         let (stop, stopped) = oneshot::channel::<()>();

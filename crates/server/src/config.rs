@@ -36,6 +36,10 @@ use std::path::PathBuf;
 /// redeem_failures_per_address = 20   # wrong play codes per address and window, then 429
 /// redeem_failures_global = 2000      # wrong play codes from everyone per window, then 429
 /// redeem_window_s = 900
+/// session_days = 30                  # a login's session lasts this long
+/// limit_cooling_off_hours = 72       # a player's raised limit applies after this
+/// logins_per_address = 20            # login attempts per address and login_window_s, then 429
+/// login_window_s = 300
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -113,6 +117,13 @@ pub struct Config {
     pub registrations_per_address: u32,
     /// The window of that limit, in seconds.
     pub registration_window_s: u64,
+    /// How long a session opened with a login and password lasts.
+    pub session_days: u32,
+    /// A player's raised (or removed) limit applies after this many hours.
+    pub limit_cooling_off_hours: u32,
+    /// Login attempts per client address and window (`login_window_s`); 0: no limit.
+    pub logins_per_address: u32,
+    pub login_window_s: u64,
 }
 
 impl Default for Config {
@@ -147,6 +158,10 @@ impl Default for Config {
             shutdown_grace_ms: 10_000,
             registrations_per_address: 100,
             registration_window_s: 60,
+            session_days: 30,
+            limit_cooling_off_hours: 72,
+            logins_per_address: 20,
+            login_window_s: 300,
         }
     }
 }
@@ -185,6 +200,9 @@ impl Config {
             );
         }
         anyhow::ensure!(self.redeem_window_s >= 1, "redeem_window_s must be at least 1");
+        anyhow::ensure!((1..=3650).contains(&self.session_days), "session_days must be 1 to 3650");
+        anyhow::ensure!(self.limit_cooling_off_hours <= 8760, "limit_cooling_off_hours must be at most 8760");
+        anyhow::ensure!(self.login_window_s >= 1, "login_window_s must be at least 1");
         for t in &self.operator_tokens {
             anyhow::ensure!(
                 t.len() >= 16 && t.bytes().all(|b| b.is_ascii_graphic()),

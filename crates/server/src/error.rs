@@ -74,6 +74,12 @@ pub enum AppError {
     /// 403 `forbidden`: a known token without the right (a player at the operator's desk).
     #[error("{0}")]
     Forbidden(String),
+    /// 403 `limit_reached`: a purchase beyond a limit the player set.
+    #[error("{0}")]
+    LimitReached(String),
+    /// 403 `self_excluded`: a purchase during the player's self-exclusion.
+    #[error("{0}")]
+    SelfExcluded(String),
     /// 402 `insufficient_funds`.
     #[error("a ticket costs {price} cents and your balance is {balance} cents")]
     InsufficientFunds { balance: i64, price: i64 },
@@ -131,7 +137,7 @@ impl AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             AppError::InsufficientFunds { .. } => StatusCode::PAYMENT_REQUIRED,
-            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::Forbidden(_) | AppError::LimitReached(_) | AppError::SelfExcluded(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Conflict(_) => StatusCode::CONFLICT,
@@ -151,6 +157,8 @@ impl AppError {
             AppError::Unauthorized(_) => "unauthorized",
             AppError::InsufficientFunds { .. } => "insufficient_funds",
             AppError::Forbidden(_) => "forbidden",
+            AppError::LimitReached(_) => "limit_reached",
+            AppError::SelfExcluded(_) => "self_excluded",
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",

@@ -41,6 +41,14 @@ pub struct AppState {
     pub redeem_limits: crate::store::RedeemLimits,
     /// New players per client address (play money).
     pub registrations: Arc<crate::throttle::Throttle>,
+    /// Login attempts per client address.
+    pub logins: Arc<crate::throttle::Throttle>,
+    /// How long a session lasts.
+    pub session_ms: i64,
+    /// How long before a player's raised limit applies.
+    pub cooling_off_ms: i64,
+    /// `GET /api/odds` answers, by table digest.
+    pub odds: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 /// The whole application: API, operations endpoints and the web page.
@@ -48,6 +56,12 @@ pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/api/players", post(create_player))
         .route("/api/me", get(me))
+        .route("/api/me/limits", get(crate::account::get_limits).put(crate::account::put_limits))
+        .route("/api/me/self-exclusion", post(crate::account::self_exclusion))
+        .route("/api/me/credentials", axum::routing::put(crate::account::put_credentials))
+        .route("/api/sessions", post(crate::account::login))
+        .route("/api/sessions/current", axum::routing::delete(crate::account::logout))
+        .route("/api/odds", get(crate::odds::odds))
         .route("/api/tickets", post(buy_ticket).get(list_tickets))
         .route("/api/tickets/{id}", get(get_ticket))
         .route("/api/tickets/{id}/actions", post(act))
@@ -306,7 +320,19 @@ pub async fn create_player(
         });
     }
     let name = parse_name(body.name)?;
-    let created = state.store.create_player(name).await?;
+    let credentials = match (body.login, body.password) {
+        (None, None) => None,
+        (Some(login), Some(password)) => {
+            let login = crate::account::parse_login(&login)?;
+            crate::account::check_password(&password)?;
+            if state.store.login(&login).await?.is_some() {
+                return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
+            }
+            Some((login, crate::account::hash_password(password).await?))
+        }
+        _ => return Err(AppError::BadRequest("login and password go together".into())),
+    };
+    let created = state.store.create_player(name, credentials).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
@@ -343,11 +369,40 @@ pub async fn buy_ticket(
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
-/// The player's tickets, newest first.
-#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = [])),
-    responses((status = 200, body = TicketList), (status = 401, body = ErrorBody)))]
-pub async fn list_tickets(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<TicketList>, AppError> {
-    Ok(Json(TicketList { tickets: state.store.tickets(player).await? }))
+/// `GET /api/tickets` query: a page (docs/player-api.md).
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct TicketsQuery {
+    /// At most this many tickets (1 to 100); absent: every ticket.
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<u32>,
+    /// Only tickets bought before this one (its id).
+    pub before: Option<String>,
+}
+
+/// The player's tickets, newest first; a page with `limit` (and `before`).
+#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = [])), params(TicketsQuery),
+    responses((status = 200, body = TicketList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list_tickets(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    query: Result<axum::extract::Query<TicketsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<TicketList>, AppError> {
+    let axum::extract::Query(q) =
+        query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
+    if q.limit.is_some_and(|n| !(1..=100).contains(&n)) {
+        return Err(AppError::BadRequest("limit must be 1 to 100".into()));
+    }
+    if q.before.is_some() && q.limit.is_none() {
+        return Err(AppError::BadRequest("before goes with limit".into()));
+    }
+    let tickets = state.store.tickets(player, q.limit, q.before.as_deref()).await?;
+    // A full page may have a next one; its first ticket is bought before the last of this one.
+    let next = match q.limit {
+        Some(n) if tickets.len() == n as usize => tickets.last().map(|t| t.id.clone()),
+        _ => None,
+    };
+    Ok(Json(TicketList { tickets, next }))
 }
 
 /// One of the player's tickets.

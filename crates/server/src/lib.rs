@@ -42,6 +42,7 @@
 //! 8. Several processes may share one PostgreSQL database: the rows a
 //!    request decides on are locked while it decides ([`store`]).
 
+pub mod account;
 mod admin;
 pub mod api;
 pub mod app;
@@ -53,6 +54,7 @@ mod http;
 pub mod keys;
 mod listener;
 pub mod metrics;
+mod odds;
 mod openapi;
 pub mod record;
 mod retail;

@@ -109,7 +109,7 @@ impl Metrics {
                 self.games_finished.inc();
                 self.prizes_paid_cents.inc_by(prize);
             }
-            Effect::Played { finished_prize: None } | Effect::Emission | Effect::Retail => {}
+            Effect::Played { finished_prize: None } | Effect::Emission | Effect::Retail | Effect::Player => {}
         }
     }
 

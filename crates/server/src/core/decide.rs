@@ -82,6 +82,7 @@ pub fn buy(
             commitment: sale.commitment.clone(),
             channel: Channel::Online,
             retail: None,
+            sold_ms: Some(now),
             game: Game::new(sale.prizes),
         },
     };

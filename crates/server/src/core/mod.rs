@@ -14,6 +14,7 @@
 //! rules of money, of `seq` and of idempotency are written once, here.
 
 pub mod decide;
+pub mod player;
 pub mod usecase;
 
 pub use usecase::{BuyRequest, Done, Op, Outcome, Unit};
@@ -98,6 +99,8 @@ pub struct PaperRow {
     pub game: Option<engine::Game>,
     /// When the emission's sale ended, if it did.
     pub sale_end_ms: Option<i64>,
+    /// When a shop sold it.
+    pub sold_ms: Option<i64>,
 }
 
 impl PaperRow {
@@ -114,6 +117,7 @@ impl PaperRow {
                 commitment: self.commitment.clone(),
                 channel: self.channel,
                 retail: Some(self.retail.clone()),
+                sold_ms: self.sold_ms,
                 game: self.game.clone()?,
             },
         })
@@ -168,6 +172,8 @@ pub struct Changes {
     pub failures: Option<Failures>,
     /// An emission whose sale ends: (emission, sale_end_ms, claim_end_ms).
     pub close: Option<(i64, i64, i64)>,
+    /// A player's login, session or limits ([`player`]).
+    pub player: Option<PlayerWrite>,
     /// What the change did, for the metrics (counted after COMMIT).
     pub effect: Effect,
 }
@@ -189,6 +195,7 @@ impl Changes {
             retail: None,
             failures: None,
             close: None,
+            player: None,
             effect,
         }
     }
@@ -451,4 +458,47 @@ pub enum Effect {
     Emission,
     /// A paper ticket sold, redeemed or paid; a failed redemption counted.
     Retail,
+    /// A player's login, session or limits changed.
+    Player,
+}
+
+/// A player's limits on their own play, as stored (docs/player-api.md).
+/// `None`: no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LimitsRow {
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+    /// A raise waiting for its cooling-off.
+    pub pending: Option<PendingLimits>,
+    pub excluded_until_ms: Option<i64>,
+}
+
+/// Limits that apply from `from_ms` (a raise, after its cooling-off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingLimits {
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+    pub from_ms: i64,
+}
+
+/// A player's online purchases in the limits' windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Tickets bought in the last 24 hours.
+    pub tickets_today: i64,
+    /// Cents spent on tickets in the last 7 days.
+    pub spent_week_cents: i64,
+}
+
+/// A write of a player's row, session or limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlayerWrite {
+    /// The limits row (created or replaced).
+    Limits { player: PlayerId, row: LimitsRow, updated_ms: i64 },
+    /// A login and password hash, guarded by the hash they replace.
+    Credentials { player: PlayerId, login: String, password_hash: String, was: Option<String> },
+    /// A session opened with the login and password.
+    OpenSession { token_hash: String, player: PlayerId, created_ms: i64, expires_ms: i64 },
+    /// A session closed (logout).
+    CloseSession { token_hash: String },
 }

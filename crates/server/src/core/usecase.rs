@@ -5,7 +5,11 @@
 //! back otherwise.
 
 use super::decide::{self, Decision};
-use super::{Account, AccountId, Caller, Changes, ForSale, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow};
+use super::player::{self, LimitsRequest};
+use super::{
+    Account, AccountId, Caller, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow,
+    Usage,
+};
 use crate::api::{ActionRequest, ClientSeed, IdempotencyKey};
 use crate::error::{AppError, StoreError};
 use std::future::Future;
@@ -42,6 +46,18 @@ pub trait Unit: Send {
         name: Option<&str>,
         now: i64,
     ) -> impl Future<Output = Result<(PlayerId, AccountId), StoreError>> + Send;
+    /// The limits the player set on their play, if any.
+    fn limits(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<LimitsRow>, StoreError>> + Send;
+    /// The player's online purchases since `day_since` and `week_since`.
+    fn usage(
+        &mut self,
+        player: PlayerId,
+        day_since: i64,
+        week_since: i64,
+    ) -> impl Future<Output = Result<Usage, StoreError>> + Send;
+    /// The player holding `login`, and the password hash of `player`.
+    fn login_owner(&mut self, login: &str) -> impl Future<Output = Result<Option<PlayerId>, StoreError>> + Send;
+    fn password_hash(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
     /// Writes `changes`; a guarded row that changed since it was loaded
     /// fails with [`StoreError::Stale`].
     fn apply(&mut self, changes: &Changes) -> impl Future<Output = Result<(), StoreError>> + Send;
@@ -77,11 +93,16 @@ pub async fn create_player(
     unit: &mut impl Unit,
     token_hash: &str,
     name: Option<&str>,
+    credentials: Option<&(String, String)>,
     start_balance: i64,
     now: i64,
 ) -> Result<(PlayerId, Box<Changes>), AppError> {
     let (player, account) = unit.insert_player(token_hash, name, now).await?;
-    let changes = decide::new_player(player, account, start_balance, now);
+    let mut changes = decide::new_player(player, account, start_balance, now);
+    // A login given at registration is written in the same unit.
+    if let Some((login, hash)) = credentials {
+        changes.player = player::set_credentials(player, None, None, None, login, hash, now)?.player;
+    }
     unit.apply(&changes).await?;
     Ok((player, Box::new(changes)))
 }
@@ -95,8 +116,19 @@ pub async fn buy(unit: &mut impl Unit, player: PlayerId, request: &BuyRequest, n
         Some(key) => unit.idempotency(player, key.as_str()).await?,
         None => None,
     };
-    let for_sale = if stored.is_none() { unit.next_for_sale().await? } else { None };
-    commit(unit, decide::buy(&account, stored, for_sale, request, now)?).await
+    if let Some(stored) = stored {
+        return commit(unit, decide::buy(&account, Some(stored), None, request, now)?).await;
+    }
+    // The limits the player set, checked here, in the purchase's unit:
+    // the account is locked, so the player's purchases are counted in turn.
+    let for_sale = unit.next_for_sale().await?;
+    if let Some(limits) = unit.limits(player).await? {
+        let (day, week) = player::windows(now);
+        let usage = unit.usage(player, day, week).await?;
+        let price = for_sale.as_ref().map_or(crate::api::TICKET_PRICE_CENTS, |s| s.price_cents);
+        player::check_purchase(&limits, &usage, price, now)?;
+    }
+    commit(unit, decide::buy(&account, None, for_sale, request, now)?).await
 }
 
 /// Applies a game action exactly once (guarantee 4). The ticket is locked
@@ -125,6 +157,18 @@ pub async fn act(
     commit(unit, decide::act(caller, ticket, stored, account, request, random_client_seed, now)?).await
 }
 
+/// The player's limits and usage, their account locked first (a purchase's
+/// lock order: limits are decided in turn with the player's purchases).
+async fn limits_and_usage(
+    unit: &mut impl Unit,
+    player: PlayerId,
+    now: i64,
+) -> Result<(Option<LimitsRow>, Usage), AppError> {
+    unit.account(player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+    let (day, week) = player::windows(now);
+    Ok((unit.limits(player).await?, unit.usage(player, day, week).await?))
+}
+
 async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, AppError> {
     match decision {
         Decision::Replay(answer) => Ok(Outcome::Replayed(answer)),
@@ -150,6 +194,38 @@ pub enum Op {
         token_hash: String,
         name: Option<String>,
         start_balance: i64,
+        /// A login and its password's hash, given at registration.
+        credentials: Option<(String, String)>,
+    },
+    /// New limits on the player's play (`cooling_off_ms` before a raise applies).
+    SetLimits {
+        player: PlayerId,
+        request: LimitsRequest,
+        cooling_off_ms: i64,
+    },
+    /// A self-exclusion of `days`.
+    SelfExclude {
+        player: PlayerId,
+        days: i64,
+        cooling_off_ms: i64,
+    },
+    /// A login and password hash; `was`: the hash the request was checked against.
+    SetCredentials {
+        player: PlayerId,
+        login: String,
+        password_hash: String,
+        was: Option<String>,
+    },
+    /// A session, once the password matched the hash `verified`.
+    OpenSession {
+        player: PlayerId,
+        verified: String,
+        token_hash: String,
+        expires_ms: i64,
+    },
+    /// A session closed.
+    CloseSession {
+        token_hash: String,
     },
     Buy {
         player: PlayerId,
@@ -200,9 +276,44 @@ pub struct Done {
 /// Runs one write request on a unit: the one entry point of every shell.
 pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppError> {
     let outcome = match op {
-        Op::CreatePlayer { token_hash, name, start_balance } => {
-            let (player, changes) = create_player(unit, token_hash, name.as_deref(), *start_balance, now).await?;
+        Op::CreatePlayer { token_hash, name, start_balance, credentials } => {
+            if let Some((login, _)) = credentials
+                && unit.login_owner(login).await?.is_some()
+            {
+                return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
+            }
+            let (player, changes) =
+                create_player(unit, token_hash, name.as_deref(), credentials.as_ref(), *start_balance, now).await?;
             return Ok(Done { player: Some(player), answer: String::new(), effect: Some(changes.effect) });
+        }
+        Op::SetLimits { player, request, cooling_off_ms } => {
+            let (current, usage) = limits_and_usage(unit, *player, now).await?;
+            let changes = player::set_limits(*player, current, *request, &usage, *cooling_off_ms, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::SelfExclude { player, days, cooling_off_ms } => {
+            let (current, usage) = limits_and_usage(unit, *player, now).await?;
+            let changes = player::self_exclude(*player, current, *days, &usage, *cooling_off_ms, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::SetCredentials { player, login, password_hash, was } => {
+            unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+            let owner = unit.login_owner(login).await?;
+            let current = unit.password_hash(*player).await?;
+            let changes = player::set_credentials(*player, current, was.clone(), owner, login, password_hash, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::OpenSession { player, verified, token_hash, expires_ms } => {
+            let current = unit.password_hash(*player).await?;
+            let changes = player::open_session(*player, current, verified, token_hash, *expires_ms, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::CloseSession { token_hash } => {
+            let changes = Changes {
+                player: Some(super::PlayerWrite::CloseSession { token_hash: token_hash.clone() }),
+                ..Changes::none(super::Effect::Player)
+            };
+            commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
         Op::Act { caller, serial, request, random_client_seed } => {

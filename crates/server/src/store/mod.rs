@@ -32,8 +32,10 @@ pub use emissions::{
 pub use reads::LedgerCheck;
 pub use retail::{Limited, RedeemLimits, code_hash};
 
+use crate::account::LimitsView;
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
+use crate::core::player::LimitsRequest;
 use crate::core::{BuyRequest, Caller, Done, Op, PlayerId};
 use crate::error::AppError;
 use crate::keys::Keyring;
@@ -165,7 +167,7 @@ impl Store {
         let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
         self.ensure_shops(&config.retailer_shops()).await?;
         if !config.demo_token.is_empty() && self.authenticate(&config.demo_token).await?.is_none() {
-            self.create_player_with_token(&config.demo_token, Some("demo".into())).await?;
+            self.create_player_with_token(&config.demo_token, Some("demo".into()), None).await?;
             tracing::info!("created the demo player");
         }
         if let Some(lock) = self.startup.lock().await.take() {
@@ -191,25 +193,41 @@ impl Store {
         if let Some(id) = self.auth_cache.read().expect("auth cache").get(&th) {
             return Ok(Some(*id));
         }
-        let id = reads::player_by_token_hash(&self.db, &th).await?;
-        if let Some(id) = id {
-            let mut cache = self.auth_cache.write().expect("auth cache");
-            if cache.len() >= 1_000_000 {
-                cache.clear();
+        match reads::player_by_token_hash(&self.db, &th).await? {
+            Some((id, None)) => {
+                let mut cache = self.auth_cache.write().expect("auth cache");
+                if cache.len() >= 1_000_000 {
+                    cache.clear();
+                }
+                cache.insert(th, id);
+                Ok(Some(id))
             }
-            cache.insert(th, id);
+            // A session is read every time: a logout (in any process) or
+            // its expiry ends it at once.
+            Some((id, Some(expires_ms))) if expires_ms > now_ms() => Ok(Some(id)),
+            _ => Ok(None),
         }
-        Ok(id)
     }
 
     /// A new player with the configured play money (a ledger movement).
-    pub async fn create_player(&self, name: Option<String>) -> Result<PlayerCreated, AppError> {
+    /// `credentials`: a login and its password's argon2id hash.
+    pub async fn create_player(
+        &self,
+        name: Option<String>,
+        credentials: Option<(String, String)>,
+    ) -> Result<PlayerCreated, AppError> {
         let token = hex::encode(crate::fairness::random_bytes::<24>());
-        self.create_player_with_token(&token, name).await
+        self.create_player_with_token(&token, name, credentials).await
     }
 
-    async fn create_player_with_token(&self, token: &str, name: Option<String>) -> Result<PlayerCreated, AppError> {
-        let op = Op::CreatePlayer { token_hash: token_hash(token), name, start_balance: self.start_balance };
+    async fn create_player_with_token(
+        &self,
+        token: &str,
+        name: Option<String>,
+        credentials: Option<(String, String)>,
+    ) -> Result<PlayerCreated, AppError> {
+        let op =
+            Op::CreatePlayer { token_hash: token_hash(token), name, start_balance: self.start_balance, credentials };
         let id = self.write(op).await?.player.ok_or_else(|| AppError::internal("a new player without an id"))?;
         Ok(PlayerCreated { player_id: id, token: token.to_string(), balance_cents: self.start_balance })
     }
@@ -250,9 +268,80 @@ impl Store {
         Ok(self.write(op).await?.answer)
     }
 
-    /// The player's tickets, newest first.
-    pub async fn tickets(&self, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
-        reads::tickets(&self.db, &self.keys, player).await
+    /// The player's tickets, newest first: all, or a page of `limit`
+    /// bought before the ticket `before`.
+    pub async fn tickets(
+        &self,
+        player: PlayerId,
+        limit: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<Vec<TicketView>, AppError> {
+        reads::tickets(&self.db, &self.keys, player, limit, before).await
+    }
+
+    /// The prize table of the tickets on sale online (the next one sold,
+    /// else the newest online emission's): its digest and TOML.
+    pub async fn online_table(&self) -> Result<Option<(String, String)>, AppError> {
+        reads::online_table(&self.db).await
+    }
+
+    /// The player's limits and usage.
+    pub async fn limits(&self, player: PlayerId, cooling_off_ms: i64) -> Result<LimitsView, AppError> {
+        reads::limits(&self.db, player, cooling_off_ms, now_ms()).await
+    }
+
+    /// New limits (a raise after `cooling_off_ms`): the answer's JSON.
+    pub async fn set_limits(
+        &self,
+        player: PlayerId,
+        request: LimitsRequest,
+        cooling_off_ms: i64,
+    ) -> Result<String, AppError> {
+        Ok(self.write(Op::SetLimits { player, request, cooling_off_ms }).await?.answer)
+    }
+
+    /// A self-exclusion of `days`: the answer's JSON (the limits).
+    pub async fn self_exclude(&self, player: PlayerId, days: i64, cooling_off_ms: i64) -> Result<String, AppError> {
+        Ok(self.write(Op::SelfExclude { player, days, cooling_off_ms }).await?.answer)
+    }
+
+    /// The player and password hash of a login.
+    pub async fn login(&self, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
+        reads::login(&self.db, login).await
+    }
+
+    /// A player's password hash, if they have a login.
+    pub async fn password_hash(&self, player: PlayerId) -> Result<Option<String>, AppError> {
+        reads::password_hash(&self.db, player).await
+    }
+
+    /// A login and password hash for `player`, replacing the hash `was`.
+    pub async fn set_credentials(
+        &self,
+        player: PlayerId,
+        login: String,
+        password_hash: String,
+        was: Option<String>,
+    ) -> Result<String, AppError> {
+        Ok(self.write(Op::SetCredentials { player, login, password_hash, was }).await?.answer)
+    }
+
+    /// A session for `player`, whose password matched the hash `verified`.
+    pub async fn open_session(
+        &self,
+        player: PlayerId,
+        verified: String,
+        token_hash: String,
+        expires_ms: i64,
+    ) -> Result<(), AppError> {
+        self.write(Op::OpenSession { player, verified, token_hash, expires_ms }).await?;
+        Ok(())
+    }
+
+    /// Ends a session (a player's own token is not a session: nothing happens).
+    pub async fn close_session(&self, token_hash: String) -> Result<(), AppError> {
+        self.write(Op::CloseSession { token_hash }).await?;
+        Ok(())
     }
 
     /// One ticket of the caller (404 for anybody else's).

@@ -15,7 +15,7 @@
 //! returns its name and a missing name is the failure; on SQLite a check
 //! after each guarded statement fails the script.
 
-use crate::core::{Changes, Failures, Movement, RetailWrite};
+use crate::core::{Changes, Failures, Movement, PlayerWrite, RetailWrite};
 use crate::error::StoreError;
 use std::fmt::Write as _;
 
@@ -150,6 +150,9 @@ impl Plan {
                 "UPDATE emissions SET sale_end_ms = {at}, claim_end_ms = {claim} WHERE id = {id} AND sale_end_ms IS NULL"
             );
             p.parts.push(Part { name: "close", sql, guarded: true });
+        }
+        if let Some(w) = &changes.player {
+            p.player(w);
         }
         if let Some(g) = &changes.game {
             let game = &g.row.ticket.game;
@@ -374,6 +377,61 @@ impl Plan {
                 let id = self.placeholder((*ticket_id).into());
                 let sql = format!("UPDATE tickets SET owner_id = {owner} WHERE id = {id} AND owner_id IS NULL");
                 self.parts.push(Part { name: "retail_owner", sql, guarded: true });
+            }
+        }
+    }
+
+    /// A player's limits (one row per player, replaced), login, or session.
+    fn player(&mut self, w: &PlayerWrite) {
+        match w {
+            PlayerWrite::Limits { player, row, updated_ms } => {
+                let pending = row.pending;
+                let columns = [
+                    ("player_id", Val::from(*player)),
+                    ("tickets_per_day", row.tickets_per_day.into()),
+                    ("spend_per_week_cents", row.spend_per_week_cents.into()),
+                    ("pending_tickets_per_day", pending.and_then(|p| p.tickets_per_day).into()),
+                    ("pending_spend_per_week_cents", pending.and_then(|p| p.spend_per_week_cents).into()),
+                    ("pending_from_ms", pending.map(|p| p.from_ms).into()),
+                    ("excluded_until_ms", row.excluded_until_ms.into()),
+                    ("updated_ms", (*updated_ms).into()),
+                ];
+                let names: Vec<&str> = columns.iter().map(|(c, _)| *c).collect();
+                let marks: Vec<String> = columns.into_iter().map(|(_, v)| self.placeholder(v)).collect();
+                let set: Vec<String> = names[1..].iter().map(|c| format!("{c} = excluded.{c}")).collect();
+                let sql = format!(
+                    "INSERT INTO player_limits ({}) VALUES ({}) ON CONFLICT (player_id) DO UPDATE SET {}",
+                    names.join(", "),
+                    marks.join(", "),
+                    set.join(", ")
+                );
+                self.parts.push(Part { name: "limits", sql, guarded: false });
+            }
+            PlayerWrite::Credentials { player, login, password_hash, was } => {
+                let login = self.placeholder(login.as_str().into());
+                let hash = self.placeholder(password_hash.as_str().into());
+                let id = self.placeholder((*player).into());
+                let was = self.placeholder(was.as_deref().into());
+                let sql = format!(
+                    "UPDATE players SET login = {login}, password_hash = {hash} \
+                     WHERE id = {id} AND password_hash IS NOT DISTINCT FROM {was}"
+                );
+                self.parts.push(Part { name: "credentials", sql, guarded: true });
+            }
+            PlayerWrite::OpenSession { token_hash, player, created_ms, expires_ms } => self.insert_row(
+                "session",
+                "sessions",
+                vec![
+                    ("token_hash", token_hash.as_str().into()),
+                    ("player_id", (*player).into()),
+                    ("created_ms", (*created_ms).into()),
+                    ("expires_ms", (*expires_ms).into()),
+                ],
+            ),
+            PlayerWrite::CloseSession { token_hash } => {
+                let th = self.placeholder(token_hash.as_str().into());
+                let sql = format!("DELETE FROM sessions WHERE token_hash = {th}");
+                self.parts.push(Part { name: "logout", sql, guarded: false });
             }
         }
     }

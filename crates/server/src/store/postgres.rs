@@ -30,14 +30,17 @@
 use super::audit;
 use super::plan::Plan;
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, PAPER_SELECT, TICKET_COLUMNS, TICKET_FROM,
-    for_sale, paper_row, paper_where, stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
+    LimitsTuple, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row,
+    paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
 use crate::config::Config;
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId, Changes, ForSale, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::core::{
+    Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit, Usage,
+};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
@@ -304,6 +307,27 @@ impl Unit for PgUnit {
         .bind(now)
         .fetch_one(&mut *self.tx)
         .await?)
+    }
+
+    async fn limits(&mut self, player: PlayerId) -> Result<Option<LimitsRow>, StoreError> {
+        let row: Option<LimitsTuple> = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(&mut *self.tx).await?;
+        Ok(row.map(limits_row))
+    }
+
+    async fn usage(&mut self, player: PlayerId, day_since: i64, week_since: i64) -> Result<Usage, StoreError> {
+        let (tickets_today, spent_week_cents): (i64, i64) =
+            sqlx::query_as(USAGE_SELECT).bind(player).bind(day_since).bind(week_since).fetch_one(&mut *self.tx).await?;
+        Ok(Usage { tickets_today, spent_week_cents })
+    }
+
+    async fn login_owner(&mut self, login: &str) -> Result<Option<PlayerId>, StoreError> {
+        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(&mut *self.tx).await?)
+    }
+
+    async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
+        let hash: Option<Option<String>> =
+            sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(&mut *self.tx).await?;
+        Ok(hash.flatten())
     }
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {

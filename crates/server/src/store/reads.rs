@@ -6,7 +6,7 @@ use super::{Db, on_db};
 use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
 use crate::core::PaperRow;
 use crate::core::usecase::PaperKey;
-use crate::core::{Caller, ForSale, PlayerId, StoredAnswer, TicketRow};
+use crate::core::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAnswer, TicketRow, Usage};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
@@ -17,7 +17,7 @@ use sqlx::Row;
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
      b.number AS block_number, e.id AS emission_id, e.seed_salt, e.channel, e.price_cents, g.state_json, \
-     t.shop, t.paid_ms, t.paid_shop, e.claim_end_ms";
+     t.shop, t.paid_ms, t.paid_shop, e.claim_end_ms, t.sold_ms";
 /// A sold ticket and its game, for more joins or a `WHERE` to follow.
 pub(super) const TICKET_FROM: &str = " FROM tickets t
  JOIN ticket_games g ON g.ticket_id = t.id
@@ -76,6 +76,7 @@ where
             commitment: get_s("commitment")?,
             channel,
             retail,
+            sold_ms: row.try_get("sold_ms").map_err(|e| corrupt(&format!("sold_ms: {e}")))?,
             game,
         },
     })
@@ -102,7 +103,7 @@ where
 pub(super) const PAPER_SELECT: &str = "SELECT t.id, t.serial, e.channel, t.status, t.owner_id, e.price_cents, \
      t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position, b.number AS block_number, \
      e.id AS emission_id, e.seed_salt, t.client_seed, t.shop, t.paid_ms, t.paid_shop, e.sale_end_ms, e.claim_end_ms, \
-     g.state_json
+     g.state_json, t.sold_ms
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  LEFT JOIN ticket_games g ON g.ticket_id = t.id
  WHERE b.published_ms IS NOT NULL AND ";
@@ -147,6 +148,7 @@ where
         retail: retail_of(row)?,
         game,
         sale_end_ms: row.try_get("sale_end_ms").map_err(|e| corrupt("sale_end_ms", e.to_string()))?,
+        sold_ms: row.try_get("sold_ms").map_err(|e| corrupt("sold_ms", e.to_string()))?,
         serial,
     })
 }
@@ -228,28 +230,135 @@ pub(super) async fn health(db: &Db) -> Result<(), AppError> {
     if one == 1 { Ok(()) } else { Err(AppError::Unavailable("the database gave a wrong answer".into())) }
 }
 
-pub(super) async fn player_by_token_hash(db: &Db, token_hash: &str) -> Result<Option<PlayerId>, AppError> {
-    Ok(on_db!(db, pool => sqlx::query_scalar("SELECT id FROM players WHERE token_hash = $1")
-        .bind(token_hash)
+/// The player of a bearer token: a player's own token (`None` for its
+/// expiry: it never expires), or a session's, with its expiry.
+pub(super) async fn player_by_token_hash(
+    db: &Db,
+    token_hash: &str,
+) -> Result<Option<(PlayerId, Option<i64>)>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_as(
+        "SELECT id, CAST(NULL AS BIGINT) FROM players WHERE token_hash = $1
+         UNION ALL SELECT player_id, expires_ms FROM sessions WHERE token_hash = $1",
+    )
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await?))
+}
+
+/// A player's limits, as stored.
+pub(super) const LIMITS_SELECT: &str = "SELECT tickets_per_day, spend_per_week_cents, pending_tickets_per_day, \
+     pending_spend_per_week_cents, pending_from_ms, excluded_until_ms FROM player_limits WHERE player_id = $1";
+/// A row of [`LIMITS_SELECT`].
+pub(super) type LimitsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+
+pub(super) fn limits_row(t: LimitsTuple) -> LimitsRow {
+    let (tickets_per_day, spend_per_week_cents, pt, ps, from, excluded_until_ms) = t;
+    LimitsRow {
+        tickets_per_day,
+        spend_per_week_cents,
+        pending: from.map(|from_ms| PendingLimits { tickets_per_day: pt, spend_per_week_cents: ps, from_ms }),
+        excluded_until_ms,
+    }
+}
+
+/// A player's online purchases: tickets since `$2` (a day ago), cents spent
+/// since `$3` (a week ago).
+pub(super) const USAGE_SELECT: &str = "SELECT \
+     CAST(COALESCE(SUM(CASE WHEN t.sold_ms >= $2 THEN 1 ELSE 0 END), 0) AS BIGINT), \
+     CAST(COALESCE(SUM(e.price_cents), 0) AS BIGINT) \
+     FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id \
+     WHERE t.owner_id = $1 AND e.channel = 'online' AND t.sold_ms >= $3";
+/// The player holding a login.
+pub(super) const LOGIN_OWNER_SELECT: &str = "SELECT id FROM players WHERE login = $1";
+/// A player's password hash (`NULL`: no login yet).
+pub(super) const PASSWORD_HASH_SELECT: &str = "SELECT password_hash FROM players WHERE id = $1";
+
+/// The player's limits and usage, as the API shows them.
+pub(super) async fn limits(
+    db: &Db,
+    player: PlayerId,
+    cooling_off_ms: i64,
+    now: i64,
+) -> Result<crate::account::LimitsView, AppError> {
+    let (day, week) = crate::core::player::windows(now);
+    let (row, usage): (Option<LimitsTuple>, (i64, i64)) = on_db!(db, pool => {
+        let row = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(pool).await?;
+        let usage = sqlx::query_as(USAGE_SELECT).bind(player).bind(day).bind(week).fetch_one(pool).await?;
+        (row, usage)
+    });
+    let usage = Usage { tickets_today: usage.0, spent_week_cents: usage.1 };
+    Ok(crate::core::player::view(&row.map(limits_row).unwrap_or_default(), &usage, cooling_off_ms, now))
+}
+
+/// The prize table on sale online: `(digest, toml)`.
+pub(super) async fn online_table(db: &Db) -> Result<Option<(String, String)>, AppError> {
+    let next: Option<(String, String)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT e.table_digest, e.table_toml FROM tickets t JOIN blocks b ON b.id = t.block_id
+         JOIN emissions e ON e.id = b.emission_id
+         WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
+         ORDER BY t.block_id, t.position LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await?);
+    if next.is_some() {
+        return Ok(next);
+    }
+    Ok(on_db!(db, pool => sqlx::query_as(
+        "SELECT table_digest, table_toml FROM emissions WHERE channel = 'online' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await?))
+}
+
+/// The player and password hash of a login.
+pub(super) async fn login(db: &Db, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_as("SELECT id, password_hash FROM players WHERE login = $1")
+        .bind(login)
         .fetch_optional(pool)
         .await?))
 }
 
+/// A player's password hash, if they have a login.
+pub(super) async fn password_hash(db: &Db, player: PlayerId) -> Result<Option<String>, AppError> {
+    let hash: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(PASSWORD_HASH_SELECT)
+        .bind(player)
+        .fetch_optional(pool)
+        .await?);
+    Ok(hash.flatten())
+}
+
 pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
-    let balance: Option<i64> = on_db!(db, pool => sqlx::query_scalar(
-        "SELECT a.balance_cents FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1",
+    let row: Option<(i64, Option<String>, Option<String>)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT a.balance_cents, p.name, p.login FROM players p JOIN accounts a ON a.id = p.account_id WHERE p.id = $1",
     )
     .bind(player)
     .fetch_optional(pool)
     .await?);
-    let balance = balance.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
-    Ok(Me { player_id: player, balance_cents: balance })
+    let (balance, name, login) = row.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+    Ok(Me { player_id: player, balance_cents: balance, name, login })
 }
 
-pub(super) async fn tickets(db: &Db, keys: &Keyring, player: PlayerId) -> Result<Vec<TicketView>, AppError> {
-    let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.owner_id = $1 ORDER BY t.id DESC");
+/// The player's tickets, newest first: all of them, or a page of at most
+/// `limit` bought before the ticket `before` (its serial).
+pub(super) async fn tickets(
+    db: &Db,
+    keys: &Keyring,
+    player: PlayerId,
+    limit: Option<u32>,
+    before: Option<&str>,
+) -> Result<Vec<TicketView>, AppError> {
+    let after = if before.is_some() { "AND t.id < (SELECT id FROM tickets WHERE serial = $2) " } else { "" };
+    let page = match limit {
+        Some(n) => format!("LIMIT {n}"),
+        None => String::new(),
+    };
+    let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.owner_id = $1 {after}ORDER BY t.id DESC {page}");
     on_db!(db, pool => {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(player).fetch_all(pool).await?;
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(player);
+        if let Some(b) = before {
+            q = q.bind(b);
+        }
+        let rows = q.fetch_all(pool).await?;
         rows.iter().map(|r| Ok(ticket_row(r, keys)?.ticket.view())).collect()
     })
 }

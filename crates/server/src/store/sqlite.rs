@@ -26,14 +26,18 @@
 use super::audit::{self, Head};
 use super::plan::{Plan, SQLITE_GUARD_TABLE};
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, PAPER_SELECT, TICKET_COLUMNS, TICKET_FROM,
-    for_sale, paper_row, paper_where, stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
+    LimitsTuple, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row,
+    paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{Db, bind_values};
 use crate::config::Config;
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId, Changes, ForSale, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit};
+use crate::core::{
+    Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, PlayerWrite, StoredAnswer, TicketId,
+    TicketRow, Unit, Usage,
+};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
@@ -198,6 +202,8 @@ struct WriterState {
     /// Sold, unfinished tickets by serial, as last written.
     tickets: HashMap<String, TicketRow>,
     accounts: HashMap<PlayerId, Account>,
+    /// Players' limits (`None`: the player set none), as last read or written.
+    limits: HashMap<PlayerId, Option<LimitsRow>>,
     /// The next unsold tickets, in sale order.
     for_sale: VecDeque<ForSale>,
 }
@@ -209,6 +215,7 @@ impl WriterState {
             audit_head: audit::head(db).await?,
             tickets: HashMap::new(),
             accounts: HashMap::new(),
+            limits: HashMap::new(),
             for_sale: VecDeque::new(),
         })
     }
@@ -216,6 +223,7 @@ impl WriterState {
     async fn reload(&mut self, conn: &mut SqliteConnection) {
         self.tickets.clear();
         self.accounts.clear();
+        self.limits.clear();
         self.for_sale.clear();
         match sqlx::query_as(audit::HEAD_SELECT).fetch_optional(&mut *conn).await {
             Ok(row) => self.audit_head = Head::stored(row),
@@ -251,6 +259,9 @@ impl WriterState {
         if changes.close.is_some() {
             // Tickets of an emission whose sale ended are no longer for sale.
             self.for_sale.clear();
+        }
+        if let Some(PlayerWrite::Limits { player, row, .. }) = &changes.player {
+            self.limits.insert(*player, Some(*row));
         }
     }
 }
@@ -417,6 +428,40 @@ impl Unit for SqliteUnit<'_> {
         .await?;
         self.state.accounts.insert(player, Account { player, id: account, balance_cents: 0 });
         Ok((player, account))
+    }
+
+    async fn limits(&mut self, player: PlayerId) -> Result<Option<LimitsRow>, StoreError> {
+        if let Some(l) = self.state.limits.get(&player) {
+            return Ok(*l);
+        }
+        let row: Option<LimitsTuple> =
+            sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(&mut *self.conn).await?;
+        let limits = row.map(limits_row);
+        if self.state.limits.len() >= CACHE_LIMIT {
+            self.state.limits.clear();
+        }
+        self.state.limits.insert(player, limits);
+        Ok(limits)
+    }
+
+    async fn usage(&mut self, player: PlayerId, day_since: i64, week_since: i64) -> Result<Usage, StoreError> {
+        let (tickets_today, spent_week_cents): (i64, i64) = sqlx::query_as(USAGE_SELECT)
+            .bind(player)
+            .bind(day_since)
+            .bind(week_since)
+            .fetch_one(&mut *self.conn)
+            .await?;
+        Ok(Usage { tickets_today, spent_week_cents })
+    }
+
+    async fn login_owner(&mut self, login: &str) -> Result<Option<PlayerId>, StoreError> {
+        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(&mut *self.conn).await?)
+    }
+
+    async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
+        let hash: Option<Option<String>> =
+            sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(&mut *self.conn).await?;
+        Ok(hash.flatten())
     }
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {

@@ -30,4 +30,5 @@ mod helpers;
 mod money;
 mod ops;
 mod paper;
+mod player;
 mod schemathesis;

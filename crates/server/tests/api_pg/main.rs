@@ -34,3 +34,5 @@ mod money;
 mod ops;
 #[path = "../api/paper.rs"]
 mod paper;
+#[path = "../api/player.rs"]
+mod player;

@@ -1,0 +1,377 @@
+//! The decisions of a player's own account (issue 13, docs/player-api.md):
+//! the limits they set on their play and their self-exclusion, checked in
+//! the purchase's unit; their login and password; their sessions. Plain
+//! code like [`super::decide`]: the time, the password hashes and the
+//! session tokens come in as arguments.
+
+use super::{Changes, Effect, LimitsRow, PendingLimits, PlayerId, PlayerWrite, Usage};
+use crate::account::{LimitsView, PendingView, UsageView};
+use crate::error::AppError;
+use crate::store::iso8601;
+use serde_json::json;
+
+pub const DAY_MS: i64 = 86_400_000;
+pub const WEEK_MS: i64 = 7 * DAY_MS;
+/// The largest limits a player may set.
+pub const MAX_TICKETS_PER_DAY: i64 = 1_000;
+pub const MAX_SPEND_PER_WEEK_CENTS: i64 = 10_000_000;
+/// The longest self-exclusion, in days (ten years).
+pub const MAX_EXCLUSION_DAYS: i64 = 3_650;
+
+impl LimitsRow {
+    /// The limits in force at `now`: a raise whose cooling-off is over applies.
+    pub fn at(&self, now: i64) -> LimitsRow {
+        match self.pending {
+            Some(p) if p.from_ms <= now => LimitsRow {
+                tickets_per_day: p.tickets_per_day,
+                spend_per_week_cents: p.spend_per_week_cents,
+                pending: None,
+                excluded_until_ms: self.excluded_until_ms,
+            },
+            _ => *self,
+        }
+    }
+
+    /// The self-exclusion's end, while it lasts.
+    pub fn excluded_at(&self, now: i64) -> Option<i64> {
+        self.excluded_until_ms.filter(|&until| until > now)
+    }
+}
+
+/// Where a purchase's usage windows begin: the last 24 hours, the last 7 days.
+pub fn windows(now: i64) -> (i64, i64) {
+    (now - DAY_MS, now - WEEK_MS)
+}
+
+/// A purchase of `price` cents by a player with these limits and this
+/// usage: refused during a self-exclusion (403 `self_excluded`) or beyond a
+/// limit (403 `limit_reached`).
+pub fn check_purchase(limits: &LimitsRow, usage: &Usage, price: i64, now: i64) -> Result<(), AppError> {
+    let l = limits.at(now);
+    if let Some(until) = l.excluded_at(now) {
+        return Err(AppError::SelfExcluded(format!(
+            "you excluded yourself from play until {}: no ticket can be bought before then",
+            iso8601(until)
+        )));
+    }
+    if let Some(max) = l.tickets_per_day
+        && usage.tickets_today >= max
+    {
+        return Err(AppError::LimitReached(format!(
+            "your limit of {max} {} a day is reached: {} bought in the last 24 hours",
+            if max == 1 { "ticket" } else { "tickets" },
+            usage.tickets_today
+        )));
+    }
+    if let Some(max) = l.spend_per_week_cents
+        && usage.spent_week_cents + price > max
+    {
+        return Err(AppError::LimitReached(format!(
+            "your limit of {} a week would be passed: {} spent in the last 7 days, a ticket costs {}",
+            super::decide::euros(max),
+            super::decide::euros(usage.spent_week_cents),
+            super::decide::euros(price)
+        )));
+    }
+    Ok(())
+}
+
+/// The limits a player asks for (`None`: no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitsRequest {
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+}
+
+impl LimitsRequest {
+    pub fn check(&self) -> Result<(), AppError> {
+        if let Some(n) = self.tickets_per_day
+            && !(1..=MAX_TICKETS_PER_DAY).contains(&n)
+        {
+            return Err(AppError::BadRequest(format!(
+                "tickets_per_day must be 1 to {MAX_TICKETS_PER_DAY}, or null for no limit"
+            )));
+        }
+        if let Some(n) = self.spend_per_week_cents
+            && !(1..=MAX_SPEND_PER_WEEK_CENTS).contains(&n)
+        {
+            return Err(AppError::BadRequest(format!(
+                "spend_per_week_cents must be 1 to {MAX_SPEND_PER_WEEK_CENTS}, or null for no limit"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `new` is at least as strict as `old` (a limit is stricter than none).
+fn at_least_as_strict(new: Option<i64>, old: Option<i64>) -> bool {
+    match (new, old) {
+        (_, None) => true,
+        (Some(n), Some(o)) => n <= o,
+        (None, Some(_)) => false,
+    }
+}
+
+/// The player's limits as the API shows them.
+pub fn view(row: &LimitsRow, usage: &Usage, cooling_off_ms: i64, now: i64) -> LimitsView {
+    let l = row.at(now);
+    LimitsView {
+        tickets_per_day: l.tickets_per_day,
+        spend_per_week_cents: l.spend_per_week_cents,
+        pending: l.pending.map(|p| PendingView {
+            tickets_per_day: p.tickets_per_day,
+            spend_per_week_cents: p.spend_per_week_cents,
+            from_ms: p.from_ms,
+        }),
+        excluded_until_ms: l.excluded_at(now),
+        used: UsageView { tickets_today: usage.tickets_today, spent_week_cents: usage.spent_week_cents },
+        cooling_off_hours: cooling_off_ms / 3_600_000,
+    }
+}
+
+fn limits_changes(
+    player: PlayerId,
+    row: LimitsRow,
+    usage: &Usage,
+    cooling_off_ms: i64,
+    now: i64,
+    kind: &'static str,
+) -> Changes {
+    let answer = serde_json::to_string(&view(&row, usage, cooling_off_ms, now)).expect("limits serialize");
+    Changes {
+        player: Some(PlayerWrite::Limits { player, row, updated_ms: now }),
+        audit: Some(super::AuditRecord {
+            created_ms: now,
+            kind,
+            data_json: json!({
+                "player_id": player,
+                "tickets_per_day": row.tickets_per_day,
+                "spend_per_week_cents": row.spend_per_week_cents,
+                "pending": row.pending.map(|p| json!({"tickets_per_day": p.tickets_per_day,
+                    "spend_per_week_cents": p.spend_per_week_cents, "from_ms": p.from_ms})),
+                "excluded_until_ms": row.excluded_until_ms,
+            })
+            .to_string(),
+        }),
+        answer,
+        ..Changes::none(Effect::Player)
+    }
+}
+
+/// New limits: a stricter limit (or a first one) applies at once; a
+/// looser one (higher, or none) only after the cooling-off, the current
+/// one holding until then. Asking again for the same raise keeps its date.
+pub fn set_limits(
+    player: PlayerId,
+    current: Option<LimitsRow>,
+    request: LimitsRequest,
+    usage: &Usage,
+    cooling_off_ms: i64,
+    now: i64,
+) -> Result<Changes, AppError> {
+    request.check()?;
+    let cur = current.unwrap_or_default().at(now);
+    let tickets_now = at_least_as_strict(request.tickets_per_day, cur.tickets_per_day);
+    let spend_now = at_least_as_strict(request.spend_per_week_cents, cur.spend_per_week_cents);
+    let mut row = LimitsRow {
+        tickets_per_day: if tickets_now { request.tickets_per_day } else { cur.tickets_per_day },
+        spend_per_week_cents: if spend_now { request.spend_per_week_cents } else { cur.spend_per_week_cents },
+        pending: None,
+        excluded_until_ms: cur.excluded_until_ms,
+    };
+    if !(tickets_now && spend_now) {
+        let from_ms = match cur.pending {
+            Some(p)
+                if p.tickets_per_day == request.tickets_per_day
+                    && p.spend_per_week_cents == request.spend_per_week_cents =>
+            {
+                p.from_ms
+            }
+            _ => now + cooling_off_ms,
+        };
+        row.pending = Some(PendingLimits {
+            tickets_per_day: request.tickets_per_day,
+            spend_per_week_cents: request.spend_per_week_cents,
+            from_ms,
+        });
+    }
+    Ok(limits_changes(player, row, usage, cooling_off_ms, now, "limits_set"))
+}
+
+/// A self-exclusion of `days` from now: it can be made longer, never shorter.
+pub fn self_exclude(
+    player: PlayerId,
+    current: Option<LimitsRow>,
+    days: i64,
+    usage: &Usage,
+    cooling_off_ms: i64,
+    now: i64,
+) -> Result<Changes, AppError> {
+    if !(1..=MAX_EXCLUSION_DAYS).contains(&days) {
+        return Err(AppError::BadRequest(format!("days must be 1 to {MAX_EXCLUSION_DAYS}")));
+    }
+    let cur = current.unwrap_or_default().at(now);
+    let until = (now + days * DAY_MS).max(cur.excluded_at(now).unwrap_or(0));
+    let row = LimitsRow { excluded_until_ms: Some(until), ..cur };
+    Ok(limits_changes(player, row, usage, cooling_off_ms, now, "self_excluded"))
+}
+
+/// A login and password for `player`. `was` is the password hash the
+/// request was checked against (`None`: the account had none), `current`
+/// the one stored now: they differ when another request changed it
+/// meanwhile. `login_owner` is the player holding the login, if any.
+pub fn set_credentials(
+    player: PlayerId,
+    current: Option<String>,
+    was: Option<String>,
+    login_owner: Option<PlayerId>,
+    login: &str,
+    password_hash: &str,
+    now: i64,
+) -> Result<Changes, AppError> {
+    if login_owner.is_some_and(|p| p != player) {
+        return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
+    }
+    if current != was {
+        return Err(AppError::Conflict("the account's password changed meanwhile: try again".into()));
+    }
+    Ok(Changes {
+        player: Some(PlayerWrite::Credentials {
+            player,
+            login: login.to_string(),
+            password_hash: password_hash.to_string(),
+            was,
+        }),
+        audit: Some(super::AuditRecord {
+            created_ms: now,
+            kind: "credentials_set",
+            data_json: json!({"player_id": player, "login": login}).to_string(),
+        }),
+        answer: json!({"login": login}).to_string(),
+        ..Changes::none(Effect::Player)
+    })
+}
+
+/// A session for `player`, whose password hash was `verified` against the
+/// password given; refused if it changed since (`current`).
+pub fn open_session(
+    player: PlayerId,
+    current: Option<String>,
+    verified: &str,
+    token_hash: &str,
+    expires_ms: i64,
+    now: i64,
+) -> Result<Changes, AppError> {
+    if current.as_deref() != Some(verified) {
+        return Err(AppError::Unauthorized("wrong login or password".into()));
+    }
+    Ok(Changes {
+        player: Some(PlayerWrite::OpenSession {
+            token_hash: token_hash.to_string(),
+            player,
+            created_ms: now,
+            expires_ms,
+        }),
+        ..Changes::none(Effect::Player)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_800_000_000_000;
+    const COOL: i64 = 72 * 3_600_000;
+
+    fn row_of(c: &Changes) -> LimitsRow {
+        match &c.player {
+            Some(PlayerWrite::Limits { row, .. }) => *row,
+            other => panic!("not a limits write: {other:?}"),
+        }
+    }
+
+    fn req(t: Option<i64>, s: Option<i64>) -> LimitsRequest {
+        LimitsRequest { tickets_per_day: t, spend_per_week_cents: s }
+    }
+
+    #[test]
+    fn a_first_limit_and_a_lower_one_apply_at_once() {
+        let c = set_limits(1, None, req(Some(5), Some(3000)), &Usage::default(), COOL, NOW).unwrap();
+        let row = row_of(&c);
+        assert_eq!((row.tickets_per_day, row.spend_per_week_cents, row.pending), (Some(5), Some(3000), None));
+        let c = set_limits(1, Some(row), req(Some(2), Some(3000)), &Usage::default(), COOL, NOW + 1).unwrap();
+        assert_eq!(row_of(&c).tickets_per_day, Some(2));
+        assert_eq!(row_of(&c).pending, None);
+        assert_eq!(c.audit.as_ref().unwrap().kind, "limits_set");
+    }
+
+    #[test]
+    fn a_raise_or_a_removal_waits_for_the_cooling_off_and_the_old_limit_holds() {
+        let start = LimitsRow { tickets_per_day: Some(2), spend_per_week_cents: Some(3000), ..LimitsRow::default() };
+        let c = set_limits(1, Some(start), req(Some(10), None), &Usage::default(), COOL, NOW).unwrap();
+        let row = row_of(&c);
+        assert_eq!((row.tickets_per_day, row.spend_per_week_cents), (Some(2), Some(3000)));
+        let p = row.pending.unwrap();
+        assert_eq!((p.tickets_per_day, p.spend_per_week_cents, p.from_ms), (Some(10), None, NOW + COOL));
+        // Until then, the old limit refuses the third ticket of the day.
+        let used = Usage { tickets_today: 2, spent_week_cents: 600 };
+        let e = check_purchase(&row, &used, 300, NOW + COOL - 1).unwrap_err();
+        assert_eq!(e.code(), "limit_reached");
+        // Asking again keeps the date; after it, the raise applies.
+        let again = row_of(&set_limits(1, Some(row), req(Some(10), None), &used, COOL, NOW + 1000).unwrap());
+        assert_eq!(again.pending.unwrap().from_ms, NOW + COOL);
+        assert!(check_purchase(&row, &used, 300, NOW + COOL).is_ok());
+        assert_eq!(row.at(NOW + COOL).tickets_per_day, Some(10));
+        assert_eq!(row.at(NOW + COOL).spend_per_week_cents, None);
+    }
+
+    #[test]
+    fn lowering_one_limit_and_raising_the_other_splits_them() {
+        let start = LimitsRow { tickets_per_day: Some(5), spend_per_week_cents: Some(3000), ..LimitsRow::default() };
+        let row = row_of(&set_limits(1, Some(start), req(Some(3), Some(6000)), &Usage::default(), COOL, NOW).unwrap());
+        assert_eq!((row.tickets_per_day, row.spend_per_week_cents), (Some(3), Some(3000)));
+        assert_eq!(row.pending.unwrap().spend_per_week_cents, Some(6000));
+        assert_eq!(row.pending.unwrap().tickets_per_day, Some(3));
+    }
+
+    #[test]
+    fn the_spend_limit_counts_the_price_of_the_ticket_being_bought() {
+        let row = LimitsRow { spend_per_week_cents: Some(900), ..LimitsRow::default() };
+        assert!(check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 600 }, 300, NOW).is_ok());
+        let e = check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 700 }, 300, NOW).unwrap_err();
+        assert_eq!(e.code(), "limit_reached");
+        assert!(e.to_string().contains("9,00"), "{e}");
+    }
+
+    #[test]
+    fn a_self_exclusion_refuses_purchases_until_it_ends_and_is_never_shortened() {
+        let row = row_of(&self_exclude(1, None, 30, &Usage::default(), COOL, NOW).unwrap());
+        assert_eq!(row.excluded_until_ms, Some(NOW + 30 * DAY_MS));
+        let e = check_purchase(&row, &Usage::default(), 300, NOW + DAY_MS).unwrap_err();
+        assert_eq!(e.code(), "self_excluded");
+        let shorter = row_of(&self_exclude(1, Some(row), 7, &Usage::default(), COOL, NOW + 1).unwrap());
+        assert_eq!(shorter.excluded_until_ms, Some(NOW + 30 * DAY_MS));
+        assert!(check_purchase(&row, &Usage::default(), 300, NOW + 30 * DAY_MS).is_ok());
+        assert!(self_exclude(1, None, 0, &Usage::default(), COOL, NOW).is_err());
+        assert!(self_exclude(1, None, MAX_EXCLUSION_DAYS + 1, &Usage::default(), COOL, NOW).is_err());
+    }
+
+    #[test]
+    fn limits_out_of_range_are_refused() {
+        for r in [req(Some(0), None), req(None, Some(0)), req(Some(MAX_TICKETS_PER_DAY + 1), None)] {
+            assert_eq!(set_limits(1, None, r, &Usage::default(), COOL, NOW).unwrap_err().code(), "bad_request");
+        }
+    }
+
+    #[test]
+    fn a_login_taken_or_a_password_changed_meanwhile_is_a_conflict() {
+        let e = set_credentials(1, None, None, Some(2), "ana", "h", NOW).unwrap_err();
+        assert_eq!(e.code(), "conflict");
+        let e = set_credentials(1, Some("h2".into()), Some("h1".into()), None, "ana", "h3", NOW).unwrap_err();
+        assert_eq!(e.code(), "conflict");
+        let c = set_credentials(1, Some("h1".into()), Some("h1".into()), Some(1), "ana", "h3", NOW).unwrap();
+        assert!(matches!(c.player, Some(PlayerWrite::Credentials { ref was, .. }) if was.as_deref() == Some("h1")));
+        assert!(open_session(1, Some("h1".into()), "h0", "t", NOW + 1, NOW).is_err());
+        assert!(open_session(1, Some("h1".into()), "h1", "t", NOW + 1, NOW).is_ok());
+    }
+}

@@ -1,0 +1,132 @@
+//! `GET /api/odds`: the exact odds and the prize table on sale online, for
+//! the player's "Chances et gains" page (docs/player-api.md). The figures
+//! are the math crate's exact fractions, the same strings as `as-capone
+//! odds --json`; a block's risk (an FFT, most of a second) is not needed
+//! here and is not computed.
+
+use crate::error::{AppError, ErrorBody};
+use crate::http::AppState;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use math::fraction::{approx, int, ratio, to_string};
+use math::{FinalOutcome, Odds, PrizeTable};
+use num_rational::BigRational;
+use num_traits::{One, Zero};
+use serde_json::{Value, json};
+
+/// "1 chance in X": 1 / chance with two decimals ("2.83"); `null` for a
+/// chance of zero.
+fn one_in(chance: &BigRational) -> Value {
+    if chance.is_zero() { Value::Null } else { Value::String(format!("{:.2}", approx(&(BigRational::one() / chance)))) }
+}
+
+/// The figures of `table`: the game's exact odds, and per schedule its
+/// share of a block, its chance of winning and its return to player.
+pub fn figures(table: &PrizeTable) -> Value {
+    let odds = Odds::exact();
+    let finals = odds.final_chances();
+    let price = int(table.price_cents);
+    let mut expected = BigRational::zero();
+    let mut hit_rate = BigRational::zero();
+    let schedules: Vec<Value> = table
+        .schedules
+        .iter()
+        .map(|row| {
+            let share = ratio(row.tickets, table.block_size);
+            let (mut win, mut row_expected) = (BigRational::zero(), BigRational::zero());
+            for o in FinalOutcome::ALL {
+                let FinalOutcome::Tricks(t) = o else { continue };
+                let prize = row.prizes.for_tricks(t);
+                if prize > 0 {
+                    win += &finals[o.index()];
+                    row_expected += &finals[o.index()] * int(prize);
+                }
+            }
+            expected += &share * &row_expected;
+            hit_rate += &share * &win;
+            json!({
+                "prizes_cents": row.prizes,
+                "tickets": row.tickets,
+                "share": to_string(&share),
+                "win_chance": to_string(&win),
+                "one_in": one_in(&win),
+                "rtp": to_string(&(row_expected / &price)),
+            })
+        })
+        .collect();
+    let mut out = odds.to_json();
+    out["table"] = json!({
+        "price_cents": table.price_cents,
+        "expected_payout_cents": to_string(&expected),
+        "rtp": to_string(&(&expected / &price)),
+        "hit_rate": to_string(&hit_rate),
+        "one_in": one_in(&hit_rate),
+    });
+    out["schedules"] = Value::Array(schedules);
+    out
+}
+
+/// The exact odds and the prize table of the tickets on sale online.
+#[utoipa::path(get, path = "/api/odds", tag = "tickets",
+    responses((status = 200, description = "exact odds and the prize table on sale (docs/player-api.md)", body = Object),
+              (status = 503, body = ErrorBody)))]
+pub async fn odds(State(state): State<AppState>) -> Result<Response, AppError> {
+    let (digest, toml) = state
+        .store
+        .online_table()
+        .await?
+        .ok_or_else(|| AppError::SoldOut("no online emission: no prize table on sale".into()))?;
+    let cached = state.odds.lock().expect("odds cache").get(&digest).cloned();
+    let answer = match cached {
+        Some(a) => a,
+        None => {
+            let table = PrizeTable::parse_toml(&toml)
+                .map_err(|e| AppError::internal(format!("an emission's stored table is refused: {e}")))?;
+            let answer = tokio::task::spawn_blocking(move || figures(&table).to_string())
+                .await
+                .map_err(|e| AppError::internal(format!("odds task: {e}")))?;
+            state.odds.lock().expect("odds cache").insert(digest, answer.clone());
+            answer
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use math::Payout;
+
+    #[test]
+    fn the_figures_are_the_math_crates_exact_fractions() {
+        let table = PrizeTable::example();
+        let f = figures(&table);
+        let odds = Odds::exact();
+        assert_eq!(f["final"], odds.to_json()["final"]);
+        let payout = Payout::compute(&table, &odds).to_json();
+        for key in ["rtp", "hit_rate", "expected_payout_cents"] {
+            assert_eq!(f["table"][key], payout[key], "{key}");
+        }
+        let rows = f["schedules"].as_array().unwrap();
+        assert_eq!(rows.len(), table.schedules.len());
+        // The schedules' shares add up to the block, and their chances,
+        // weighted by the shares, to the table's hit rate.
+        let sum = |k: &str| -> BigRational {
+            rows.iter()
+                .map(|r| {
+                    let share = math::fraction::parse(r["share"].as_str().unwrap()).unwrap();
+                    if k == "share" { share } else { share * math::fraction::parse(r[k].as_str().unwrap()).unwrap() }
+                })
+                .sum()
+        };
+        assert_eq!(sum("share"), BigRational::one());
+        assert_eq!(to_string(&sum("win_chance")), f["table"]["hit_rate"].as_str().unwrap());
+        assert_eq!(to_string(&sum("rtp")), f["table"]["rtp"].as_str().unwrap());
+        let one_in: f64 = f["table"]["one_in"].as_str().unwrap().parse().unwrap();
+        assert!(
+            (one_in - 1.0 / approx(&math::fraction::parse(f["table"]["hit_rate"].as_str().unwrap()).unwrap())).abs()
+                < 0.005
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! The player's own account over HTTP (issue 13, docs/player-api.md): a
+//! login and password kept across devices, sessions, limits on their play
+//! checked in the purchase's transaction, self-exclusion, the odds page's
+//! figures and the history's pages.
+
+use crate::helpers::*;
+use serde_json::{Value, json};
+
+async fn put(app: &TestApp, path: &str, token: &str, body: Value) -> Resp {
+    app.send(app.client.put(format!("{}{path}", app.url)).bearer_auth(token).json(&body)).await
+}
+
+async fn delete(app: &TestApp, path: &str, token: &str) -> Resp {
+    app.send(app.client.delete(format!("{}{path}", app.url)).bearer_auth(token)).await
+}
+
+async fn login(app: &TestApp, login: &str, password: &str) -> Resp {
+    app.post("/api/sessions", None, json!({"login": login, "password": password})).await
+}
+
+/// The rows that a refused purchase must leave alone.
+async fn money_rows(app: &TestApp) -> (i64, i64, i64) {
+    (
+        app.query_i64("SELECT COUNT(*) FROM movements").await,
+        app.query_i64("SELECT COUNT(*) FROM tickets WHERE status = 'sold'").await,
+        app.query_i64("SELECT COUNT(*) FROM idempotency_keys").await,
+    )
+}
+
+#[tokio::test]
+async fn a_player_with_a_login_finds_the_same_account_on_another_device() {
+    let Some(app) = spawn_app().await else { return };
+    let r =
+        app.post("/api/players", None, json!({"name": "Ana", "login": "Ana.Lyon", "password": "correct horse"})).await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    let first = r.json["token"].as_str().unwrap().to_string();
+    let ticket = app.buy(&first).await;
+    let me = app.get("/api/me", Some(&first)).await.json;
+    assert_eq!((me["name"].as_str(), me["login"].as_str()), (Some("Ana"), Some("ana.lyon")), "{me}");
+
+    // Another device: the login (any case) and the password open a session.
+    let s = login(&app, "ANA.LYON", "correct horse").await;
+    assert_eq!(s.status, 201, "{}", s.json);
+    let session = s.json["token"].as_str().unwrap().to_string();
+    assert_eq!(s.json["player_id"], r.json["player_id"]);
+    assert!(s.json["expires_ms"].as_i64().unwrap() > server::store::now_ms() + 29 * 86_400_000);
+    let list = app.get("/api/tickets", Some(&session)).await;
+    assert_eq!(list.json["tickets"][0]["id"], ticket["id"], "{}", list.json);
+    assert_eq!(app.balance(&session).await, START - 300);
+    // The database holds neither the password nor the session's token.
+    let hash = app.query_text("SELECT password_hash FROM players WHERE login = 'ana.lyon'").await;
+    assert!(hash.starts_with("$argon2id$") && !hash.contains("correct"), "{hash}");
+    assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM sessions WHERE token_hash = '{session}'")).await, 0);
+
+    // Logout ends that session at once; the first device's token still works.
+    let out = delete(&app, "/api/sessions/current", &session).await;
+    assert_eq!(out.status, 204, "{}", out.json);
+    assert_error(&app.get("/api/me", Some(&session)).await, 401, "unauthorized");
+    assert_eq!(app.get("/api/me", Some(&first)).await.status, 200);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_wrong_password_an_unknown_login_and_a_taken_login_are_refused() {
+    let Some(app) = spawn_app().await else { return };
+    let r = app.post("/api/players", None, json!({"login": "bruno", "password": "12345678"})).await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    for (l, p) in [("bruno", "12345679"), ("nobody", "12345678"), ("x", "12345678"), ("bruno", "")] {
+        let s = login(&app, l, p).await;
+        assert_error(&s, 401, "unauthorized");
+        assert_eq!(s.json["message"], "wrong login or password");
+    }
+    let players = app.query_i64("SELECT COUNT(*) FROM players").await;
+    assert_error(
+        &app.post("/api/players", None, json!({"login": "BRUNO", "password": "abcdefgh"})).await,
+        409,
+        "conflict",
+    );
+    assert_error(&app.post("/api/players", None, json!({"login": "carla"})).await, 400, "bad_request");
+    assert_error(
+        &app.post("/api/players", None, json!({"login": "carla", "password": "short"})).await,
+        400,
+        "bad_request",
+    );
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM players").await, players, "nothing written");
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM sessions").await, 0);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_player_keeps_an_account_made_without_a_login_and_changes_the_password() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let ticket = app.buy(&token).await;
+    let r = put(&app, "/api/me/credentials", &token, json!({"login": "dora", "password": "first pass"})).await;
+    assert_eq!((r.status.as_u16(), &r.json), (200, &json!({"login": "dora"})));
+    let s = login(&app, "dora", "first pass").await;
+    assert_eq!(s.status, 201);
+    let session = s.json["token"].as_str().unwrap();
+    assert_eq!(app.get("/api/tickets", Some(session)).await.json["tickets"][0]["id"], ticket["id"]);
+
+    // A change needs the current password.
+    let no = put(&app, "/api/me/credentials", session, json!({"login": "dora", "password": "second pass"})).await;
+    assert_error(&no, 403, "forbidden");
+    let wrong = json!({"login": "dora", "password": "second pass", "current_password": "nope nope"});
+    assert_error(&put(&app, "/api/me/credentials", session, wrong).await, 403, "forbidden");
+    let ok = json!({"login": "dora", "password": "second pass", "current_password": "first pass"});
+    assert_eq!(put(&app, "/api/me/credentials", session, ok).await.status, 200);
+    assert_error(&login(&app, "dora", "first pass").await, 401, "unauthorized");
+    assert_eq!(login(&app, "dora", "second pass").await.status, 201);
+    // Another player cannot take that login.
+    let other = app.register().await;
+    let taken = put(&app, "/api/me/credentials", &other, json!({"login": "Dora", "password": "whatever1"})).await;
+    assert_error(&taken, 409, "conflict");
+    let audit = app.query_i64("SELECT COUNT(*) FROM audit_log WHERE kind = 'credentials_set'").await;
+    assert_eq!(audit, 2);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_ticket_limit_refuses_the_next_purchase_with_403_and_debits_nothing() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let limits = app.get("/api/me/limits", Some(&token)).await;
+    assert_eq!(limits.json["tickets_per_day"], Value::Null, "{}", limits.json);
+    assert_eq!(limits.json["cooling_off_hours"], 72);
+
+    let set = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": 1, "spend_per_week_cents": null})).await;
+    assert_eq!(set.status, 200, "{}", set.json);
+    assert_eq!(set.json["tickets_per_day"], 1);
+    app.buy(&token).await;
+    let before = (app.balance(&token).await, money_rows(&app).await);
+    let refused = app
+        .send(app.client.post(format!("{}/api/tickets", app.url)).bearer_auth(&token).header("Idempotency-Key", "k2"))
+        .await;
+    assert_error(&refused, 403, "limit_reached");
+    assert!(refused.json["message"].as_str().unwrap().contains("1 ticket a day"), "{}", refused.json);
+    assert_eq!((app.balance(&token).await, money_rows(&app).await), before, "nothing debited, nothing sold");
+
+    // A raise waits for the cooling-off: the limit of one still holds.
+    let raise = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": 5, "spend_per_week_cents": null})).await;
+    assert_eq!(raise.json["tickets_per_day"], 1, "{}", raise.json);
+    assert_eq!(raise.json["pending"]["tickets_per_day"], 5);
+    let from = raise.json["pending"]["from_ms"].as_i64().unwrap();
+    assert!((from - server::store::now_ms() - 72 * 3_600_000).abs() < 60_000, "{}", raise.json);
+    assert_eq!(raise.json["used"], json!({"tickets_today": 1, "spent_week_cents": 300}));
+    assert_error(&app.post("/api/tickets", Some(&token), json!({})).await, 403, "limit_reached");
+    // Other players are not limited.
+    let other = app.register().await;
+    app.buy(&other).await;
+    let audit = app.query_i64("SELECT COUNT(*) FROM audit_log WHERE kind = 'limits_set'").await;
+    assert_eq!(audit, 2);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_spend_limit_counts_the_week_and_a_lower_one_applies_at_once() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let set = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": null, "spend_per_week_cents": 1000})).await;
+    assert_eq!(set.status, 200, "{}", set.json);
+    for _ in 0..3 {
+        app.buy(&token).await;
+    }
+    // 900 spent: a fourth ticket would make 1 200.
+    let before = app.balance(&token).await;
+    let r = app.post("/api/tickets", Some(&token), json!({})).await;
+    assert_error(&r, 403, "limit_reached");
+    assert_eq!(app.balance(&token).await, before);
+    let lower = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": 3, "spend_per_week_cents": 600})).await;
+    assert_eq!(
+        (lower.json["tickets_per_day"].as_i64(), lower.json["spend_per_week_cents"].as_i64()),
+        (Some(3), Some(600))
+    );
+    assert_eq!(lower.json["pending"], Value::Null);
+    for bad in
+        [json!({"tickets_per_day": 0}), json!({"spend_per_week_cents": -5}), json!({"tickets_per_day": 2, "x": 1})]
+    {
+        assert_error(&put(&app, "/api/me/limits", &token, bad).await, 400, "bad_request");
+    }
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_self_excluded_player_cannot_buy_but_can_finish_a_ticket() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let ticket = app.buy(&token).await;
+    let r = app.post("/api/me/self-exclusion", Some(&token), json!({"days": 30})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let until = r.json["excluded_until_ms"].as_i64().unwrap();
+    assert!((until - server::store::now_ms() - 30 * 86_400_000).abs() < 60_000);
+    let before = (app.balance(&token).await, money_rows(&app).await);
+    assert_error(&app.post("/api/tickets", Some(&token), json!({})).await, 403, "self_excluded");
+    assert_eq!((app.balance(&token).await, money_rows(&app).await), before);
+    // It is never shortened.
+    let shorter = app.post("/api/me/self-exclusion", Some(&token), json!({"days": 1})).await;
+    assert_eq!(shorter.json["excluded_until_ms"].as_i64(), Some(until));
+    assert_error(&app.post("/api/me/self-exclusion", Some(&token), json!({"days": 0})).await, 400, "bad_request");
+    // The ticket bought before is played to the end.
+    let done = crate::money::play_out(&app, &token, &ticket).await;
+    assert_eq!(done["phase"], "finished");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_odds_are_the_math_crates_exact_fractions() {
+    let Some(app) = spawn_app().await else { return };
+    let r = app.get("/api/odds", None).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let odds = math::Odds::exact();
+    assert_eq!(r.json["final"], odds.to_json()["final"]);
+    let table = math::PrizeTable::parse_toml(TABLE).unwrap();
+    let payout = math::Payout::compute(&table, &odds).to_json();
+    assert_eq!(r.json["table"]["rtp"], payout["rtp"]);
+    assert_eq!(r.json["table"]["hit_rate"], payout["hit_rate"]);
+    assert_eq!(r.json["schedules"].as_array().unwrap().len(), table.schedules.len());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_history_comes_in_pages_with_dates_and_games() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(app.buy(&token).await["id"].as_str().unwrap().to_string());
+    }
+    let page = app.get("/api/tickets?limit=2", Some(&token)).await;
+    let got: Vec<&str> = page.json["tickets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
+    assert_eq!(page.json["next"], ids[1]);
+    let t = &page.json["tickets"][0];
+    assert!(t["sold_ms"].as_i64().unwrap() > 0, "{t}");
+    assert_eq!(t["games"], json!([{"game": 1, "tricks": 0, "extra": null}]));
+    let last = app.get(&format!("/api/tickets?limit=2&before={}", ids[1]), Some(&token)).await;
+    assert_eq!(last.json["tickets"].as_array().unwrap().len(), 1);
+    assert_eq!(last.json["tickets"][0]["id"], ids[0]);
+    assert_eq!(last.json["next"], Value::Null);
+    // Without a limit: every ticket, and no `next`, as CONTRACT.md has it.
+    let all = app.get("/api/tickets", Some(&token)).await;
+    assert_eq!(all.json["tickets"].as_array().unwrap().len(), 3);
+    assert!(all.json.get("next").is_none());
+    for bad in ["?limit=0", "?limit=101", "?before=x", "?limit=abc", "?page=2"] {
+        assert_error(&app.get(&format!("/api/tickets{bad}"), Some(&token)).await, 400, "bad_request");
+    }
+    // A finished ticket's games end with the deciding one.
+    let done = crate::money::play_out(&app, &token, &app.buy(&token).await).await;
+    let games = done["games"].as_array().unwrap();
+    assert_eq!(games.last().unwrap()["tricks"], done["result"]["tricks"], "{done}");
+    assert_eq!(games.len() as u64, done["game"].as_u64().unwrap());
+    app.shutdown().await;
+}
