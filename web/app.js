@@ -672,7 +672,8 @@ function renderHands(tk) {
   for (const r of RANKS) {
     if (tk.hand.includes(r)) {
       const b = el('button', { type: 'button', class: 'card heart', 'data-card': r, 'aria-label': cardName(r, 'hearts') },
-        el('span', { class: 'rank', 'aria-hidden': 'true', text: rankLabel(r) }),
+        // The rank is drawn by CSS (::after): the button's text is then within its name "Valet de cœur" (axe).
+        el('span', { class: 'rank', 'aria-hidden': 'true', 'data-rank': rankLabel(r) }),
         el('span', { class: 'suit', 'aria-hidden': 'true', text: '♥' }),
         el('span', { class: 'pip', 'aria-hidden': 'true', text: '♥' }));
       b.addEventListener('click', () => play(r, b));

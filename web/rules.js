@@ -235,14 +235,12 @@ function renderOdds() {
   const rows = finals.map(([k, key]) => el('tr', { 'data-outcome': k },
     el('th', { scope: 'row', text: k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }) }),
     el('td', {}, fraction(key, o.final[k])),
-    el('td', { class: 'num', text: percentOf(o.final[k], k === '8' ? 5 : 2) }),
-    el('td', { class: 'num', text: oneInText(o.final[k]) })));
+    el('td', {}, el('span', { class: 'num', text: percentOf(o.final[k], k === '8' ? 5 : 2) }), el('br'), el('span', { class: 'num', text: oneInText(o.final[k]) }))));
   const finalTable = el('div', { class: 'scroll-x', role: 'region', tabindex: '0', 'aria-labelledby': 'odds-final-title' },
     el('table', { class: 'odds-table', id: 'odds-final' },
       el('thead', {}, el('tr', {},
         el('th', { scope: 'col', text: t('odds.col.outcome') }),
         el('th', { scope: 'col', text: t('odds.col.exact') }),
-        el('th', { scope: 'col', text: t('odds.col.percent') }),
         el('th', { scope: 'col', text: t('odds.col.one_in') }))),
       el('tbody', {}, ...rows)));
 
@@ -263,7 +261,7 @@ function renderOdds() {
         el('tbody', {}, ...['8', '7', '6', '5'].map((n) => el('tr', {},
           el('th', { scope: 'row', text: t('rules.tricks', { n }) }),
           el('td', { 'data-cents': String(s.prizes_cents[n] ?? 0), text: s.prizes_cents[n] ? money(s.prizes_cents[n]) : t('odds.prize.none') }))))),
-      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: t('odds.schedule.win', { n: decimal(s.one_in) }) }), ' ', fraction(`schedule-${i}-win_chance`, s.win_chance)),
+      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: s.one_in == null ? t('odds.never') : t('odds.schedule.win', { n: decimal(s.one_in) }) }), ' ', fraction(`schedule-${i}-win_chance`, s.win_chance)),
       el('p', { class: 'hint' }, t('odds.schedule.rtp', { percent: percentOf(s.rtp) }), ' ', fraction(`schedule-${i}-rtp`, s.rtp)))));
 
   body.replaceChildren(
