@@ -53,8 +53,10 @@ pub struct UsageView {
 #[serde(deny_unknown_fields)]
 pub struct LimitsBody {
     #[schema(minimum = 1, maximum = 1000)]
+    #[serde(default, deserialize_with = "crate::api::json_opt_i64")]
     pub tickets_per_day: Option<i64>,
     #[schema(minimum = 1, maximum = 10000000)]
+    #[serde(default, deserialize_with = "crate::api::json_opt_i64")]
     pub spend_per_week_cents: Option<i64>,
 }
 
@@ -63,6 +65,7 @@ pub struct LimitsBody {
 #[serde(deny_unknown_fields)]
 pub struct SelfExclusionBody {
     #[schema(minimum = 1, maximum = 3650)]
+    #[serde(deserialize_with = "crate::api::json_i64")]
     pub days: i64,
 }
 

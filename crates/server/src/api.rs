@@ -12,18 +12,53 @@ use utoipa::ToSchema;
 pub const TICKET_PRICE_CENTS: i64 = 300;
 
 /// `POST /api/players` body.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayerBody {
     /// A display name, at most 64 characters, no control character.
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
     pub name: Option<String>,
-    /// A login to keep the account (with `password`): 3 to 32 of `a-z 0-9 . _ -`.
-    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
+    /// A login to keep the account (with `password`), see [`NewPlayerBodyDoc`].
     pub login: Option<String>,
-    /// 8 to 128 characters (with `login`).
-    #[schema(min_length = 8, max_length = 128)]
     pub password: Option<String>,
+}
+
+/// The OpenAPI document of `POST /api/players`'s body (documentation
+/// only): a name alone, or a login with its password, so that every body
+/// the document allows is one the server takes.
+#[derive(ToSchema)]
+#[schema(as = NewPlayerBody)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum NewPlayerBodyDoc {
+    /// A player without a login (play at once; `PUT /api/me/credentials` later).
+    Anonymous(AnonymousPlayer),
+    /// A player who keeps their account with a login and a password.
+    WithLogin(PlayerWithLogin),
+}
+
+/// `{"name": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct AnonymousPlayer {
+    /// A display name, at most 64 characters, no control character.
+    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
+    name: Option<String>,
+}
+
+/// `{"name": "...", "login": "...", "password": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerWithLogin {
+    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
+    name: Option<String>,
+    /// 3 to 32 of `a-z 0-9 . _ -` (upper case is folded to lower case).
+    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
+    login: String,
+    /// 8 to 128 characters.
+    #[schema(min_length = 8, max_length = 128)]
+    password: String,
 }
 
 /// `POST /api/players` answer (201).
@@ -416,6 +451,24 @@ pub struct LaterDraw {
 
 /// A JSON integer, as JSON Schema counts them: `1` or `1.0` (a number with
 /// no fractional part), within `u64`.
+/// A JSON integer in i64's range, also written as a whole float (`30.0`).
+pub(crate) fn json_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    match serde_json::Number::deserialize(d)? {
+        n if n.is_i64() => Ok(n.as_i64().expect("checked")),
+        n => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && (-9.2e18..9.2e18).contains(&f) => Ok(f as i64),
+            _ => Err(serde::de::Error::custom(format!("expected a whole number, found {n}"))),
+        },
+    }
+}
+
+/// [`json_i64`], or `null`.
+pub(crate) fn json_opt_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    #[derive(Deserialize)]
+    struct Wrap(#[serde(deserialize_with = "json_i64")] i64);
+    Ok(Option::<Wrap>::deserialize(d)?.map(|Wrap(n)| n))
+}
+
 fn json_integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     match serde_json::Number::deserialize(d)? {
         n if n.is_u64() => Ok(n.as_u64().expect("checked")),

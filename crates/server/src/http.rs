@@ -302,8 +302,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for RequiredJson<T> {
 
 /// Registers a player with the configured play money.
 #[utoipa::path(post, path = "/api/players", tag = "players",
-    request_body(content = Option<NewPlayerBody>, description = "optional"),
+    request_body(content = Option<crate::api::NewPlayerBodyDoc>, description = "optional"),
     responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody),
+              (status = 409, description = "the login is taken", body = ErrorBody),
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
 pub async fn create_player(
     State(state): State<AppState>,
@@ -349,7 +350,9 @@ pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,128}$",
             description = "1 to 128 printable ASCII characters: the same key again returns the same ticket and debits nothing")),
     responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 402, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
+              (status = 402, body = ErrorBody),
+              (status = 403, description = "limit_reached or self_excluded (docs/player-api.md)", body = ErrorBody),
+              (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn buy_ticket(
     State(state): State<AppState>,
     Authed(player): Authed,
@@ -371,6 +374,7 @@ pub async fn buy_ticket(
 
 /// `GET /api/tickets` query: a page (docs/player-api.md).
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct TicketsQuery {
     /// At most this many tickets (1 to 100); absent: every ticket.
@@ -392,9 +396,6 @@ pub async fn list_tickets(
         query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     if q.limit.is_some_and(|n| !(1..=100).contains(&n)) {
         return Err(AppError::BadRequest("limit must be 1 to 100".into()));
-    }
-    if q.before.is_some() && q.limit.is_none() {
-        return Err(AppError::BadRequest("before goes with limit".into()));
     }
     let tickets = state.store.tickets(player, q.limit, q.before.as_deref()).await?;
     // A full page may have a next one; its first ticket is bought before the last of this one.

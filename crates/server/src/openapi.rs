@@ -37,7 +37,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         crate::http::metrics,
     ),
     components(schemas(
-        crate::api::NewPlayerBody,
+        crate::api::NewPlayerBodyDoc,
         crate::api::PlayerCreated,
         crate::api::Me,
         crate::api::BuyBody,

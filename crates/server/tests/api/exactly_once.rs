@@ -95,12 +95,15 @@ async fn guarantee_4_concurrent_duplicates_apply_once() {
         first["ticket"]["hand"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
     let phase = first["ticket"]["phase"].as_str().unwrap().to_string();
     let mut tasks = Vec::new();
-    for card in hand.iter().take(7) {
+    // In a tie-break (the first trick tied) one draw and six plays: the
+    // draw applies, a play is refused by the rules (422) or comes after
+    // the draw (409).
+    for (i, card) in hand.iter().take(7).enumerate() {
         let (app, token, path) = (app.clone(), token.clone(), path.clone());
-        let body = if phase == "play" {
-            json!({"seq": 1, "action": "play", "card": card})
+        let body = if phase != "play" && i == 0 {
+            json!({"seq": 1, "action": "draw"})
         } else {
-            json!({"seq": 1, "action": "draw", "x": card})
+            json!({"seq": 1, "action": "play", "card": card})
         };
         tasks.push(tokio::spawn(async move { app.post(&path, Some(&token), body).await }));
     }
@@ -110,12 +113,11 @@ async fn guarantee_4_concurrent_duplicates_apply_once() {
         match r.status.as_u16() {
             200 => ok += 1,
             409 => assert_error(&r, 409, "conflict"),
+            422 if phase != "play" => assert_error(&r, 422, "invalid_action"),
             s => panic!("unexpected {s}: {}", r.json),
         }
     }
-    if phase == "play" {
-        assert_eq!(ok, 1, "exactly one of the different requests applies");
-    }
+    assert_eq!(ok, 1, "exactly one of the different requests applies");
     let rec = app.get(&format!("/api/tickets/{id}/record"), Some(&token)).await;
     assert_eq!(rec.json["actions"].as_array().unwrap().len(), 2);
     assert_eq!(rec.json["draws"].as_array().unwrap().len(), 2);

@@ -241,7 +241,11 @@ async fn the_history_comes_in_pages_with_dates_and_games() {
     let all = app.get("/api/tickets", Some(&token)).await;
     assert_eq!(all.json["tickets"].as_array().unwrap().len(), 3);
     assert!(all.json.get("next").is_none());
-    for bad in ["?limit=0", "?limit=101", "?before=x", "?limit=abc", "?page=2"] {
+    // `before` alone: every older ticket; an unknown one: none.
+    let older = app.get(&format!("/api/tickets?before={}", ids[2]), Some(&token)).await;
+    assert_eq!(older.json["tickets"].as_array().unwrap().len(), 2);
+    assert_eq!(app.get("/api/tickets?before=nope", Some(&token)).await.json["tickets"], json!([]));
+    for bad in ["?limit=0", "?limit=101", "?limit=abc", "?page=2"] {
         assert_error(&app.get(&format!("/api/tickets{bad}"), Some(&token)).await, 400, "bad_request");
     }
     // A finished ticket's games end with the deciding one.
