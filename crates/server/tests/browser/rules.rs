@@ -138,7 +138,7 @@ async fn rules_and_odds(screen: Screen, size: &str) {
     let one_in = fr2(1.0 / approx(&hit_rate));
     assert_eq!(b.text("#odds-one-in").await, format!("1 chance sur {one_in} de gagner"));
     assert_eq!(
-        b.text("#odds-rtp-percent").await.replace('\u{a0}', " ").replace('\u{202f}', " "),
+        b.text("#odds-rtp-percent").await.replace(['\u{a0}', '\u{202f}'], " "),
         format!("{} %", fr2(approx(&rtp) * 100.0)),
         "the return to player as a percentage"
     );
