@@ -9,8 +9,8 @@
 // `#v=ID` the check of a finished ticket (verify.js). `/play?code=...`
 // opens a paper ticket (the printed QR code).
 
-import { api, ApiError, net, randomKey } from './api.js';
-import { t, setLang, lang, money, rankLabel, cardName, LANGS } from './i18n.js';
+import { api, ApiError, net, randomKey, request } from './api.js';
+import { t, tn, setLang, setTouch, lang, money, rankLabel, cardName, LANGS } from './i18n.js';
 import { replayRecorded, verifyRecord, RANKS } from './verify.js';
 import { initAccount, accountPage, askLogout, onHome as accountOnHome } from './account.js';
 import { initRules, rulesPage, oddsPage } from './rules.js';
@@ -23,11 +23,15 @@ const pageFor = (hash) => PAGES.find((p) => hash === `#/${p.hash}`);
 const $ = (id) => document.getElementById(id);
 const PRICE = 300;
 const ANIM_MS = 260;
+/** As Capone's card turning over: about 0.6 s, in two halves (the back, then the face). */
+const TURN_MS = 600;
+/** Tickets per page of "Mes tickets". */
+const PAGE = 10;
 
 // ------------------------------------------------------------ storage
 
 const KEY = {
-  token: 'asc.token', lang: 'asc.lang', anim: 'asc.anim', paper: 'asc.paper',
+  token: 'asc.token', lang: 'asc.lang', anim: 'asc.anim', sound: 'asc.sound', paper: 'asc.paper',
   scratched: 'asc.scratched', pendingBuy: 'asc.pendingBuy', current: 'asc.current',
   // Per ticket, the seed the browser drew (or the player typed) before the first card.
   seeds: 'asc.seeds',
@@ -52,6 +56,7 @@ const S = {
   token: local.get(KEY.token),
   balance: null,
   anim: true,
+  sound: false,
   ticket: null, // the server's last word on the open ticket
   view: null, // what the table shows, rebuilt from the record and the answers' events
   busy: false,
@@ -159,6 +164,7 @@ function applyStrings() {
   $('lang').setAttribute('lang', other);
   $('buy-text').textContent = t('buy.text', { price: money(PRICE) });
   $('buy').textContent = t('buy.button', { price: money(PRICE) });
+  $('again').textContent = t('result.again', { price: money(PRICE) });
   renderBalance();
 }
 
@@ -170,6 +176,59 @@ function setAnim(on, persist) {
   if (persist) local.set(KEY.anim, on ? '1' : '0');
 }
 
+function setSound(on, persist) {
+  S.sound = on;
+  $('sound-toggle').checked = on;
+  document.documentElement.dataset.sound = on ? 'on' : 'off';
+  if (persist) local.set(KEY.sound, on ? '1' : '0');
+}
+
+// ------------------------------------------------------------ sounds
+//
+// Synthesized with WebAudio (no sound file): a card's flick, a won, lost or
+// tied trick, and a short fanfare for a winning ticket. Muted in the
+// settings; the context starts on the player's first click (browsers allow
+// no sound before).
+
+const audio = { ctx: null };
+
+function tone(c, at, freq, dur, { type = 'triangle', gain = 0.07, to = null } = {}) {
+  const o = c.createOscillator();
+  const g = c.createGain();
+  o.type = type;
+  o.frequency.setValueAtTime(freq, at);
+  if (to) o.frequency.exponentialRampToValueAtTime(to, at + dur);
+  g.gain.setValueAtTime(0.0001, at);
+  g.gain.exponentialRampToValueAtTime(gain, at + 0.012);
+  g.gain.exponentialRampToValueAtTime(0.0001, at + dur);
+  o.connect(g).connect(c.destination);
+  o.start(at);
+  o.stop(at + dur + 0.02);
+}
+
+/** Plays `kind` (card, won, lost, tie, extra, win) when sounds are on. */
+function sound(kind) {
+  if (!S.sound) return;
+  document.body.dataset.sound = kind;
+  const AC = window.AudioContext || window.webkitAudioContext;
+  if (!AC) return;
+  try {
+    if (!audio.ctx) audio.ctx = new AC();
+    const c = audio.ctx;
+    if (c.state === 'suspended') c.resume().catch(() => {});
+    const now = c.currentTime + 0.01;
+    const notes = {
+      card: [[0, 900, 0.07, { type: 'square', gain: 0.025, to: 300 }]],
+      won: [[0, 660, 0.12], [0.1, 880, 0.18]],
+      lost: [[0, 330, 0.16], [0.12, 247, 0.24]],
+      tie: [[0, 523, 0.12], [0.14, 523, 0.12]],
+      extra: [[0, 523, 0.1], [0.09, 659, 0.1], [0.18, 784, 0.2]],
+      win: [[0, 523, 0.14], [0.12, 659, 0.14], [0.24, 784, 0.14], [0.36, 1047, 0.45, { gain: 0.09 }]],
+    }[kind] || [];
+    for (const [dt, f, d, opts] of notes) tone(c, now + dt, f, d, opts);
+  } catch { /* no sound on this device */ }
+}
+
 function initSettings() {
   const q = new URLSearchParams(location.search);
   const qLang = q.get('lang');
@@ -179,6 +238,21 @@ function initSettings() {
   // ?anim=0 (tests, demos) turns animations off for this visit only.
   setAnim(q.get('anim') === '0' ? false : saved != null ? saved === '1' : !reduced, false);
   $('anim-toggle').addEventListener('change', (e) => setAnim(e.target.checked, true));
+  // Sounds: on unless the device asks for reduced motion (or the player muted them).
+  const savedSound = local.get(KEY.sound);
+  setSound(savedSound != null ? savedSound === '1' : !reduced, false);
+  $('sound-toggle').addEventListener('change', (e) => {
+    setSound(e.target.checked, true);
+    if (e.target.checked) sound('card');
+  });
+  // A touch screen is touched, not clicked: "Touchez le paquet".
+  const coarse = window.matchMedia && window.matchMedia('(pointer: coarse)');
+  setTouch(!!coarse && coarse.matches);
+  coarse?.addEventListener?.('change', (e) => {
+    setTouch(e.matches);
+    applyStrings();
+    rerender();
+  });
   $('lang').addEventListener('click', () => {
     local.set(KEY.lang, setLang(LANGS.find((l) => l !== lang())));
     applyStrings();
@@ -201,6 +275,8 @@ function renderBalance() {
 // ------------------------------------------------------------ routing
 
 function show(view) {
+  // Another screen starts at its top (not at the last one's scroll, under the sticky header).
+  if (document.body.dataset.view && document.body.dataset.view !== view) window.scrollTo(0, 0);
   for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== `view-${view}`;
   document.body.dataset.view = view;
 }
@@ -231,9 +307,8 @@ async function openHome() {
   renderHome();
   if (S.token) {
     try {
-      const [{ balance_cents }, { tickets }] = await Promise.all([api.me(S.token), api.tickets(S.token)]);
+      const [{ balance_cents }] = await Promise.all([api.me(S.token), loadTickets(false)]);
       S.balance = balance_cents;
-      S.tickets = tickets;
       renderBalance();
       renderHome();
     } catch (e) {
@@ -244,6 +319,83 @@ async function openHome() {
   // account.js: who the player is, and a reminder to keep an account without a login.
   await accountOnHome();
   setBusy(false);
+}
+
+/**
+ * "Mes tickets", a page at a time, newest first. A server that pages
+ * (`GET /api/tickets?limit=N&before=ID` answering `next`) sends a page per
+ * click; one that does not sends them all, and the page shows them a page
+ * at a time.
+ */
+async function loadTickets(more) {
+  const page = (before) => request('GET', `/api/tickets?limit=${PAGE}${before != null ? `&before=${encodeURIComponent(before)}` : ''}`, { token: S.token, retry: true });
+  if (!more) {
+    const r = await page(null);
+    S.tickets = r.tickets;
+    S.ticketsPaged = Object.prototype.hasOwnProperty.call(r, 'next');
+    S.ticketsNext = r.next ?? null;
+    S.ticketsShown = PAGE;
+  } else if (S.ticketsPaged) {
+    if (S.ticketsNext == null) return;
+    const r = await page(S.ticketsNext);
+    const seen = new Set(S.tickets.map((tk) => tk.id));
+    S.tickets = S.tickets.concat(r.tickets.filter((tk) => !seen.has(tk.id)));
+    S.ticketsNext = r.next ?? null;
+  } else {
+    S.ticketsShown += PAGE;
+  }
+}
+
+async function moreTickets() {
+  if (S.busy || !S.token) return;
+  const before = shownTickets().length;
+  setBusy(true);
+  try {
+    await loadTickets(true);
+    renderHome();
+    // The keyboard goes on with the first ticket of the new page.
+    $('tickets').querySelectorAll(':scope > li')[before]?.querySelector('a')?.focus();
+  } catch (e) {
+    showAlert(errorText(e));
+  } finally {
+    setBusy(false);
+  }
+}
+
+const shownTickets = () => {
+  const all = S.tickets || [];
+  return S.ticketsPaged ? all : all.slice(0, S.ticketsShown || PAGE);
+};
+const moreToShow = () => (S.ticketsPaged ? S.ticketsNext != null : (S.tickets || []).length > (S.ticketsShown || PAGE));
+
+// ------------------------------------------------------------ the games of a ticket
+//
+// A ticket may be played over several games: each Extra duel won (four
+// tricks, then the deck) deals eight new cards (art. 3.2.5), and only the
+// last game decides (art. 3.2.5.5). The server lists them in `games`; a
+// server without it still says enough: every game before the current one
+// ended with exactly four tricks and a won Extra duel.
+
+/** `[{game, tricks, extra}]`: `extra` "won", "lost" or null. */
+function gamesOf(tk) {
+  if (Array.isArray(tk.games) && tk.games.length) return tk.games;
+  const n = tk.game || 1;
+  const out = [];
+  for (let g = 1; g < n; g++) out.push({ game: g, tricks: 4, extra: 'won' });
+  const done = tk.phase === 'finished' && tk.result;
+  const tricks = done ? tk.result.tricks : tk.tricks_won;
+  out.push({ game: n, tricks, extra: done && tk.result.tricks === 4 && tk.result.prize_cents === 0 ? 'lost' : null });
+  return out;
+}
+
+const gameName = (n) => (n === 1 ? t('game.name.1') : t('game.name', { n }));
+
+/** One game in words: "1re partie : 4 plis, duel Extra gagné". */
+function gameText(g, last, finished) {
+  const parts = [tn('games.tricks', g.tricks)];
+  if (g.extra) parts.push(t(`games.extra.${g.extra}`));
+  if (last) parts.push(finished ? t('games.decides') : t('games.inplay'));
+  return t('games.row', { game: gameName(g.game), what: parts.join(', ') });
 }
 
 function forgetToken() {
@@ -263,9 +415,9 @@ function renderHome() {
   $('lobby').classList.toggle('solo', !logged);
   const list = $('tickets');
   list.replaceChildren();
-  const tickets = logged ? S.tickets || [] : [];
+  const tickets = logged ? shownTickets() : [];
   // Paper tickets opened on this device and not (or not yet) in the list.
-  const listed = new Set(tickets.map((tk) => tk.id));
+  const listed = new Set((logged ? S.tickets || [] : []).map((tk) => tk.id));
   const paper = Object.keys(paperTokens()).filter((id) => !listed.has(id));
   $('tickets-panel').hidden = !logged && paper.length === 0;
   if (tickets.length === 0 && paper.length === 0) list.append(el('li', { class: 'none', text: t('tickets.none') }));
@@ -280,11 +432,29 @@ function renderHome() {
     const status = !done ? t('tickets.inplay')
       : paid ? t('tickets.paid', { prize: money(prize) })
         : prize > 0 ? t(isPaper(tk) ? 'tickets.won.paper' : 'tickets.won', { prize: money(prize) }) : t('tickets.lost');
-    list.append(el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-channel': tk.channel || 'online' },
+    const games = gamesOf(tk);
+    // The date, the games and their tricks, the net result (prize − price).
+    const facts = [];
+    if (tk.sold_ms != null) facts.push(el('span', { class: 'date', text: t('tickets.date', { date: dayTime(tk.sold_ms) }) }));
+    facts.push(el('span', { class: 'count', text: tn('tickets.games', games.length) }));
+    if (done) facts.push(el('span', { class: 'tricks', text: tn('games.tricks', tk.result.tricks) }));
+    const net = prize - PRICE;
+    if (done) {
+      const netText = `${net > 0 ? '+' : net < 0 ? '−' : ''}${money(Math.abs(net))}`;
+      facts.push(el('span', { class: `net ${net > 0 ? 'up' : 'down'}`, 'data-cents': String(net), 'aria-label': t('tickets.net.label', { net: netText }), text: t('tickets.net', { net: netText }) }));
+    }
+    const li = el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-channel': tk.channel || 'online', 'data-games': String(games.length) },
       el('span', { class: 'serial', text: tk.serial }),
       el('span', { class: `status ${done ? (prize > 0 ? 'won' : 'lost') : 'inplay'}`, text: isPaper(tk) ? `${status} · ${t('tickets.paper')}` : status }),
-      el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') })));
+      el('span', { class: 'facts' }, ...facts.flatMap((f, i) => (i ? [' · ', f] : [f]))),
+      el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') }));
+    // Several games: each one, and which decided.
+    if (games.length > 1) {
+      li.append(el('ol', { class: 'games' }, ...games.map((g, i) => el('li', { 'data-game': String(g.game), 'data-tricks': String(g.tricks), class: i === games.length - 1 ? 'last' : null, text: gameText(g, i === games.length - 1, done) }))));
+    }
+    list.append(li);
   }
+  $('tickets-more').hidden = !logged || !moreToShow();
 }
 
 async function useToken(ev) {
@@ -307,6 +477,10 @@ async function useToken(ev) {
 
 // ------------------------------------------------------------ buying
 
+/**
+ * A purchase: the lobby's button and the result's "Acheter un autre
+ * ticket" alike (both say the price). The new ticket opens.
+ */
 async function buy(ev) {
   ev.preventDefault();
   if (S.busy || !S.token) return;
@@ -336,6 +510,8 @@ async function completePurchase(pending) {
     else if (e.status === 401) forgetToken();
     else showAlert(errorText(e));
     setBusy(false);
+    // From the result the message is at the top of the page: bring it into view.
+    if (document.body.dataset.view === 'game' && !$('alert').hidden) $('alert').scrollIntoView({ block: 'nearest' });
   }
 }
 
@@ -604,12 +780,12 @@ function say(view, e) {
     case 'deck':
       return t('say.deck', { p: rankName(e.player), c: rankName(e.capone), outcome: t(`outcome.${e.outcome}`) });
     case 'game_over':
-      return t('say.gameover', { n: e.tricks });
+      return tn('say.gameover', e.tricks);
     case 'extra_game':
       return t('say.extra.won', { n: e.game - 1 });
     case 'finished':
       return e.prize_cents > 0 ? t(isPaper(S.ticket) ? 'say.finished.paper' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
-        : t('say.finished.lost', { n: e.tricks });
+        : tn('say.finished.lost', e.tricks);
     default:
       return null;
   }
@@ -635,8 +811,10 @@ function renderGame() {
   $('game-title').textContent = t('ticket.serial', { serial: tk.serial });
   $('game-no').textContent = tk.game === 1 ? t('ticket.game1') : t('ticket.gameN', { n: tk.game - 1 });
   $('game-no').classList.toggle('extra', tk.game > 1);
-  $('score').textContent = t('table.score', { won: tk.tricks_won, lost: tk.tricks_lost });
-  $('score').setAttribute('aria-label', t('table.score.label', { won: tk.tricks_won, lost: tk.tricks_lost }));
+  const won = tn('table.won', tk.tricks_won);
+  const lost = tn('table.lost', tk.tricks_lost);
+  $('score').textContent = `${won} · ${lost}`;
+  $('score').setAttribute('aria-label', t('table.score.label', { won, lost }));
   renderPaperNote(tk);
   renderPrizes(tk);
   renderScratch();
@@ -644,9 +822,36 @@ function renderGame() {
   renderHands(tk);
   renderTrick(S.view.last, false);
   renderHistory();
+  renderGames(tk);
+  setDeckCount(S.view.last && S.view.last.kind === 'deck' ? 14 : 16);
   $('prompt').textContent = promptFor(tk);
   renderResult(tk);
   renderControls();
+}
+
+/**
+ * In an Extra game: a banner on the table until its first trick (the Extra
+ * duel won, eight new cards, which game this is), then a line recalling
+ * the earlier games under the tricks.
+ */
+function renderGames(tk) {
+  const games = gamesOf(tk);
+  const extra = tk.game > 1 && tk.phase !== 'finished';
+  const banner = $('extra-banner');
+  banner.hidden = !(extra && S.view.hist.length === 0);
+  banner.dataset.game = String(tk.game);
+  $('extra-banner-title').textContent = t('extra.banner', { game: gameName(tk.game) });
+  const earlier = $('games-earlier');
+  earlier.hidden = !extra;
+  earlier.textContent = extra ? t('games.earlier', { list: games.slice(0, -1).map((g) => gameText(g, false, false)).join(' · ') }) : '';
+}
+
+/** The deck's count: 16, and 14 while its two drawn cards are on the table. */
+function setDeckCount(n) {
+  const c = $('deck').querySelector('.deck-count');
+  // Drawn by CSS (::after): the accessible name "Paquet de 16 cartes" then holds all the button's text (axe: label-content-name-mismatch).
+  c.dataset.n = String(n);
+  $('deck').dataset.count = String(n);
 }
 
 function renderPrizes(tk) {
@@ -710,10 +915,17 @@ function renderControls() {
   $('ticket-seed').disabled = S.busy;
   $('seed-new').disabled = S.busy;
   $('buy').disabled = S.busy;
+  $('again').disabled = S.busy;
 }
 
-/** The middle of the table: the last trick, or the deck draw with both cards. */
-function renderTrick(last, animate) {
+/**
+ * The middle of the table: the last trick, or the deck draw with both
+ * cards, each under its owner's name. `stage` (animations on): 'enter' the
+ * player's card comes (or both cards leave the deck), As Capone's still
+ * face down; 'turn' As Capone's card turns over; otherwise the cards and
+ * the outcome as they stand.
+ */
+function renderTrick(last, stage) {
   const sp = $('slot-player');
   const sc = $('slot-capone');
   const badge = $('trick-badge');
@@ -722,15 +934,20 @@ function renderTrick(last, animate) {
   badge.textContent = '';
   badge.className = 'badge';
   $('trick').className = 'trick';
+  $('trick').dataset.empty = String(!last || last.kind === 'extra_game');
+  $('trick').dataset.stage = stage || 'done';
+  delete $('trick').dataset.outcome;
   if (!last) return;
-  const anim = animate && S.anim;
+  const enter = stage === 'enter' && S.anim;
+  const turn = stage === 'turn' && S.anim;
+  const hidden = enter; // As Capone's card, face down until it turns
   if (last.kind === 'trick') {
-    sp.append(cardFace(last.player, 'hearts', anim ? 'enter-up' : ''));
-    sc.append(cardFace(last.capone, 'spades', anim ? 'flip' : ''));
+    sp.append(cardFace(last.player, 'hearts', enter ? 'enter-up' : ''));
+    sc.append(hidden ? cardBack('enter-up') : cardFace(last.capone, 'spades', turn ? 'turn-in' : ''));
   } else if (last.kind === 'deck') {
     $('trick').classList.add('from-deck');
-    sp.append(cardFace(last.player, 'hearts', `drawn ${anim ? 'enter-deck' : ''}`));
-    sc.append(cardFace(last.capone, 'spades', `drawn ${anim ? 'enter-deck' : ''}`));
+    sp.append(cardFace(last.player, 'hearts', `drawn ${enter ? 'enter-deck' : ''}`));
+    sc.append(hidden ? cardBack('drawn enter-deck late') : cardFace(last.capone, 'spades', `drawn ${turn ? 'turn-in' : ''}`));
     if (last.for === 'tie_break' && last.tied) {
       sp.prepend(cardFace(last.tied.player, 'hearts', 'tied'));
       sc.prepend(cardFace(last.tied.capone, 'spades', 'tied'));
@@ -740,6 +957,7 @@ function renderTrick(last, animate) {
     badge.classList.add('extra');
     return;
   }
+  if (enter || turn) return; // the outcome after the cards
   if (last.extraGame) {
     badge.textContent = t('ticket.gameN', { n: last.extraGame - 1 });
     badge.classList.add('extra');
@@ -795,7 +1013,7 @@ function renderResult(tk) {
   const lostExtra = !won && r.tricks === 4;
   const prize = money(r.prize_cents);
   $('result-title').textContent = !won ? t('result.lost.title') : paid ? t('result.paid.title') : t('result.won.title');
-  $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : t('result.lost.text', { n: r.tricks }))
+  $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : tn('result.lost.text', r.tricks))
     : paid ? t('result.paid.text', { n: r.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || '?' })
       : paper ? t('result.won.paper', { n: r.tricks, prize })
         : t('result.won.text', { n: r.tricks, prize });
@@ -807,6 +1025,28 @@ function renderResult(tk) {
   claim.hidden = !(paper && won && !paid && retail.claim_until_ms != null);
   claim.textContent = claim.hidden ? '' : t('result.claim', { date: day(retail.claim_until_ms) });
   $('again').hidden = !S.token || paper;
+  // Every game of the ticket, and the last one, which decided (art. 3.2.5.5).
+  const games = gamesOf(tk);
+  const recap = $('result-games');
+  recap.hidden = games.length < 2;
+  $('result-games-list').replaceChildren(...games.map((g, i) => {
+    const last = i === games.length - 1;
+    return el('li', { 'data-game': String(g.game), 'data-tricks': String(g.tricks), 'data-extra': g.extra || '', class: last ? 'decides' : null, text: gameText(g, last, true) });
+  }));
+  // A winning ticket just played: a short celebration (the animations allowing).
+  box.querySelector('.confetti')?.remove();
+  if (won && S.celebrate === tk.id) {
+    S.celebrate = null;
+    sound('win');
+    if (S.anim) {
+      const c = el('div', { class: 'confetti', 'aria-hidden': 'true' });
+      for (let i = 0; i < 14; i++) {
+        c.append(el('span', { style: `--x:${(i * 37) % 100}%;--d:${(i % 5) * 70}ms;--r:${(i * 53) % 360}deg`, text: i % 2 ? '♥' : '♠' }));
+      }
+      box.append(c);
+      setTimeout(() => c.remove(), 1600);
+    }
+  }
 }
 
 async function play(card, button) {
@@ -883,10 +1123,20 @@ async function act(body) {
     ingest(S.view, e);
     const s = say(S.view, e);
     if (s) sentences.push(s);
-    if (e.type === 'trick' || e.type === 'deck' || e.type === 'extra_game') {
-      renderTrick(S.view.last, true);
+    if (e.type === 'trick' || e.type === 'deck') {
+      await revealDraw(S.view.last);
       renderHistory();
-      await pause();
+      sound(e.outcome);
+      await pause(1.5);
+    } else if (e.type === 'extra_game') {
+      // The Extra duel won: eight new cards, said on the table too.
+      renderTrick(S.view.last);
+      renderHistory();
+      renderGames(S.ticket);
+      sound('extra');
+      await pause(3);
+    } else if (e.type === 'finished' && e.prize_cents > 0) {
+      S.celebrate = S.ticket.id;
     }
   }
   const prompt = promptFor(S.ticket);
@@ -897,6 +1147,38 @@ async function act(body) {
   if (S.ticket.phase === 'finished') $('result').focus();
   else if (S.ticket.phase !== 'play') $('deck').focus();
   else if (!document.activeElement || document.activeElement === document.body) $('player-hand').querySelector('button')?.focus();
+}
+
+/**
+ * A draw with suspense (animations on): the player's card comes (or two
+ * cards leave the deck, its count going down), As Capone's card turns over
+ * in about 0.6 s, then the outcome. Animations off: at once.
+ */
+async function revealDraw(last) {
+  if (!S.anim || !last || (last.kind !== 'trick' && last.kind !== 'deck')) {
+    renderTrick(last);
+    return;
+  }
+  if (last.kind === 'deck') {
+    setDeckCount(16);
+    renderTrick(last, 'enter');
+    sound('card');
+    await sleep(ANIM_MS / 2);
+    setDeckCount(15);
+    await sleep(ANIM_MS / 2);
+    setDeckCount(14);
+    sound('card');
+  } else {
+    renderTrick(last, 'enter');
+    sound('card');
+  }
+  await sleep(ANIM_MS + 240);
+  const back = $('slot-capone').querySelector('.card.back');
+  if (back) back.classList.add('turn-out');
+  await sleep(TURN_MS / 2);
+  renderTrick(last, 'turn');
+  await sleep(TURN_MS / 2);
+  renderTrick(last);
 }
 
 // ------------------------------------------------------------ the scratch zone
@@ -1035,6 +1317,8 @@ async function openVerify(id) {
   S.verdict = null;
   $('verdict').textContent = t('verify.running');
   $('verdict').dataset.valid = '';
+  $('verdict-more').textContent = '';
+  $('verify-details').open = false;
   $('verify-checks').replaceChildren();
   $('verify-draws').tBodies[0].replaceChildren();
   $('verify-seeds').replaceChildren();
@@ -1090,8 +1374,12 @@ function problemText(p) {
 function renderVerdict(record, v) {
   $('verify-intro').textContent = t('verify.intro', { serial: record.serial });
   const verdict = $('verdict');
-  verdict.textContent = v.valid ? t('verify.valid') : t('verify.invalid', { n: v.problems.length });
+  // The verdict in plain words first; the technical detail folded away
+  // (open by itself when something is wrong).
+  verdict.textContent = v.valid ? t('verify.valid') : tn('verify.invalid', v.problems.length);
   verdict.dataset.valid = String(v.valid);
+  $('verdict-more').textContent = t(v.valid ? 'verify.valid.more' : 'verify.invalid.more');
+  $('verify-details').open = !v.valid;
   $('verify-crypto').textContent = t(`verify.crypto.${v.crypto}`);
   const checks = $('verify-checks');
   checks.replaceChildren();
@@ -1151,6 +1439,7 @@ function init() {
   initLimits(ctx);
   $('token-form').addEventListener('submit', useToken);
   $('buy-form').addEventListener('submit', buy);
+  $('tickets-more').addEventListener('click', moreTickets);
   $('paper-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     redeem($('play-code').value);
@@ -1167,7 +1456,8 @@ function init() {
     announce(t('fair.seed.drawn', { seed }));
   });
   $('verify-btn').addEventListener('click', () => { location.hash = `#v=${encodeURIComponent(S.ticket.id)}`; });
-  $('again').addEventListener('click', () => { location.hash = ''; requestAnimationFrame(() => $('buy').focus()); });
+  // "Acheter un autre ticket": the lobby's purchase, from the result.
+  $('again').addEventListener('click', buy);
   $('home-btn').addEventListener('click', () => { location.hash = ''; });
   $('verify-back').addEventListener('click', () => {
     const id = S.verdict ? S.verdict.record.serial : local.get(KEY.current);

@@ -91,10 +91,14 @@ export const STRINGS = {
     'table.deck': 'Paquet',
     'table.deck.label': 'Paquet de 16 cartes',
     'table.deck.active': 'Paquet de 16 cartes : cliquez pour tirer une carte chacun',
+    'table.deck.active.touch': 'Paquet de 16 cartes : touchez-le pour tirer une carte chacun',
     'table.capone.label': 'Main d’As Capone : {n} cartes face cachée',
     'table.hand.label': 'Votre main',
-    'table.score': '{won} gagnés · {lost} perdus',
-    'table.score.label': 'Plis de cette partie : {won} gagnés, {lost} perdus',
+    'table.won.one': '{n} gagné',
+    'table.won.other': '{n} gagnés',
+    'table.lost.one': '{n} perdu',
+    'table.lost.other': '{n} perdus',
+    'table.score.label': 'Plis de cette partie : {won}, {lost}',
     'table.history': 'Plis de la partie',
 
     'card.name': '{rank} de {suit}',
@@ -108,8 +112,11 @@ export const STRINGS = {
     'prompt.scratch': 'Grattez d’abord la zone de gains.',
     'prompt.play': 'Choisissez une carte.',
     'prompt.tie': 'Égalité ! Cliquez sur le paquet : une carte pour vous, une pour As Capone.',
+    'prompt.tie.touch': 'Égalité ! Touchez le paquet : une carte pour vous, une pour As Capone.',
     'prompt.extra': '4 plis : duel Extra ! Cliquez sur le paquet pour tenter d’accéder à une partie Extra.',
+    'prompt.extra.touch': '4 plis : duel Extra ! Touchez le paquet pour tenter d’accéder à une partie Extra.',
     'prompt.extratie': 'Égalité au duel Extra ! Cliquez de nouveau sur le paquet.',
+    'prompt.extratie.touch': 'Égalité au duel Extra ! Touchez de nouveau le paquet.',
     'prompt.wait': 'Un instant…',
 
     'outcome.won': 'Gagné',
@@ -118,10 +125,12 @@ export const STRINGS = {
     'say.trick': 'Pli {k} : votre {p} contre {c} d’As Capone. {outcome}.',
     'say.deck': 'Paquet : vous tirez {p}, As Capone tire {c}. {outcome}.',
     'say.extra.won': 'Duel Extra gagné : partie Extra {n}, huit nouvelles cartes !',
-    'say.gameover': 'Fin de la partie : {n} plis gagnés.',
+    'say.gameover.one': 'Fin de la partie : {n} pli gagné.',
+    'say.gameover.other': 'Fin de la partie : {n} plis gagnés.',
     'say.finished.won': 'Ticket gagnant : {n} plis, {prize} crédités sur votre solde.',
     'say.finished.paper': 'Ticket gagnant : {n} plis, {prize} à retirer chez un détaillant avec le ticket papier.',
-    'say.finished.lost': 'Ticket perdant ({n} plis).',
+    'say.finished.lost.one': 'Ticket perdant ({n} pli).',
+    'say.finished.lost.other': 'Ticket perdant ({n} plis).',
 
     'result.won.title': 'Gagné !',
     'result.won.text': '{n} plis remportés : {prize} crédités sur votre solde.',
@@ -131,10 +140,11 @@ export const STRINGS = {
     'result.paid.title': 'Gagné — déjà payé',
     'result.paid.text': '{n} plis remportés : {prize} payés le {date} par {shop}. Ce ticket ne peut plus être payé.',
     'result.lost.title': 'Perdu',
-    'result.lost.text': '{n} plis remportés. Il en fallait au moins 5.',
+    'result.lost.text.one': '{n} pli remporté. Il en fallait au moins 5.',
+    'result.lost.text.other': '{n} plis remportés. Il en fallait au moins 5.',
     'result.lost.extra': 'Duel Extra perdu : le ticket est perdant.',
     'result.verify': 'Vérifier cette partie',
-    'result.again': 'Acheter un autre ticket',
+    'result.again': 'Acheter un autre ticket — {price}',
     'result.home': 'Retour à l’accueil',
 
     'net.retry': 'Connexion perdue : nouvel essai… (la partie reprendra exactement où le serveur l’a laissée)',
@@ -146,8 +156,12 @@ export const STRINGS = {
     'verify.title': 'Vérifier la partie',
     'verify.intro': 'Votre navigateur vérifie que le ticket {serial}, ses lots et l’engagement du serveur sont dans la racine publiée de son bloc (preuve de Merkle), puis refait chaque tirage à partir de la graine du serveur (révélée à la fin), de votre graine client et du numéro de série, comme le décrit le règlement d’équité, et rejoue vos actions.',
     'verify.running': 'Vérification en cours…',
-    'verify.valid': 'Partie vérifiée : le ticket, ses lots et l’engagement du serveur sont dans la racine publiée du bloc, et chaque tirage et le résultat découlent des graines.',
-    'verify.invalid': 'ÉCHEC de la vérification : {n} problème(s) trouvé(s).',
+    'verify.valid': 'Partie honnête : les cartes ne pouvaient plus changer après votre achat.',
+    'verify.valid.more': 'Votre navigateur a refait seul tous les calculs : les cartes d’As Capone, chaque tirage du paquet et votre résultat découlent du secret que le serveur avait fixé et publié avant la vente, mêlé à votre graine.',
+    'verify.invalid.one': 'ÉCHEC de la vérification : cette partie n’a pas pu être confirmée honnête ({n} problème trouvé).',
+    'verify.invalid.other': 'ÉCHEC de la vérification : cette partie n’a pas pu être confirmée honnête ({n} problèmes trouvés).',
+    'verify.invalid.more': 'Ce que le serveur a enregistré ne correspond pas à ce qu’il avait fixé avant la vente. Gardez le numéro du ticket et signalez-le à l’opérateur : le détail technique est ci-dessous.',
+    'verify.details': 'Détail technique',
     'verify.crypto.webcrypto': 'Calculs faits par WebCrypto (SHA-256, HMAC-SHA256) dans votre navigateur.',
     'verify.crypto.js': 'Calculs faits par le SHA-256 intégré à la page (WebCrypto indisponible sur une page non sécurisée).',
     'verify.block': 'Bloc publié',
@@ -200,6 +214,34 @@ export const STRINGS = {
     'verify.bad.result': 'Le résultat enregistré diffère du résultat rejoué ({computed}).',
     'verify.back': 'Retour au ticket',
     'verify.raw': 'Relevé public (JSON)',
+
+    // The game screens (issue 13): buying again, the Extra games' recap, sounds, the history.
+    'settings.sound': 'Sons',
+    'settings.sound.hint': 'Coupés d’office si votre appareil demande moins de mouvement.',
+    'fair.why': 'Pourquoi ?',
+    'fair.why.text': 'Avant votre achat, le serveur a fixé le secret qui tire les cartes de ce ticket et en a publié l’empreinte : cet engagement. Il ne correspond qu’à ce secret-là : les cartes ne peuvent plus changer. À la fin, « Vérifier cette partie » vous le prouve.',
+    'trick.capone': 'As Capone',
+    'trick.you': 'Vous',
+    'game.name.1': '1re partie',
+    'game.name': '{n}e partie',
+    'extra.banner': 'Duel Extra gagné : huit nouvelles cartes — {game}',
+    'extra.banner.note': 'Les plis des parties précédentes ne comptent plus : seule la dernière partie décide.',
+    'games.title': 'Les parties de ce ticket',
+    'games.row': '{game} : {what}',
+    'games.tricks.one': '{n} pli',
+    'games.tricks.other': '{n} plis',
+    'games.extra.won': 'duel Extra gagné',
+    'games.extra.lost': 'duel Extra perdu',
+    'games.decides': 'décisive',
+    'games.inplay': 'en cours',
+    'games.note': 'Seule la dernière partie compte (art. 3.2.5.5 du règlement).',
+    'games.earlier': 'Parties précédentes : {list}',
+    'tickets.more': 'Plus de tickets',
+    'tickets.date': 'Acheté le {date}',
+    'tickets.games.one': '{n} partie',
+    'tickets.games.other': '{n} parties',
+    'tickets.net': 'Bilan {net}',
+    'tickets.net.label': 'Bilan (gain moins prix du ticket) : {net}',
 
     // ---- account.js, rules.js, limits.js: the account, the rules and odds, responsible play
     'nav.label': 'Pages du jeu',
@@ -511,10 +553,14 @@ export const STRINGS = {
     'table.deck': 'Deck',
     'table.deck.label': '16-card deck',
     'table.deck.active': '16-card deck: click to draw one card each',
+    'table.deck.active.touch': '16-card deck: tap it to draw one card each',
     'table.capone.label': 'As Capone’s hand: {n} cards face down',
     'table.hand.label': 'Your hand',
-    'table.score': '{won} won · {lost} lost',
-    'table.score.label': 'Tricks of this game: {won} won, {lost} lost',
+    'table.won.one': '{n} won',
+    'table.won.other': '{n} won',
+    'table.lost.one': '{n} lost',
+    'table.lost.other': '{n} lost',
+    'table.score.label': 'Tricks of this game: {won}, {lost}',
     'table.history': 'Tricks of this game',
 
     'card.name': '{rank} of {suit}',
@@ -528,8 +574,11 @@ export const STRINGS = {
     'prompt.scratch': 'Scratch the prize zone first.',
     'prompt.play': 'Pick a card.',
     'prompt.tie': 'Tie! Click the deck: one card for you, one for As Capone.',
+    'prompt.tie.touch': 'Tie! Tap the deck: one card for you, one for As Capone.',
     'prompt.extra': '4 tricks: Extra duel! Click the deck to try for an Extra game.',
+    'prompt.extra.touch': '4 tricks: Extra duel! Tap the deck to try for an Extra game.',
     'prompt.extratie': 'A tie in the Extra duel! Click the deck again.',
+    'prompt.extratie.touch': 'A tie in the Extra duel! Tap the deck again.',
     'prompt.wait': 'One moment…',
 
     'outcome.won': 'Won',
@@ -538,10 +587,12 @@ export const STRINGS = {
     'say.trick': 'Trick {k}: your {p} against As Capone’s {c}. {outcome}.',
     'say.deck': 'Deck: you draw {p}, As Capone draws {c}. {outcome}.',
     'say.extra.won': 'Extra duel won: Extra game {n}, eight new cards!',
-    'say.gameover': 'Game over: {n} tricks won.',
+    'say.gameover.one': 'Game over: {n} trick won.',
+    'say.gameover.other': 'Game over: {n} tricks won.',
     'say.finished.won': 'Winning ticket: {n} tricks, {prize} credited to your balance.',
     'say.finished.paper': 'Winning ticket: {n} tricks, {prize} to collect from a retailer with the paper ticket.',
-    'say.finished.lost': 'Losing ticket ({n} tricks).',
+    'say.finished.lost.one': 'Losing ticket ({n} trick).',
+    'say.finished.lost.other': 'Losing ticket ({n} tricks).',
 
     'result.won.title': 'You won!',
     'result.won.text': '{n} tricks won: {prize} credited to your balance.',
@@ -551,10 +602,11 @@ export const STRINGS = {
     'result.paid.title': 'Won — already paid',
     'result.paid.text': '{n} tricks won: {prize} paid on {date} by {shop}. This ticket cannot be paid again.',
     'result.lost.title': 'Lost',
-    'result.lost.text': '{n} tricks won. At least 5 were needed.',
+    'result.lost.text.one': '{n} trick won. At least 5 were needed.',
+    'result.lost.text.other': '{n} tricks won. At least 5 were needed.',
     'result.lost.extra': 'Extra duel lost: the ticket loses.',
     'result.verify': 'Check this game',
-    'result.again': 'Buy another ticket',
+    'result.again': 'Buy another ticket — {price}',
     'result.home': 'Back to home',
 
     'net.retry': 'Connection lost: trying again… (the game will resume exactly where the server has it)',
@@ -566,8 +618,12 @@ export const STRINGS = {
     'verify.title': 'Check the game',
     'verify.intro': 'Your browser checks that ticket {serial}, its prizes and the server’s commitment are in its block’s published root (a Merkle proof), then recomputes every draw from the server seed (revealed at the end), your client seed and the serial number, as the fairness rules describe, and replays your actions.',
     'verify.running': 'Checking…',
-    'verify.valid': 'Game verified: the ticket, its prizes and the server’s commitment are in the block’s published root, and every draw and the result follow from the seeds.',
-    'verify.invalid': 'Verification FAILED: {n} problem(s) found.',
+    'verify.valid': 'Honest game: the cards could not change after you bought the ticket.',
+    'verify.valid.more': 'Your browser redid every computation on its own: As Capone’s cards, every deck draw and your result follow from the secret the server fixed and published before the sale, mixed with your seed.',
+    'verify.invalid.one': 'Verification FAILED: this game could not be confirmed honest ({n} problem found).',
+    'verify.invalid.other': 'Verification FAILED: this game could not be confirmed honest ({n} problems found).',
+    'verify.invalid.more': 'What the server recorded does not match what it had fixed before the sale. Keep the ticket’s number and report it to the operator: the technical detail is below.',
+    'verify.details': 'Technical detail',
     'verify.crypto.webcrypto': 'Computed by WebCrypto (SHA-256, HMAC-SHA256) in your browser.',
     'verify.crypto.js': 'Computed by the page’s own SHA-256 (WebCrypto is unavailable on a non-secure page).',
     'verify.block': 'Published block',
@@ -620,6 +676,33 @@ export const STRINGS = {
     'verify.bad.result': 'The recorded result differs from the replayed result ({computed}).',
     'verify.back': 'Back to the ticket',
     'verify.raw': 'Public record (JSON)',
+
+    'settings.sound': 'Sounds',
+    'settings.sound.hint': 'Off by default when your device asks for reduced motion.',
+    'fair.why': 'Why?',
+    'fair.why.text': 'Before you bought it, the server fixed the secret that draws this ticket’s cards and published its fingerprint: this commitment. It matches that secret only, so the cards can no longer change. At the end, “Check this game” proves it to you.',
+    'trick.capone': 'As Capone',
+    'trick.you': 'You',
+    'game.name.1': 'Game 1',
+    'game.name': 'Game {n}',
+    'extra.banner': 'Extra duel won: eight new cards — {game}',
+    'extra.banner.note': 'The earlier games’ tricks no longer count: only the last game decides.',
+    'games.title': 'The games of this ticket',
+    'games.row': '{game}: {what}',
+    'games.tricks.one': '{n} trick',
+    'games.tricks.other': '{n} tricks',
+    'games.extra.won': 'Extra duel won',
+    'games.extra.lost': 'Extra duel lost',
+    'games.decides': 'deciding',
+    'games.inplay': 'in play',
+    'games.note': 'Only the last game counts (art. 3.2.5.5 of the rules).',
+    'games.earlier': 'Earlier games: {list}',
+    'tickets.more': 'More tickets',
+    'tickets.date': 'Bought on {date}',
+    'tickets.games.one': '{n} game',
+    'tickets.games.other': '{n} games',
+    'tickets.net': 'Net {net}',
+    'tickets.net.label': 'Net result (prize minus the ticket’s price): {net}',
 
     // ---- account.js, rules.js, limits.js: the account, the rules and odds, responsible play
     'nav.label': 'Game pages',
@@ -854,9 +937,27 @@ export function setLang(lang) {
 }
 export const lang = () => current;
 
+const known = (key) => (STRINGS[current][key] ?? STRINGS.fr[key]) != null;
+let touch = false;
+/** On a touch screen, a key's `.touch` variant ("Touchez" for "Cliquez") is used where there is one. */
+export function setTouch(on) {
+  touch = !!on;
+}
+
 export function t(key, params = {}) {
+  if (touch && known(`${key}.touch`)) key = `${key}.touch`;
   const s = STRINGS[current][key] ?? STRINGS.fr[key] ?? key;
   return s.replace(/\{(\w+)\}/g, (m, k) => (k in params ? String(params[k]) : m));
+}
+
+/**
+ * A sentence about `n` things, in the right plural: `key.one` or
+ * `key.other` by the language's rules (French: 0 and 1 are singular), with
+ * `{n}` filled.
+ */
+export function tn(key, n, params = {}) {
+  const form = new Intl.PluralRules(current === 'fr' ? 'fr-FR' : 'en-GB').select(n);
+  return t(known(`${key}.${form}`) ? `${key}.${form}` : `${key}.other`, { n, ...params });
 }
 
 /** Cents as euros in the page's language. */

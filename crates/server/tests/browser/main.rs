@@ -21,6 +21,7 @@ mod webdriver;
 
 mod a11y;
 mod account;
+mod experience;
 mod game;
 mod limits;
 mod mobile;
