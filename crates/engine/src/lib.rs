@@ -12,6 +12,8 @@
 //! - [`fair`]: [`FairStream`], the HMAC-SHA256 draw stream of CONTRACT.md (Fairness),
 //!   written by hand because it must be pinned and audited.
 //! - [`fast`]: [`FastSource`], a ChaCha8 source for simulation.
+//! - [`sim`]: the simulator's path, a whole ticket on bitmasks and tables, tested
+//!   against [`Game::apply`] for every word sequence.
 //! - [`prize`]: [`PrizeSchedule`], the prizes a ticket carries for 5 to 8 tricks (art. 3.1).
 //! - [`game`]: [`Game`], [`Action`], [`Event`], [`Phase`], [`ActionError`]: the duel itself.
 //!
@@ -28,10 +30,11 @@ pub mod fair;
 pub mod fast;
 pub mod game;
 pub mod prize;
+pub mod sim;
 
 pub use card::{DECK_SIZE, DeckCard, Hand, ParseRankError, Rank};
 pub use draw::{DrawSource, uniform_below};
 pub use fair::{FairStream, commitment};
-pub use fast::FastSource;
+pub use fast::{FastSource, Words16, below16};
 pub use game::{Action, ActionError, DeckFor, Discard, Event, EventSink, Game, GameResult, Next, Outcome, Phase};
 pub use prize::PrizeSchedule;

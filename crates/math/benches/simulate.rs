@@ -1,7 +1,9 @@
-//! Simulation speed through the real engine, with a baseline measured in
-//! the same run: the random draws alone (the same kind and number of draws a
+//! Simulation speed through the engine, with a baseline measured in the
+//! same run: the random draws alone (the same kind and number of draws a
 //! ticket needs, from the same source, without the engine).
-use as_capone_math::simulate::{CHUNK, run_chunk};
+//! `engine_one_thread` is the simulator's path (`engine::sim`);
+//! `game_apply_one_thread` the same tickets through `Game::apply`.
+use as_capone_math::simulate::{CHUNK, run_chunk, run_chunk_apply};
 use as_capone_math::{SimConfig, simulate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use engine::{DrawSource, FastSource};
@@ -35,6 +37,7 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(CHUNK));
     g.bench_function("baseline_draws_only_one_thread", |b| b.iter(|| draws_only(black_box(CHUNK))));
     g.bench_function("engine_one_thread", |b| b.iter(|| run_chunk(black_box(1), 0, CHUNK)));
+    g.bench_function("game_apply_one_thread", |b| b.iter(|| run_chunk_apply(black_box(1), 0, CHUNK)));
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let games = 16 * CHUNK;
     g.throughput(Throughput::Elements(games));

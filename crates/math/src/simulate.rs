@@ -1,5 +1,9 @@
-//! Monte Carlo games through the real engine (guarantee 1: the simulator
-//! calls `Game::apply`, the same code as the server).
+//! Monte Carlo games through the engine (guarantee 1): the simulator plays
+//! with `engine::sim::play_weakest_first`, the engine's second path, which
+//! the engine's property tests prove gives the same events, draws and
+//! results as `Game::apply` (the server's path) for every draw sequence;
+//! [`play_ticket_apply`] plays through `Game::apply` itself, and the tests
+//! below check that both give the same counts.
 //!
 //! Reproducible whatever the number of threads: the games are cut into
 //! fixed chunks of [`CHUNK`] games, chunk `i` draws from ChaCha8 stream `i`
@@ -7,7 +11,7 @@
 //! the total does not depend on who played which chunk.
 
 use crate::odds::FinalOutcome;
-use engine::{Action, Discard, FastSource, Game, Phase, PrizeSchedule};
+use engine::{Action, Discard, FastSource, Game, Phase, PrizeSchedule, sim};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,9 +58,18 @@ fn key(seed: u64) -> [u8; 32] {
 }
 
 /// Plays one ticket to its end with the player's weakest card first (the
-/// strategy does not matter, tests/odds.rs shows it).
+/// strategy does not matter, tests/odds.rs shows it), on the engine's
+/// simulation path: the tricks of the deciding game and its number.
 #[inline]
 pub fn play_ticket(src: &mut FastSource) -> (u8, u32) {
+    let (result, game) = sim::play_weakest_first(PrizeSchedule::NONE, src, &mut Discard);
+    (result.tricks, game)
+}
+
+/// [`play_ticket`] through `Game::apply`, the server's path: the same
+/// draws, the same answer, slower.
+#[inline]
+pub fn play_ticket_apply(src: &mut FastSource) -> (u8, u32) {
     let mut g = Game::new(PrizeSchedule::NONE);
     loop {
         let action = match g.phase() {
@@ -71,14 +84,30 @@ pub fn play_ticket(src: &mut FastSource) -> (u8, u32) {
 
 /// Plays `games` tickets of chunk `chunk`.
 pub fn run_chunk(seed: u64, chunk: u64, games: u64) -> SimCounts {
+    run_chunk_with(seed, chunk, games, play_ticket)
+}
+
+/// [`run_chunk`] through `Game::apply` ([`play_ticket_apply`]).
+pub fn run_chunk_apply(seed: u64, chunk: u64, games: u64) -> SimCounts {
+    run_chunk_with(seed, chunk, games, play_ticket_apply)
+}
+
+#[inline(always)]
+fn run_chunk_with(seed: u64, chunk: u64, games: u64, play: impl Fn(&mut FastSource) -> (u8, u32)) -> SimCounts {
     let mut src = FastSource::new(key(seed), chunk);
-    let mut c = SimCounts::default();
+    // Counted by tricks (0 to 8) in registers-friendly locals, folded into
+    // outcomes at the end.
+    let mut by_tricks = [0u64; 9];
+    let mut rounds = 0u64;
     for _ in 0..games {
-        let (tricks, rounds) = play_ticket(&mut src);
-        c.outcomes[FinalOutcome::of_tricks(tricks).index()] += 1;
-        c.rounds += u64::from(rounds);
+        let (tricks, r) = play(&mut src);
+        by_tricks[usize::from(tricks.min(8))] += 1;
+        rounds += u64::from(r);
     }
-    c.tickets = games;
+    let mut c = SimCounts { rounds, tickets: games, ..SimCounts::default() };
+    for (t, n) in by_tricks.iter().enumerate() {
+        c.outcomes[FinalOutcome::of_tricks(t as u8).index()] += n;
+    }
     c
 }
 
@@ -132,5 +161,14 @@ mod tests {
         let c = run_chunk(2026, 0, 10_000);
         assert_eq!(c.outcomes, GOLDEN);
     }
+    /// The simulation path and `Game::apply` count the same, chunk by
+    /// chunk (the engine's property tests prove it draw by draw).
+    #[test]
+    fn simulation_path_counts_as_game_apply() {
+        for (seed, chunk) in [(2026, 0), (1, 3), (7, 1 << 20), (u64::MAX, 12)] {
+            assert_eq!(run_chunk(seed, chunk, 20_000), run_chunk_apply(seed, chunk, 20_000), "seed {seed}");
+        }
+    }
+
     const GOLDEN: [u64; 5] = [3174, 446, 12, 0, 6368];
 }

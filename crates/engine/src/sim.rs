@@ -1,0 +1,292 @@
+//! The simulator's engine path: a whole ticket played with the
+//! simulation's strategy (the player's weakest card first) straight on
+//! bitmasks and tables, for a stream of 16-bit words drawn with
+//! [`FastSource`](crate::FastSource)'s rule.
+//!
+//! It is a second path through the rules of art. 3.2, so it must agree
+//! with [`Game::apply`](crate::Game::apply) exactly: it reports the same
+//! [`Event`]s, takes the same words in the same order and ends with the
+//! same result and game number, for every word sequence. The property
+//! tests of `tests/sim.rs` hold the two together (scripted words steered
+//! towards every rare path: rejected words, ties, repeated tie-breaks,
+//! Extra duels), and the simulator's golden counts pin the outcome.
+//!
+//! How it is fast: with the weakest card first, the player's card at trick
+//! `k` is the value `k`, and As Capone's hand alone is the state. One table
+//! lookup from his hand and the draw gives his new hand and the trick's
+//! outcome. A trick's words are read from a window of the stream taken once
+//! per game; a tie's deck draw is computed whether or not the trick is
+//! tied, and selected without a branch (a tie comes one trick in eight: a
+//! branch on it would be mispredicted about once a game). The rare cases
+//! (a rejected word, a tie again at the deck) replay the trick word by word.
+
+use crate::card::{DECK_SIZE, DeckCard, Hand, Rank};
+use crate::fast::{Words16, below16};
+use crate::game::{DeckFor, Event, EventSink, GameResult, Next, Outcome};
+use crate::prize::PrizeSchedule;
+
+/// Outcome codes in the tables, for the player.
+const LOST: u8 = 0;
+const WON: u8 = 1;
+const TIE: u8 = 2;
+
+/// `TRICK[hand][i]`: As Capone holds `hand` and plays its i-th card (from
+/// 7 up), the player plays his weakest card, the value `8 - |hand|`.
+/// Bits 0-7: As Capone's new hand; 8-10: his card; 11-12: the outcome.
+static TRICK: [[u16; 8]; 256] = {
+    let mut t = [[0u16; 8]; 256];
+    let mut hand = 0usize;
+    while hand < 256 {
+        let player = 8 - (hand as u8).count_ones();
+        let mut i = 0;
+        let mut b = 0;
+        while b < 8 {
+            if hand & (1 << b) != 0 {
+                let outcome = if player > b {
+                    WON
+                } else if player < b {
+                    LOST
+                } else {
+                    TIE
+                };
+                t[hand][i] = ((hand & !(1 << b)) as u16) | (b as u16) << 8 | (outcome as u16) << 11;
+                i += 1;
+            }
+            b += 1;
+        }
+        hand += 1;
+    }
+    t
+};
+
+/// `DECK[a][b]`: the outcome of a deck draw whose two draws are `a`
+/// (below 16) and `b` (below 15, before skipping the player's card).
+static DECK: [[u8; 16]; 16] = {
+    let mut t = [[0u8; 16]; 16];
+    let mut a = 0;
+    while a < 16 {
+        let mut b = 0;
+        while b < 15 {
+            let c = if b >= a { b + 1 } else { b };
+            let (p, q) = (a / 2, c / 2);
+            t[a][b] = if p > q {
+                WON
+            } else if p < q {
+                LOST
+            } else {
+                TIE
+            };
+            b += 1;
+        }
+        a += 1;
+    }
+    t
+};
+
+/// `65536 mod m`: a 16-bit word whose product by `m` has a low half below
+/// this is rejected ([`accept16`](crate::fast::accept16)).
+const fn reject_below(m: u32) -> u32 {
+    (1 << 16) % m
+}
+
+/// The outcome for the player of his card against As Capone's.
+#[inline(always)]
+fn outcome(code: u8) -> Outcome {
+    match code {
+        WON => Outcome::Won,
+        LOST => Outcome::Lost,
+        _ => Outcome::Tie,
+    }
+}
+
+/// A deck draw word by word (art. 3.2.4.2, 3.2.5.2): two different cards
+/// of the 16, as `Game` draws them.
+#[inline]
+fn deck_draw<W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, for_: DeckFor, events: &mut E) -> u8 {
+    let a = below16(w, DECK_SIZE);
+    let b = below16(w, DECK_SIZE - 1);
+    let code = DECK[a as usize][b as usize];
+    let c = if b >= a { b + 1 } else { b };
+    let player = DeckCard::new(a as u8).expect("a < 16").rank();
+    let capone = DeckCard::new(c as u8).expect("c < 16").rank();
+    events.push(Event::Deck { player, capone, outcome: outcome(code), for_ });
+    code
+}
+
+/// One trick word by word, its tie-breaks included: the rare path.
+/// Returns As Capone's new hand and 1 if the player took the trick.
+#[cold]
+#[inline(never)]
+fn trick_slow<W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, hand: u8, events: &mut E) -> (u8, u32) {
+    let m = Hand::from_bits(hand).len();
+    let i = below16(w, m);
+    let e = TRICK[hand as usize][i as usize];
+    let player = Rank::from_index_wrapping(8 - m as u8);
+    let capone = Rank::from_index_wrapping((e >> 8) as u8);
+    let code = (e >> 11) as u8;
+    events.push(Event::Trick { player, capone, outcome: outcome(code) });
+    let mut won = u32::from(code == WON);
+    if code == TIE {
+        // art. 3.2.4.3, 3.2.4.4: deck draws until one is not a tie.
+        loop {
+            match deck_draw(w, DeckFor::TieBreak, events) {
+                TIE => continue,
+                c => {
+                    won = u32::from(c == WON);
+                    break;
+                }
+            }
+        }
+    }
+    (e as u8, won)
+}
+
+/// Trick `8 - M` of a game on the window `win` from word `p`: the common
+/// path, or `None` when a word is rejected or the tie-break ties again.
+#[inline(always)]
+fn trick_fast<const M: u32, E: EventSink + ?Sized>(
+    win: &[u16; WINDOW],
+    p: usize,
+    hand: u8,
+    events: &mut E,
+) -> Option<(u8, u32, usize)> {
+    let x = u32::from(win[p]) * M;
+    if (x & 0xFFFF) < reject_below(M) {
+        return None;
+    }
+    let e = TRICK[hand as usize][(x >> 16) as usize & 7];
+    let code = (e >> 11) as u8;
+    // The deck draw a tie would take: the player's card below 16 (a power
+    // of two: never rejected), As Capone's below 15.
+    let a = u32::from(win[p + 1]) >> 12;
+    let y = u32::from(win[p + 2]) * (DECK_SIZE - 1);
+    let b = y >> 16;
+    let deck = DECK[a as usize & 15][b as usize & 15];
+    let tie = code == TIE;
+    if tie && (deck == TIE || (y & 0xFFFF) < reject_below(DECK_SIZE - 1)) {
+        return None;
+    }
+    let player = Rank::from_index_wrapping(8 - M as u8);
+    let capone = Rank::from_index_wrapping((e >> 8) as u8);
+    events.push(Event::Trick { player, capone, outcome: outcome(code) });
+    if tie {
+        let c = if b >= a { b + 1 } else { b };
+        let (pd, cd) = (DeckCard::new(a as u8).expect("a < 16").rank(), DeckCard::new(c as u8).expect("c < 16").rank());
+        events.push(Event::Deck { player: pd, capone: cd, outcome: outcome(deck), for_: DeckFor::TieBreak });
+    }
+    let won = if tie { deck } else { code };
+    Some((e as u8, u32::from(won == WON), p + 1 + 2 * usize::from(tie)))
+}
+
+/// Words a game's eight tricks read on the common path: one each, and two
+/// more for a tie's deck draw.
+const WINDOW: usize = 24;
+
+/// One game of eight tricks (art. 3.2.3), its ties settled: the tricks won.
+// The last trick's rare path refreshes a window nobody reads.
+#[allow(unused_assignments)]
+#[inline(always)]
+fn eight_tricks<W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, events: &mut E) -> u32 {
+    let mut hand = 0xFFu8;
+    let mut won = 0u32;
+    let mut win = *w.window::<WINDOW>();
+    let mut p = 0usize;
+    macro_rules! trick {
+        ($m:literal) => {
+            match trick_fast::<$m, E>(&win, p, hand, events) {
+                Some((h, t, q)) => {
+                    hand = h;
+                    won += t;
+                    p = q;
+                }
+                None => {
+                    w.consume(p);
+                    let (h, t) = trick_slow(w, hand, events);
+                    hand = h;
+                    won += t;
+                    win = *w.window::<WINDOW>();
+                    p = 0;
+                }
+            }
+        };
+    }
+    trick!(8);
+    trick!(7);
+    trick!(6);
+    trick!(5);
+    trick!(4);
+    trick!(3);
+    trick!(2);
+    trick!(1);
+    debug_assert_eq!(hand, 0);
+    w.consume(p);
+    won
+}
+
+/// Plays a whole ticket, Extra games included, the player's weakest card
+/// first, as [`Game::apply`](crate::Game::apply) would with the same
+/// actions and a source drawing `w`'s words with
+/// [`below16`]: the same events, words, result and game number (the last
+/// game's, 1 without an Extra game).
+#[inline]
+pub fn play_weakest_first<W: Words16 + ?Sized, E: EventSink + ?Sized>(
+    prizes: PrizeSchedule,
+    w: &mut W,
+    events: &mut E,
+) -> (GameResult, u32) {
+    let mut game = 1u32;
+    loop {
+        let tricks = eight_tricks(w, events) as u8;
+        if tricks != 4 {
+            // art. 3.2.3.3 (five or more win), 3.2.3.5 (three or fewer lose).
+            events.push(Event::GameOver { tricks, next: Next::Finished });
+            return (finish(prizes, tricks, events), game);
+        }
+        // art. 3.2.3.4, 3.2.5.2: the Extra duel; 3.2.5.3: a tie goes to a
+        // tie-break whose winner decides.
+        events.push(Event::GameOver { tricks, next: Next::ExtraDraw });
+        let mut code = deck_draw(w, DeckFor::Extra, events);
+        while code == TIE {
+            code = deck_draw(w, DeckFor::TieBreak, events);
+        }
+        if code == LOST {
+            return (finish(prizes, 4, events), game);
+        }
+        // art. 3.2.5.4: an Extra game, eight new cards each.
+        game += 1;
+        events.push(Event::ExtraGame { game });
+    }
+}
+
+#[inline(always)]
+fn finish<E: EventSink + ?Sized>(prizes: PrizeSchedule, tricks: u8, events: &mut E) -> GameResult {
+    let prize_cents = prizes.for_tricks(tricks);
+    events.push(Event::Finished { tricks, prize_cents });
+    GameResult { tricks, prize_cents }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The trick table agrees with `Hand`'s own selection and removal.
+    #[test]
+    fn trick_table_agrees_with_hand() {
+        for bits in 1..=255u8 {
+            let h = Hand::from_bits(bits);
+            let player = Rank::from_index_wrapping(8 - h.len() as u8);
+            for i in 0..h.len() {
+                let e = TRICK[bits as usize][i as usize];
+                assert_eq!(e as u8, h.without_nth(i).bits());
+                let capone = h.nth(i);
+                assert_eq!((e >> 8) as u8 & 7, capone.index());
+                let want = match player.cmp(&capone) {
+                    std::cmp::Ordering::Greater => WON,
+                    std::cmp::Ordering::Less => LOST,
+                    std::cmp::Ordering::Equal => TIE,
+                };
+                assert_eq!((e >> 11) as u8, want);
+            }
+        }
+    }
+}
