@@ -4,7 +4,7 @@
 
 use as_capone_math as math;
 use math::fraction::{approx, int, ratio};
-use math::payout::{LegalBand, block_distribution};
+use math::payout::{FFT_NOISE, LegalBand, block_distribution, block_distribution_fft, block_distribution_unpruned};
 use math::{Odds, Payout, PrizeTable};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
@@ -192,4 +192,101 @@ fn example_block_risk_is_sane() {
     assert!((r.mean_cents - mean).abs() < 1e-6 * mean, "{} vs {mean}", r.mean_cents);
     assert!(r.p99_cents > r.mean_cents && r.p9999_cents >= r.p99_cents);
     assert!(r.p_prizes_exceed_sales >= 0.0 && r.p_prizes_exceed_sales < 1e-3);
+}
+
+/// The largest difference between two distributions on the same lattice.
+fn max_diff(a: &(u64, Vec<f64>), b: &(u64, Vec<f64>)) -> f64 {
+    assert_eq!(a.0, b.0, "the same lattice step");
+    assert_eq!(a.1.len(), b.1.len(), "the same number of points");
+    a.1.iter().zip(&b.1).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn the_real_inverse_without_pruning_matches_an_exact_convolution() {
+    // The same check as above, on the sparse method's own path (which a
+    // block this small would not take: every frequency matters there).
+    let odds = Odds::exact();
+    let table = small_table(12, &[(9, [300, 1000, 10_000, 1_000_000]), (3, [600, 2000, 20_000, 2_500_000])], 300);
+    let exact = exact_block(&table, &odds);
+    let (w, pmf) = block_distribution_unpruned(&table, &odds);
+    assert_eq!(w, 100);
+    for (s, p) in &exact {
+        if let Some(got) = pmf.get((*s / w) as usize) {
+            assert!((got - approx(p)).abs() < 1e-12, "P(S = {s}) = {} vs {got}", approx(p));
+        }
+    }
+    assert!(max_diff(&(w, pmf), &block_distribution_fft(&table, &odds)) < 1e-15);
+}
+
+#[test]
+fn the_pruned_distribution_is_the_full_ffts_up_to_rounding() {
+    let odds = Odds::exact();
+    let example = PrizeTable::example();
+    // The example table, and smaller blocks of the same shape, where fewer
+    // frequencies are pruned (the smallest falls back to the full FFT).
+    let mut tables = vec![example.clone()];
+    for divisor in [10, 100, 1000] {
+        let rows: Vec<(u32, [u64; 4])> = example
+            .schedules
+            .iter()
+            .map(|r| (r.tickets.div_ceil(divisor), std::array::from_fn(|i| r.prizes.for_tricks(5 + i as u8))))
+            .collect();
+        let n = rows.iter().map(|r| r.0).sum();
+        tables.push(small_table(n, &rows, 300));
+    }
+    for table in &tables {
+        let new = block_distribution(table, &odds);
+        let old = block_distribution_fft(table, &odds);
+        let d = max_diff(&new, &old);
+        assert!(d < 1e-14, "block of {}: largest difference {d}", table.block_size);
+        let (sum_new, sum_old) = (new.1.iter().sum::<f64>(), old.1.iter().sum::<f64>());
+        // (Summed naively over two million points: 1 within the sum's own rounding.)
+        assert!((sum_new - 1.0).abs() < 1e-10 && (sum_old - 1.0).abs() < 1e-10, "total chance {sum_new}, {sum_old}");
+    }
+}
+
+#[test]
+fn the_example_block_risk_figures_are_pinned() {
+    // `odds --table examples/prize-table.toml`: the percentiles are lattice
+    // points and stay exactly what the full complex FFT gave before issue
+    // 12; the other figures are checked against exact or independent values.
+    let p = Payout::compute(&PrizeTable::example(), &Odds::exact());
+    let r = &p.block_risk;
+    assert_eq!(r.method, "FFT on a lattice of 100 cents with 2097152 points, exact lattice");
+    assert_eq!(r.lattice_cents, 100);
+    assert_eq!(r.p99_cents, 63247900.0);
+    assert_eq!(r.p9999_cents, 71188000.0);
+    // The exact mean and variance of a block: its tickets are independent.
+    let exact_mean = approx(&p.expected_payout_cents) * 300_000.0;
+    let fin = Odds::exact().final_chances();
+    let mut exact_var = BigRational::zero();
+    for row in &PrizeTable::example().schedules {
+        let (mut m1, mut m2) = (BigRational::zero(), BigRational::zero());
+        for t in 5..=8u8 {
+            let c = int(row.prizes.for_tricks(t));
+            m1 += &fin[(t - 5) as usize] * &c;
+            m2 += &fin[(t - 5) as usize] * &c * &c;
+        }
+        exact_var += int(row.tickets) * (m2 - &m1 * &m1);
+    }
+    let exact_sd = approx(&exact_var).sqrt();
+    // P(prizes > sales) on the same lattice, computed independently at 40
+    // digits (mpmath: the characteristic function at the 3 052 frequencies
+    // that matter, the tail summed in closed form from them; BENCHMARKS.md).
+    let independent_exceed = 5.02255231071131e-8;
+    assert!((r.mean_cents - exact_mean).abs() < 1e-11 * exact_mean, "mean {}, exactly {exact_mean}", r.mean_cents);
+    assert!((r.std_dev_cents - exact_sd).abs() < 1e-9 * exact_sd, "sd {}, exactly {exact_sd}", r.std_dev_cents);
+    assert!(
+        (r.p_prizes_exceed_sales - independent_exceed).abs() < FFT_NOISE,
+        "P(prizes > sales) {}, independently {independent_exceed}",
+        r.p_prizes_exceed_sales
+    );
+    // The full complex FFT's figures (before issue 12) were further off:
+    // mean 60998414.29091205 (5.5e-3 cents, 9e-11, from the exact mean),
+    // standard deviation 753597.8996977087 (4e-7 too high), and P(prizes >
+    // sales) 5.0269097795603045e-8, 4.4e-12 too high: each row's |phi|^n was
+    // taken from 1 - |phi| with only its first digits (see
+    // `block_distribution`).
+    let old_exceed = 5.0269097795603045e-8;
+    assert!((old_exceed - independent_exceed).abs() > 4e-12);
 }
