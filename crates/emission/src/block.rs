@@ -78,8 +78,87 @@ impl Emission {
         Ok(shuffle::shuffled_rows(&self.table.counts(), self.block_key(Purpose::Shuffle, block)))
     }
 
-    /// Block `block` (from 1): its tickets in sale order and its commitment.
+    /// Block `block` (from 1): its tickets in sale order and its commitment,
+    /// made on every core ([`threads`]); the same block whatever the count
+    /// ([`Emission::generate_block_threads`]).
     pub fn generate_block(&self, block: u32) -> Result<Block, EmissionError> {
+        self.generate_block_threads(block, threads())
+    }
+
+    /// [`Emission::generate_block`] on `threads` threads. The shuffle is
+    /// one sequential stream; then each thread makes a contiguous run of
+    /// tickets, reading the play-code and server-seed streams from that
+    /// run's place in them (3 and 8 words per ticket), and hashes their
+    /// leaves; the Merkle tree's wide levels are split the same way
+    /// ([`MerkleTree::with_threads`]). Every byte is the sequential
+    /// definition's ([`Emission::generate_block_sequential`]; the tests
+    /// compare them for several thread counts).
+    pub fn generate_block_threads(&self, block: u32, threads: usize) -> Result<Block, EmissionError> {
+        let rows = self.shuffled_rows(block)?;
+        let Some(last) = rows.len().checked_sub(1) else {
+            return Ok(self.assemble(block, Vec::new(), Vec::new()));
+        };
+        // The only serials that can fail are out of range: check both ends once.
+        let first = Serial::new(self.code, self.number, block, 1)?;
+        Serial::new(self.code, self.number, block, last as u32 + 1)?;
+        let (codes_key, seeds_key) =
+            (self.block_key(Purpose::PlayCodes, block), self.block_key(Purpose::ServerSeeds, block));
+        let blank = TicketRecord {
+            position: 0,
+            serial: first,
+            play_code: PlayCode::from_bits(0),
+            row: 0,
+            prizes: PrizeSchedule::default(),
+            server_seed: [0; 32],
+        };
+        let mut tickets = vec![blank; rows.len()];
+        let mut leaves = vec![[0u8; 32]; rows.len()];
+        let per_thread = rows.len().div_ceil(threads.max(1));
+        let make = |start: usize, tickets: &mut [TicketRecord], leaves: &mut [Hash]| {
+            let mut codes = shuffle::stream(codes_key);
+            codes.set_word_pos(3 * start as u128);
+            let mut seeds = shuffle::stream(seeds_key);
+            seeds.set_word_pos(8 * start as u128);
+            for (i, (ticket, leaf)) in tickets.iter_mut().zip(leaves.iter_mut()).enumerate() {
+                let row = rows[start + i];
+                let position = (start + i) as u32 + 1;
+                let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
+                let mut server_seed = [0u8; 32];
+                seeds.fill_bytes(&mut server_seed);
+                *ticket = TicketRecord {
+                    position,
+                    serial: Serial::new(self.code, self.number, block, position).expect("checked range"),
+                    play_code: PlayCode::from_words(a, b, c),
+                    row: row as usize,
+                    prizes: self.table.schedules[row as usize].prizes,
+                    server_seed,
+                };
+                *leaf = ticket.leaf_hash();
+            }
+        };
+        if threads <= 1 || rows.len() < PARALLEL_MIN {
+            make(0, &mut tickets, &mut leaves);
+        } else {
+            std::thread::scope(|s| {
+                for (k, (t, l)) in tickets.chunks_mut(per_thread).zip(leaves.chunks_mut(per_thread)).enumerate() {
+                    let make = &make;
+                    s.spawn(move || make(k * per_thread, t, l));
+                }
+            });
+        }
+        let tree = MerkleTree::with_threads(leaves, threads);
+        Ok(Block { index: block, merkle_root: tree.root(), tickets, tree })
+    }
+
+    fn assemble(&self, block: u32, tickets: Vec<TicketRecord>, leaves: Vec<Hash>) -> Block {
+        let tree = MerkleTree::new(leaves);
+        Block { index: block, merkle_root: tree.root(), tickets, tree }
+    }
+
+    /// The definition of a block, one ticket after the other on one thread:
+    /// [`Emission::generate_block`]'s reference (and its benchmark's baseline).
+    #[doc(hidden)]
+    pub fn generate_block_sequential(&self, block: u32) -> Result<Block, EmissionError> {
         let rows = self.shuffled_rows(block)?;
         let mut codes = shuffle::stream(self.block_key(Purpose::PlayCodes, block));
         let mut seeds = shuffle::stream(self.block_key(Purpose::ServerSeeds, block));
@@ -101,8 +180,7 @@ impl Emission {
             leaves.push(ticket.leaf_hash());
             tickets.push(ticket);
         }
-        let tree = MerkleTree::new(leaves);
-        Ok(Block { index: block, merkle_root: tree.root(), tickets, tree })
+        Ok(self.assemble(block, tickets, leaves))
     }
 
     /// The server seed of one ticket, without making its block: the same
@@ -110,6 +188,14 @@ impl Emission {
     pub fn server_seed(&self, block: u32, position: u32) -> [u8; 32] {
         seed::server_seed_at(self.block_key(Purpose::ServerSeeds, block), position)
     }
+}
+
+/// Below this many tickets a block is made on one thread.
+const PARALLEL_MIN: usize = 4096;
+
+/// The threads a block is made with: the machine's available parallelism.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn check_block(block: u32) -> Result<(), EmissionError> {
@@ -259,6 +345,14 @@ impl Block {
     /// The inclusion proof of the ticket at `position` (from 1).
     pub fn proof(&self, position: u32) -> Option<MerkleProof> {
         self.tree.proof((position as usize).checked_sub(1)?)
+    }
+
+    /// Appends the text of [`Block::proof`]`(position)` to `out`, without
+    /// allocating it (for block files).
+    pub fn write_proof(&self, position: u32, out: &mut Vec<u8>) {
+        if let Some(index) = (position as usize).checked_sub(1) {
+            self.tree.write_proof(index, out);
+        }
     }
 
     /// The ticket at `position` (from 1).

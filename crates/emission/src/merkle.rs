@@ -55,6 +55,33 @@ fn parent_level(level: &[Hash]) -> Vec<Hash> {
         .collect()
 }
 
+/// [`parent_level`] on up to `threads` threads: each makes the parents of
+/// a contiguous, even-sized run of the level, so the result is the same.
+fn parent_level_threads(level: &[Hash], threads: usize) -> Vec<Hash> {
+    if threads <= 1 || level.len() < PARALLEL_MIN {
+        return parent_level(level);
+    }
+    let mut next = vec![[0u8; 32]; level.len().div_ceil(2)];
+    let per_thread = next.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for (out, pairs) in next.chunks_mut(per_thread).zip(level.chunks(2 * per_thread)) {
+            s.spawn(move || {
+                for (o, pair) in out.iter_mut().zip(pairs.chunks(2)) {
+                    *o = match pair {
+                        [l, r] => node_hash(l, r),
+                        [one] => *one,
+                        _ => unreachable!("chunks of two"),
+                    };
+                }
+            });
+        }
+    });
+    next
+}
+
+/// Levels narrower than this are hashed on one thread.
+const PARALLEL_MIN: usize = 4096;
+
 /// The whole tree, kept to answer proofs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MerkleTree {
@@ -69,6 +96,18 @@ impl MerkleTree {
         let mut levels = vec![leaves];
         while levels.last().expect("non-empty").len() > 1 {
             let next = parent_level(levels.last().expect("non-empty"));
+            levels.push(next);
+        }
+        MerkleTree { levels }
+    }
+
+    /// [`MerkleTree::new`], its wide levels hashed on up to `threads`
+    /// threads (the same tree).
+    pub fn with_threads(leaves: Vec<Hash>, threads: usize) -> MerkleTree {
+        assert!(!leaves.is_empty(), "a Merkle tree needs at least one leaf");
+        let mut levels = vec![leaves];
+        while levels.last().expect("non-empty").len() > 1 {
+            let next = parent_level_threads(levels.last().expect("non-empty"), threads);
             levels.push(next);
         }
         MerkleTree { levels }
@@ -98,6 +137,32 @@ impl MerkleTree {
             i /= 2;
         }
         Some(MerkleProof { steps })
+    }
+}
+
+impl MerkleTree {
+    /// Appends the text of [`MerkleTree::proof`]`(index)` (see
+    /// [`MerkleProof`]'s `Display`) to `out`; nothing for no such leaf.
+    pub fn write_proof(&self, index: usize, out: &mut Vec<u8>) {
+        if index >= self.levels[0].len() {
+            return;
+        }
+        let mut i = index;
+        let mut first = true;
+        for level in &self.levels[..self.levels.len() - 1] {
+            let sibling = i ^ 1;
+            if sibling < level.len() {
+                if !first {
+                    out.push(b'.');
+                }
+                first = false;
+                out.push(if i.is_multiple_of(2) { b'R' } else { b'L' });
+                let mut hex = [0u8; 64];
+                hex::encode_to_slice(level[sibling], &mut hex).expect("64 hex digits for 32 bytes");
+                out.extend_from_slice(&hex);
+            }
+            i /= 2;
+        }
     }
 }
 
@@ -265,6 +330,30 @@ mod tests {
                 }
             }
             assert!(t.proof(n).is_none());
+        }
+    }
+
+    #[test]
+    fn trees_made_on_threads_are_the_same_tree() {
+        for n in [1, 4095, 4096, 4097, 8191, 12_345] {
+            let l = leaves(n);
+            let one = MerkleTree::new(l.clone());
+            for threads in [1, 2, 3, 7] {
+                assert_eq!(MerkleTree::with_threads(l.clone(), threads), one, "{n} leaves, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn written_proofs_are_the_proofs_text() {
+        for n in [1, 2, 5, 13, 40] {
+            let t = MerkleTree::new(leaves(n));
+            for i in 0..=n {
+                let mut out = b"x".to_vec();
+                t.write_proof(i, &mut out);
+                let expect = t.proof(i).map_or(String::new(), |p| p.to_string());
+                assert_eq!(String::from_utf8(out).unwrap(), format!("x{expect}"), "leaf {i} of {n}");
+            }
         }
     }
 

@@ -193,12 +193,10 @@ impl Serial {
 }
 
 /// `r` followed by the `width` decimal digits of `value`, modulo 97.
-fn digits_mod97(mut r: u32, value: u32, width: u32) -> u32 {
-    for k in (0..width).rev() {
-        let d = (value / 10u32.pow(k)) % 10;
-        r = (r * 10 + d) % 97;
-    }
-    r
+fn digits_mod97(r: u32, value: u32, width: u32) -> u32 {
+    // Appending `width` digits is multiplying by 10^width and adding them.
+    let scale = 10u64.pow(width);
+    ((u64::from(r) * scale + u64::from(value) % scale) % 97) as u32
 }
 
 /// Writes `value` with leading zeros over all of `out`.

@@ -438,3 +438,47 @@ proptest! {
         }
     }
 }
+
+/// Issue 12: a block, its tree and its files are the same bytes whatever
+/// the number of threads that make them, and the same as the sequential
+/// definition's.
+#[test]
+fn blocks_and_block_files_are_the_same_whatever_the_thread_count() {
+    let example = Emission::new(7, PrizeTable::example(), seed()).unwrap();
+    let reference = example.generate_block_sequential(3).unwrap();
+    let mut reference_csv = Vec::new();
+    files::write_block_csv_sequential(&mut reference_csv, &reference, false).unwrap();
+    for threads in [1, 2, 3, 8] {
+        let b = example.generate_block_threads(3, threads).unwrap();
+        assert_eq!(b.merkle_root, reference.merkle_root, "{threads} threads");
+        assert!(b.tickets == reference.tickets, "{threads} threads: the same tickets");
+        assert_eq!(b.chunk_roots(), reference.chunk_roots());
+        for position in [1, 2, 4096, 150_001, 299_999, 300_000] {
+            assert_eq!(b.proof(position), reference.proof(position), "{threads} threads, position {position}");
+        }
+        let mut csv = Vec::new();
+        files::write_block_csv_threads(&mut csv, &b, false, threads).unwrap();
+        assert!(csv == reference_csv, "{threads} threads: the same block file");
+    }
+    // With proofs, and on blocks smaller than a thread's piece.
+    let b = example.generate_block(3).unwrap();
+    let mut with_proofs = Vec::new();
+    files::write_block_csv_sequential(&mut with_proofs, &reference, true).unwrap();
+    for threads in [1, 2, 5] {
+        let mut csv = Vec::new();
+        files::write_block_csv_threads(&mut csv, &b, true, threads).unwrap();
+        assert!(csv == with_proofs, "{threads} threads: the same block file with proofs");
+    }
+    let small = small();
+    let reference = small.generate_block_sequential(1).unwrap();
+    for threads in [1, 2, 64] {
+        let b = small.generate_block_threads(1, threads).unwrap();
+        assert!(b.tickets == reference.tickets && b.merkle_root == reference.merkle_root);
+        for proofs in [false, true] {
+            let (mut a, mut z) = (Vec::new(), Vec::new());
+            files::write_block_csv_threads(&mut a, &b, proofs, threads).unwrap();
+            files::write_block_csv_sequential(&mut z, &reference, proofs).unwrap();
+            assert!(a == z, "small table, {threads} threads, proofs {proofs}");
+        }
+    }
+}
