@@ -5,6 +5,7 @@
 //!
 //! `cargo bench -p as-capone-math --bench odds`
 
+use as_capone_math as math;
 use criterion::{Criterion, criterion_group, criterion_main};
 use math::payout::{block_distribution, block_distribution_fft};
 use math::{Odds, Payout, PrizeTable};
