@@ -91,6 +91,8 @@ async function openLimits() {
   C.show('limits');
   C.setBusy(true);
   state = { limits: null, error: null, done: null };
+  // Nothing of an earlier visit stays on screen while the limits load.
+  $('limits-body').replaceChildren();
   if (S.token) {
     try {
       state.limits = await limitsApi.get(S.token);

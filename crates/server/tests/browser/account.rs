@@ -24,9 +24,14 @@ async fn buy_one(b: &Browser) -> String {
     b.click("#buy").await;
     b.wait_seq(0).await;
     let id = b.exec("return document.getElementById('view-game').dataset.id", json!([])).await;
+    let id = id.as_str().unwrap().to_string();
     b.exec("location.hash = ''", json!([])).await;
-    b.wait_for("document.body.dataset.view === 'home' && document.body.dataset.state === 'idle'", "the lobby").await;
-    id.as_str().unwrap().to_string()
+    b.wait_for(
+        &format!("document.body.dataset.view === 'home' && document.querySelector(\"#tickets > li[data-id='{id}']\")"),
+        "the lobby with the ticket",
+    )
+    .await;
+    id
 }
 
 /// Logs in with the welcome screen's form.
@@ -170,8 +175,11 @@ async fn played_at_once_then_kept(first: Screen, second: Screen, size: &str) {
     assert_eq!(srv.get("/api/me", &a.token().await).await["login"], "capone");
     // The reminder is gone from the lobby.
     a.exec("location.hash = ''", json!([])).await;
-    a.wait_for("document.body.dataset.view === 'home' && document.body.dataset.state === 'idle'", "the lobby").await;
-    assert_eq!(a.exec("return document.getElementById('keep-panel').hidden", json!([])).await, true);
+    a.wait_for(
+        "document.body.dataset.view === 'home' && document.body.dataset.state === 'idle' && document.getElementById('keep-panel').hidden",
+        "the lobby without the reminder",
+    )
+    .await;
 
     let Some(b) = browser(&srv.url, second).await else { return };
     b.open("/?anim=0").await;

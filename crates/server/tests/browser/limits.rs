@@ -122,7 +122,11 @@ async fn a_limit_reached(screen: Screen, size: &str) {
     // One ticket a day, set in "Mes limites" (from the header's link).
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.click(".bar-nav a[href='#/limites']").await;
-    b.wait_for("document.body.dataset.view === 'limits' && document.getElementById('limits-form')", "the limits").await;
+    b.wait_for(
+        "document.body.dataset.view === 'limits' && document.body.dataset.state === 'idle' && document.getElementById('limits-form')",
+        "the limits",
+    )
+    .await;
     b.type_into("#limit-day", "1").await;
     b.click("#limits-save").await;
     b.wait_for("!document.getElementById('limits-done').hidden", "saved").await;
@@ -169,7 +173,11 @@ async fn a_limit_reached(screen: Screen, size: &str) {
 
     // A raise waits for the cooling-off: shown with its date, the old limit holds.
     b.click("#alert a[href='#/limites']").await;
-    b.wait_for("document.body.dataset.view === 'limits' && document.getElementById('limits-form')", "the limits").await;
+    b.wait_for(
+        "document.body.dataset.view === 'limits' && document.body.dataset.state === 'idle' && document.getElementById('limits-form')",
+        "the limits",
+    )
+    .await;
     assert!(b.text("#used-day").await.starts_with("1 ticket acheté sur 1"), "{}", b.text("#used-day").await);
     b.type_into("#limit-day", "5").await;
     b.type_into("#limit-week", "30").await;
