@@ -183,10 +183,12 @@ struct Lattice {
     w: u64,
     /// Lattice points, a power of two.
     points: usize,
-    /// Per schedule row: its ticket count, the chance of losing and the
-    /// (lattice point, chance) of each of the four prizes.
-    rows: Vec<(f64, f64, [(usize, f64); 4])>,
+    rows: Vec<LatticeRow>,
 }
+
+/// A schedule row on the lattice: its ticket count, the chance of losing
+/// and the (lattice point, chance) of each of the four prizes.
+type LatticeRow = (f64, f64, [(usize, f64); 4]);
 
 impl Lattice {
     fn of(table: &PrizeTable, odds: &Odds) -> Lattice {
