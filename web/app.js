@@ -446,7 +446,7 @@ function renderHome() {
     const li = el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-channel': tk.channel || 'online', 'data-games': String(games.length) },
       el('span', { class: 'serial', text: tk.serial }),
       el('span', { class: `status ${done ? (prize > 0 ? 'won' : 'lost') : 'inplay'}`, text: isPaper(tk) ? `${status} · ${t('tickets.paper')}` : status }),
-      el('span', { class: 'facts' }, ...facts.flatMap((f, i) => (i ? [' · ', f] : [f]))),
+      el('span', { class: 'tk-facts' }, ...facts.flatMap((f, i) => (i ? [' · ', f] : [f]))),
       el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') }));
     // Several games: each one, and which decided.
     if (games.length > 1) {

@@ -71,7 +71,18 @@ async fn assert_fits(b: &Browser, width: u64, screen: &str) {
 }
 
 /// Is the element displayed, and (scrolled into view) inside the viewport?
+/// Asked for up to two seconds: a view fades in (animations on).
 async fn on_screen(b: &Browser, css: &str) -> bool {
+    for _ in 0..40 {
+        if visible_now(b, css).await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn visible_now(b: &Browser, css: &str) -> bool {
     b.exec(
         "const e = document.querySelector(arguments[0]);
          // checkVisibility: false inside a closed <details> too (its content is skipped, not removed).
@@ -307,7 +318,7 @@ async fn extra_recap_buy_again_history_and_verdict(screen: Screen, name: &str, a
     );
     let rows = texts(&b, &format!("{li} ol.games li")).await;
     assert_eq!(rows, want, "the history recaps every game");
-    let facts = plain(&b.text(&format!("{li} .facts")).await);
+    let facts = plain(&b.text(&format!("{li} .tk-facts")).await);
     let net = prize - 300;
     assert!(facts.contains(&format!("{} parties", games.len())), "{facts}");
     assert!(facts.contains(&plural_tricks(r.tricks)), "{facts}");
@@ -441,7 +452,7 @@ async fn the_history_pages_with_more_tickets() {
     assert!(b.exec("return document.getElementById('tickets-more').hidden", json!([])).await == true, "nothing more");
     // The played ticket: lost, one game, its tricks, the price lost.
     let r = plan.game.result().unwrap();
-    let facts = plain(&b.text(&format!("#tickets > li[data-id=\"{first}\"] .facts")).await);
+    let facts = plain(&b.text(&format!("#tickets > li[data-id=\"{first}\"] .tk-facts")).await);
     let games = games_of(&plan).len();
     let games_text = if games == 1 { "1 partie".to_string() } else { format!("{games} parties") };
     assert!(facts.contains(&games_text), "{facts}");
