@@ -15,10 +15,12 @@
 //! `k` is the value `k`, and As Capone's hand alone is the state. One table
 //! lookup from his hand and the draw gives his new hand and the trick's
 //! outcome. A trick's words are read from a window of the stream taken once
-//! per game; a tie's deck draw is computed whether or not the trick is
-//! tied, and selected without a branch (a tie comes one trick in eight: a
-//! branch on it would be mispredicted about once a game). The rare cases
-//! (a rejected word, a tie again at the deck) replay the trick word by word.
+//! per game, without a refill check per word; a tie (one trick in eight)
+//! takes a branch that reads the deck draw's two words from the same
+//! window. The rare cases (a rejected word, a tie again at the deck) replay
+//! the trick word by word. A branchless variant, which computes every
+//! trick's deck draw and selects it, was measured slower: it makes each
+//! trick's word wait for the previous trick's outcome.
 
 use crate::card::{DECK_SIZE, DeckCard, Hand, Rank};
 use crate::fast::{Words16, below16};
@@ -143,8 +145,10 @@ fn trick_slow<W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, hand: u8, e
 
 /// Trick `8 - M` of a game on the window `win` from word `p`: the common
 /// path, or `None` when a word is rejected or the tie-break ties again.
+/// With `BRANCHLESS`, a tie's deck draw is computed for every trick and
+/// selected without a branch; without, a tie takes a branch.
 #[inline(always)]
-fn trick_fast<const M: u32, E: EventSink + ?Sized>(
+fn trick_fast<const M: u32, const BRANCHLESS: bool, E: EventSink + ?Sized>(
     win: &[u16; WINDOW],
     p: usize,
     hand: u8,
@@ -156,13 +160,19 @@ fn trick_fast<const M: u32, E: EventSink + ?Sized>(
     }
     let e = TRICK[hand as usize][(x >> 16) as usize & 7];
     let code = (e >> 11) as u8;
-    // The deck draw a tie would take: the player's card below 16 (a power
-    // of two: never rejected), As Capone's below 15.
+    let tie = code == TIE;
+    if !BRANCHLESS && !tie {
+        let player = Rank::from_index_wrapping(8 - M as u8);
+        let capone = Rank::from_index_wrapping((e >> 8) as u8);
+        events.push(Event::Trick { player, capone, outcome: outcome(code) });
+        return Some((e as u8, u32::from(code == WON), p + 1));
+    }
+    // The deck draw a tie takes: the player's card below 16 (a power of
+    // two: never rejected), As Capone's below 15.
     let a = u32::from(win[p + 1]) >> 12;
     let y = u32::from(win[p + 2]) * (DECK_SIZE - 1);
     let b = y >> 16;
     let deck = DECK[a as usize & 15][b as usize & 15];
-    let tie = code == TIE;
     if tie && (deck == TIE || (y & 0xFFFF) < reject_below(DECK_SIZE - 1)) {
         return None;
     }
@@ -186,14 +196,14 @@ const WINDOW: usize = 24;
 // The last trick's rare path refreshes a window nobody reads.
 #[allow(unused_assignments)]
 #[inline(always)]
-fn eight_tricks<W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, events: &mut E) -> u32 {
+fn eight_tricks<const BRANCHLESS: bool, W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, events: &mut E) -> u32 {
     let mut hand = 0xFFu8;
     let mut won = 0u32;
     let mut win = *w.window::<WINDOW>();
     let mut p = 0usize;
     macro_rules! trick {
         ($m:literal) => {
-            match trick_fast::<$m, E>(&win, p, hand, events) {
+            match trick_fast::<$m, BRANCHLESS, E>(&win, p, hand, events) {
                 Some((h, t, q)) => {
                     hand = h;
                     won += t;
@@ -234,9 +244,32 @@ pub fn play_weakest_first<W: Words16 + ?Sized, E: EventSink + ?Sized>(
     w: &mut W,
     events: &mut E,
 ) -> (GameResult, u32) {
+    play::<false, W, E>(prizes, w, events)
+}
+
+/// [`play_weakest_first`] with a tie's deck draw computed for every trick
+/// and selected without a branch, instead of a branch on each tie: fewer
+/// mispredicted branches, but the next trick's word then waits for this
+/// trick's table lookup (a chain of about 15 cycles a trick). Measured
+/// slower (BENCHMARKS.md); kept for the benchmark that compares them.
+#[inline]
+pub fn play_weakest_first_branchless<W: Words16 + ?Sized, E: EventSink + ?Sized>(
+    prizes: PrizeSchedule,
+    w: &mut W,
+    events: &mut E,
+) -> (GameResult, u32) {
+    play::<true, W, E>(prizes, w, events)
+}
+
+#[inline(always)]
+fn play<const BRANCHLESS: bool, W: Words16 + ?Sized, E: EventSink + ?Sized>(
+    prizes: PrizeSchedule,
+    w: &mut W,
+    events: &mut E,
+) -> (GameResult, u32) {
     let mut game = 1u32;
     loop {
-        let tricks = eight_tricks(w, events) as u8;
+        let tricks = eight_tricks::<BRANCHLESS, W, E>(w, events) as u8;
         if tricks != 4 {
             // art. 3.2.3.3 (five or more win), 3.2.3.5 (three or fewer lose).
             events.push(Event::GameOver { tricks, next: Next::Finished });

@@ -70,6 +70,13 @@ fn check_same(script: &[u16], seed: u64) -> Result<(), TestCaseError> {
     prop_assert_eq!(Some(result), g.result());
     prop_assert_eq!(game, g.game_number());
     prop_assert_eq!(b.pos, a.pos, "the same words taken");
+    let mut c = Scripted::new(script, seed);
+    let mut got = Vec::new();
+    let (result, game) = sim::play_weakest_first_branchless(PRIZES, &mut c, &mut got);
+    prop_assert_eq!(&got, &want);
+    prop_assert_eq!(Some(result), g.result());
+    prop_assert_eq!(game, g.game_number());
+    prop_assert_eq!(c.pos, a.pos, "the same words taken");
     Ok(())
 }
 
