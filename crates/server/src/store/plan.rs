@@ -418,16 +418,24 @@ impl Plan {
                 );
                 self.parts.push(Part { name: "credentials", sql, guarded: true });
             }
-            PlayerWrite::OpenSession { token_hash, player, created_ms, expires_ms } => self.insert_row(
-                "session",
-                "sessions",
-                vec![
-                    ("token_hash", token_hash.as_str().into()),
-                    ("player_id", (*player).into()),
-                    ("created_ms", (*created_ms).into()),
-                    ("expires_ms", (*expires_ms).into()),
-                ],
-            ),
+            PlayerWrite::OpenSession { token_hash, player, created_ms, expires_ms } => {
+                // The player's expired sessions go as a new one comes: the
+                // table holds at most the sessions still alive, and one.
+                let p = self.placeholder((*player).into());
+                let now = self.placeholder((*created_ms).into());
+                let sql = format!("DELETE FROM sessions WHERE player_id = {p} AND expires_ms <= {now}");
+                self.parts.push(Part { name: "expired_sessions", sql, guarded: false });
+                self.insert_row(
+                    "session",
+                    "sessions",
+                    vec![
+                        ("token_hash", token_hash.as_str().into()),
+                        ("player_id", (*player).into()),
+                        ("created_ms", (*created_ms).into()),
+                        ("expires_ms", (*expires_ms).into()),
+                    ],
+                )
+            }
             PlayerWrite::CloseSession { token_hash } => {
                 let th = self.placeholder(token_hash.as_str().into());
                 let sql = format!("DELETE FROM sessions WHERE token_hash = {th}");

@@ -52,6 +52,15 @@ async fn a_player_with_a_login_finds_the_same_account_on_another_device() {
     assert!(hash.starts_with("$argon2id$") && !hash.contains("correct"), "{hash}");
     assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM sessions WHERE token_hash = '{session}'")).await, 0);
 
+    // An expired session does not open the account, and goes at the next login.
+    let player = r.json["player_id"].as_i64().unwrap();
+    let stale = server::store::token_hash("an-old-session-token");
+    app.exec_sql(&format!("INSERT INTO sessions VALUES ('{stale}', {player}, 1, 2)")).await.unwrap();
+    assert_error(&app.get("/api/me", Some("an-old-session-token")).await, 401, "unauthorized");
+    assert_eq!(login(&app, "ana.lyon", "correct horse").await.status, 201);
+    assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM sessions WHERE token_hash = '{stale}'")).await, 0);
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM sessions").await, 2);
+
     // Logout ends that session at once; the first device's token still works.
     let out = delete(&app, "/api/sessions/current", &session).await;
     assert_eq!(out.status, 204, "{}", out.json);
