@@ -55,8 +55,9 @@ pub trait Unit: Send {
         day_since: i64,
         week_since: i64,
     ) -> impl Future<Output = Result<Usage, StoreError>> + Send;
-    /// The player holding `login`, and the password hash of `player`.
+    /// The player holding `login`.
     fn login_owner(&mut self, login: &str) -> impl Future<Output = Result<Option<PlayerId>, StoreError>> + Send;
+    /// The player's password hash (`None`: no login yet).
     fn password_hash(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
     /// Writes `changes`; a guarded row that changed since it was loaded
     /// fails with [`StoreError::Stale`].
