@@ -164,6 +164,15 @@ fn dummy_hash() -> &'static str {
     })
 }
 
+/// Refuses a login another player holds, before the password's slow hash
+/// (the writer checks again in the unit that writes it).
+pub async fn ensure_login_free(state: &AppState, login: &str, player: Option<i64>) -> Result<(), AppError> {
+    match state.store.login(login).await? {
+        Some((owner, _)) if Some(owner) != player => Err(crate::core::player::login_taken(login)),
+        _ => Ok(()),
+    }
+}
+
 fn json_answer(status: StatusCode, answer: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
@@ -228,11 +237,7 @@ pub async fn put_credentials(
             return Err(AppError::Forbidden("current_password is wrong".into()));
         }
     }
-    if let Some((owner, _)) = state.store.login(&login).await?
-        && owner != player
-    {
-        return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
-    }
+    ensure_login_free(&state, &login, Some(player)).await?;
     let hash = hash_password(body.password).await?;
     let answer = state.store.set_credentials(player, login, hash, was).await?;
     Ok(json_answer(StatusCode::OK, answer))

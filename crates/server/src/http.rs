@@ -326,9 +326,7 @@ pub async fn create_player(
         (Some(login), Some(password)) => {
             let login = crate::account::parse_login(&login)?;
             crate::account::check_password(&password)?;
-            if state.store.login(&login).await?.is_some() {
-                return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
-            }
+            crate::account::ensure_login_free(&state, &login, None).await?;
             Some((login, crate::account::hash_password(password).await?))
         }
         _ => return Err(AppError::BadRequest("login and password go together".into())),

@@ -1,8 +1,8 @@
 //! `GET /api/odds`: the exact odds and the prize table on sale online, for
 //! the player's "Chances et gains" page (docs/player-api.md). The figures
 //! are the math crate's exact fractions, the same strings as `as-capone
-//! odds --json`; a block's risk (an FFT, most of a second) is not needed
-//! here and is not computed.
+//! odds --json`. The answer is computed once per table (about a tenth of a
+//! second, most of it the block's risk) and cached by the table's digest.
 
 use crate::error::{AppError, ErrorBody};
 use crate::http::AppState;
@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use math::fraction::{approx, int, ratio, to_string};
-use math::{FinalOutcome, Odds, PrizeTable};
+use math::{FinalOutcome, Odds, Payout, PrizeTable};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 use serde_json::{Value, json};
@@ -21,19 +21,19 @@ fn one_in(chance: &BigRational) -> Value {
     if chance.is_zero() { Value::Null } else { Value::String(format!("{:.2}", approx(&(BigRational::one() / chance)))) }
 }
 
-/// The figures of `table`: the game's exact odds, and per schedule its
-/// share of a block, its chance of winning and its return to player.
+/// The figures of `table`: the game's exact odds and the table's payout
+/// figures (the math crate's [`Payout`], as `odds --table` prints them),
+/// and per schedule its share of a block, its chance of winning and its
+/// return to player.
 pub fn figures(table: &PrizeTable) -> Value {
     let odds = Odds::exact();
+    let payout = Payout::compute(table, &odds);
     let finals = odds.final_chances();
     let price = int(table.price_cents);
-    let mut expected = BigRational::zero();
-    let mut hit_rate = BigRational::zero();
     let schedules: Vec<Value> = table
         .schedules
         .iter()
         .map(|row| {
-            let share = ratio(row.tickets, table.block_size);
             let (mut win, mut row_expected) = (BigRational::zero(), BigRational::zero());
             for o in FinalOutcome::ALL {
                 let FinalOutcome::Tricks(t) = o else { continue };
@@ -43,12 +43,10 @@ pub fn figures(table: &PrizeTable) -> Value {
                     row_expected += &finals[o.index()] * int(prize);
                 }
             }
-            expected += &share * &row_expected;
-            hit_rate += &share * &win;
             json!({
                 "prizes_cents": row.prizes,
                 "tickets": row.tickets,
-                "share": to_string(&share),
+                "share": to_string(&ratio(row.tickets, table.block_size)),
                 "win_chance": to_string(&win),
                 "one_in": one_in(&win),
                 "rtp": to_string(&(row_expected / &price)),
@@ -58,10 +56,10 @@ pub fn figures(table: &PrizeTable) -> Value {
     let mut out = odds.to_json();
     out["table"] = json!({
         "price_cents": table.price_cents,
-        "expected_payout_cents": to_string(&expected),
-        "rtp": to_string(&(&expected / &price)),
-        "hit_rate": to_string(&hit_rate),
-        "one_in": one_in(&hit_rate),
+        "expected_payout_cents": to_string(&payout.expected_payout_cents),
+        "rtp": to_string(&payout.rtp),
+        "hit_rate": to_string(&payout.hit_rate),
+        "one_in": one_in(&payout.hit_rate),
     });
     out["schedules"] = Value::Array(schedules);
     out
@@ -96,7 +94,6 @@ pub async fn odds(State(state): State<AppState>) -> Result<Response, AppError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use math::Payout;
 
     #[test]
     fn the_figures_are_the_math_crates_exact_fractions() {

@@ -216,6 +216,11 @@ pub fn self_exclude(
     Ok(limits_changes(player, row, usage, cooling_off_ms, now, "self_excluded"))
 }
 
+/// The refusal of a login another player holds (409).
+pub fn login_taken(login: &str) -> AppError {
+    AppError::Conflict(format!("the login {login:?} is taken: choose another"))
+}
+
 /// A login and password for `player`. `was` is the password hash the
 /// request was checked against (`None`: the account had none), `current`
 /// the one stored now: they differ when another request changed it
@@ -230,7 +235,7 @@ pub fn set_credentials(
     now: i64,
 ) -> Result<Changes, AppError> {
     if login_owner.is_some_and(|p| p != player) {
-        return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
+        return Err(login_taken(login));
     }
     if current != was {
         return Err(AppError::Conflict("the account's password changed meanwhile: try again".into()));

@@ -281,7 +281,7 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             if let Some((login, _)) = credentials
                 && unit.login_owner(login).await?.is_some()
             {
-                return Err(AppError::Conflict(format!("the login {login:?} is taken: choose another")));
+                return Err(player::login_taken(login));
             }
             let (player, changes) =
                 create_player(unit, token_hash, name.as_deref(), credentials.as_ref(), *start_balance, now).await?;
