@@ -364,18 +364,7 @@ async fn extra_recap_buy_again_history_and_verdict(screen: Screen, name: &str, a
 
     // A record changed on its way (one of As Capone's cards): a failure in
     // plain words, with its number of problems in good French, the detail open.
-    b.exec(
-        r#"const real = window.fetch;
-           window.fetch = async (url, init) => {
-             const r = await real(url, init);
-             if (!String(url).endsWith('/record')) return r;
-             const rec = await r.json();
-             rec.draws[2].capone = rec.draws[2].capone === 'A' ? '7' : 'A';
-             return new Response(JSON.stringify(rec), {status: 200, headers: {'Content-Type': 'application/json'}});
-           };"#,
-        json!([]),
-    )
-    .await;
+    b.alter_records_in_flight().await;
     press(&b, "#verify-back", phone).await;
     b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket").await;
     press(&b, "#verify-btn", phone).await;

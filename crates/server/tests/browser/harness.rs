@@ -438,6 +438,23 @@ impl Browser {
         s
     }
 
+    /// From now on, every public record the page fetches arrives with one
+    /// of As Capone's cards changed (draw 2): a record altered on its way.
+    pub async fn alter_records_in_flight(&self) {
+        self.exec(
+            r#"const real = window.fetch;
+               window.fetch = async (url, init) => {
+                 const r = await real(url, init);
+                 if (!String(url).endsWith('/record')) return r;
+                 const rec = await r.json();
+                 rec.draws[2].capone = rec.draws[2].capone === 'A' ? '7' : 'A';
+                 return new Response(JSON.stringify(rec), {status: 200, headers: {'Content-Type': 'application/json'}});
+               };"#,
+            json!([]),
+        )
+        .await;
+    }
+
     /// Waits for the check view's verdict (after a click that opens it).
     pub async fn wait_verdict(&self) -> Value {
         self.wait_for(

@@ -376,18 +376,7 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     b.exec("window.__tamperRecord = null; window.__tamperRoot = null;", json!([])).await;
 
     // ... and on a record altered on its way to the page (draw 2's card).
-    b.exec(
-        r#"const real = window.fetch;
-           window.fetch = async (url, init) => {
-             const r = await real(url, init);
-             if (!String(url).endsWith('/record')) return r;
-             const rec = await r.json();
-             rec.draws[2].capone = rec.draws[2].capone === 'A' ? '7' : 'A';
-             return new Response(JSON.stringify(rec), {status: 200, headers: {'Content-Type': 'application/json'}});
-           };"#,
-        json!([]),
-    )
-    .await;
+    b.alter_records_in_flight().await;
     b.click("#verify-back").await;
     b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket").await;
     b.click("#verify-btn").await;
