@@ -10,6 +10,7 @@ use crate::merkle::{self, Hash, MerkleProof, MerkleTree};
 use crate::play_code::PlayCode;
 use crate::seed::{self, EmissionSeed, HmacSha256, Purpose};
 use crate::serial::{GameCode, MAX_BLOCK, MAX_EMISSION, MAX_POSITION, MAX_SERIAL_LEN, Serial, SerialError};
+use crate::sha256x;
 use crate::shuffle;
 use engine::PrizeSchedule;
 use math::PrizeTable;
@@ -113,27 +114,34 @@ impl Emission {
         };
         let mut tickets = vec![blank; rows.len()];
         let mut leaves = vec![[0u8; 32]; rows.len()];
-        let per_thread = rows.len().div_ceil(threads.max(1));
+        // Runs of whole lane groups: only the last one may end with fewer.
+        let per_thread = rows.len().div_ceil(threads.max(1)).next_multiple_of(LANES);
         let make = |start: usize, tickets: &mut [TicketRecord], leaves: &mut [Hash]| {
             let mut codes = shuffle::stream(codes_key);
             codes.set_word_pos(3 * start as u128);
             let mut seeds = shuffle::stream(seeds_key);
             seeds.set_word_pos(8 * start as u128);
-            for (i, (ticket, leaf)) in tickets.iter_mut().zip(leaves.iter_mut()).enumerate() {
-                let row = rows[start + i];
-                let position = (start + i) as u32 + 1;
-                let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
-                let mut server_seed = [0u8; 32];
-                seeds.fill_bytes(&mut server_seed);
-                *ticket = TicketRecord {
-                    position,
-                    serial: Serial::new(self.code, self.number, block, position).expect("checked range"),
-                    play_code: PlayCode::from_words(a, b, c),
-                    row: row as usize,
-                    prizes: self.table.schedules[row as usize].prizes,
-                    server_seed,
-                };
-                *leaf = ticket.leaf_hash();
+            for (k, (tickets, leaves)) in tickets.chunks_mut(LANES).zip(leaves.chunks_mut(LANES)).enumerate() {
+                for (i, ticket) in tickets.iter_mut().enumerate() {
+                    let index = start + k * LANES + i;
+                    let row = rows[index] as usize;
+                    let position = index as u32 + 1;
+                    let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
+                    seeds.fill_bytes(&mut ticket.server_seed);
+                    ticket.position = position;
+                    ticket.serial = Serial::new(self.code, self.number, block, position).expect("checked range");
+                    ticket.play_code = PlayCode::from_words(a, b, c);
+                    ticket.row = row;
+                    ticket.prizes = self.table.schedules[row].prizes;
+                }
+                match <&[TicketRecord; LANES]>::try_from(&*tickets) {
+                    Ok(four) => leaves.copy_from_slice(&leaf_hashes(four)),
+                    Err(_) => {
+                        for (ticket, leaf) in tickets.iter().zip(leaves.iter_mut()) {
+                            *leaf = ticket.leaf_hash();
+                        }
+                    }
+                }
             }
         };
         if threads <= 1 || rows.len() < PARALLEL_MIN {
@@ -276,6 +284,13 @@ impl Leaf {
     /// Returns a fixed buffer and the length used.
     pub fn bytes(&self) -> ([u8; MAX_LEAF_BYTES], usize) {
         let mut buf = [0u8; MAX_LEAF_BYTES];
+        let len = self.write_bytes(&mut buf);
+        (buf, len)
+    }
+
+    /// Writes [`Leaf::bytes`] at the start of `buf` (at least
+    /// [`MAX_LEAF_BYTES`] long) and returns their length.
+    fn write_bytes(&self, buf: &mut [u8]) -> usize {
         let (serial, len) = self.serial.to_ascii();
         buf[0] = len as u8;
         buf[1..1 + len].copy_from_slice(&serial[..len]);
@@ -291,7 +306,7 @@ impl Leaf {
         }
         put(&self.play_code_sha256);
         put(&self.commitment);
-        (buf, at)
+        at
     }
 
     /// `SHA-256(0x00 || bytes)`.
@@ -328,6 +343,53 @@ impl TicketRecord {
     pub fn leaf_hash(&self) -> Hash {
         self.leaf().hash()
     }
+}
+
+/// Tickets whose hashes go through SHA-256 together ([`crate::sha256x`]).
+const LANES: usize = 4;
+
+/// The leaf hashes of four tickets ([`TicketRecord::leaf_hash`]), their
+/// SHA-256 interleaved ([`crate::sha256x`]): first the play codes' and the
+/// server seeds' (one block each), then the leaves' (three blocks each),
+/// every message padded in place as FIPS 180-4 pads it.
+fn leaf_hashes(tickets: &[TicketRecord; LANES]) -> [Hash; LANES] {
+    // Lanes 2k and 2k+1: ticket k's play code (16 bytes) and server seed (32 bytes).
+    let small: [[u8; 64]; 2 * LANES] = std::array::from_fn(|lane| {
+        let t = &tickets[lane / 2];
+        let mut b = [0u8; 64];
+        let message = if lane % 2 == 0 { t.play_code.compact().as_bytes() } else { &t.server_seed[..] };
+        b[..message.len()].copy_from_slice(message);
+        sha256x::pad_in_place(&mut b, message.len());
+        b
+    });
+    let mut states = [[sha256x::IV; LANES]; 2];
+    for (half, states) in states.iter_mut().enumerate() {
+        sha256x::compress(states, std::array::from_fn(|j| std::slice::from_ref(&small[half * LANES + j])));
+    }
+    let digests = states.as_flattened();
+    let mut blocks = [[[0u8; 64]; 4]; LANES];
+    let mut counts = [0; LANES];
+    for (k, t) in tickets.iter().enumerate() {
+        let leaf = Leaf {
+            serial: t.serial,
+            position: t.position,
+            row: t.row as u32,
+            prizes: t.prizes,
+            play_code_sha256: sha256x::output(&digests[2 * k]),
+            commitment: sha256x::output(&digests[2 * k + 1]),
+        };
+        // 0x00 || leaf bytes: at most 1 + MAX_LEAF_BYTES + 9 = 134 < 256 bytes with the padding.
+        let flat = blocks[k].as_flattened_mut();
+        let len = 1 + leaf.write_bytes(&mut flat[1..]);
+        counts[k] = sha256x::pad_in_place(flat, len);
+    }
+    if counts.iter().any(|&c| c != counts[0]) {
+        // Serials of different lengths (never within one block): one at a time.
+        return tickets.map(|t| t.leaf_hash());
+    }
+    let mut states = [sha256x::IV; LANES];
+    sha256x::compress(&mut states, std::array::from_fn(|k| &blocks[k][..counts[k]]));
+    states.map(|s| sha256x::output(&s))
 }
 
 /// A block of tickets in sale order and its Merkle commitment.

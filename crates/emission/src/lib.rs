@@ -62,6 +62,7 @@ pub mod play_code;
 pub mod print;
 pub mod seed;
 pub mod serial;
+pub mod sha256x;
 pub mod shuffle;
 pub mod verify;
 
