@@ -9,7 +9,9 @@
 use crate::merkle::{self, Hash, MerkleProof, MerkleTree};
 use crate::play_code::PlayCode;
 use crate::seed::{self, EmissionSeed, HmacSha256, Purpose};
-use crate::serial::{GameCode, MAX_BLOCK, MAX_EMISSION, MAX_POSITION, MAX_SERIAL_LEN, Serial, SerialError};
+use crate::serial::{
+    BlockSerials, GameCode, MAX_BLOCK, MAX_EMISSION, MAX_POSITION, MAX_SERIAL_LEN, Serial, SerialError,
+};
 use crate::sha256x;
 use crate::shuffle;
 use engine::PrizeSchedule;
@@ -104,53 +106,67 @@ impl Emission {
         Serial::new(self.code, self.number, block, last as u32 + 1)?;
         let (codes_key, seeds_key) =
             (self.block_key(Purpose::PlayCodes, block), self.block_key(Purpose::ServerSeeds, block));
-        let blank = TicketRecord {
-            position: 0,
-            serial: first,
-            play_code: PlayCode::from_bits(0),
-            row: 0,
-            prizes: PrizeSchedule::default(),
-            server_seed: [0; 32],
-        };
-        let mut tickets = vec![blank; rows.len()];
+        let serials = BlockSerials::of(&first);
         let mut leaves = vec![[0u8; 32]; rows.len()];
         // Runs of whole lane groups: only the last one may end with fewer.
         let per_thread = rows.len().div_ceil(threads.max(1)).next_multiple_of(LANES);
-        let make = |start: usize, tickets: &mut [TicketRecord], leaves: &mut [Hash]| {
+        // Appends the tickets from index `start` on, one per leaf of `leaves`.
+        let make = |start: usize, tickets: &mut Vec<TicketRecord>, leaves: &mut [Hash]| {
             let mut codes = shuffle::stream(codes_key);
             codes.set_word_pos(3 * start as u128);
             let mut seeds = shuffle::stream(seeds_key);
             seeds.set_word_pos(8 * start as u128);
-            for (k, (tickets, leaves)) in tickets.chunks_mut(LANES).zip(leaves.chunks_mut(LANES)).enumerate() {
-                for (i, ticket) in tickets.iter_mut().enumerate() {
+            for (k, leaves) in leaves.chunks_mut(LANES).enumerate() {
+                for i in 0..leaves.len() {
                     let index = start + k * LANES + i;
                     let row = rows[index] as usize;
                     let position = index as u32 + 1;
                     let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
-                    seeds.fill_bytes(&mut ticket.server_seed);
-                    ticket.position = position;
-                    ticket.serial = Serial::new(self.code, self.number, block, position).expect("checked range");
-                    ticket.play_code = PlayCode::from_words(a, b, c);
-                    ticket.row = row;
-                    ticket.prizes = self.table.schedules[row].prizes;
+                    let mut server_seed = [0u8; 32];
+                    seeds.fill_bytes(&mut server_seed);
+                    tickets.push(TicketRecord {
+                        position,
+                        serial: Serial::new(self.code, self.number, block, position).expect("checked range"),
+                        play_code: PlayCode::from_words(a, b, c),
+                        row,
+                        prizes: self.table.schedules[row].prizes,
+                        server_seed,
+                    });
                 }
-                match <&[TicketRecord; LANES]>::try_from(&*tickets) {
-                    Ok(four) => leaves.copy_from_slice(&leaf_hashes(four)),
+                let made = &tickets[tickets.len() - leaves.len()..];
+                match <&[TicketRecord; LANES]>::try_from(made) {
+                    Ok(four) => leaves.copy_from_slice(&leaf_hashes(four, &serials)),
                     Err(_) => {
-                        for (ticket, leaf) in tickets.iter().zip(leaves.iter_mut()) {
+                        for (ticket, leaf) in made.iter().zip(leaves.iter_mut()) {
                             *leaf = ticket.leaf_hash();
                         }
                     }
                 }
             }
         };
+        // The first run goes straight into the block's vector, the others
+        // into their own (each thread touches its own new pages), appended
+        // in order.
+        let mut tickets = Vec::with_capacity(rows.len());
         if threads <= 1 || rows.len() < PARALLEL_MIN {
             make(0, &mut tickets, &mut leaves);
         } else {
             std::thread::scope(|s| {
-                for (k, (t, l)) in tickets.chunks_mut(per_thread).zip(leaves.chunks_mut(per_thread)).enumerate() {
-                    let make = &make;
-                    s.spawn(move || make(k * per_thread, t, l));
+                let mut runs = leaves.chunks_mut(per_thread).enumerate();
+                let (_, first_leaves) = runs.next().expect("at least one ticket");
+                let others: Vec<_> = runs
+                    .map(|(k, l)| {
+                        let make = &make;
+                        s.spawn(move || {
+                            let mut run = Vec::with_capacity(l.len());
+                            make(k * per_thread, &mut run, l);
+                            run
+                        })
+                    })
+                    .collect();
+                make(0, &mut tickets, first_leaves);
+                for run in others {
+                    tickets.extend_from_slice(&run.join().expect("a ticket thread panicked"));
                 }
             });
         }
@@ -294,7 +310,12 @@ impl Leaf {
         let (serial, len) = self.serial.to_ascii();
         buf[0] = len as u8;
         buf[1..1 + len].copy_from_slice(&serial[..len]);
-        let mut at = 1 + len;
+        self.write_fields(buf, 1 + len)
+    }
+
+    /// Writes the bytes after the serial (items 2 to 6 of [`Leaf::bytes`])
+    /// into `buf` from `at`, and returns where they end.
+    fn write_fields(&self, buf: &mut [u8], mut at: usize) -> usize {
         let mut put = |bytes: &[u8]| {
             buf[at..at + bytes.len()].copy_from_slice(bytes);
             at += bytes.len();
@@ -348,28 +369,31 @@ impl TicketRecord {
 /// Tickets whose hashes go through SHA-256 together ([`crate::sha256x`]).
 const LANES: usize = 4;
 
-/// The leaf hashes of four tickets ([`TicketRecord::leaf_hash`]), their
-/// SHA-256 interleaved ([`crate::sha256x`]): first the play codes' and the
-/// server seeds' (one block each), then the leaves' (three blocks each),
-/// every message padded in place as FIPS 180-4 pads it.
-fn leaf_hashes(tickets: &[TicketRecord; LANES]) -> [Hash; LANES] {
+/// The leaf hashes of four tickets of one block ([`TicketRecord::leaf_hash`]),
+/// their SHA-256 interleaved ([`crate::sha256x`]): first the play codes'
+/// and the server seeds' (one block each), then the leaves' (three blocks
+/// each), every message written straight into its padded blocks.
+fn leaf_hashes(tickets: &[TicketRecord; LANES], serials: &BlockSerials) -> [Hash; LANES] {
     // Lanes 2k and 2k+1: ticket k's play code (16 bytes) and server seed (32 bytes).
-    let small: [[u8; 64]; 2 * LANES] = std::array::from_fn(|lane| {
-        let t = &tickets[lane / 2];
-        let mut b = [0u8; 64];
-        let message = if lane % 2 == 0 { t.play_code.compact().as_bytes() } else { &t.server_seed[..] };
-        b[..message.len()].copy_from_slice(message);
-        sha256x::pad_in_place(&mut b, message.len());
-        b
-    });
+    let mut small = [[0u8; 64]; 2 * LANES];
+    for (pair, t) in small.chunks_exact_mut(2).zip(tickets) {
+        pair[0][..16].copy_from_slice(t.play_code.as_bytes());
+        sha256x::pad_in_place(&mut pair[0], 16);
+        pair[1][..32].copy_from_slice(&t.server_seed);
+        sha256x::pad_in_place(&mut pair[1], 32);
+    }
     let mut states = [[sha256x::IV; LANES]; 2];
-    for (half, states) in states.iter_mut().enumerate() {
-        sha256x::compress(states, std::array::from_fn(|j| std::slice::from_ref(&small[half * LANES + j])));
+    for (states, half) in states.iter_mut().zip(small.chunks_exact(LANES)) {
+        sha256x::compress(states, std::array::from_fn(|j| std::slice::from_ref(&half[j])));
     }
     let digests = states.as_flattened();
-    let mut blocks = [[[0u8; 64]; 4]; LANES];
+    // 0x00 || leaf bytes and the padding: at most 1 + MAX_LEAF_BYTES + 9 = 134 bytes.
+    let mut blocks = [[[0u8; 64]; 3]; LANES];
     let mut counts = [0; LANES];
     for (k, t) in tickets.iter().enumerate() {
+        let flat = blocks[k].as_flattened_mut();
+        let serial_len = serials.write(t.position, &mut flat[2..]);
+        flat[1] = serial_len as u8;
         let leaf = Leaf {
             serial: t.serial,
             position: t.position,
@@ -378,14 +402,8 @@ fn leaf_hashes(tickets: &[TicketRecord; LANES]) -> [Hash; LANES] {
             play_code_sha256: sha256x::output(&digests[2 * k]),
             commitment: sha256x::output(&digests[2 * k + 1]),
         };
-        // 0x00 || leaf bytes: at most 1 + MAX_LEAF_BYTES + 9 = 134 < 256 bytes with the padding.
-        let flat = blocks[k].as_flattened_mut();
-        let len = 1 + leaf.write_bytes(&mut flat[1..]);
+        let len = leaf.write_fields(flat, 2 + serial_len);
         counts[k] = sha256x::pad_in_place(flat, len);
-    }
-    if counts.iter().any(|&c| c != counts[0]) {
-        // Serials of different lengths (never within one block): one at a time.
-        return tickets.map(|t| t.leaf_hash());
     }
     let mut states = [sha256x::IV; LANES];
     sha256x::compress(&mut states, std::array::from_fn(|k| &blocks[k][..counts[k]]));

@@ -61,16 +61,14 @@ fn parent_level(level: &[Hash]) -> Vec<Hash> {
 /// 65 bytes are two blocks, `0x01 || left || right[..31]` and
 /// `right[31]` with the padding.
 fn node_hashes(pairs: &[Hash; 2 * NODE_LANES]) -> [Hash; NODE_LANES] {
-    let blocks: [[[u8; 64]; 2]; NODE_LANES] = std::array::from_fn(|j| {
-        let (left, right) = (&pairs[2 * j], &pairs[2 * j + 1]);
-        let mut b = [[0u8; 64]; 2];
-        b[0][0] = 1;
-        b[0][1..33].copy_from_slice(left);
-        b[0][33..].copy_from_slice(&right[..31]);
-        b[1][0] = right[31];
-        sha256x::pad_in_place(b.as_flattened_mut(), 65);
-        b
-    });
+    let mut blocks = [[[0u8; 64]; 2]; NODE_LANES];
+    for (b, pair) in blocks.iter_mut().zip(pairs.chunks_exact(2)) {
+        let flat = b.as_flattened_mut();
+        flat[0] = 1;
+        flat[1..33].copy_from_slice(&pair[0]);
+        flat[33..65].copy_from_slice(&pair[1]);
+        sha256x::pad_in_place(flat, 65);
+    }
     let mut states = [sha256x::IV; NODE_LANES];
     sha256x::compress(&mut states, std::array::from_fn(|j| &blocks[j][..]));
     states.map(|s| sha256x::output(&s))

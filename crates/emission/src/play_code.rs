@@ -89,6 +89,11 @@ impl PlayCode {
         std::str::from_utf8(&self.chars).expect("ASCII by construction")
     }
 
+    /// [`PlayCode::compact`]'s bytes.
+    pub(crate) fn as_bytes(&self) -> &[u8; CODE_CHARS] {
+        &self.chars
+    }
+
     /// `SHA-256` of [`PlayCode::compact`]: what the Merkle leaf commits to,
     /// and what a server can store instead of the code itself.
     pub fn sha256(&self) -> [u8; 32] {

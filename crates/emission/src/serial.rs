@@ -192,6 +192,42 @@ impl Serial {
     }
 }
 
+/// The serials of one block: what they share (the code, emission and
+/// block, and their remainder modulo 97) written once, so that each
+/// ticket's serial costs its six position digits and two check digits.
+/// [`BlockSerials::write`] gives [`Serial::to_ascii`]'s bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockSerials {
+    /// `ASC-001-00001-`.
+    prefix: [u8; MAX_SERIAL_LEN],
+    prefix_len: usize,
+    /// `N mod 97` of the code, emission and block digits.
+    remainder: u32,
+}
+
+impl BlockSerials {
+    /// The serials of the block of `serial`.
+    pub(crate) fn of(serial: &Serial) -> BlockSerials {
+        let (ascii, len) = serial.to_ascii();
+        let prefix_len = len - 6 - 1 - 2;
+        let mut prefix = [0u8; MAX_SERIAL_LEN];
+        prefix[..prefix_len].copy_from_slice(&ascii[..prefix_len]);
+        BlockSerials { prefix, prefix_len, remainder: serial.prefix_remainder() }
+    }
+
+    /// Writes the serial of `position` (1 to [`MAX_POSITION`]) at the
+    /// start of `out` and returns its length.
+    pub(crate) fn write(&self, position: u32, out: &mut [u8]) -> usize {
+        let at = self.prefix_len;
+        out[..at].copy_from_slice(&self.prefix[..at]);
+        put_digits(&mut out[at..at + 6], position);
+        out[at + 6] = b'-';
+        let check = 98 - (digits_mod97(self.remainder, position, 6) * 100) % 97;
+        put_digits(&mut out[at + 7..at + 9], check);
+        at + 9
+    }
+}
+
 /// `r` followed by the `width` decimal digits of `value`, modulo 97.
 fn digits_mod97(r: u32, value: u32, width: u32) -> u32 {
     // Appending `width` digits is multiplying by 10^width and adding them.
@@ -246,6 +282,21 @@ mod tests {
 
     fn asc() -> GameCode {
         GameCode::parse("ASC").unwrap()
+    }
+
+    #[test]
+    fn block_serials_are_the_serials_bytes() {
+        for (code, emission, block) in [("ASC", 1, 1), ("AB", 999, 99_999), ("Z9Z9Z9", 17, 4242), ("A1", 500, 10)] {
+            let code = GameCode::parse(code).unwrap();
+            let serials = BlockSerials::of(&Serial::new(code, emission, block, 77).unwrap());
+            for position in (1..=3000).chain([9_999, 10_000, 123_456, 300_000, 999_998, MAX_POSITION]) {
+                let serial = Serial::new(code, emission, block, position).unwrap();
+                let (expect, len) = serial.to_ascii();
+                let mut out = [0u8; MAX_SERIAL_LEN];
+                assert_eq!(serials.write(position, &mut out), len);
+                assert_eq!(out, expect, "{serial}");
+            }
+        }
     }
 
     #[test]
