@@ -157,36 +157,61 @@ mod shani {
             abef[j] = _mm_alignr_epi8(cdab, efgh, 8);
             cdgh[j] = _mm_blend_epi16(efgh, cdab, 0xF0);
         }
-        for b in 0..count {
-            let saved = (abef, cdgh);
-            let mut w = [[_mm_setzero_si128(); 4]; N];
-            for j in 0..N {
-                let p = blocks[j][b].as_ptr().cast::<__m128i>();
-                for (q, w) in w[j].iter_mut().enumerate() {
-                    // SAFETY: `b < count` and `blocks[j]` holds `count`
-                    // blocks of 64 bytes: four unaligned 16-byte loads.
-                    *w = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(p.add(q)) }, bswap);
-                }
-            }
-            for i in 0..16 {
-                // SAFETY: `i < 16`, so bytes `16 i .. 16 i + 16` of the 256 of `K`.
-                let k = unsafe { _mm_loadu_si128(K.as_ptr().add(4 * i).cast::<__m128i>()) };
+        // Four rounds of every lane with the message words `$w` (the
+        // schedule's four words of rounds `4 $i ..`).
+        macro_rules! rounds4 {
+            ($w:ident, $i:expr) => {{
+                // SAFETY: `$i < 16`, so bytes `16 $i .. 16 $i + 16` of the 256 of `K`.
+                let k = unsafe { _mm_loadu_si128(K.as_ptr().add(4 * $i).cast::<__m128i>()) };
                 for j in 0..N {
-                    let m = if i < 4 {
-                        w[j][i]
-                    } else {
-                        // W[4i..4i+4] from the sixteen words before them.
-                        let (w0, w1, w2, w3) = (w[j][i % 4], w[j][(i + 1) % 4], w[j][(i + 2) % 4], w[j][(i + 3) % 4]);
-                        let t = _mm_add_epi32(_mm_sha256msg1_epu32(w0, w1), _mm_alignr_epi8(w3, w2, 4));
-                        let m = _mm_sha256msg2_epu32(t, w3);
-                        w[j][i % 4] = m;
-                        m
-                    };
-                    let t1 = _mm_add_epi32(m, k);
+                    let t1 = _mm_add_epi32($w[j], k);
                     cdgh[j] = _mm_sha256rnds2_epu32(cdgh[j], abef[j], t1);
                     abef[j] = _mm_sha256rnds2_epu32(abef[j], cdgh[j], _mm_shuffle_epi32(t1, 0x0E));
                 }
+            }};
+        }
+        // `$w4` = the next four schedule words from the sixteen before
+        // them (`$w0` oldest), then their four rounds.
+        macro_rules! schedule_rounds4 {
+            ($w0:ident, $w1:ident, $w2:ident, $w3:ident, $w4:ident, $i:expr) => {{
+                for j in 0..N {
+                    let t = _mm_add_epi32(_mm_sha256msg1_epu32($w0[j], $w1[j]), _mm_alignr_epi8($w3[j], $w2[j], 4));
+                    $w4[j] = _mm_sha256msg2_epu32(t, $w3[j]);
+                }
+                rounds4!($w4, $i);
+            }};
+        }
+        for b in 0..count {
+            let saved = (abef, cdgh);
+            // The block's sixteen words, big-endian, four per register.
+            let mut w = [[_mm_setzero_si128(); N]; 4];
+            for j in 0..N {
+                let p = blocks[j][b].as_ptr().cast::<__m128i>();
+                for (q, w) in w.iter_mut().enumerate() {
+                    // SAFETY: `b < count` and `blocks[j]` holds `count`
+                    // blocks of 64 bytes: four unaligned 16-byte loads.
+                    w[j] = _mm_shuffle_epi8(unsafe { _mm_loadu_si128(p.add(q)) }, bswap);
+                }
             }
+            let [mut w0, mut w1, mut w2, mut w3] = w;
+            let mut w4 = [_mm_setzero_si128(); N];
+            // Unrolled as in the `sha2` crate, the five registers taking turns.
+            rounds4!(w0, 0);
+            rounds4!(w1, 1);
+            rounds4!(w2, 2);
+            rounds4!(w3, 3);
+            schedule_rounds4!(w0, w1, w2, w3, w4, 4);
+            schedule_rounds4!(w1, w2, w3, w4, w0, 5);
+            schedule_rounds4!(w2, w3, w4, w0, w1, 6);
+            schedule_rounds4!(w3, w4, w0, w1, w2, 7);
+            schedule_rounds4!(w4, w0, w1, w2, w3, 8);
+            schedule_rounds4!(w0, w1, w2, w3, w4, 9);
+            schedule_rounds4!(w1, w2, w3, w4, w0, 10);
+            schedule_rounds4!(w2, w3, w4, w0, w1, 11);
+            schedule_rounds4!(w3, w4, w0, w1, w2, 12);
+            schedule_rounds4!(w4, w0, w1, w2, w3, 13);
+            schedule_rounds4!(w0, w1, w2, w3, w4, 14);
+            schedule_rounds4!(w1, w2, w3, w4, w0, 15);
             for j in 0..N {
                 abef[j] = _mm_add_epi32(abef[j], saved.0[j]);
                 cdgh[j] = _mm_add_epi32(cdgh[j], saved.1[j]);
