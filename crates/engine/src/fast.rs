@@ -17,8 +17,10 @@ use rand_core::{RngCore, SeedableRng};
 #[derive(Clone, Debug)]
 pub struct FastSource {
     rng: ChaCha8Rng,
-    buf: [u16; CAP],
-    /// The next word is `buf[pos]`; words `buf[pos..end]` are unread.
+    /// ChaCha's bytes as they come, written there by ChaCha itself: word
+    /// `k` is the little-endian pair `buf[2k], buf[2k + 1]`.
+    buf: [u8; 2 * CAP],
+    /// The next word is word `pos`; words `pos..end` are unread.
     pos: usize,
     end: usize,
 }
@@ -34,13 +36,13 @@ pub const MAX_WINDOW: usize = BLOCK;
 /// [`FastSource`] (and of a test's scripted stream), whatever reads them.
 pub trait Words16 {
     /// The next `N` words (`N` at most [`MAX_WINDOW`]), without taking them.
-    fn window<const N: usize>(&mut self) -> &[u16; N];
+    fn window<const N: usize>(&mut self) -> [u16; N];
     /// Takes `n` words (at most the last window's length).
     fn consume(&mut self, n: usize);
     /// Takes the next word.
     #[inline(always)]
     fn take_u16(&mut self) -> u16 {
-        let x = self.window::<1>()[0];
+        let [x] = self.window::<1>();
         self.consume(1);
         x
     }
@@ -76,23 +78,27 @@ impl FastSource {
     }
 
     fn with(rng: ChaCha8Rng) -> FastSource {
-        FastSource { rng, buf: [0; CAP], pos: 0, end: 0 }
+        FastSource { rng, buf: [0; 2 * CAP], pos: 0, end: 0 }
     }
 
-    /// Moves the unread words to the front and appends the next 256 bytes
-    /// of the stream.
+    /// Moves the unread words to the front and has ChaCha write the next
+    /// 256 bytes of the stream straight after them (no copy into words:
+    /// words are read from the bytes where they lie).
     #[cold]
     #[inline(never)]
     fn refill(&mut self) {
-        self.buf.copy_within(self.pos..self.end, 0);
+        self.buf.copy_within(2 * self.pos..2 * self.end, 0);
         self.end -= self.pos;
         self.pos = 0;
-        let mut bytes = [0u8; BLOCK * 2];
-        self.rng.fill_bytes(&mut bytes);
-        for (w, b) in self.buf[self.end..self.end + BLOCK].iter_mut().zip(bytes.chunks_exact(2)) {
-            *w = u16::from_le_bytes([b[0], b[1]]);
-        }
+        self.rng.fill_bytes(&mut self.buf[2 * self.end..2 * (self.end + BLOCK)]);
         self.end += BLOCK;
+    }
+
+    /// Word `k` of the buffer.
+    #[inline(always)]
+    fn word(&self, k: usize) -> u16 {
+        let k = k % CAP;
+        u16::from_le_bytes([self.buf[2 * k], self.buf[2 * k + 1]])
     }
 
     /// The next 16 bits of the stream.
@@ -101,7 +107,7 @@ impl FastSource {
         if self.pos == self.end {
             self.refill();
         }
-        let x = self.buf[self.pos % CAP];
+        let x = self.word(self.pos);
         self.pos += 1;
         x
     }
@@ -116,12 +122,16 @@ impl FastSource {
 
 impl Words16 for FastSource {
     #[inline(always)]
-    fn window<const N: usize>(&mut self) -> &[u16; N] {
+    fn window<const N: usize>(&mut self) -> [u16; N] {
         const { assert!(N <= MAX_WINDOW) };
         if self.end - self.pos < N {
             self.refill();
         }
-        self.buf[self.pos..self.pos + N].try_into().expect("N words are buffered")
+        let mut words = [0u16; N];
+        for (w, b) in words.iter_mut().zip(self.buf[2 * self.pos..2 * (self.pos + N)].chunks_exact(2)) {
+            *w = u16::from_le_bytes([b[0], b[1]]);
+        }
+        words
     }
 
     #[inline(always)]
@@ -253,7 +263,7 @@ mod tests {
         let mut k = 0usize;
         for round in 0..2000 {
             let take = round % 24;
-            let w: [u16; 24] = *b.window::<24>();
+            let w: [u16; 24] = b.window::<24>();
             for (j, &x) in w.iter().enumerate().take(take) {
                 assert_eq!(x, a.next_u16(), "round {round}, word {j}");
             }

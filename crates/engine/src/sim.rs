@@ -61,6 +61,95 @@ static TRICK: [[u16; 8]; 256] = {
     t
 };
 
+/// Tricks played in pairs: a pair starts with As Capone holding `M` cards
+/// (`M` = 8, 6, 4, 2). The rows of [`PAIR`] for the hands of `M` cards
+/// begin at `PAIR_STAGE[(8 - M) / 2]`, one row a hand in increasing order of
+/// its bits, `M * (M - 1)` entries a row.
+const PAIR_STAGE: [usize; 5] = [0, 56, 56 + 28 * 30, 56 + 28 * 30 + 70 * 12, 56 + 28 * 30 + 70 * 12 + 28 * 2];
+/// Entries of [`PAIR`]: 1 792 (7 KiB).
+const PAIR_LEN: usize = PAIR_STAGE[4];
+
+/// Fields of a [`PAIR`] entry: bits 0-10, the row of As Capone's new hand
+/// (its next pair's; 0 after the last pair); bit 11, the first trick is a
+/// tie; bit 12, the second is; bit 13, the player took the first; 16-23,
+/// As Capone's new hand; 24-26 and 27-29, his two cards; 30-31, the
+/// tricks the player took outright (a tie counts for nothing here).
+const PAIR_TIE0: u32 = 1 << 11;
+const PAIR_TIE1: u32 = 1 << 12;
+const PAIR_WON0: u32 = 1 << 13;
+const PAIR_HAND: u32 = 16;
+const PAIR_CARDS: u32 = 24;
+const PAIR_WON: u32 = 30;
+/// The row field.
+const PAIR_ROW_MASK: u32 = 0x7FF;
+const _: () = assert!(PAIR_LEN <= PAIR_ROW_MASK as usize + 1);
+
+/// `PAIR_ROW[hand]`: where the row of `hand` begins in [`PAIR`], for a hand
+/// of 8, 6, 4 or 2 cards (0 otherwise).
+static PAIR_ROW: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut seen = [0usize; 9];
+    let mut hand = 0usize;
+    while hand < 256 {
+        let m = (hand as u8).count_ones() as usize;
+        if m > 0 && m.is_multiple_of(2) {
+            t[hand] = (PAIR_STAGE[(8 - m) / 2] + seen[m] * m * (m - 1)) as u16;
+            seen[m] += 1;
+        }
+        hand += 1;
+    }
+    t
+};
+
+/// `PAIR[row + i * (M - 1) + j]`: As Capone holds the `M` cards of `row`'s
+/// hand and plays its i-th card, then the j-th of the `M - 1` left; the
+/// player plays his two weakest, the values `8 - M` and `9 - M`. Fields:
+/// [`PAIR_TIE0`] and the others. The table is padded so that any row field
+/// plus any `i * (M - 1) + j` is in bounds: no bounds check on the path.
+static PAIR: [u32; PAIR_ROW_MASK as usize + 1 + 56] = {
+    let mut t = [0u32; PAIR_ROW_MASK as usize + 1 + 56];
+    let mut hand = 0usize;
+    while hand < 256 {
+        let m = (hand as u8).count_ones() as usize;
+        if m > 0 && m.is_multiple_of(2) {
+            let row = PAIR_ROW[hand] as usize;
+            let mut i = 0;
+            while i < m {
+                let first = TRICK[hand][i];
+                let after = (first & 0xFF) as usize;
+                let mut j = 0;
+                while j < m - 1 {
+                    let second = TRICK[after][j];
+                    let new = (second & 0xFF) as u32;
+                    let (o0, o1) = ((first >> 11) as u8, (second >> 11) as u8);
+                    let won = (o0 == WON) as u32 + (o1 == WON) as u32;
+                    t[row + i * (m - 1) + j] = PAIR_ROW[new as usize] as u32
+                        | if o0 == TIE { PAIR_TIE0 } else { 0 }
+                        | if o1 == TIE { PAIR_TIE1 } else { 0 }
+                        | if o0 == WON { PAIR_WON0 } else { 0 }
+                        | new << PAIR_HAND
+                        | (((first >> 8) & 7) as u32) << PAIR_CARDS
+                        | (((second >> 8) & 7) as u32) << (PAIR_CARDS + 3)
+                        | won << PAIR_WON;
+                    j += 1;
+                }
+                i += 1;
+            }
+        }
+        hand += 1;
+    }
+    t
+};
+
+/// The outcomes of a pair's two tricks, from its [`PAIR`] entry.
+#[inline(always)]
+fn pair_codes(e: u32) -> (u8, u8) {
+    let won0 = u32::from(e & PAIR_WON0 != 0);
+    let o0 = if e & PAIR_TIE0 != 0 { TIE } else { won0 as u8 };
+    let o1 = if e & PAIR_TIE1 != 0 { TIE } else { ((e >> PAIR_WON) - won0) as u8 };
+    (o0, o1)
+}
+
 /// `DECK[a][b]`: the outcome of a deck draw whose two draws are `a`
 /// (below 16) and `b` (below 15, before skipping the player's card).
 static DECK: [[u8; 16]; 16] = {
@@ -145,10 +234,10 @@ fn trick_slow<W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, hand: u8, e
 
 /// Trick `8 - M` of a game on the window `win` from word `p`: the common
 /// path, or `None` when a word is rejected or the tie-break ties again.
-/// With `BRANCHLESS`, a tie's deck draw is computed for every trick and
+/// With [`BRANCHLESS`], a tie's deck draw is computed for every trick and
 /// selected without a branch; without, a tie takes a branch.
 #[inline(always)]
-fn trick_fast<const M: u32, const BRANCHLESS: bool, E: EventSink + ?Sized>(
+fn trick_fast<const M: u32, const MODE: u8, E: EventSink + ?Sized>(
     win: &[u16; WINDOW],
     p: usize,
     hand: u8,
@@ -161,7 +250,7 @@ fn trick_fast<const M: u32, const BRANCHLESS: bool, E: EventSink + ?Sized>(
     let e = TRICK[hand as usize][(x >> 16) as usize & 7];
     let code = (e >> 11) as u8;
     let tie = code == TIE;
-    if !BRANCHLESS && !tie {
+    if MODE != BRANCHLESS && !tie {
         let player = Rank::from_index_wrapping(8 - M as u8);
         let capone = Rank::from_index_wrapping((e >> 8) as u8);
         events.push(Event::Trick { player, capone, outcome: outcome(code) });
@@ -188,22 +277,83 @@ fn trick_fast<const M: u32, const BRANCHLESS: bool, E: EventSink + ?Sized>(
     Some((e as u8, u32::from(won == WON), p + 1 + 2 * usize::from(tie)))
 }
 
+/// Tricks `8 - M` and `9 - M` of a game on the window `win` from word `p`,
+/// As Capone's hand being `PAIR`'s row `row`: one lookup for both. The
+/// common path, or `None` (no event pushed) when a word is rejected, the
+/// first trick ties (the second trick's word is then further on), or the
+/// second trick's tie-break is rejected or ties again: the caller then
+/// plays the two tricks one at a time. Returns the entry, the tricks won
+/// and the next word.
+#[inline(always)]
+fn pair_fast<const M: u32, E: EventSink + ?Sized>(
+    win: &[u16; WINDOW],
+    p: usize,
+    row: u32,
+    events: &mut E,
+) -> Option<(u32, u32, usize)> {
+    let x0 = u32::from(win[p]) * M;
+    let x1 = u32::from(win[p + 1]) * (M - 1);
+    let (i, j) = (x0 >> 16, x1 >> 16);
+    let e = PAIR[(row & PAIR_ROW_MASK) as usize + (i * (M - 1) + j) as usize];
+    // One branch for the three rare cases (about one pair in eight).
+    if ((x0 & 0xFFFF) < reject_below(M)) | ((x1 & 0xFFFF) < reject_below(M - 1)) | (e & PAIR_TIE0 != 0) {
+        return None;
+    }
+    let mut won = e >> PAIR_WON;
+    let mut q = p + 2;
+    let (mut a, mut b, mut deck) = (0, 0, LOST);
+    if e & PAIR_TIE1 != 0 {
+        // The second trick's deck draw, as in `trick_fast`.
+        a = u32::from(win[p + 2]) >> 12;
+        let y = u32::from(win[p + 3]) * (DECK_SIZE - 1);
+        b = y >> 16;
+        deck = DECK[a as usize & 15][b as usize & 15];
+        if deck == TIE || (y & 0xFFFF) < reject_below(DECK_SIZE - 1) {
+            return None;
+        }
+        won += u32::from(deck == WON);
+        q += 2;
+    }
+    let (o0, o1) = pair_codes(e);
+    let c0 = Rank::from_index_wrapping((e >> PAIR_CARDS) as u8 & 7);
+    let c1 = Rank::from_index_wrapping((e >> (PAIR_CARDS + 3)) as u8 & 7);
+    events.push(Event::Trick { player: Rank::from_index_wrapping(8 - M as u8), capone: c0, outcome: outcome(o0) });
+    events.push(Event::Trick { player: Rank::from_index_wrapping(9 - M as u8), capone: c1, outcome: outcome(o1) });
+    if o1 == TIE {
+        let c = if b >= a { b + 1 } else { b };
+        let (pd, cd) = (DeckCard::new(a as u8).expect("a < 16").rank(), DeckCard::new(c as u8).expect("c < 16").rank());
+        events.push(Event::Deck { player: pd, capone: cd, outcome: outcome(deck), for_: DeckFor::TieBreak });
+    }
+    Some((e, won, q))
+}
+
 /// Words a game's eight tricks read on the common path: one each, and two
 /// more for a tie's deck draw.
 const WINDOW: usize = 24;
+
+/// How a game's tricks are played: [`PAIRS`] (the simulator's), or one
+/// trick a lookup with a branch on ties ([`SINGLE`]) or without
+/// ([`BRANCHLESS`]), kept for the benchmarks that compare them.
+const PAIRS: u8 = 0;
+const SINGLE: u8 = 1;
+const BRANCHLESS: u8 = 2;
 
 /// One game of eight tricks (art. 3.2.3), its ties settled: the tricks won.
 // The last trick's rare path refreshes a window nobody reads.
 #[allow(unused_assignments)]
 #[inline(always)]
-fn eight_tricks<const BRANCHLESS: bool, W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, events: &mut E) -> u32 {
+fn eight_tricks<const MODE: u8, W: Words16 + ?Sized, E: EventSink + ?Sized>(w: &mut W, events: &mut E) -> u32 {
     let mut hand = 0xFFu8;
+    // The last pair's entry, whose fields give As Capone's hand: read only
+    // when a pair takes the rare path.
+    let mut last = 0xFFu32 << PAIR_HAND;
+    let mut row = 0u32;
     let mut won = 0u32;
-    let mut win = *w.window::<WINDOW>();
+    let mut win = w.window::<WINDOW>();
     let mut p = 0usize;
     macro_rules! trick {
         ($m:literal) => {
-            match trick_fast::<$m, BRANCHLESS, E>(&win, p, hand, events) {
+            match trick_fast::<$m, MODE, E>(&win, p, hand, events) {
                 Some((h, t, q)) => {
                     hand = h;
                     won += t;
@@ -214,21 +364,47 @@ fn eight_tricks<const BRANCHLESS: bool, W: Words16 + ?Sized, E: EventSink + ?Siz
                     let (h, t) = trick_slow(w, hand, events);
                     hand = h;
                     won += t;
-                    win = *w.window::<WINDOW>();
+                    win = w.window::<WINDOW>();
                     p = 0;
                 }
             }
         };
     }
-    trick!(8);
-    trick!(7);
-    trick!(6);
-    trick!(5);
-    trick!(4);
-    trick!(3);
-    trick!(2);
-    trick!(1);
-    debug_assert_eq!(hand, 0);
+    macro_rules! pair {
+        ($m:literal, $m1:literal) => {
+            match pair_fast::<$m, E>(&win, p, row, events) {
+                Some((e, t, q)) => {
+                    row = e;
+                    last = e;
+                    won += t;
+                    p = q;
+                }
+                None => {
+                    hand = (last >> PAIR_HAND) as u8;
+                    trick!($m);
+                    trick!($m1);
+                    row = u32::from(PAIR_ROW[usize::from(hand)]);
+                    last = u32::from(hand) << PAIR_HAND;
+                }
+            }
+        };
+    }
+    if MODE == PAIRS {
+        pair!(8, 7);
+        pair!(6, 5);
+        pair!(4, 3);
+        pair!(2, 1);
+    } else {
+        trick!(8);
+        trick!(7);
+        trick!(6);
+        trick!(5);
+        trick!(4);
+        trick!(3);
+        trick!(2);
+        trick!(1);
+    }
+    debug_assert!(MODE == PAIRS || hand == 0);
     w.consume(p);
     won
 }
@@ -237,20 +413,32 @@ fn eight_tricks<const BRANCHLESS: bool, W: Words16 + ?Sized, E: EventSink + ?Siz
 /// first, as [`Game::apply`](crate::Game::apply) would with the same
 /// actions and a source drawing `w`'s words with
 /// [`below16`]: the same events, words, result and game number (the last
-/// game's, 1 without an Extra game).
+/// game's, 1 without an Extra game). Tricks are played two at a time
+/// (one lookup in `PAIR` for both).
 #[inline]
 pub fn play_weakest_first<W: Words16 + ?Sized, E: EventSink + ?Sized>(
     prizes: PrizeSchedule,
     w: &mut W,
     events: &mut E,
 ) -> (GameResult, u32) {
-    play::<false, W, E>(prizes, w, events)
+    play::<PAIRS, W, E>(prizes, w, events)
 }
 
-/// [`play_weakest_first`] with a tie's deck draw computed for every trick
-/// and selected without a branch, instead of a branch on each tie: fewer
-/// mispredicted branches, but the next trick's word then waits for this
-/// trick's table lookup (a chain of about 15 cycles a trick). Measured
+/// [`play_weakest_first`] one trick a lookup, a tie taking a branch: the
+/// previous version, kept for the benchmark that compares them.
+#[inline]
+pub fn play_weakest_first_single<W: Words16 + ?Sized, E: EventSink + ?Sized>(
+    prizes: PrizeSchedule,
+    w: &mut W,
+    events: &mut E,
+) -> (GameResult, u32) {
+    play::<SINGLE, W, E>(prizes, w, events)
+}
+
+/// [`play_weakest_first_single`] with a tie's deck draw computed for every
+/// trick and selected without a branch, instead of a branch on each tie:
+/// fewer mispredicted branches, but the next trick's word then waits for
+/// this trick's table lookup (a chain of about 15 cycles a trick). Measured
 /// slower (BENCHMARKS.md); kept for the benchmark that compares them.
 #[inline]
 pub fn play_weakest_first_branchless<W: Words16 + ?Sized, E: EventSink + ?Sized>(
@@ -258,18 +446,18 @@ pub fn play_weakest_first_branchless<W: Words16 + ?Sized, E: EventSink + ?Sized>
     w: &mut W,
     events: &mut E,
 ) -> (GameResult, u32) {
-    play::<true, W, E>(prizes, w, events)
+    play::<BRANCHLESS, W, E>(prizes, w, events)
 }
 
 #[inline(always)]
-fn play<const BRANCHLESS: bool, W: Words16 + ?Sized, E: EventSink + ?Sized>(
+fn play<const MODE: u8, W: Words16 + ?Sized, E: EventSink + ?Sized>(
     prizes: PrizeSchedule,
     w: &mut W,
     events: &mut E,
 ) -> (GameResult, u32) {
     let mut game = 1u32;
     loop {
-        let tricks = eight_tricks::<BRANCHLESS, W, E>(w, events) as u8;
+        let tricks = eight_tricks::<MODE, W, E>(w, events) as u8;
         if tricks != 4 {
             // art. 3.2.3.3 (five or more win), 3.2.3.5 (three or fewer lose).
             events.push(Event::GameOver { tricks, next: Next::Finished });
@@ -321,5 +509,43 @@ mod tests {
                 assert_eq!((e >> 11) as u8, want);
             }
         }
+    }
+
+    /// Every pair entry is two lookups of the trick table, and the rows of
+    /// the hands of a stage tile the table without overlap.
+    #[test]
+    fn pair_table_agrees_with_the_trick_table() {
+        let mut rows = Vec::new();
+        for bits in 1..=255u8 {
+            let m = bits.count_ones() as usize;
+            if !m.is_multiple_of(2) {
+                continue;
+            }
+            let row = usize::from(PAIR_ROW[usize::from(bits)]);
+            rows.push((row, m * (m - 1)));
+            for i in 0..m {
+                let first = TRICK[usize::from(bits)][i];
+                for j in 0..m - 1 {
+                    let second = TRICK[usize::from(first as u8)][j];
+                    let e = PAIR[row + i * (m - 1) + j];
+                    let new = second as u8;
+                    assert_eq!((e >> PAIR_HAND) as u8, new);
+                    assert_eq!(e & PAIR_ROW_MASK, u32::from(PAIR_ROW[usize::from(new)]));
+                    assert_eq!((e >> PAIR_CARDS) & 7, u32::from(first >> 8) & 7);
+                    assert_eq!((e >> (PAIR_CARDS + 3)) & 7, u32::from(second >> 8) & 7);
+                    let (o0, o1) = ((first >> 11) as u8, (second >> 11) as u8);
+                    assert_eq!(pair_codes(e), (o0, o1));
+                    assert_eq!(e >> PAIR_WON, u32::from(o0 == WON) + u32::from(o1 == WON));
+                }
+            }
+        }
+        rows.sort();
+        let mut next = 0;
+        for (row, len) in rows {
+            assert_eq!(row, next);
+            next += len;
+        }
+        assert_eq!(next, PAIR_LEN);
+        assert!(PAIR[PAIR_LEN..].iter().all(|&e| e == 0));
     }
 }

@@ -23,7 +23,7 @@ impl Scripted {
 }
 
 impl Words16 for Scripted {
-    fn window<const N: usize>(&mut self) -> &[u16; N] {
+    fn window<const N: usize>(&mut self) -> [u16; N] {
         assert!(N <= MAX_WINDOW);
         while self.words.len() < self.pos + N {
             let x = self.rest.next_u16();
@@ -63,20 +63,21 @@ fn by_game(src: &mut Scripted) -> (Game, Vec<Event>) {
 fn check_same(script: &[u16], seed: u64) -> Result<(), TestCaseError> {
     let mut a = Scripted::new(script, seed);
     let (g, want) = by_game(&mut a);
-    let mut b = Scripted::new(script, seed);
-    let mut got = Vec::new();
-    let (result, game) = sim::play_weakest_first(PRIZES, &mut b, &mut got);
-    prop_assert_eq!(&got, &want);
-    prop_assert_eq!(Some(result), g.result());
-    prop_assert_eq!(game, g.game_number());
-    prop_assert_eq!(b.pos, a.pos, "the same words taken");
-    let mut c = Scripted::new(script, seed);
-    let mut got = Vec::new();
-    let (result, game) = sim::play_weakest_first_branchless(PRIZES, &mut c, &mut got);
-    prop_assert_eq!(&got, &want);
-    prop_assert_eq!(Some(result), g.result());
-    prop_assert_eq!(game, g.game_number());
-    prop_assert_eq!(c.pos, a.pos, "the same words taken");
+    type Play = fn(PrizeSchedule, &mut Scripted, &mut Vec<Event>) -> (as_capone_engine::GameResult, u32);
+    let paths: [(&str, Play); 3] = [
+        ("pairs", sim::play_weakest_first),
+        ("single", sim::play_weakest_first_single),
+        ("branchless", sim::play_weakest_first_branchless),
+    ];
+    for (name, play) in paths {
+        let mut b = Scripted::new(script, seed);
+        let mut got = Vec::new();
+        let (result, game) = play(PRIZES, &mut b, &mut got);
+        prop_assert_eq!(&got, &want, "{}", name);
+        prop_assert_eq!(Some(result), g.result(), "{}", name);
+        prop_assert_eq!(game, g.game_number(), "{}", name);
+        prop_assert_eq!(b.pos, a.pos, "{}: the same words taken", name);
+    }
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! ticket needs, from the same source, without the engine).
 //! `engine_one_thread` is the simulator's path (`engine::sim`);
 //! `game_apply_one_thread` the same tickets through `Game::apply`.
-use as_capone_math::simulate::{CHUNK, run_chunk, run_chunk_apply, run_chunk_branchless};
+use as_capone_math::simulate::{CHUNK, run_chunk, run_chunk_apply, run_chunk_branchless, run_chunk_single};
 use as_capone_math::{SimConfig, simulate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use engine::{DrawSource, FastSource};
@@ -37,6 +37,7 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(CHUNK));
     g.bench_function("baseline_draws_only_one_thread", |b| b.iter(|| draws_only(black_box(CHUNK))));
     g.bench_function("engine_one_thread", |b| b.iter(|| run_chunk(black_box(1), 0, CHUNK)));
+    g.bench_function("engine_single_one_thread", |b| b.iter(|| run_chunk_single(black_box(1), 0, CHUNK)));
     g.bench_function("engine_branchless_one_thread", |b| b.iter(|| run_chunk_branchless(black_box(1), 0, CHUNK)));
     g.bench_function("game_apply_one_thread", |b| b.iter(|| run_chunk_apply(black_box(1), 0, CHUNK)));
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);

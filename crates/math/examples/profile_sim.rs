@@ -1,10 +1,11 @@
 //! Plays a fixed number of tickets on one thread, for profilers
 //! (`valgrind --tool=cachegrind --branch-sim=yes`, callgrind, perf):
-//! `profile_sim [TICKETS] [sim|branchless|apply]`, the simulator's path by default.
+//! `profile_sim [TICKETS] [sim|single|branchless|apply]`, the simulator's path by default.
 fn main() {
     let games: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let c = match std::env::args().nth(2).as_deref() {
         Some("apply") => as_capone_math::simulate::run_chunk_apply(1, 0, games),
+        Some("single") => as_capone_math::simulate::run_chunk_single(1, 0, games),
         Some("branchless") => as_capone_math::simulate::run_chunk_branchless(1, 0, games),
         _ => as_capone_math::simulate::run_chunk(1, 0, games),
     };

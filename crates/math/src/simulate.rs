@@ -87,7 +87,15 @@ pub fn run_chunk(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, play_ticket)
 }
 
-/// [`run_chunk`] with ties selected without a branch (`sim::play_weakest_first_branchless`).
+/// [`run_chunk`] one trick a lookup (`sim::play_weakest_first_single`).
+pub fn run_chunk_single(seed: u64, chunk: u64, games: u64) -> SimCounts {
+    run_chunk_with(seed, chunk, games, |src| {
+        let (result, game) = sim::play_weakest_first_single(PrizeSchedule::NONE, src, &mut Discard);
+        (result.tricks, game)
+    })
+}
+
+/// [`run_chunk_single`] with ties selected without a branch (`sim::play_weakest_first_branchless`).
 pub fn run_chunk_branchless(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, |src| {
         let (result, game) = sim::play_weakest_first_branchless(PrizeSchedule::NONE, src, &mut Discard);
@@ -176,6 +184,7 @@ mod tests {
         for (seed, chunk) in [(2026, 0), (1, 3), (7, 1 << 20), (u64::MAX, 12)] {
             let apply = run_chunk_apply(seed, chunk, 20_000);
             assert_eq!(run_chunk(seed, chunk, 20_000), apply, "seed {seed}");
+            assert_eq!(run_chunk_single(seed, chunk, 20_000), apply, "seed {seed}");
             assert_eq!(run_chunk_branchless(seed, chunk, 20_000), apply, "seed {seed}");
         }
     }
