@@ -1,8 +1,13 @@
 //! Plays a fixed number of tickets on one thread, for profilers
 //! (`valgrind --tool=cachegrind --branch-sim=yes`, callgrind, perf):
-//! `profile_sim [TICKETS] [sim|single|branchless|apply]`, the simulator's path by default.
+//! `profile_sim [TICKETS] [sim|single|branchless|apply|draws]`, the simulator's path by default;
+//! `draws` runs the draws-only baseline of the benchmarks.
 fn main() {
     let games: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    if std::env::args().nth(2).as_deref() == Some("draws") {
+        println!("{}", as_capone_math::simulate::draws_only(games));
+        return;
+    }
     let c = match std::env::args().nth(2).as_deref() {
         Some("apply") => as_capone_math::simulate::run_chunk_apply(1, 0, games),
         Some("single") => as_capone_math::simulate::run_chunk_single(1, 0, games),

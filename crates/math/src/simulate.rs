@@ -11,7 +11,7 @@
 //! the total does not depend on who played which chunk.
 
 use crate::odds::FinalOutcome;
-use engine::{Action, Discard, FastSource, Game, Phase, PrizeSchedule, sim};
+use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, sim};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -125,6 +125,31 @@ fn run_chunk_with(seed: u64, chunk: u64, games: u64, play: impl Fn(&mut FastSour
         c.outcomes[FinalOutcome::of_tricks(t as u8).index()] += n;
     }
     c
+}
+
+/// The simulator's baseline (benches, `profile_sim draws`): about a
+/// ticket's worth of draws from [`FastSource`], without the engine: eight As Capone cards a game, 1.29
+/// games a ticket, and 1.5 deck draws of two numbers; a sum of the draws,
+/// so that none is optimized away.
+pub fn draws_only(tickets: u64) -> u32 {
+    let mut src = FastSource::from_u64(1, 0);
+    let mut acc = 0u32;
+    for t in 0..tickets {
+        for m in (1..=8).rev() {
+            acc = acc.wrapping_add(src.below(m));
+        }
+        // 0.29 extra games and 1.5 deck draws per ticket on average.
+        if t % 100 < 29 {
+            for m in (1..=8).rev() {
+                acc = acc.wrapping_add(src.below(m));
+            }
+        }
+        let deck = if t % 2 == 0 { 1 } else { 2 };
+        for _ in 0..deck {
+            acc = acc.wrapping_add(src.below(16) ^ src.below(15));
+        }
+    }
+    acc
 }
 
 /// Runs the simulation; `progress` is called with the number of games done
