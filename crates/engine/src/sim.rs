@@ -12,15 +12,19 @@
 //! Extra duels), and the simulator's golden counts pin the outcome.
 //!
 //! How it is fast: with the weakest card first, the player's card at trick
-//! `k` is the value `k`, and As Capone's hand alone is the state. One table
-//! lookup from his hand and the draw gives his new hand and the trick's
-//! outcome. A trick's words are read from a window of the stream taken once
-//! per game, without a refill check per word; a tie (one trick in eight)
-//! takes a branch that reads the deck draw's two words from the same
-//! window. The rare cases (a rejected word, a tie again at the deck) replay
-//! the trick word by word. A branchless variant, which computes every
-//! trick's deck draw and selects it, was measured slower: it makes each
-//! trick's word wait for the previous trick's outcome.
+//! `k` is the value `k`, and As Capone's hand alone is the state. Tricks
+//! are played in pairs: one lookup in `PAIR` from his hand's row and the
+//! two draws gives the row of his new hand and both outcomes, so the
+//! dependent chain is one L1 load per two tricks. A game's words are read
+//! from a window of the stream taken once per game, without a refill check
+//! per word; a tie on a pair's second trick takes a branch that reads the
+//! deck draw's two words from the same window. A tie on the first trick (the
+//! second trick's word is then further on), a rejected word or a tie again
+//! at the deck leave the pair to the single-trick path (`TRICK`, one lookup
+//! a trick), whose own rare cases replay the trick word by word. Settling
+//! ties without a branch was measured slower, one trick at a time and in
+//! pairs: each trick's word then waits for the previous lookup
+//! (BENCHMARKS.md).
 
 use crate::card::{DECK_SIZE, DeckCard, Hand, Rank};
 use crate::fast::{Words16, below16};
