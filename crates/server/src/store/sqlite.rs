@@ -29,6 +29,7 @@
 //! The rules are not here: the use cases and decisions are
 //! [`crate::core`]'s, shared with PostgreSQL.
 
+use super::Db;
 use super::audit::{self, Head};
 use super::plan::{Plan, Val};
 use super::reads::{
@@ -36,7 +37,6 @@ use super::reads::{
     PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row, paper_row,
     paper_where, stored_answer, ticket_row,
 };
-use super::Db;
 use crate::config::Config;
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
@@ -50,7 +50,9 @@ use crate::metrics::Metrics;
 use anyhow::Context as _;
 use rusqlite::{CachedStatement, Connection, OpenFlags, OptionalExtension, Params};
 use sqlx::Connection as _;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::str::FromStr;
@@ -307,7 +309,13 @@ impl WriterState {
 /// The writer thread: takes every request waiting (up to `cap`), runs
 /// them in one transaction, answers them once it is durable; stops when
 /// the channel is closed and empty.
-fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Job>, mut state: WriterState, cap: usize, metrics: &Metrics) {
+fn writer_loop(
+    mut conn: Connection,
+    mut rx: mpsc::Receiver<Job>,
+    mut state: WriterState,
+    cap: usize,
+    metrics: &Metrics,
+) {
     let mut jobs: Vec<Job> = Vec::with_capacity(cap);
     while let Some(first) = rx.blocking_recv() {
         jobs.push(first);
@@ -526,9 +534,7 @@ impl Unit for SqliteUnit<'_> {
             return Ok(*l);
         }
         let limits = self
-            .first(LIMITS_SELECT, [player], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
-            })?
+            .first(LIMITS_SELECT, [player], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
             .map(limits_row);
         if self.state.limits.len() >= CACHE_LIMIT {
             self.state.limits.clear();
