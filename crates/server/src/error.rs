@@ -20,10 +20,13 @@ use std::sync::Arc;
 pub enum StoreError {
     /// The database cannot be reached, or no connection was free in time.
     #[error("database unavailable")]
-    Unavailable(#[source] Arc<sqlx::Error>),
+    Unavailable(#[source] Arc<dyn std::error::Error + Send + Sync>),
     /// The database refused or failed a statement.
     #[error("database error")]
     Database(#[source] Arc<sqlx::Error>),
+    /// SQLite, on the writer's own connection, refused or failed a statement.
+    #[error("database error")]
+    Sqlite(#[source] Arc<rusqlite::Error>),
     /// A stored row cannot be read back (a bug, or someone edited the data).
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
@@ -58,6 +61,18 @@ impl From<sqlx::Error> for StoreError {
                 StoreError::Unavailable(Arc::new(e))
             }
             e => StoreError::Database(Arc::new(e)),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode::{CannotOpen, DatabaseBusy, DatabaseLocked, DiskFull, SystemIoFailure};
+        match e.sqlite_error_code() {
+            Some(DatabaseBusy | DatabaseLocked | DiskFull | CannotOpen | SystemIoFailure) => {
+                StoreError::Unavailable(Arc::new(e))
+            }
+            _ => StoreError::Sqlite(Arc::new(e)),
         }
     }
 }

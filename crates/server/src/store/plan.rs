@@ -1,10 +1,10 @@
 //! [`Plan`]: the SQL statements that write one [`Changes`], built from named
 //! columns (`("seq", value)`) rather than long lists of positional binds,
 //! and the same for both backends. Placeholders are numbered `$1, $2, ...`
-//! over the whole plan, which PostgreSQL reads in one statement and SQLite
-//! in one multi-statement script (sqlx binds `$N` to the N-th value there
-//! too); each backend renders it ([`Plan::sqlite_script`],
-//! [`Plan::postgres_statement`]).
+//! over the whole plan, which PostgreSQL reads in one statement
+//! ([`Plan::postgres_statement`]); the SQLite writer runs the statements
+//! one by one on its own connection, each prepared once
+//! ([`Plan::sqlite_statements`]).
 //!
 //! Writes that depend on what was loaded are **guarded**: the ticket is
 //! sold only while `unsold`, the game moves on only from the `seq` it was
@@ -12,16 +12,12 @@
 //! A guarded statement that changes no row means the row changed under the
 //! decision, and the whole unit is undone
 //! ([`crate::error::StoreError::Stale`]): on PostgreSQL each guarded part
-//! returns its name and a missing name is the failure; on SQLite a check
-//! after each guarded statement fails the script.
+//! returns its name and a missing name is the failure; on SQLite the
+//! writer reads each guarded statement's count of changed rows.
 
 use crate::core::{Changes, Failures, Movement, PlayerWrite, RetailWrite};
 use crate::error::StoreError;
 use std::fmt::Write as _;
-
-/// The SQLite writer's temporary table that makes a failed guard an error
-/// ([`Plan::sqlite_script`]): any row inserted breaks its CHECK.
-pub const SQLITE_GUARD_TABLE: &str = "CREATE TEMP TABLE IF NOT EXISTS guard_failed (part TEXT, CONSTRAINT guard_failed CHECK (part IS NULL AND part IS NOT NULL))";
 
 /// A bound value; NULLs keep their SQL type (PostgreSQL wants one).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +59,9 @@ struct Part {
     /// The SQL with its placeholders already numbered.
     sql: String,
     guarded: bool,
+    /// Its values in the plan's list (a part's placeholders are made in
+    /// its text's order, one after the other).
+    values: std::ops::Range<usize>,
 }
 
 /// The statements of one [`Changes`], with their values in order.
@@ -81,6 +80,15 @@ pub struct Seal {
 }
 
 impl Plan {
+    /// Adds a statement whose placeholders are the values made since the
+    /// previous one.
+    fn push_part(&mut self, name: &'static str, sql: String, guarded: bool) {
+        let start = self.parts.last().map_or(0, |p| p.values.end);
+        let values = start..self.values.len();
+        debug_assert_eq!(sql.matches('$').count(), values.len(), "{name}: one placeholder per value");
+        self.parts.push(Part { name, sql, guarded, values });
+    }
+
     fn placeholder(&mut self, v: Val) -> String {
         self.values.push(v);
         format!("${}", self.values.len())
@@ -94,7 +102,7 @@ impl Plan {
             let marks: Vec<String> = row.into_iter().map(|v| self.placeholder(v)).collect();
             let _ = write!(sql, "{}({})", if i == 0 { "" } else { ", " }, marks.join(", "));
         }
-        self.parts.push(Part { name, sql, guarded: false });
+        self.push_part(name, sql, false);
     }
 
     /// `INSERT` of one row given as `(column, value)` pairs.
@@ -109,7 +117,7 @@ impl Plan {
         let set: Vec<String> = set.into_iter().map(|(c, v)| format!("{c} = {}", self.placeholder(v))).collect();
         let filter: Vec<String> = filter.into_iter().map(|(c, v)| format!("{c} = {}", self.placeholder(v))).collect();
         let sql = format!("UPDATE {table} SET {} WHERE {}", set.join(", "), filter.join(" AND "));
-        self.parts.push(Part { name, sql, guarded: true });
+        self.push_part(name, sql, true);
     }
 
     /// The statements of `changes`, in an order that satisfies the foreign
@@ -131,7 +139,7 @@ impl Plan {
             let seed = p.placeholder(c.client_seed.as_str().into());
             let id = p.placeholder(c.ticket_id.into());
             let sql = format!("UPDATE tickets SET client_seed = {seed} WHERE id = {id} AND client_seed IS NULL");
-            p.parts.push(Part { name: "client_seed", sql, guarded: true });
+            p.push_part("client_seed", sql, true);
         }
         if let Some(e) = &changes.emission {
             p.emission_rows(e);
@@ -149,7 +157,7 @@ impl Plan {
             let sql = format!(
                 "UPDATE emissions SET sale_end_ms = {at}, claim_end_ms = {claim} WHERE id = {id} AND sale_end_ms IS NULL"
             );
-            p.parts.push(Part { name: "close", sql, guarded: true });
+            p.push_part("close", sql, true);
         }
         if let Some(w) = &changes.player {
             p.player(w);
@@ -323,7 +331,7 @@ impl Plan {
             let at = self.placeholder(e.published_ms.into());
             let id = self.placeholder(block.into());
             let sql = format!("UPDATE blocks SET published_ms = {at} WHERE id = {id} AND published_ms IS NULL");
-            self.parts.push(Part { name: "publish", sql, guarded: true });
+            self.push_part("publish", sql, true);
         }
     }
 
@@ -376,7 +384,7 @@ impl Plan {
                 let owner = self.placeholder((*owner).into());
                 let id = self.placeholder((*ticket_id).into());
                 let sql = format!("UPDATE tickets SET owner_id = {owner} WHERE id = {id} AND owner_id IS NULL");
-                self.parts.push(Part { name: "retail_owner", sql, guarded: true });
+                self.push_part("retail_owner", sql, true);
             }
         }
     }
@@ -405,7 +413,7 @@ impl Plan {
                     marks.join(", "),
                     set.join(", ")
                 );
-                self.parts.push(Part { name: "limits", sql, guarded: false });
+                self.push_part("limits", sql, false);
             }
             PlayerWrite::Credentials { player, login, password_hash, was } => {
                 let login = self.placeholder(login.as_str().into());
@@ -416,7 +424,7 @@ impl Plan {
                     "UPDATE players SET login = {login}, password_hash = {hash} \
                      WHERE id = {id} AND password_hash IS NOT DISTINCT FROM {was}"
                 );
-                self.parts.push(Part { name: "credentials", sql, guarded: true });
+                self.push_part("credentials", sql, true);
             }
             PlayerWrite::OpenSession { token_hash, player, created_ms, expires_ms } => {
                 // The player's expired sessions go as a new one comes: the
@@ -424,7 +432,7 @@ impl Plan {
                 let p = self.placeholder((*player).into());
                 let now = self.placeholder((*created_ms).into());
                 let sql = format!("DELETE FROM sessions WHERE player_id = {p} AND expires_ms <= {now}");
-                self.parts.push(Part { name: "expired_sessions", sql, guarded: false });
+                self.push_part("expired_sessions", sql, false);
                 self.insert_row(
                     "session",
                     "sessions",
@@ -439,7 +447,7 @@ impl Plan {
             PlayerWrite::CloseSession { token_hash } => {
                 let th = self.placeholder(token_hash.as_str().into());
                 let sql = format!("DELETE FROM sessions WHERE token_hash = {th}");
-                self.parts.push(Part { name: "logout", sql, guarded: false });
+                self.push_part("logout", sql, false);
             }
         }
     }
@@ -467,7 +475,7 @@ impl Plan {
                    window_start_ms = CASE WHEN redeem_failures.window_start_ms <= {c2} THEN {now2}
                                           ELSE redeem_failures.window_start_ms END"
             );
-            self.parts.push(Part { name: "failures", sql, guarded: false });
+            self.push_part("failures", sql, false);
         }
     }
 
@@ -481,31 +489,23 @@ impl Plan {
         self.parts.iter().filter(|p| p.guarded).count()
     }
 
-    /// SQLite: the statements one after the other between `prefix` and
-    /// `suffix` (the writer's `SAVEPOINT` and `RELEASE`). Each guarded one
-    /// is followed by a check that fails the script, before its `RELEASE`,
-    /// when it changed no row: an insert into the writer's temporary table
-    /// `guard_failed`, whose CHECK refuses every row ([`SQLITE_GUARD_TABLE`]).
+    /// SQLite: the statements one by one, each with its own values and
+    /// whether it is guarded (the writer checks that it changed exactly one
+    /// row, [`Statement::guarded`]). The SQLite writer runs them on its own
+    /// connection, prepared once and cached by their text.
     ///
     /// Placeholders are written `?` here, bound in order: SQLite keeps the
     /// names of `$N` and `?N` parameters in a list that it walks for every
-    /// parameter bound (`sqlite3_bind_parameter_name`, which sqlx calls for
-    /// each), so a statement with thousands of them (a chunk of an emission's
-    /// tickets) would take quadratic time; anonymous ones have no name. The
-    /// plan's values are in the order of its placeholders in the text (checked
-    /// here; `?N` otherwise).
-    pub fn sqlite_script(&self, prefix: &str, suffix: &str) -> String {
-        let mut sql = String::from(prefix);
-        for part in &self.parts {
-            sql.push_str(&part.sql);
-            sql.push_str(";\n");
-            if part.guarded {
-                let _ =
-                    writeln!(sql, "INSERT INTO temp.guard_failed (part) SELECT '{}' WHERE changes() <> 1;", part.name);
-            }
-        }
-        sql.push_str(suffix);
-        sqlite_placeholders(&sql)
+    /// parameter bound by name, and numbered ones would make the text of a
+    /// statement depend on where it stands in the plan (no reuse of the
+    /// prepared statement); anonymous ones have neither cost.
+    pub fn sqlite_statements(&self) -> impl Iterator<Item = Statement<'_>> {
+        self.parts.iter().map(|part| Statement {
+            name: part.name,
+            sql: sqlite_placeholders(&part.sql, part.values.start),
+            values: &self.values[part.values.clone()],
+            guarded: part.guarded,
+        })
     }
 
     /// PostgreSQL: ONE statement (one round trip), the writes as
@@ -541,24 +541,41 @@ impl Plan {
     }
 }
 
-/// `$1, $2, ...` as `?` when they come in that order in the text (each
-/// `?` takes the next value), as `?N` otherwise.
-fn sqlite_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
+/// One statement of a plan, for SQLite ([`Plan::sqlite_statements`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement<'a> {
+    pub name: &'static str,
+    pub sql: String,
+    /// The values of its `?`s, in order.
+    pub values: &'a [Val],
+    /// It must change exactly one row, or the unit is stale.
+    pub guarded: bool,
+}
+
+/// `$k+1, $k+2, ...` (`k` = `skip`, the values of the statements before)
+/// as `?` when they come in that order in the text (each `?` takes the
+/// next value), as `?N` (`N` = the value's place in this statement)
+/// otherwise.
+fn sqlite_placeholders(sql: &str, skip: usize) -> String {
+    let mut anonymous = String::with_capacity(sql.len());
+    let mut numbered = String::with_capacity(sql.len() + 8);
     let mut next = 1usize;
     let mut in_order = true;
     let mut rest = sql;
     while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
+        anonymous.push_str(&rest[..at]);
+        numbered.push_str(&rest[..at]);
         let digits = rest[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
-        let n: usize = rest[at + 1..at + 1 + digits].parse().unwrap_or(0);
+        let n = rest[at + 1..at + 1 + digits].parse::<usize>().unwrap_or(0).saturating_sub(skip);
         in_order &= n == next;
         next += 1;
-        out.push('?');
+        anonymous.push('?');
+        let _ = write!(numbered, "?{n}");
         rest = &rest[at + 1 + digits..];
     }
-    out.push_str(rest);
-    if in_order { out } else { sql.replace('$', "?") }
+    anonymous.push_str(rest);
+    numbered.push_str(rest);
+    if in_order { anonymous } else { numbered }
 }
 
 #[cfg(test)]
@@ -568,10 +585,13 @@ mod tests {
 
     #[test]
     fn sqlite_placeholders_are_anonymous_when_in_order() {
-        assert_eq!(sqlite_placeholders("A ($1, $2); B $3 $4"), "A (?, ?); B ? ?");
-        assert_eq!(sqlite_placeholders("A ($2, $1)"), "A (?2, ?1)");
-        assert_eq!(sqlite_placeholders("A $1 $1"), "A ?1 ?1");
-        assert_eq!(sqlite_placeholders("none"), "none");
+        assert_eq!(sqlite_placeholders("A ($1, $2); B $3 $4", 0), "A (?, ?); B ? ?");
+        assert_eq!(sqlite_placeholders("A ($2, $1)", 0), "A (?2, ?1)");
+        assert_eq!(sqlite_placeholders("A $1 $1", 0), "A ?1 ?1");
+        assert_eq!(sqlite_placeholders("none", 0), "none");
+        // A statement after others: its own values count from 1.
+        assert_eq!(sqlite_placeholders("A ($3, $4)", 2), "A (?, ?)");
+        assert_eq!(sqlite_placeholders("A ($4, $3)", 2), "A (?2, ?1)");
     }
 
     fn movement_changes() -> Changes {
@@ -593,16 +613,23 @@ mod tests {
     #[test]
     fn a_movement_is_three_named_statements_with_numbered_placeholders() {
         let p = Plan::of(&movement_changes(), None);
-        let script = p.sqlite_script("SAVEPOINT job;\n", "RELEASE job;");
+        let statements: Vec<Statement> = p.sqlite_statements().collect();
+        let texts: Vec<(&str, &str, usize, bool)> =
+            statements.iter().map(|s| (s.name, s.sql.as_str(), s.values.len(), s.guarded)).collect();
         assert_eq!(
-            script,
-            "SAVEPOINT job;\n\
-             INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES (?, ?, ?, ?);\n\
-             INSERT INTO ledger_entries (movement_id, account_id, amount_cents) VALUES (?, ?, ?), (?, ?, ?);\n\
-             UPDATE accounts SET balance_cents = ? WHERE id = ? AND balance_cents = ?;\n\
-             INSERT INTO temp.guard_failed (part) SELECT 'balance' WHERE changes() <> 1;\n\
-             RELEASE job;"
+            texts,
+            [
+                ("movement", "INSERT INTO movements (id, reason, ticket_id, created_ms) VALUES (?, ?, ?, ?)", 4, false),
+                (
+                    "ledger",
+                    "INSERT INTO ledger_entries (movement_id, account_id, amount_cents) VALUES (?, ?, ?), (?, ?, ?)",
+                    6,
+                    false
+                ),
+                ("balance", "UPDATE accounts SET balance_cents = ? WHERE id = ? AND balance_cents = ?", 3, true),
+            ]
         );
+        assert_eq!(statements[2].values, &p.values()[10..13]);
         assert_eq!(p.values().len(), 13);
         assert_eq!(p.values()[6], Val::Int(Some(-500)));
         assert_eq!(p.values()[9], Val::Int(Some(500)));

@@ -24,46 +24,76 @@ pub(super) const TICKET_FROM: &str = " FROM tickets t
  JOIN blocks b ON b.id = t.block_id
  JOIN emissions e ON e.id = b.emission_id ";
 
+/// A row read by column name, whichever driver gave it: sqlx's rows (the
+/// read pools, PostgreSQL's units) and rusqlite's (the SQLite writer), so
+/// that each row reader below is written once. Errors name the column.
+pub(super) trait Cols {
+    /// An integer column; NULL is `None`.
+    fn int(&self, c: &str) -> Result<Option<i64>, String>;
+    /// A text column; NULL is `None`.
+    fn text(&self, c: &str) -> Result<Option<String>, String>;
+    /// An integer column that must not be NULL.
+    fn req_int(&self, c: &str) -> Result<i64, String> {
+        self.int(c)?.ok_or_else(|| format!("{c} is NULL"))
+    }
+    /// A text column that must not be NULL.
+    fn req_text(&self, c: &str) -> Result<String, String> {
+        self.text(c)?.ok_or_else(|| format!("{c} is NULL"))
+    }
+}
+
+macro_rules! sqlx_cols {
+    ($($row:ty),*) => {$(
+        impl Cols for $row {
+            fn int(&self, c: &str) -> Result<Option<i64>, String> {
+                Row::try_get(self, c).map_err(|e| format!("{c}: {e}"))
+            }
+            fn text(&self, c: &str) -> Result<Option<String>, String> {
+                Row::try_get(self, c).map_err(|e| format!("{c}: {e}"))
+            }
+        }
+    )*};
+}
+sqlx_cols!(sqlx::sqlite::SqliteRow, sqlx::postgres::PgRow);
+
+impl Cols for rusqlite::Row<'_> {
+    fn int(&self, c: &str) -> Result<Option<i64>, String> {
+        self.get(c).map_err(|e| format!("{c}: {e}"))
+    }
+    fn text(&self, c: &str) -> Result<Option<String>, String> {
+        self.get(c).map_err(|e| format!("{c}: {e}"))
+    }
+}
+
 /// Where a ticket's server seed comes from: its emission's salt and its
 /// place, read from its row.
-pub(super) fn seed_of<R: Row>(row: &R, keys: &Keyring) -> Result<[u8; 32], StoreError>
-where
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-{
+pub(super) fn seed_of(row: &impl Cols, keys: &Keyring) -> Result<[u8; 32], StoreError> {
     let corrupt = |what: String| StoreError::Corrupt(format!("ticket row: {what}"));
     let get_u = |c: &str| {
-        row.try_get::<i64, _>(c)
-            .map_err(|e| corrupt(format!("{c}: {e}")))
+        row.req_int(c)
+            .map_err(corrupt)
             .and_then(|v| u32::try_from(v).map_err(|_| corrupt(format!("{c} {v} is out of range"))))
     };
-    let salt: String = row.try_get("seed_salt").map_err(|e| corrupt(format!("seed_salt: {e}")))?;
+    let salt = row.req_text("seed_salt").map_err(corrupt)?;
     let salt = crate::keys::parse_salt(&salt).ok_or_else(|| corrupt("an emission's salt is not 32 bytes".into()))?;
     Ok(keys.server_seed(&salt, get_u("emission_id")?, get_u("block_number")?, get_u("position")?))
 }
 
 /// A sold ticket from a row of [`TICKET_COLUMNS`], on either backend; its
 /// server seed derived again from the key (it is never stored).
-pub(super) fn ticket_row<R: Row>(row: &R, keys: &Keyring) -> Result<TicketRow, StoreError>
-where
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-{
-    let corrupt = |what: &str| StoreError::Corrupt(format!("ticket row: {what}"));
-    let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
-    let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(&format!("{c}: {e}")));
+pub(super) fn ticket_row(row: &impl Cols, keys: &Keyring) -> Result<TicketRow, StoreError> {
+    let corrupt = |what: String| StoreError::Corrupt(format!("ticket row: {what}"));
+    let get_i = |c: &str| row.req_int(c).map_err(corrupt);
+    let get_s = |c: &str| row.req_text(c).map_err(corrupt);
     let serial = get_s("serial")?;
     let game: Game = serde_json::from_str(&get_s("state_json")?)
-        .map_err(|e| corrupt(&format!("ticket {serial}: stored game refused: {e}")))?;
-    let channel = Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("unknown channel"))?;
-    let client_seed: Option<String> = row.try_get("client_seed").map_err(|e| corrupt(&format!("client_seed: {e}")))?;
+        .map_err(|e| corrupt(format!("ticket {serial}: stored game refused: {e}")))?;
+    let channel = Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("unknown channel".into()))?;
+    let client_seed = row.text("client_seed").map_err(corrupt)?;
     if client_seed.is_none() != (game.seq() == 0) {
-        return Err(corrupt(&format!("ticket {serial}: a client seed must be recorded exactly once played")));
+        return Err(corrupt(format!("ticket {serial}: a client seed must be recorded exactly once played")));
     }
-    let owner: Option<i64> = row.try_get("owner_id").map_err(|e| corrupt(&format!("owner_id: {e}")))?;
+    let owner = row.int("owner_id").map_err(corrupt)?;
     let retail = (channel == Channel::Paper).then(|| retail_of(row)).transpose()?;
     Ok(TicketRow {
         id: get_i("id")?,
@@ -76,25 +106,20 @@ where
             commitment: get_s("commitment")?,
             channel,
             retail,
-            sold_ms: row.try_get("sold_ms").map_err(|e| corrupt(&format!("sold_ms: {e}")))?,
+            sold_ms: row.int("sold_ms").map_err(corrupt)?,
             game,
         },
     })
 }
 
 /// A paper ticket's shop side, from `t.shop, t.paid_ms, t.paid_shop, e.claim_end_ms`.
-fn retail_of<R: Row>(row: &R) -> Result<RetailView, StoreError>
-where
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-{
-    let corrupt = |c: &str, e: sqlx::Error| StoreError::Corrupt(format!("ticket row: {c}: {e}"));
+fn retail_of(row: &impl Cols) -> Result<RetailView, StoreError> {
+    let corrupt = |e: String| StoreError::Corrupt(format!("ticket row: {e}"));
     Ok(RetailView {
-        sold_by: row.try_get("shop").map_err(|e| corrupt("shop", e))?,
-        paid_ms: row.try_get("paid_ms").map_err(|e| corrupt("paid_ms", e))?,
-        paid_by: row.try_get("paid_shop").map_err(|e| corrupt("paid_shop", e))?,
-        claim_until_ms: row.try_get("claim_end_ms").map_err(|e| corrupt("claim_end_ms", e))?,
+        sold_by: row.text("shop").map_err(corrupt)?,
+        paid_ms: row.int("paid_ms").map_err(corrupt)?,
+        paid_by: row.text("paid_shop").map_err(corrupt)?,
+        claim_until_ms: row.int("claim_end_ms").map_err(corrupt)?,
     })
 }
 
@@ -117,38 +142,32 @@ pub(super) fn paper_where(key: &PaperKey) -> (&'static str, String) {
 }
 
 /// A row of [`PAPER_SELECT`].
-pub(super) fn paper_row<R: Row>(row: &R, keys: &Keyring) -> Result<PaperRow, StoreError>
-where
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-{
-    let corrupt = |c: &str, e: String| StoreError::Corrupt(format!("ticket row: {c}: {e}"));
-    let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(c, e.to_string()));
-    let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(c, e.to_string()));
+pub(super) fn paper_row(row: &impl Cols, keys: &Keyring) -> Result<PaperRow, StoreError> {
+    let corrupt = |e: String| StoreError::Corrupt(format!("ticket row: {e}"));
+    let get_i = |c: &str| row.req_int(c).map_err(corrupt);
+    let get_s = |c: &str| row.req_text(c).map_err(corrupt);
     let serial = get_s("serial")?;
-    let state: Option<String> = row.try_get("state_json").map_err(|e| corrupt("state_json", e.to_string()))?;
-    let game = state
+    let game = row
+        .text("state_json")
+        .map_err(corrupt)?
         .map(|s| serde_json::from_str::<Game>(&s))
         .transpose()
-        .map_err(|e| corrupt(&serial, format!("stored game refused: {e}")))?;
+        .map_err(|e| corrupt(format!("{serial}: stored game refused: {e}")))?;
     let prizes = [get_i("prize_5")?, get_i("prize_6")?, get_i("prize_7")?, get_i("prize_8")?];
     Ok(PaperRow {
         id: get_i("id")?,
-        channel: Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("channel", "unknown".into()))?,
+        channel: Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("channel: unknown".into()))?,
         status: get_s("status")?,
-        owner: row.try_get("owner_id").map_err(|e| corrupt("owner_id", e.to_string()))?,
+        owner: row.int("owner_id").map_err(corrupt)?,
         price_cents: get_i("price_cents")?,
         prizes: PrizeSchedule::new(prizes.map(|p| p as u64)),
         commitment: get_s("commitment")?,
         server_seed: seed_of(row, keys)?,
-        client_seed: row.try_get("client_seed").map_err(|e| corrupt("client_seed", e.to_string()))?,
+        client_seed: row.text("client_seed").map_err(corrupt)?,
         retail: retail_of(row)?,
         game,
-        sale_end_ms: row.try_get("sale_end_ms").map_err(|e| corrupt("sale_end_ms", e.to_string()))?,
-        sold_ms: row.try_get("sold_ms").map_err(|e| corrupt("sold_ms", e.to_string()))?,
+        sale_end_ms: row.int("sale_end_ms").map_err(corrupt)?,
+        sold_ms: row.int("sold_ms").map_err(corrupt)?,
         serial,
     })
 }
@@ -200,15 +219,10 @@ pub(super) const FOR_SALE_SELECT: &str =
  ORDER BY t.block_id, t.position ";
 
 /// A row of [`FOR_SALE_SELECT`], with its server seed.
-pub(super) fn for_sale<R: Row>(row: &R, keys: &Keyring) -> Result<ForSale, StoreError>
-where
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-{
-    let corrupt = |c: &str, e: sqlx::Error| StoreError::Corrupt(format!("ticket for sale: {c}: {e}"));
-    let get_i = |c: &str| row.try_get::<i64, _>(c).map_err(|e| corrupt(c, e));
-    let get_s = |c: &str| row.try_get::<String, _>(c).map_err(|e| corrupt(c, e));
+pub(super) fn for_sale(row: &impl Cols, keys: &Keyring) -> Result<ForSale, StoreError> {
+    let corrupt = |e: String| StoreError::Corrupt(format!("ticket for sale: {e}"));
+    let get_i = |c: &str| row.req_int(c).map_err(corrupt);
+    let get_s = |c: &str| row.req_text(c).map_err(corrupt);
     let prizes = [get_i("prize_5")?, get_i("prize_6")?, get_i("prize_7")?, get_i("prize_8")?];
     Ok(ForSale {
         ticket_id: get_i("id")?,

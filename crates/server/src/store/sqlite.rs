@@ -2,35 +2,41 @@
 //!
 //! - WAL journal and `synchronous=FULL`: a COMMIT is on disk before its
 //!   answers leave ("Nothing is shown to a player before it is durable").
-//! - **Group commit**: one writer task owns the one write connection and is
-//!   fed by a channel. It takes every pending write request (up to
+//! - **Group commit**: one writer thread owns the one write connection and
+//!   is fed by a channel. It takes every pending write request (up to
 //!   `group_commit_max`), runs each as a [`Unit`] inside its own SAVEPOINT
 //!   of one transaction (a failed request rolls back only its savepoint),
 //!   COMMITs once (one disk sync for all), then answers them all. With
 //!   `group_commit = false` every request is its own transaction.
-//! - **Memory**: sqlx runs a SQLite connection on a thread of its own, so
-//!   every statement is a round trip between threads. The writer keeps what
-//!   only it changes in memory (sold tickets' games, players' balances, the
-//!   sale queue, the audit chain's head) and writes each unit's [`Plan`] as
-//!   ONE script. That memory is right only because this task is the only
-//!   writer of the file: a lock file keeps a second process out (several
-//!   processes share a PostgreSQL database instead). It is dropped and
-//!   reloaded whenever a write fails, and every write is guarded anyway
+//! - **One thread, no hops**: the write connection is a `rusqlite` one,
+//!   owned by the writer's own OS thread, which runs a whole batch
+//!   synchronously: loads, each plan's statements (prepared once and kept
+//!   in the connection's statement cache), COMMIT. A request crosses
+//!   threads twice (to the writer and back), not once per statement as
+//!   with an async driver's worker thread. The use cases are `async` (the
+//!   PostgreSQL units await their database); on this connection nothing
+//!   ever waits, so the writer polls each one once ([`now_or_never`]).
+//! - **Memory**: the writer keeps what only it changes in memory (sold
+//!   tickets' games, players' balances and limits, the sale queue, the
+//!   audit chain's head). That memory is right only because this thread is
+//!   the only writer of the file: a lock file keeps a second process out
+//!   (several processes share a PostgreSQL database instead). It is dropped
+//!   and reloaded whenever a write fails, and every write is guarded anyway
 //!   (see [`super::plan`]), so stale memory fails loudly, never silently.
-//! - Reads use a separate pool of connections, which WAL runs beside the
-//!   writer.
+//! - Migrations run first on an sqlx connection; reads use sqlx's pool of
+//!   connections, which WAL runs beside the writer.
 //!
 //! The rules are not here: the use cases and decisions are
 //! [`crate::core`]'s, shared with PostgreSQL.
 
+use super::Db;
 use super::audit::{self, Head};
-use super::plan::{Plan, SQLITE_GUARD_TABLE};
+use super::plan::{Plan, Val};
 use super::reads::{
     ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
-    LimitsTuple, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row,
-    paper_row, paper_where, stored_answer, ticket_row,
+    PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row, paper_row,
+    paper_where, stored_answer, ticket_row,
 };
-use super::{Db, bind_values};
 use crate::config::Config;
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
@@ -41,17 +47,18 @@ use crate::core::{
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
-use anyhow::Context;
+use anyhow::Context as _;
+use rusqlite::{CachedStatement, Connection, OpenFlags, OptionalExtension, Params};
+use sqlx::Connection as _;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{AssertSqlSafe, Connection};
 use std::collections::{HashMap, VecDeque};
+use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
 /// Connection options from a URL: `sqlite://PATH`, `sqlite:PATH` or a bare path.
 fn connect_options(url: &str) -> anyhow::Result<SqliteConnectOptions> {
@@ -85,17 +92,15 @@ pub(super) struct Opened {
 /// Opens (creating and migrating) the database and starts the writer.
 pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyring>) -> anyhow::Result<Opened> {
     let opts = connect_options(&config.db)?;
-    let path = opts.get_filename().display().to_string();
+    let file = opts.get_filename().to_path_buf();
+    let path = file.display().to_string();
     let lock = lock_file(&path)?;
-    let mut conn = SqliteConnection::connect_with(&opts)
+    let mut migrate = SqliteConnection::connect_with(&opts)
         .await
         .with_context(|| format!("cannot open the SQLite database {path}"))?;
-    sqlx::migrate!("./migrations/sqlite").run(&mut conn).await.context("database migrations")?;
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut conn).await?;
-    let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut conn).await?;
-    anyhow::ensure!(mode.eq_ignore_ascii_case("wal"), "SQLite refused WAL mode (journal_mode={mode})");
-    anyhow::ensure!(sync == 2, "SQLite refused synchronous=FULL (synchronous={sync})");
-    sqlx::query(SQLITE_GUARD_TABLE).execute(&mut conn).await?;
+    sqlx::migrate!("./migrations/sqlite").run(&mut migrate).await.context("database migrations")?;
+    migrate.close().await.context("closing the migrations' connection")?;
+    let conn = write_connection(&file).with_context(|| format!("cannot open the SQLite database {path} to write"))?;
     let read = SqlitePoolOptions::new()
         .max_connections(config.read_connections)
         .min_connections(1)
@@ -106,19 +111,52 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
     let state = WriterState::load(&Db::Sqlite(read.clone()), keys).await?;
     let checkpoints = tokio::spawn(checkpointer(read.clone()));
     let (tx, rx) = mpsc::channel(4096);
+    let (stopped_tx, stopped) = oneshot::channel();
     let cap = config.batch_cap();
-    let task = tokio::spawn(writer_loop(conn, rx, state, cap, metrics));
+    std::thread::Builder::new()
+        .name("sqlite-writer".into())
+        .spawn(move || {
+            writer_loop(conn, rx, state, cap, &metrics);
+            let _ = stopped_tx.send(());
+        })
+        .context("starting the writer thread")?;
     let description = format!(
         "SQLite {path} (WAL, synchronous=FULL, {})",
         if config.group_commit { format!("group commit up to {cap}") } else { "one transaction per request".into() }
     );
     let writer = SqliteWriter {
         sender: Mutex::new(Some(tx)),
-        task: tokio::sync::Mutex::new(Some(task)),
+        stopped: tokio::sync::Mutex::new(Some(stopped)),
         checkpoints: Mutex::new(Some(checkpoints)),
         lock: Mutex::new(Some(lock)),
     };
     Ok(Opened { read, writer, description })
+}
+
+/// Statements the writer keeps prepared: the reads and each shape of plan
+/// statement its units run (a few dozen).
+const STATEMENT_CACHE: usize = 256;
+/// Plan statements with more values than this (an emission's chunks of
+/// tickets) are prepared each time rather than kept.
+const CACHED_VALUES: usize = 64;
+
+/// The writer's connection: WAL, `synchronous=FULL` (checked: a COMMIT is
+/// on disk before it returns), foreign keys on.
+fn write_connection(file: &Path) -> anyhow::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(file, flags)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    // Checkpoints run on a background connection (see `checkpointer`),
+    // not inside the writer's COMMITs; the automatic one is a safety net.
+    conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 20000;")?;
+    let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+    let keys: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+    anyhow::ensure!(mode.eq_ignore_ascii_case("wal"), "SQLite refused WAL mode (journal_mode={mode})");
+    anyhow::ensure!(sync == 2, "SQLite refused synchronous=FULL (synchronous={sync})");
+    anyhow::ensure!(keys == 1, "SQLite refused foreign keys");
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(conn)
 }
 
 /// `PATH.lock`, locked for as long as the server runs: the writer's memory
@@ -155,11 +193,13 @@ async fn checkpointer(pool: SqlitePool) {
     }
 }
 
-/// The write half: a channel to the writer task.
+/// The write half: a channel to the writer thread.
 pub(super) struct SqliteWriter {
     sender: Mutex<Option<mpsc::Sender<Job>>>,
-    task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
-    checkpoints: Mutex<Option<JoinHandle<()>>>,
+    /// Told when the writer thread has committed its queue and closed the
+    /// connection.
+    stopped: tokio::sync::Mutex<Option<oneshot::Receiver<()>>>,
+    checkpoints: Mutex<Option<tokio::task::JoinHandle<()>>>,
     lock: Mutex<Option<std::fs::File>>,
 }
 
@@ -181,8 +221,8 @@ impl SqliteWriter {
     pub async fn close(&self) -> Result<(), AppError> {
         // Dropping the sender lets the writer drain its queue and stop.
         self.sender.lock().expect("writer lock").take();
-        if let Some(task) = self.task.lock().await.take() {
-            task.await.map_err(|e| AppError::internal(format!("writer task: {e}")))?;
+        if let Some(stopped) = self.stopped.lock().await.take() {
+            stopped.await.map_err(|_| AppError::internal("the writer thread ended abnormally"))?;
         }
         if let Some(task) = self.checkpoints.lock().expect("checkpoint lock").take() {
             task.abort();
@@ -220,12 +260,12 @@ impl WriterState {
         })
     }
 
-    async fn reload(&mut self, conn: &mut SqliteConnection) {
+    fn reload(&mut self, conn: &Connection) {
         self.tickets.clear();
         self.accounts.clear();
         self.limits.clear();
         self.for_sale.clear();
-        match sqlx::query_as(audit::HEAD_SELECT).fetch_optional(&mut *conn).await {
+        match conn.query_row(audit::HEAD_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?))).optional() {
             Ok(row) => self.audit_head = Head::stored(row),
             Err(e) => tracing::error!(error = %e, "reloading the audit chain's head"),
         }
@@ -266,18 +306,28 @@ impl WriterState {
     }
 }
 
-async fn writer_loop(
-    mut conn: SqliteConnection,
+/// The writer thread: takes every request waiting (up to `cap`), runs
+/// them in one transaction, answers them once it is durable; stops when
+/// the channel is closed and empty.
+fn writer_loop(
+    mut conn: Connection,
     mut rx: mpsc::Receiver<Job>,
     mut state: WriterState,
     cap: usize,
-    metrics: Arc<Metrics>,
+    metrics: &Metrics,
 ) {
     let mut jobs: Vec<Job> = Vec::with_capacity(cap);
-    while rx.recv_many(&mut jobs, cap).await > 0 {
+    while let Some(first) = rx.blocking_recv() {
+        jobs.push(first);
+        while jobs.len() < cap {
+            match rx.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
+            }
+        }
         let started = Instant::now();
         let n = jobs.len();
-        let results = run_batch(&mut conn, &mut state, &jobs).await;
+        let results = run_batch(&mut conn, &mut state, &jobs);
         metrics.commit_batch_size.observe(n as f64);
         metrics.commit_seconds.observe(started.elapsed().as_secs_f64());
         for (job, result) in jobs.drain(..).zip(results) {
@@ -288,42 +338,67 @@ async fn writer_loop(
             let _ = job.reply.send(result);
         }
     }
-    if let Err(e) = conn.close().await {
+    if let Err((_, e)) = conn.close() {
         tracing::warn!(error = %e, "closing the write connection");
     }
     tracing::info!("writer stopped");
 }
 
+/// Runs a statement kept in the connection's cache.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
 /// One transaction for all `jobs`, each in its own savepoint; answers are
 /// released only after the COMMIT is durable.
-async fn run_batch(conn: &mut SqliteConnection, state: &mut WriterState, jobs: &[Job]) -> Vec<Result<Done, AppError>> {
-    let outcome: Result<Vec<Result<Done, AppError>>, sqlx::Error> = async {
-        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+fn run_batch(conn: &mut Connection, state: &mut WriterState, jobs: &[Job]) -> Vec<Result<Done, AppError>> {
+    let outcome = (|| -> Result<Vec<Result<Done, AppError>>, rusqlite::Error> {
+        exec(conn, "BEGIN IMMEDIATE")?;
         let now = super::now_ms();
         let mut results = Vec::with_capacity(jobs.len());
         for job in jobs {
-            let mut unit = SqliteUnit { conn: &mut tx, state: &mut *state, savepoint: false };
-            let result = usecase::run(&mut unit, &job.op, now).await;
-            if result.is_err() && unit.savepoint {
+            let mut unit = SqliteUnit { conn: &mut *conn, state: &mut *state, savepoint: false };
+            let result = now_or_never(usecase::run(&mut unit, &job.op, now))
+                .unwrap_or_else(|| Err(AppError::internal("a unit on the SQLite writer waited")));
+            let opened = unit.savepoint;
+            if result.is_err() && opened {
                 // Only this request's writes are undone; the memory, which
                 // may hold some of them, starts again from the database.
-                sqlx::query("ROLLBACK TO job; RELEASE job").execute(&mut *tx).await?;
-                state.reload(&mut tx).await;
+                exec(conn, "ROLLBACK TO job")?;
+                exec(conn, "RELEASE job")?;
+                state.reload(conn);
             }
             results.push(result);
         }
-        tx.commit().await?;
+        exec(conn, "COMMIT")?;
         Ok(results)
-    }
-    .await;
+    })();
     match outcome {
         Ok(results) => results,
         Err(e) => {
             // Nothing of this batch is durable: forget what memory says.
-            state.reload(conn).await;
+            if !conn.is_autocommit()
+                && let Err(e) = conn.execute_batch("ROLLBACK")
+            {
+                tracing::error!(error = %e, "rolling back a failed batch");
+            }
+            state.reload(conn);
             let err = AppError::Storage(StoreError::from(e));
             jobs.iter().map(|_| Err(err.clone())).collect()
         }
+    }
+}
+
+/// The output of a future that is ready at its first poll; `None` if it
+/// would wait. The SQLite units never wait (their statements run on the
+/// writer's own thread), so the shared `async` use cases complete at once.
+fn now_or_never<F: std::future::Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
     }
 }
 
@@ -332,17 +407,53 @@ async fn run_batch(conn: &mut SqliteConnection, state: &mut WriterState, jobs: &
 /// memory. Released at once, so that savepoints never nest: SQLite copies
 /// every page a write touches into a sub-journal for each open savepoint.
 struct SqliteUnit<'a> {
-    conn: &'a mut SqliteConnection,
+    conn: &'a mut Connection,
     state: &'a mut WriterState,
     /// A savepoint is open.
     savepoint: bool,
 }
 
 impl SqliteUnit<'_> {
-    /// `SAVEPOINT job;` before the unit's first write.
-    fn savepoint_prefix(&mut self) -> &'static str {
-        if std::mem::replace(&mut self.savepoint, true) { "" } else { "SAVEPOINT job;\n" }
+    /// `SAVEPOINT job` before the unit's first write.
+    fn savepoint(&mut self) -> Result<(), StoreError> {
+        if !self.savepoint {
+            exec(self.conn, "SAVEPOINT job")?;
+            self.savepoint = true;
+        }
+        Ok(())
     }
+
+    /// A read's statement from the cache; the shared SQL's `$N` are `?N`
+    /// here (the N-th value, wherever it stands in the text).
+    fn prepared(&self, sql: &str) -> Result<CachedStatement<'_>, StoreError> {
+        Ok(self.conn.prepare_cached(&sql.replace('$', "?"))?)
+    }
+
+    /// The first row of a read, if any, through `f`.
+    fn first<T>(
+        &self,
+        sql: &str,
+        params: impl Params,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>, StoreError> {
+        Ok(self.prepared(sql)?.query_row(params, f).optional()?)
+    }
+
+    /// A stored request and answer.
+    fn stored(&self, sql: &str, params: impl Params) -> Result<Option<StoredAnswer>, StoreError> {
+        Ok(stored_answer(self.first(sql, params, |r| Ok((r.get(0)?, r.get(1)?)))?))
+    }
+}
+
+/// Binds a plan statement's values in order and runs it: the rows changed.
+fn execute(stmt: &mut rusqlite::Statement<'_>, values: &[Val]) -> rusqlite::Result<usize> {
+    for (i, v) in values.iter().enumerate() {
+        match v {
+            Val::Int(x) => stmt.raw_bind_parameter(i + 1, x)?,
+            Val::Text(t) => stmt.raw_bind_parameter(i + 1, t.as_deref())?,
+        }
+    }
+    stmt.raw_execute()
 }
 
 impl Unit for SqliteUnit<'_> {
@@ -350,8 +461,7 @@ impl Unit for SqliteUnit<'_> {
         if let Some(a) = self.state.accounts.get(&player) {
             return Ok(Some(*a));
         }
-        let row: Option<(i64, i64)> =
-            sqlx::query_as(ACCOUNT_OF_PLAYER).bind(player).fetch_optional(&mut *self.conn).await?;
+        let row: Option<(i64, i64)> = self.first(ACCOUNT_OF_PLAYER, [player], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let account = row.map(|(id, balance_cents)| Account { player, id, balance_cents });
         if let Some(a) = account {
             if self.state.accounts.len() >= CACHE_LIMIT {
@@ -363,16 +473,15 @@ impl Unit for SqliteUnit<'_> {
     }
 
     async fn idempotency(&mut self, player: PlayerId, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
-        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(&mut *self.conn).await?;
-        Ok(stored_answer(row))
+        self.stored(IDEMPOTENCY_SELECT, rusqlite::params![player, key])
     }
 
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         if self.state.for_sale.is_empty() {
             // The writer is the only one to sell: these stay unsold until it does.
-            let sql = format!("{FOR_SALE_SELECT}LIMIT 1024");
-            let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(&mut *self.conn).await?;
-            for row in &rows {
+            let mut stmt = self.conn.prepare_cached(&format!("{FOR_SALE_SELECT}LIMIT 1024"))?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
                 let next = for_sale(row, &self.state.keys)?;
                 self.state.for_sale.push_back(next);
             }
@@ -385,24 +494,20 @@ impl Unit for SqliteUnit<'_> {
             return Ok(Some(t.clone()));
         }
         let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
-        match sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.conn).await? {
-            Some(row) => Ok(Some(ticket_row(&row, &self.state.keys)?)),
-            None => Ok(None),
-        }
+        let keys = &self.state.keys;
+        self.first(&sql, [serial], |row| Ok(ticket_row(row, keys)))?.transpose()
     }
 
     async fn paper(&mut self, key: &PaperKey) -> Result<Option<PaperRow>, StoreError> {
         let (cond, value) = paper_where(key);
         let sql = format!("{PAPER_SELECT}{cond}");
-        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(&mut *self.conn).await? {
-            Some(row) => Ok(Some(paper_row(&row, &self.state.keys)?)),
-            None => Ok(None),
-        }
+        let keys = &self.state.keys;
+        self.first(&sql, [value], |row| Ok(paper_row(row, keys)))?.transpose()
     }
 
     async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {
-        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(&mut *self.conn).await?;
-        Ok(stored_answer(row))
+        let seq = i64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("action number {seq}")))?;
+        self.stored(ACTION_SELECT, [ticket, seq])
     }
 
     async fn insert_player(
@@ -411,21 +516,15 @@ impl Unit for SqliteUnit<'_> {
         name: Option<&str>,
         now: i64,
     ) -> Result<(PlayerId, AccountId), StoreError> {
-        let sql =
-            format!("{}INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id", self.savepoint_prefix());
-        let account: i64 = sqlx::query_scalar(AssertSqlSafe(sql))
-            .bind(format!("player:{token_hash}"))
-            .fetch_one(&mut *self.conn)
-            .await?;
-        let player: i64 = sqlx::query_scalar(
-            "INSERT INTO players (token_hash, name, account_id, created_ms) VALUES ($1, $2, $3, $4) RETURNING id",
-        )
-        .bind(token_hash)
-        .bind(name)
-        .bind(account)
-        .bind(now)
-        .fetch_one(&mut *self.conn)
-        .await?;
+        self.savepoint()?;
+        let account: i64 = self
+            .prepared("INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id")?
+            .query_row([format!("player:{token_hash}")], |r| r.get(0))?;
+        let player: i64 = self
+            .prepared(
+                "INSERT INTO players (token_hash, name, account_id, created_ms) VALUES ($1, $2, $3, $4) RETURNING id",
+            )?
+            .query_row(rusqlite::params![token_hash, name, account, now], |r| r.get(0))?;
         self.state.accounts.insert(player, Account { player, id: account, balance_cents: 0 });
         Ok((player, account))
     }
@@ -434,9 +533,9 @@ impl Unit for SqliteUnit<'_> {
         if let Some(l) = self.state.limits.get(&player) {
             return Ok(*l);
         }
-        let row: Option<LimitsTuple> =
-            sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(&mut *self.conn).await?;
-        let limits = row.map(limits_row);
+        let limits = self
+            .first(LIMITS_SELECT, [player], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+            .map(limits_row);
         if self.state.limits.len() >= CACHE_LIMIT {
             self.state.limits.clear();
         }
@@ -445,38 +544,35 @@ impl Unit for SqliteUnit<'_> {
     }
 
     async fn usage(&mut self, player: PlayerId, day_since: i64, week_since: i64) -> Result<Usage, StoreError> {
-        let (tickets_today, spent_week_cents): (i64, i64) = sqlx::query_as(USAGE_SELECT)
-            .bind(player)
-            .bind(day_since)
-            .bind(week_since)
-            .fetch_one(&mut *self.conn)
-            .await?;
+        let (tickets_today, spent_week_cents) = self
+            .first(USAGE_SELECT, [player, day_since, week_since], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .ok_or_else(|| StoreError::Corrupt("a sum gave no row".into()))?;
         Ok(Usage { tickets_today, spent_week_cents })
     }
 
     async fn login_owner(&mut self, login: &str) -> Result<Option<PlayerId>, StoreError> {
-        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(&mut *self.conn).await?)
+        self.first(LOGIN_OWNER_SELECT, [login], |r| r.get(0))
     }
 
     async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
-        let hash: Option<Option<String>> =
-            sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(&mut *self.conn).await?;
-        Ok(hash.flatten())
+        Ok(self.first(PASSWORD_HASH_SELECT, [player], |r| r.get::<_, Option<String>>(0))?.flatten())
     }
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let seal = changes.audit.as_ref().map(|a| self.state.audit_head.seal(a));
         let plan = Plan::of(changes, seal.as_ref());
-        let script = plan.sqlite_script(self.savepoint_prefix(), "RELEASE job;");
-        let done = bind_values!(sqlx::query(AssertSqlSafe(script)), plan.values()).execute(&mut *self.conn).await;
-        if let Err(e) = done {
-            return Err(match &e {
-                sqlx::Error::Database(d) if d.message().contains("guard_failed") => {
-                    StoreError::Stale(format!("a guarded write changed no row: {d}"))
-                }
-                _ => StoreError::from(e),
-            });
+        self.savepoint()?;
+        for statement in plan.sqlite_statements() {
+            let changed = if statement.values.len() <= CACHED_VALUES {
+                execute(&mut *self.conn.prepare_cached(&statement.sql)?, statement.values)?
+            } else {
+                execute(&mut self.conn.prepare(&statement.sql)?, statement.values)?
+            };
+            if statement.guarded && changed != 1 {
+                return Err(StoreError::Stale(format!("a guarded write changed {changed} rows: {}", statement.name)));
+            }
         }
+        exec(self.conn, "RELEASE job")?;
         self.savepoint = false;
         if let Some(seal) = &seal {
             self.state.audit_head = Head::after(seal);
