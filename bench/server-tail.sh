@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Issue 12, item 1: the game server's throughput and tail, a binary beside
+# its baseline in the same minutes. Each round runs every binary given once,
+# in turn, each on a fresh SQLite file: `serve`, then `loadtest` (64 players
+# closed loop, or paced with RATE=requests/s), and prints per run the
+# actions/s, the action latencies, and the CPU time per action of the server
+# and of the load generator (from /proc and /usr/bin/time).
+#
+#   bench/server-tail.sh ROUNDS BINARY [BINARY...]
+#   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
+#
+# Other work on the machine shares the two cores: compare binaries within a
+# round, and look at the CPU per action, which load changes least.
+set -euo pipefail
+ROUNDS=$1; shift
+GAMES=${GAMES:-4000}; PORT=${PORT:-18097}; PLAYERS=${PLAYERS:-64}
+DIR=$(mktemp -d /tmp/server-tail.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+tk=$(getconf CLK_TCK)
+for round in $(seq 1 "$ROUNDS"); do
+  for BIN in "$@"; do
+    rm -f "$DIR"/bench.db*
+    RUST_LOG=warn AS_CAPONE_START_BALANCE_CENTS=100000000 "$BIN" serve --listen 127.0.0.1:$PORT \
+      --db "sqlite://$DIR/bench.db" --initial-blocks 1 --demo-token "" --registrations-per-address 0 > "$DIR/serve.log" 2>&1 &
+    SP=$!
+    for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
+    s1=$(awk '{print $14+$15}' /proc/$SP/stat)
+    OUT=$( { /usr/bin/time -f "LT %U %S" "$BIN" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
+      --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
+    s2=$(awk '{print $14+$15}' /proc/$SP/stat)
+    kill $SP; wait $SP 2>/dev/null || true
+    python3 - "$round" "$BIN" "$tk" "$s1" "$s2" <<PY
+import json, sys
+rnd, binary, tk, s1, s2 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+out = """$OUT"""
+r = json.loads(next(l for l in out.splitlines() if l.startswith("{")))
+lt = next(l for l in out.splitlines() if l.startswith("LT")).split()
+acts = r["actions"]; l = r["latency_ms"]
+srv = (s2 - s1) / tk; gen = float(lt[1]) + float(lt[2])
+print(f"round {rnd} {binary}: {acts} actions, {r['actions_per_s']:.0f} actions/s, p50 {l['p50']:.2f} p90 {l['p90']:.2f} "
+      f"p99 {l['p99']:.2f} max {l['max']:.2f} ms, errors {r['errors']}; CPU per action: server {1e6*srv/acts:.0f} us, "
+      f"loadtest {1e6*gen/acts:.0f} us")
+PY
+  done
+done
