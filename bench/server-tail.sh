@@ -8,6 +8,7 @@
 #
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
+#   SERVER_CPUS=0 LOADGEN_CPUS=1 bench/server-tail.sh 1 target/release/as-capone   # each pinned to a core (taskset)
 #
 # Other work on the machine shares the two cores: compare binaries within a
 # round, and look at the CPU per action, which load changes least.
@@ -20,12 +21,12 @@ tk=$(getconf CLK_TCK)
 for round in $(seq 1 "$ROUNDS"); do
   for BIN in "$@"; do
     rm -f "$DIR"/bench.db*
-    RUST_LOG=warn AS_CAPONE_START_BALANCE_CENTS=100000000 "$BIN" serve --listen 127.0.0.1:$PORT \
+    RUST_LOG=warn AS_CAPONE_START_BALANCE_CENTS=100000000 taskset -c "${SERVER_CPUS:-0-1023}" "$BIN" serve --listen 127.0.0.1:$PORT \
       --db "sqlite://$DIR/bench.db" --initial-blocks 1 --demo-token "" --registrations-per-address 0 > "$DIR/serve.log" 2>&1 &
     SP=$!
     for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
     s1=$(awk '{print $14+$15}' /proc/$SP/stat)
-    OUT=$( { /usr/bin/time -f "LT %U %S" "$BIN" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
+    OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "$BIN" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
       --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
     s2=$(awk '{print $14+$15}' /proc/$SP/stat)
     kill $SP; wait $SP 2>/dev/null || true
