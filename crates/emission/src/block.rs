@@ -7,6 +7,7 @@
 //! and commits to the lot ([`crate::merkle`]).
 
 use crate::merkle::{self, Hash, MerkleProof, MerkleTree};
+use crate::pages;
 use crate::play_code::PlayCode;
 use crate::seed::{self, EmissionSeed, HmacSha256, Purpose};
 use crate::serial::{
@@ -18,6 +19,7 @@ use engine::PrizeSchedule;
 use math::PrizeTable;
 use rand_core::RngCore;
 use sha2::{Digest, Sha256};
+use std::mem::MaybeUninit;
 
 /// One emission: a prize table, its number and its secret seed.
 #[derive(Clone)]
@@ -107,69 +109,80 @@ impl Emission {
         let (codes_key, seeds_key) =
             (self.block_key(Purpose::PlayCodes, block), self.block_key(Purpose::ServerSeeds, block));
         let serials = BlockSerials::of(&first);
-        let mut leaves = vec![[0u8; 32]; rows.len()];
+        let mut leaves = pages::zeroed_hashes(rows.len());
         // Runs of whole lane groups: only the last one may end with fewer.
         let per_thread = rows.len().div_ceil(threads.max(1)).next_multiple_of(LANES);
-        // Appends the tickets from index `start` on, one per leaf of `leaves`.
-        let make = |start: usize, tickets: &mut Vec<TicketRecord>, leaves: &mut [Hash]| {
+        // Writes the tickets from index `start` on into `slots`, one per
+        // leaf of `leaves` (as many slots as leaves).
+        let make = |start: usize, slots: &mut [MaybeUninit<TicketRecord>], leaves: &mut [Hash]| {
+            debug_assert_eq!(slots.len(), leaves.len());
             let mut codes = shuffle::stream(codes_key);
             codes.set_word_pos(3 * start as u128);
             let mut seeds = shuffle::stream(seeds_key);
             seeds.set_word_pos(8 * start as u128);
-            for (k, leaves) in leaves.chunks_mut(LANES).enumerate() {
-                for i in 0..leaves.len() {
-                    let index = start + k * LANES + i;
-                    let row = rows[index] as usize;
-                    let position = index as u32 + 1;
-                    let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
-                    let mut server_seed = [0u8; 32];
-                    seeds.fill_bytes(&mut server_seed);
-                    tickets.push(TicketRecord {
-                        position,
-                        serial: Serial::new(self.code, self.number, block, position).expect("checked range"),
-                        play_code: PlayCode::from_words(a, b, c),
-                        row,
-                        prizes: self.table.schedules[row].prizes,
-                        server_seed,
-                    });
+            // The ticket at `index`, the next one of both streams.
+            let mut ticket_at = |index: usize| {
+                let row = rows[index] as usize;
+                let position = index as u32 + 1;
+                let (a, b, c) = (codes.next_u32(), codes.next_u32(), codes.next_u32());
+                let mut server_seed = [0u8; 32];
+                seeds.fill_bytes(&mut server_seed);
+                TicketRecord {
+                    position,
+                    serial: Serial::new(self.code, self.number, block, position).expect("checked range"),
+                    play_code: PlayCode::from_words(a, b, c),
+                    row,
+                    prizes: self.table.schedules[row].prizes,
+                    server_seed,
                 }
-                let made = &tickets[tickets.len() - leaves.len()..];
-                match <&[TicketRecord; LANES]>::try_from(made) {
-                    Ok(four) => leaves.copy_from_slice(&leaf_hashes(four, &serials)),
-                    Err(_) => {
-                        for (ticket, leaf) in made.iter().zip(leaves.iter_mut()) {
-                            *leaf = ticket.leaf_hash();
-                        }
+            };
+            for (k, (slots, leaves)) in slots.chunks_mut(LANES).zip(leaves.chunks_mut(LANES)).enumerate() {
+                let first = start + k * LANES;
+                if let (Ok(slots), Ok(leaves)) =
+                    (<&mut [_; LANES]>::try_from(&mut *slots), <&mut [Hash; LANES]>::try_from(&mut *leaves))
+                {
+                    // `from_fn` makes the elements in index order: the streams' order.
+                    let made: [TicketRecord; LANES] = std::array::from_fn(|i| ticket_at(first + i));
+                    *leaves = leaf_hashes(&made, &serials);
+                    for (slot, ticket) in slots.iter_mut().zip(made) {
+                        slot.write(ticket);
+                    }
+                } else {
+                    for (i, (slot, leaf)) in slots.iter_mut().zip(leaves).enumerate() {
+                        let ticket = ticket_at(first + i);
+                        *leaf = ticket.leaf_hash();
+                        slot.write(ticket);
                     }
                 }
             }
         };
-        // The first run goes straight into the block's vector, the others
-        // into their own (each thread touches its own new pages), appended
-        // in order.
-        let mut tickets = Vec::with_capacity(rows.len());
-        if threads <= 1 || rows.len() < PARALLEL_MIN {
-            make(0, &mut tickets, &mut leaves);
+        // Every thread writes its run of tickets in place, into the block's
+        // own vector (each thread faults in its own pages; nothing is copied
+        // afterwards).
+        let n = rows.len();
+        let mut tickets = Vec::with_capacity(n);
+        let slots = &mut tickets.spare_capacity_mut()[..n];
+        pages::advise_huge(slots);
+        if threads <= 1 || n < PARALLEL_MIN {
+            make(0, slots, &mut leaves);
         } else {
             std::thread::scope(|s| {
-                let mut runs = leaves.chunks_mut(per_thread).enumerate();
-                let (_, first_leaves) = runs.next().expect("at least one ticket");
-                let others: Vec<_> = runs
-                    .map(|(k, l)| {
-                        let make = &make;
-                        s.spawn(move || {
-                            let mut run = Vec::with_capacity(l.len());
-                            make(k * per_thread, &mut run, l);
-                            run
-                        })
-                    })
-                    .collect();
-                make(0, &mut tickets, first_leaves);
-                for run in others {
-                    tickets.extend_from_slice(&run.join().expect("a ticket thread panicked"));
+                let mut runs = slots.chunks_mut(per_thread).zip(leaves.chunks_mut(per_thread)).enumerate();
+                let (_, (first_slots, first_leaves)) = runs.next().expect("at least one ticket");
+                for (k, (slots, leaves)) in runs {
+                    let make = &make;
+                    s.spawn(move || make(k * per_thread, slots, leaves));
                 }
+                make(0, first_slots, first_leaves);
             });
         }
+        // SAFETY: the runs above tile `slots`, the first `n` slots of the
+        // spare capacity (`chunks_mut` of both `slots` and `leaves`, which
+        // have `n` elements), and `make` writes every slot of its run: one
+        // ticket per leaf, the leaves and slots zipped chunk by chunk with
+        // equal lengths. A panic in any run propagates out of the scope
+        // before this line, so the length is only set once all `n` are written.
+        unsafe { tickets.set_len(n) };
         let tree = MerkleTree::with_threads(leaves, threads);
         Ok(Block { index: block, merkle_root: tree.root(), tickets, tree })
     }

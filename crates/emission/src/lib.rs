@@ -58,6 +58,7 @@
 pub mod block;
 pub mod files;
 pub mod merkle;
+mod pages;
 pub mod play_code;
 pub mod print;
 pub mod seed;

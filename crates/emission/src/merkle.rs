@@ -99,7 +99,7 @@ fn parents_into(out: &mut [Hash], level: &[Hash]) {
 /// time ([`parents_into`]): each thread makes the parents of a contiguous,
 /// even-sized run of the level, so the result is the same.
 fn parent_level_threads(level: &[Hash], threads: usize) -> Vec<Hash> {
-    let mut next = vec![[0u8; 32]; level.len().div_ceil(2)];
+    let mut next = crate::pages::zeroed_hashes(level.len().div_ceil(2));
     if threads <= 1 || level.len() < PARALLEL_MIN {
         parents_into(&mut next, level);
         return next;

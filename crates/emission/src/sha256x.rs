@@ -19,7 +19,8 @@
 //! no SHA extensions (or is not x86-64), every lane goes through the
 //! `sha2` crate's `compress256` instead: the same digests, one at a time.
 //!
-//! **Safety.** The `unsafe` code of the crate is here only: calling the
+//! **Safety.** Most of the crate's `unsafe` code is here (the rest is one
+//! `set_len` in `block` and one `madvise` hint in `pages`): calling the
 //! `#[target_feature]` function after [`accelerated`] said the CPU has the
 //! features, and unaligned 16-byte loads and stores inside arrays whose
 //! size the types fix.
