@@ -9,6 +9,7 @@
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
 #   SERVER_CPUS=0 LOADGEN_CPUS=1 bench/server-tail.sh 1 target/release/as-capone   # each pinned to a core (taskset)
+#   LOADGEN=target/release/as-capone bench/server-tail.sh 2 OLD NEW   # one load generator for every server
 #
 # Other work on the machine shares the two cores: compare binaries within a
 # round, and look at the CPU per action, which load changes least.
@@ -26,7 +27,7 @@ for round in $(seq 1 "$ROUNDS"); do
     SP=$!
     for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
     s1=$(awk '{print $14+$15}' /proc/$SP/stat)
-    OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "$BIN" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
+    OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
       --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
     s2=$(awk '{print $14+$15}' /proc/$SP/stat)
     kill $SP; wait $SP 2>/dev/null || true

@@ -3,10 +3,23 @@
 //! per second and latency percentiles. It stops by itself: after `--games`
 //! games or `--max-seconds`, whichever comes first. Point it only at a
 //! server of yours (a loopback address here).
+//!
+//! It shares the machine with the server it measures, so it is kept cheap:
+//! each player holds one HTTP/1.1 keep-alive connection of its own
+//! (`hyper`'s connection API: no pool, no URL parsing per request) and
+//! reads from each answer only the fields it plays with, borrowed from the
+//! answer's bytes (BENCHMARKS.md, "Game server": its CPU per action).
 
 use anyhow::Context;
+use bytes::Bytes;
 use clap::Args;
-use serde_json::{Value, json};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use serde_json::json;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -94,13 +107,109 @@ impl Tally {
 }
 
 struct Shared {
-    client: reqwest::Client,
+    /// `host:port` of the server.
+    addr: String,
     url: String,
     games_left: AtomicI64,
     deadline: Instant,
     started: AtomicU64,
     /// Time between two requests of one player, when paced.
     interval: Option<Duration>,
+}
+
+/// One player's HTTP/1.1 connection, kept alive from request to request,
+/// opened again after an error.
+struct Conn {
+    sender: Option<SendRequest<Full<Bytes>>>,
+}
+
+impl Conn {
+    async fn open(addr: &str) -> anyhow::Result<SendRequest<Full<Bytes>>> {
+        let stream = tokio::net::TcpStream::connect(addr).await.with_context(|| format!("cannot connect to {addr}"))?;
+        stream.set_nodelay(true)?;
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(async move {
+            // Ends when the sender is dropped or the server closes.
+            let _ = conn.await;
+        });
+        Ok(sender)
+    }
+
+    /// Sends a request (a POST when `body` is given): the status and the
+    /// answer's bytes, with latency counted from `t0`.
+    async fn send(
+        &mut self,
+        s: &Shared,
+        path: &str,
+        token: Option<&str>,
+        body: Option<String>,
+        t0: Instant,
+    ) -> anyhow::Result<(u16, Bytes, u32)> {
+        let result = self.try_send(s, path, token, body).await;
+        if result.is_err() {
+            // A broken connection is not reused.
+            self.sender = None;
+        }
+        let (status, bytes) = result.with_context(|| format!("{path}"))?;
+        let us = t0.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+        Ok((status, bytes, us))
+    }
+
+    async fn try_send(
+        &mut self,
+        s: &Shared,
+        path: &str,
+        token: Option<&str>,
+        body: Option<String>,
+    ) -> anyhow::Result<(u16, Bytes)> {
+        let sender = match &mut self.sender {
+            Some(sender) => sender,
+            None => self.sender.insert(Conn::open(&s.addr).await?),
+        };
+        sender.ready().await?;
+        let mut req = hyper::Request::builder().uri(path).header(HOST, s.addr.as_str());
+        if let Some(t) = token {
+            req = req.header(AUTHORIZATION, format!("Bearer {t}"));
+        }
+        let req = match body {
+            Some(b) => req.method("POST").header(CONTENT_TYPE, "application/json").body(Full::new(Bytes::from(b)))?,
+            None => req.method("GET").body(Full::new(Bytes::new()))?,
+        };
+        let resp = sender.send_request(req).await?;
+        let status = resp.status().as_u16();
+        let bytes = resp.into_body().collect().await?.to_bytes();
+        Ok((status, bytes))
+    }
+}
+
+/// What the load generator reads of an answer: its ticket.
+#[derive(Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    ticket: TicketState<'a>,
+}
+
+/// The fields of a ticket that the player plays with.
+#[derive(Deserialize)]
+struct TicketState<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    seq: u64,
+    #[serde(borrow)]
+    phase: Cow<'a, str>,
+    #[serde(borrow, default)]
+    hand: Vec<Cow<'a, str>>,
+    result: Option<Prize>,
+}
+
+#[derive(Deserialize)]
+struct Prize {
+    prize_cents: u64,
+}
+
+/// The answer's text, for an error message.
+fn text(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(500)])
 }
 
 /// Percentile `p` (0..=100) of sorted microseconds, in milliseconds.
@@ -112,35 +221,16 @@ fn percentile_ms(sorted: &[u32], p: f64) -> f64 {
     f64::from(sorted[rank.clamp(1, sorted.len()) - 1]) / 1000.0
 }
 
-async fn post(s: &Shared, path: &str, token: Option<&str>, body: Value) -> anyhow::Result<(u16, Value, u32)> {
-    post_from(s, path, token, body, Instant::now()).await
-}
-
-/// POST, with latency counted from `t0` (the request's scheduled time).
-async fn post_from(
-    s: &Shared,
-    path: &str,
-    token: Option<&str>,
-    body: Value,
-    t0: Instant,
-) -> anyhow::Result<(u16, Value, u32)> {
-    let mut req = s.client.post(format!("{}{path}", s.url)).json(&body);
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let resp = req.send().await.with_context(|| format!("POST {path}"))?;
-    let status = resp.status().as_u16();
-    let bytes = resp.bytes().await?;
-    let us = t0.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
-    let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    Ok((status, v, us))
-}
-
-async fn register(s: &Shared, t: &mut Tally) -> anyhow::Result<String> {
-    let (status, v, _) = post(s, "/api/players", None, json!({"name": "loadtest"})).await?;
-    anyhow::ensure!(status == 201, "POST /api/players answered {status}: {v}");
+async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<String> {
+    let body = json!({"name": "loadtest"}).to_string();
+    let (status, bytes, _) = c.send(s, "/api/players", None, Some(body), Instant::now()).await?;
+    anyhow::ensure!(status == 201, "POST /api/players answered {status}: {}", text(&bytes));
     t.players += 1;
-    Ok(v["token"].as_str().context("no token")?.to_string())
+    #[derive(Deserialize)]
+    struct Created {
+        token: String,
+    }
+    Ok(serde_json::from_slice::<Created>(&bytes).context("no token")?.token)
 }
 
 /// One player: games one after another until none is left.
@@ -149,7 +239,8 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     // Paced players start spread over one interval.
     let offset = s.interval.map(|i| i.mul_f64(index as f64 / players as f64)).unwrap_or_default();
     let mut pace = Pace { interval: s.interval, next: Instant::now() + offset };
-    let mut token = match register(&s, &mut t).await {
+    let mut conn = Conn { sender: None };
+    let mut token = match register(&s, &mut conn, &mut t).await {
         Ok(tok) => tok,
         Err(e) => {
             t.error(format!("{e:#}"));
@@ -158,51 +249,52 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     };
     while Instant::now() < s.deadline && s.games_left.fetch_sub(1, Ordering::Relaxed) > 0 {
         s.started.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = game(&s, &mut t, &mut token, &mut pace).await {
+        if let Err(e) = game(&s, &mut conn, &mut t, &mut token, &mut pace).await {
             t.error(format!("{e:#}"));
         }
     }
     t
 }
 
-async fn game(s: &Shared, t: &mut Tally, token: &mut String, pace: &mut Pace) -> anyhow::Result<()> {
+async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace: &mut Pace) -> anyhow::Result<()> {
     let at = pace.slot().await;
-    let (mut status, mut v, mut us) = post_from(s, "/api/tickets", Some(token), json!({}), at).await?;
+    let (mut status, mut bytes, mut us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), at).await?;
     if status == 402 {
         // Out of play money: a new player takes over.
-        *token = register(s, t).await?;
-        (status, v, us) = post(s, "/api/tickets", Some(token), json!({})).await?;
+        *token = register(s, c, t).await?;
+        (status, bytes, us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), Instant::now()).await?;
     }
-    anyhow::ensure!(status == 201, "POST /api/tickets answered {status}: {v}");
+    anyhow::ensure!(status == 201, "POST /api/tickets answered {status}: {}", text(&bytes));
     t.purchases += 1;
     t.purchase_us.push(us);
-    let mut ticket = v["ticket"].clone();
-    let id = ticket["id"].as_str().context("ticket id")?.to_string();
+    let id = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket.id.into_owned();
     let path = format!("/api/tickets/{id}/actions");
     loop {
-        let seq = ticket["seq"].as_u64().context("seq")?;
-        let body = match ticket["phase"].as_str() {
-            Some("finished") => break,
-            Some("play") => {
-                // Any order gives the same odds (RULES.md); play the highest card.
-                let card = ticket["hand"].as_array().and_then(|h| h.last()).context("hand")?.clone();
-                json!({"seq": seq, "action": "play", "card": card})
+        let answer: Answer = serde_json::from_slice(&bytes).with_context(|| format!("an answer: {}", text(&bytes)))?;
+        let ticket = answer.ticket;
+        let seq = ticket.seq;
+        let body = match &*ticket.phase {
+            "finished" => {
+                t.finished += 1;
+                if ticket.result.is_some_and(|r| r.prize_cents > 0) {
+                    t.won += 1;
+                }
+                return Ok(());
             }
-            Some(_) => json!({"seq": seq, "action": "draw"}),
-            None => anyhow::bail!("ticket without phase: {ticket}"),
+            "play" => {
+                // Any order gives the same odds (RULES.md); play the highest card.
+                let card = ticket.hand.last().context("hand")?;
+                json!({"seq": seq, "action": "play", "card": card}).to_string()
+            }
+            _ => json!({"seq": seq, "action": "draw"}).to_string(),
         };
         let at = pace.slot().await;
-        let (status, v, us) = post_from(s, &path, Some(token), body, at).await?;
-        anyhow::ensure!(status == 200, "POST {path} answered {status}: {v}");
+        let (status, next, us) = c.send(s, &path, Some(token), Some(body), at).await?;
+        anyhow::ensure!(status == 200, "POST {path} answered {status}: {}", text(&next));
         t.actions += 1;
         t.action_us.push(us);
-        ticket = v["ticket"].clone();
+        bytes = next;
     }
-    t.finished += 1;
-    if ticket["result"]["prize_cents"].as_u64().unwrap_or(0) > 0 {
-        t.won += 1;
-    }
-    Ok(())
 }
 
 pub fn run(args: LoadtestArgs) -> anyhow::Result<()> {
@@ -215,17 +307,30 @@ pub fn run(args: LoadtestArgs) -> anyhow::Result<()> {
 }
 
 async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(args.players * 2)
-        .timeout(Duration::from_secs(30))
-        .tcp_nodelay(true)
-        .build()?;
     let url = args.url.trim_end_matches('/').to_string();
-    let health = client.get(format!("{url}/healthz")).send().await.with_context(|| format!("cannot reach {url}"))?;
-    anyhow::ensure!(health.status().is_success(), "{url}/healthz answered {}", health.status());
+    let uri: hyper::Uri = url.parse().with_context(|| format!("bad URL {url}"))?;
+    anyhow::ensure!(
+        uri.scheme_str() == Some("http") && uri.path() == "/",
+        "the load generator speaks plain HTTP/1.1 to a server's root: http://HOST:PORT, not {url}"
+    );
+    let host = uri.host().context("a URL with a host")?;
+    let addr = format!("{host}:{}", uri.port_u16().unwrap_or(80));
+    let probe = Shared {
+        addr: addr.clone(),
+        url: url.clone(),
+        games_left: AtomicI64::new(0),
+        deadline: Instant::now(),
+        started: AtomicU64::new(0),
+        interval: None,
+    };
+    let (status, _, _) = Conn { sender: None }
+        .send(&probe, "/healthz", None, None, Instant::now())
+        .await
+        .with_context(|| format!("cannot reach {url}"))?;
+    anyhow::ensure!((200..300).contains(&status), "{url}/healthz answered {status}");
     let started = Instant::now();
     let shared = Arc::new(Shared {
-        client,
+        addr,
         url,
         games_left: AtomicI64::new(i64::try_from(args.games).unwrap_or(i64::MAX)),
         deadline: started + Duration::from_secs(args.max_seconds),
