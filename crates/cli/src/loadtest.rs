@@ -150,7 +150,7 @@ impl Conn {
             // A broken connection is not reused.
             self.sender = None;
         }
-        let (status, bytes) = result.with_context(|| format!("{path}"))?;
+        let (status, bytes) = result.with_context(|| path.to_string())?;
         let us = t0.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
         Ok((status, bytes, us))
     }
