@@ -1,7 +1,8 @@
 //! [`AppError`]: every refusal of the API, in the one shape of CONTRACT.md:
 //! `{"error": code, "message": text}`. A refused request changes nothing
 //! (guarantee 7): the core refuses before anything is written, and a
-//! failure inside a group commit rolls back only its own savepoint.
+//! failure inside a group commit undoes only its own writes (the batch is
+//! run again with a savepoint per request, `store::sqlite::run_batch`).
 //!
 //! [`StoreError`]: what a storage backend can fail with, keeping the
 //! database's error as its `source`. It becomes an [`AppError::Storage`]
