@@ -11,7 +11,8 @@
 //! the total does not depend on who played which chunk.
 
 use crate::odds::FinalOutcome;
-use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, sim};
+use engine::lanes::{BLOCK, LANES, Lane, Lanes, MAX_TICKETS_PER_BLOCK, finish_ticket};
+use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, Words16, sim};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -127,6 +128,129 @@ fn run_chunk_with(seed: u64, chunk: u64, games: u64, play: impl Fn(&mut FastSour
     c
 }
 
+/// A chunk in a lane: its stream, the tickets it has left to start or
+/// finish, and its counts so far.
+struct Slot {
+    chunk: u64,
+    left: u64,
+    src: FastSource,
+    counts: SimCounts,
+}
+
+impl Slot {
+    fn count(&mut self, tricks: u8, game: u32) {
+        self.counts.outcomes[FinalOutcome::of_tricks(tricks.min(8)).index()] += 1;
+        self.counts.rounds += u64::from(game);
+        self.counts.tickets += 1;
+    }
+}
+
+/// Plays chunks in the lanes of `engine::lanes`: up to `max_lanes` (at
+/// most [`LANES`]) chunks at once on this thread, each on its own stream,
+/// one word of each a step. `take` gives the next chunk to play and its
+/// tickets (`None`: no more); `done` receives each chunk's counts, which
+/// are exactly [`run_chunk`]'s (tested chunk by chunk).
+///
+/// A chunk stays in its lane while it has more tickets left than a block
+/// can end ([`MAX_TICKETS_PER_BLOCK`]); then its lane's ticket in progress
+/// is finished word by word with the same steps, and its last tickets are
+/// played on the pair path from the same stream, and the lane takes the
+/// next chunk. A lane without a chunk plays words nobody reads, and its
+/// counts are dropped.
+pub fn run_chunks_lanes(
+    seed: u64,
+    max_lanes: usize,
+    take: &mut dyn FnMut() -> Option<(u64, u64)>,
+    done: &mut dyn FnMut(u64, SimCounts),
+) {
+    let key = key(seed);
+    let max_lanes = max_lanes.clamp(1, LANES);
+    let mut slots: [Option<Slot>; LANES] = Default::default();
+    let mut lanes = Lanes::default();
+    let mut words = [[0u16; LANES]; BLOCK];
+    loop {
+        for (i, slot) in slots.iter_mut().enumerate().take(max_lanes) {
+            loop {
+                match slot {
+                    Some(s) if s.left > MAX_TICKETS_PER_BLOCK => break,
+                    Some(s) => {
+                        let mut lane = lanes.get(i);
+                        if !lane.at_start() {
+                            let (tricks, game) = finish_ticket(&mut lane, &mut s.src);
+                            s.count(tricks, game);
+                            s.left -= 1;
+                        }
+                        for _ in 0..s.left {
+                            let (tricks, game) = play_ticket(&mut s.src);
+                            s.count(tricks, game);
+                        }
+                        done(s.chunk, s.counts);
+                        *slot = None;
+                    }
+                    None => match take() {
+                        Some((chunk, games)) => {
+                            *slot = Some(Slot {
+                                chunk,
+                                left: games,
+                                src: FastSource::new(key, chunk),
+                                counts: SimCounts::default(),
+                            });
+                            lanes.set(i, Lane::START);
+                        }
+                        None => break,
+                    },
+                }
+            }
+        }
+        if slots.iter().all(Option::is_none) {
+            return;
+        }
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if let Some(s) = slot {
+                let w = s.src.window::<BLOCK>();
+                s.src.consume(BLOCK);
+                for (row, x) in words.iter_mut().zip(w) {
+                    row[i] = x;
+                }
+            }
+        }
+        let block = lanes.run_block(&words);
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if let Some(s) = slot {
+                let tickets = u64::from(block.tickets[i]);
+                let mut won = 0;
+                for t in 5..=8u8 {
+                    let n = u64::from(block.wins_with(i, u32::from(t)));
+                    s.counts.outcomes[FinalOutcome::of_tricks(t).index()] += n;
+                    won += n;
+                }
+                s.counts.outcomes[FinalOutcome::Lose.index()] += tickets - won;
+                s.counts.rounds += u64::from(block.rounds[i]);
+                s.counts.tickets += tickets;
+                s.left -= tickets;
+            }
+        }
+    }
+}
+
+/// [`run_chunk`] in the lanes: one chunk alone (the other lanes idle), for
+/// the tests that compare the paths chunk by chunk.
+pub fn run_chunk_lanes(seed: u64, chunk: u64, games: u64) -> SimCounts {
+    let mut next = Some((chunk, games));
+    let mut out = SimCounts::default();
+    run_chunks_lanes(seed, 1, &mut || next.take(), &mut |_, c| out = c);
+    out
+}
+
+/// Plays chunks `0..chunks`, `games` tickets each, in the lanes of one
+/// thread: the summed counts (the lane benchmark).
+pub fn run_lanes(seed: u64, chunks: u64, games: u64) -> SimCounts {
+    let mut next = 0..chunks;
+    let mut total = SimCounts::default();
+    run_chunks_lanes(seed, LANES, &mut || next.next().map(|c| (c, games)), &mut |_, c| total.add(&c));
+    total
+}
+
 /// The simulator's baseline (benches, `profile_sim draws`): about a
 /// ticket's worth of draws from [`FastSource`], without the engine: eight As Capone cards a game, 1.29
 /// games a ticket, and 1.5 deck draws of two numbers; a sum of the draws,
@@ -211,6 +335,27 @@ mod tests {
             assert_eq!(run_chunk(seed, chunk, 20_000), apply, "seed {seed}");
             assert_eq!(run_chunk_single(seed, chunk, 20_000), apply, "seed {seed}");
             assert_eq!(run_chunk_branchless(seed, chunk, 20_000), apply, "seed {seed}");
+            assert_eq!(run_chunk_lanes(seed, chunk, 20_000), apply, "seed {seed}");
+        }
+    }
+
+    /// The lanes count each chunk as `Game::apply` does, whatever lane
+    /// plays it and whatever chunks play beside it: full chunks, a partial
+    /// last chunk, chunks shorter than a block's tickets, and lanes taking
+    /// new chunks as others end.
+    #[test]
+    fn lanes_count_each_chunk_as_game_apply() {
+        let sizes = [CHUNK, 1, 16, 17, 40_000, 18, 3 * CHUNK / 4, 5_000, 2, 1_234, 20_000, 100, 30_000];
+        for (seed, max_lanes) in [(1u64, LANES), (2026, 3), (u64::MAX, LANES)] {
+            let mut next = sizes.iter().enumerate().map(|(i, &n)| (i as u64 * 7 + 3, n));
+            let mut got = Vec::new();
+            run_chunks_lanes(seed, max_lanes, &mut || next.next(), &mut |c, counts| got.push((c, counts)));
+            assert_eq!(got.len(), sizes.len(), "seed {seed}");
+            for (chunk, counts) in got {
+                let n = sizes[(chunk as usize - 3) / 7];
+                assert_eq!(counts.tickets, n);
+                assert_eq!(counts, run_chunk_apply(seed, chunk, n), "seed {seed}, chunk {chunk}");
+            }
         }
     }
 
