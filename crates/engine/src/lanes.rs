@@ -338,6 +338,26 @@ impl Lanes {
     }
 }
 
+/// Lays out the lanes' next [`BLOCK`] words for [`Lanes::run_block`]:
+/// `out[k][i] = blocks[i][k]`, each lane's words read in order from its own
+/// stream. Eight by eight words at a time with vector unpacks (a transpose
+/// of 16-bit words) when the processor has AVX2, element by element
+/// otherwise.
+pub fn transpose(blocks: &[[u16; BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above.
+            return unsafe { avx2::transpose(blocks, out) };
+        }
+    }
+    for (k, row) in out.iter_mut().enumerate() {
+        for (i, x) in row.iter_mut().enumerate() {
+            *x = blocks[i][k];
+        }
+    }
+}
+
 /// [`step`] on eight lanes at once with AVX2, operation for operation:
 /// conditions are masks of all ones or zeros, selects are blends.
 #[cfg(target_arch = "x86_64")]
@@ -468,12 +488,76 @@ mod avx2 {
         store(&mut counts.wins, wins);
         counts
     }
+
+    /// [`super::transpose`]: eight words of each lane at a time, three
+    /// rounds of unpacks (16-bit, 32-bit, then 64-bit pairs).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn transpose(blocks: &[[u16; BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]) {
+        for (t, rows) in out.chunks_exact_mut(8).enumerate() {
+            // SAFETY: each load reads 16 bytes, words 8t..8t + 8 of a lane's
+            // block of BLOCK (a multiple of 8) words.
+            let r: [__m128i; 8] =
+                std::array::from_fn(|i| unsafe { _mm_loadu_si128(blocks[i][8 * t..].as_ptr().cast()) });
+            // Three rounds of unpacks: 16-bit, 32-bit, then 64-bit pairs.
+            let a = [
+                _mm_unpacklo_epi16(r[0], r[1]),
+                _mm_unpackhi_epi16(r[0], r[1]),
+                _mm_unpacklo_epi16(r[2], r[3]),
+                _mm_unpackhi_epi16(r[2], r[3]),
+                _mm_unpacklo_epi16(r[4], r[5]),
+                _mm_unpackhi_epi16(r[4], r[5]),
+                _mm_unpacklo_epi16(r[6], r[7]),
+                _mm_unpackhi_epi16(r[6], r[7]),
+            ];
+            let b = [
+                _mm_unpacklo_epi32(a[0], a[2]),
+                _mm_unpackhi_epi32(a[0], a[2]),
+                _mm_unpacklo_epi32(a[1], a[3]),
+                _mm_unpackhi_epi32(a[1], a[3]),
+                _mm_unpacklo_epi32(a[4], a[6]),
+                _mm_unpackhi_epi32(a[4], a[6]),
+                _mm_unpacklo_epi32(a[5], a[7]),
+                _mm_unpackhi_epi32(a[5], a[7]),
+            ];
+            let c = [
+                _mm_unpacklo_epi64(b[0], b[4]),
+                _mm_unpackhi_epi64(b[0], b[4]),
+                _mm_unpacklo_epi64(b[1], b[5]),
+                _mm_unpackhi_epi64(b[1], b[5]),
+                _mm_unpacklo_epi64(b[2], b[6]),
+                _mm_unpackhi_epi64(b[2], b[6]),
+                _mm_unpacklo_epi64(b[3], b[7]),
+                _mm_unpackhi_epi64(b[3], b[7]),
+            ];
+            for (row, v) in rows.iter_mut().zip(c) {
+                // SAFETY: a row is 8 words, 16 writable bytes.
+                unsafe { _mm_storeu_si128(row.as_mut_ptr().cast(), v) };
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::FastSource;
+
+    #[test]
+    fn transpose_lays_out_each_lane_in_a_column() {
+        let mut blocks = [[0u16; BLOCK]; LANES];
+        for (i, b) in blocks.iter_mut().enumerate() {
+            for (k, x) in b.iter_mut().enumerate() {
+                *x = (i * 1000 + k) as u16;
+            }
+        }
+        let mut out = [[0u16; LANES]; BLOCK];
+        transpose(&blocks, &mut out);
+        for (k, row) in out.iter().enumerate() {
+            for (i, &x) in row.iter().enumerate() {
+                assert_eq!(x, (i * 1000 + k) as u16, "word {k} of lane {i}");
+            }
+        }
+    }
 
     /// The block (vector code where the processor has it, and the scalar
     /// fallback) equals the lanes' steps one by one, state and counts, on

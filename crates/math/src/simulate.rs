@@ -11,7 +11,7 @@
 //! the total does not depend on who played which chunk.
 
 use crate::odds::FinalOutcome;
-use engine::lanes::{BLOCK, LANES, Lane, Lanes, MAX_TICKETS_PER_BLOCK, finish_ticket};
+use engine::lanes::{BLOCK, LANES, Lanes, MAX_TICKETS_PER_BLOCK, finish_ticket, transpose};
 use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, Words16, sim};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
@@ -167,6 +167,7 @@ pub fn run_chunks_lanes(
     let max_lanes = max_lanes.clamp(1, LANES);
     let mut slots: [Option<Slot>; LANES] = Default::default();
     let mut lanes = Lanes::default();
+    let mut blocks = [[0u16; BLOCK]; LANES];
     let mut words = [[0u16; LANES]; BLOCK];
     loop {
         for (i, slot) in slots.iter_mut().enumerate().take(max_lanes) {
@@ -195,7 +196,7 @@ pub fn run_chunks_lanes(
                                 src: FastSource::new(key, chunk),
                                 counts: SimCounts::default(),
                             });
-                            lanes.set(i, Lane::START);
+                            lanes.set(i, engine::lanes::Lane::START);
                         }
                         None => break,
                     },
@@ -205,15 +206,13 @@ pub fn run_chunks_lanes(
         if slots.iter().all(Option::is_none) {
             return;
         }
-        for (i, slot) in slots.iter_mut().enumerate() {
+        for (slot, block) in slots.iter_mut().zip(blocks.iter_mut()) {
             if let Some(s) = slot {
-                let w = s.src.window::<BLOCK>();
+                *block = s.src.window::<BLOCK>();
                 s.src.consume(BLOCK);
-                for (row, x) in words.iter_mut().zip(w) {
-                    row[i] = x;
-                }
             }
         }
+        transpose(&blocks, &mut words);
         let block = lanes.run_block(&words);
         for (i, slot) in slots.iter_mut().enumerate() {
             if let Some(s) = slot {
@@ -277,8 +276,41 @@ pub fn draws_only(tickets: u64) -> u32 {
 }
 
 /// Runs the simulation; `progress` is called with the number of games done
-/// after each chunk (from any thread).
+/// after each chunk (from any thread). Each thread plays chunks in the
+/// lanes ([`run_chunks_lanes`]), taking the next chunk whenever a lane
+/// ends one; a thread starts no more lanes than its share of the chunks,
+/// so that a short simulation still spreads over every thread.
 pub fn simulate(cfg: &SimConfig, progress: &(dyn Fn(u64) + Sync)) -> (SimCounts, Duration) {
+    let start = Instant::now();
+    let chunks = cfg.games.div_ceil(CHUNK);
+    let threads = cfg.threads.max(1);
+    let lanes = usize::try_from(chunks.div_ceil(threads as u64)).unwrap_or(LANES).min(LANES);
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let total = Mutex::new(SimCounts::default());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut mine = SimCounts::default();
+                let mut take = || {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    (i < chunks).then(|| (i, CHUNK.min(cfg.games - i * CHUNK)))
+                };
+                let mut finished = |_chunk, counts: SimCounts| {
+                    mine.add(&counts);
+                    progress(done.fetch_add(counts.tickets, Ordering::Relaxed) + counts.tickets);
+                };
+                run_chunks_lanes(cfg.seed, lanes, &mut take, &mut finished);
+                total.lock().expect("no thread panicked").add(&mine);
+            });
+        }
+    });
+    (total.into_inner().expect("no thread panicked"), start.elapsed())
+}
+
+/// [`simulate`] with one chunk at a time a thread on the pair path
+/// ([`run_chunk`]): the previous version, kept for the benchmark.
+pub fn simulate_pairs(cfg: &SimConfig, progress: &(dyn Fn(u64) + Sync)) -> (SimCounts, Duration) {
     let start = Instant::now();
     let chunks = cfg.games.div_ceil(CHUNK);
     let next = AtomicU64::new(0);
@@ -313,6 +345,7 @@ mod tests {
         let games = 3 * CHUNK + 1234;
         let run = |threads| simulate(&SimConfig { games, seed: 7, threads }, &|_| {}).0;
         let one = run(1);
+        assert_eq!(simulate_pairs(&SimConfig { games, seed: 7, threads: 2 }, &|_| {}).0, one);
         assert_eq!(one.tickets, games);
         assert_eq!(one.outcomes.iter().sum::<u64>(), games);
         assert_eq!(run(2), one);
