@@ -73,30 +73,26 @@ const REJECT: [u8; 16] = {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lane {
     /// As Capone's cards left, in increasing order, one a nibble from the
-    /// low end; the nibbles above the last are 0.
+    /// low end; the nibbles above the last are never read.
     pub cards: u32,
-    /// The trick being played, 0 to 7, which is also the player's card (8
-    /// while an Extra duel is drawn).
+    /// The trick being played, 0 to 7, which is also the player's card; 8
+    /// while deck draws decide an Extra duel (so a deck draw with a trick
+    /// of 8 is the Extra duel's, any other a tie-break's).
     pub trick: u32,
     /// The next word's bound, which says what it draws: As Capone's card
     /// (his cards left, 1 to 8), the player's deck card ([`DECK_A`]) or As
     /// Capone's ([`DECK_B`]).
     pub bound: u32,
-    /// All ones while deck draws decide an Extra duel, 0 while they break a
-    /// tie (a mask, as the vector code holds it).
-    pub extra: u32,
     /// Tricks the player took in this game.
     pub won: u32,
     /// The rank of the player's deck card, doubled (its card number with
     /// the low bit cleared), while As Capone's is drawn.
     pub deck: u32,
-    /// The game number, 1 and up (art. 3.2.5.4).
-    pub game: u32,
 }
 
 impl Lane {
     /// A ticket's start: nothing drawn.
-    pub const START: Lane = Lane { cards: FULL, trick: 0, bound: 8, extra: 0, won: 0, deck: 0, game: 1 };
+    pub const START: Lane = Lane { cards: FULL, trick: 0, bound: 8, won: 0, deck: 0 };
 
     /// Between two tickets: [`Lane::START`] but for the last deck draw's
     /// player card, which nothing reads before the next deck draw sets it.
@@ -113,25 +109,27 @@ impl Default for Lane {
     }
 }
 
-/// What a step ended: `finished` is 1 when the word ended a ticket, whose
-/// result is then `tricks` (0 to 8, tricks of the deciding game) in game
-/// number `game`.
+/// What a step did besides moving the state: `finished` is 1 when the word
+/// ended a ticket, whose result is then `tricks` (0 to 8, tricks of the
+/// deciding game); `extra_game` is 1 when it won an Extra duel (a new game
+/// of the same ticket). A ticket's game number is 1 and its Extra games.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ended {
     pub finished: u32,
     pub tricks: u32,
-    pub game: u32,
+    pub extra_game: u32,
 }
 
 /// One word of a lane's stream, drawn with
 /// [`FastSource`](crate::FastSource)'s rule, as the pair path and
 /// `Game::apply` draw it, the player's weakest card first: the new state,
-/// and whether (and how) a ticket ended. Written with selects only, and
-/// step for step as the vector code of [`Lanes::run_block`] computes it.
+/// and whether a ticket ended or an Extra game began. Written with selects
+/// only, and line for line as the vector code of [`Lanes::run_block`]
+/// computes it.
 ///
 /// Two facts make it short. A trick and a deck draw's second card end the
-/// same way: the player takes it when the drawn value `x` is below his own
-/// `y`, and ties when it equals it (a trick: As Capone's card against the
+/// same way: the player takes it when the drawn value is below his own,
+/// and ties when it equals it (a trick: As Capone's card against the
 /// player's, the trick number; a deck draw: `b` below 15 against the
 /// player's card `a`'s rank doubled, since As Capone's card `b + (b >= a)`
 /// is of a lower rank exactly when `b < a & !1`, and of the same rank
@@ -146,7 +144,6 @@ pub fn step(s: Lane, w: u16) -> (Lane, Ended) {
     let in_trick = s.bound <= 8;
     let deck_a = s.bound == DECK_A;
     let deck_b = s.bound == DECK_B;
-    let extra = s.extra != 0;
 
     // A trick: As Capone plays his v-th card (v < bound <= 8).
     let sh = (v << 2) & 28;
@@ -160,11 +157,13 @@ pub fn step(s: Lane, w: u16) -> (Lane, Ended) {
     let lt = drawn < theirs;
     let tie = drawn == theirs;
 
-    // A trick or a deck draw's second card drawn, and not a tie.
+    // A trick or a deck draw's second card drawn, and not a tie: a trick
+    // taken, or the Extra duel decided.
     let taken = ok & !deck_a;
     let decided = taken & !tie;
-    let trick_done = decided & !(deck_b & extra);
-    let extra_decided = decided & deck_b & extra;
+    let duel = deck_b & (s.trick == 8);
+    let trick_done = decided & !duel;
+    let duel_decided = decided & duel;
     let won = s.won + u32::from(trick_done & lt);
     let trick = s.trick + u32::from(trick_done);
     // art. 3.2.3: the game ends with its eighth trick; four tricks go to
@@ -175,9 +174,9 @@ pub fn step(s: Lane, w: u16) -> (Lane, Ended) {
     let ends_game = game_end & !four;
     // art. 3.2.5.3, 3.2.5.4: the Extra duel won, an Extra game; lost, the
     // ticket ends with its four tricks.
-    let extra_won = extra_decided & lt;
-    let finished = ends_game | (extra_decided & !lt);
-    let new_game = ends_game | extra_decided;
+    let extra_game = duel_decided & lt;
+    let finished = ends_game | (duel_decided & !lt);
+    let new_game = ends_game | duel_decided;
     // A tie (of a trick or of a deck draw) and the Extra duel draw from the
     // deck; its first card is followed by its second.
     let to_deck = (taken & tie) | extra_duel;
@@ -201,69 +200,74 @@ pub fn step(s: Lane, w: u16) -> (Lane, Ended) {
         },
         trick,
         bound,
-        extra: if new_game { 0 } else { s.extra | if extra_duel { u32::MAX } else { 0 } },
         won: if new_game { 0 } else { won },
         deck: if deck_a { v & 14 } else { s.deck },
-        game: if finished { 1 } else { s.game + u32::from(extra_won) },
     };
-    let ended = Ended { finished: u32::from(finished), tricks: won, game: s.game };
+    let ended = Ended { finished: u32::from(finished), tricks: won, extra_game: u32::from(extra_game) };
     (next, ended)
 }
 
-/// Plays words of `w` from the lane's state `s` to the end of its ticket:
-/// the ticket's tricks and game number, `s` back at a ticket's start
-/// ([`Lane::at_start`]). From `Lane::START`, a whole ticket, the words the
-/// pair path would take.
+/// Plays words of `w` from the lane's state `s` to the end of its ticket,
+/// leaving `s` at a ticket's start ([`Lane::at_start`]): the ticket's
+/// tricks, and the Extra games won on the way. From `Lane::START`, a whole
+/// ticket, the words the pair path would take, and its game number less 1.
 pub fn finish_ticket<W: Words16 + ?Sized>(s: &mut Lane, w: &mut W) -> (u8, u32) {
+    let mut extra = 0;
     loop {
         let (next, e) = step(*s, w.take_u16());
         *s = next;
+        extra += e.extra_game;
         if e.finished == 1 {
-            return (e.tricks as u8, e.game);
+            return (e.tricks as u8, extra);
         }
     }
 }
 
-/// What the lanes ended in a block, lane by lane: tickets, the sum of their
-/// game numbers (games played, Extra games included), and the tickets won
-/// with 5, 6, 7 and 8 tricks, one byte each from the low end (at most
-/// [`MAX_TICKETS_PER_BLOCK`] a block: no carry between bytes).
+/// What the lanes did in a block, one 32-bit word a lane of 5-bit fields
+/// (a block ends at most [`MAX_TICKETS_PER_BLOCK`] tickets, 16, and begins
+/// at most as many Extra games, since a game takes eight words: no field
+/// overflows): tickets ended (bit 0), tickets won with 5, 6, 7 and 8 tricks
+/// (bits 5, 10, 15, 20), Extra games begun (bit 25).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BlockCounts {
-    pub tickets: [u32; LANES],
-    pub rounds: [u32; LANES],
-    pub wins: [u32; LANES],
-}
+pub struct BlockCounts(pub [u32; LANES]);
+
+const TICKETS: u32 = 0;
+const EXTRA_GAMES: u32 = 25;
+const _: () = assert!(MAX_TICKETS_PER_BLOCK < 32 && BLOCK / 8 < 32);
 
 impl BlockCounts {
+    /// Lane `i`'s tickets ended.
+    pub fn tickets(&self, i: usize) -> u32 {
+        (self.0[i] >> TICKETS) & 31
+    }
+
     /// Lane `i`'s tickets won with `t` tricks (5 to 8).
     pub fn wins_with(&self, i: usize, t: u32) -> u32 {
         debug_assert!((5..=8).contains(&t));
-        (self.wins[i] >> (8 * (t - 5))) & 0xFF
+        (self.0[i] >> (5 * (t - 4))) & 31
     }
 
-    /// Counts a step's end in lane `i`.
+    /// Lane `i`'s Extra games begun.
+    pub fn extra_games(&self, i: usize) -> u32 {
+        (self.0[i] >> EXTRA_GAMES) & 31
+    }
+
+    /// Counts a step of lane `i`.
     #[inline(always)]
     fn add(&mut self, i: usize, e: Ended) {
-        let f = e.finished;
-        self.tickets[i] += f;
-        self.rounds[i] += f * e.game;
-        // 1 << 8 (tricks - 5) for a ticket won with 5 to 8 tricks.
-        self.wins[i] += (f * u32::from(e.tricks >= 5)) << ((8 * e.tricks).wrapping_sub(40) & 31);
+        let win = if e.tricks >= 5 { 1 << (5 * (e.tricks - 4)) } else { 0 };
+        self.0[i] += e.finished * ((1 << TICKETS) | win) + (e.extra_game << EXTRA_GAMES);
     }
 }
 
 /// The lanes' states, field by field (one vector a field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
 pub struct Lanes {
     cards: [u32; LANES],
     trick: [u32; LANES],
     bound: [u32; LANES],
-    extra: [u32; LANES],
     won: [u32; LANES],
     deck: [u32; LANES],
-    game: [u32; LANES],
 }
 
 impl Default for Lanes {
@@ -273,10 +277,8 @@ impl Default for Lanes {
             cards: [s.cards; LANES],
             trick: [s.trick; LANES],
             bound: [s.bound; LANES],
-            extra: [s.extra; LANES],
             won: [s.won; LANES],
             deck: [s.deck; LANES],
-            game: [s.game; LANES],
         }
     }
 }
@@ -284,15 +286,7 @@ impl Default for Lanes {
 impl Lanes {
     /// Lane `i`'s state.
     pub fn get(&self, i: usize) -> Lane {
-        Lane {
-            cards: self.cards[i],
-            trick: self.trick[i],
-            bound: self.bound[i],
-            extra: self.extra[i],
-            won: self.won[i],
-            deck: self.deck[i],
-            game: self.game[i],
-        }
+        Lane { cards: self.cards[i], trick: self.trick[i], bound: self.bound[i], won: self.won[i], deck: self.deck[i] }
     }
 
     /// Sets lane `i`'s state.
@@ -300,10 +294,8 @@ impl Lanes {
         self.cards[i] = s.cards;
         self.trick[i] = s.trick;
         self.bound[i] = s.bound;
-        self.extra[i] = s.extra;
         self.won[i] = s.won;
         self.deck[i] = s.deck;
-        self.game[i] = s.game;
     }
 
     /// Plays [`BLOCK`] words of each lane: `words[k][i]` is lane `i`'s
@@ -362,7 +354,7 @@ pub fn transpose(blocks: &[[u16; BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]
 /// conditions are masks of all ones or zeros, selects are blends.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{BLOCK, BlockCounts, DECK_A, DECK_B, FULL, LANES, Lanes, REJECT};
+    use super::{BLOCK, BlockCounts, DECK_A, DECK_B, EXTRA_GAMES, FULL, LANES, Lanes, REJECT};
     use std::arch::x86_64::*;
 
     /// Eight lanes of a field.
@@ -399,9 +391,8 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn run_block(l: &mut Lanes, rows: &[[u16; LANES]; BLOCK]) -> BlockCounts {
         let (mut cards, mut trick, mut bound) = (load(&l.cards), load(&l.trick), load(&l.bound));
-        let (mut extra, mut won, mut deck, mut game) = (load(&l.extra), load(&l.won), load(&l.deck), load(&l.game));
-        let (mut tickets, mut rounds, mut wins) =
-            (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
+        let (mut won, mut deck) = (load(&l.won), load(&l.deck));
+        let mut counts = _mm256_setzero_si256();
         let reject = {
             let mut t = [0u32; LANES];
             for (k, x) in t.iter_mut().enumerate() {
@@ -410,13 +401,12 @@ mod avx2 {
             }
             load(&t)
         };
-        let ones = splat(u32::MAX);
-        let zero = _mm256_setzero_si256();
         for row in rows {
+            let ones = _mm256_cmpeq_epi32(bound, bound);
             let w = words(row);
             let x = _mm256_mullo_epi32(w, bound);
             let v = _mm256_srli_epi32::<16>(x);
-            let low = _mm256_blend_epi16::<0xAA>(x, zero);
+            let low = _mm256_blend_epi16::<0xAA>(x, _mm256_setzero_si256());
             // The rejection zone: the bound's low byte indexes the table,
             // the other three bytes (bit 7 set) read zeros.
             let r = _mm256_shuffle_epi8(reject, _mm256_or_si256(bound, splat(0x8080_8000)));
@@ -442,25 +432,28 @@ mod avx2 {
             // `not_decided` = !decided.
             let not_taken = _mm256_or_si256(rejected, deck_a);
             let not_decided = _mm256_or_si256(not_taken, tie);
-            let b_extra = _mm256_and_si256(deck_b, extra);
-            let trick_done = _mm256_andnot_si256(_mm256_or_si256(not_decided, b_extra), ones);
-            let extra_decided = _mm256_andnot_si256(not_decided, b_extra);
+            let duel = _mm256_and_si256(deck_b, _mm256_cmpeq_epi32(trick, splat(8)));
+            let trick_done = _mm256_andnot_si256(_mm256_or_si256(not_decided, duel), ones);
+            let duel_decided = _mm256_andnot_si256(not_decided, duel);
             won = _mm256_sub_epi32(won, _mm256_and_si256(trick_done, lt));
             trick = _mm256_sub_epi32(trick, trick_done);
             let game_end = _mm256_and_si256(trick_done, _mm256_cmpeq_epi32(trick, splat(8)));
             let four = _mm256_cmpeq_epi32(won, splat(4));
             let extra_duel = _mm256_and_si256(game_end, four);
             let ends_game = _mm256_andnot_si256(four, game_end);
-            let extra_won = _mm256_and_si256(extra_decided, lt);
-            let finished = _mm256_or_si256(ends_game, _mm256_andnot_si256(lt, extra_decided));
-            let new_game = _mm256_or_si256(ends_game, extra_decided);
+            let extra_game = _mm256_and_si256(duel_decided, lt);
+            let finished = _mm256_or_si256(ends_game, _mm256_andnot_si256(lt, duel_decided));
+            let new_game = _mm256_or_si256(ends_game, duel_decided);
             let to_deck = _mm256_or_si256(_mm256_andnot_si256(not_taken, tie), extra_duel);
 
-            // The counts (a shift by 32 or more gives 0: no win below 5).
-            tickets = _mm256_sub_epi32(tickets, finished);
-            rounds = _mm256_add_epi32(rounds, _mm256_and_si256(finished, game));
-            let win = _mm256_sllv_epi32(splat(1), _mm256_sub_epi32(_mm256_slli_epi32::<3>(won), splat(40)));
-            wins = _mm256_add_epi32(wins, _mm256_and_si256(finished, win));
+            // The counts: a ticket at bit 0 (minus a mask of ones adds 1),
+            // a win with t tricks at bit 5 (t - 4) (a shift by 32 or more
+            // gives 0: no win below 5), an Extra game at bit 25.
+            let five_won = _mm256_add_epi32(_mm256_slli_epi32::<2>(won), won);
+            let win = _mm256_sllv_epi32(splat(1 << 5), _mm256_sub_epi32(five_won, splat(25)));
+            counts = _mm256_sub_epi32(counts, finished);
+            counts = _mm256_add_epi32(counts, _mm256_and_si256(finished, win));
+            counts = _mm256_add_epi32(counts, _mm256_and_si256(extra_game, splat(1 << EXTRA_GAMES)));
 
             trick = _mm256_andnot_si256(new_game, trick);
             won = _mm256_andnot_si256(new_game, won);
@@ -471,22 +464,16 @@ mod avx2 {
             let played = _mm256_andnot_si256(rejected, in_trick);
             cards = _mm256_blendv_epi8(cards, cards_after, played);
             cards = _mm256_blendv_epi8(cards, splat(FULL), new_game);
-            extra = _mm256_andnot_si256(new_game, _mm256_or_si256(extra, extra_duel));
             deck = _mm256_blendv_epi8(deck, _mm256_and_si256(v, splat(14)), deck_a);
-            game = _mm256_blendv_epi8(_mm256_sub_epi32(game, extra_won), splat(1), finished);
         }
         store(&mut l.cards, cards);
         store(&mut l.trick, trick);
         store(&mut l.bound, bound);
-        store(&mut l.extra, extra);
         store(&mut l.won, won);
         store(&mut l.deck, deck);
-        store(&mut l.game, game);
-        let mut counts = BlockCounts::default();
-        store(&mut counts.tickets, tickets);
-        store(&mut counts.rounds, rounds);
-        store(&mut counts.wins, wins);
-        counts
+        let mut out = BlockCounts::default();
+        store(&mut out.0, counts);
+        out
     }
 
     /// [`super::transpose`]: eight words of each lane at a time, three
@@ -587,12 +574,12 @@ mod tests {
                     let (n, e) = step(*s, row[i]);
                     *s = n;
                     if e.finished == 1 {
-                        want.tickets[i] += 1;
-                        want.rounds[i] += e.game;
+                        want.0[i] += 1;
                         if e.tricks >= 5 {
-                            want.wins[i] += 1 << (8 * (e.tricks - 5));
+                            want.0[i] += 1 << (5 * (e.tricks - 4));
                         }
                     }
+                    want.0[i] += e.extra_game << 25;
                 }
                 assert_eq!(lanes.get(i), *s, "round {round}, lane {i}");
             }

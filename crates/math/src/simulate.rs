@@ -177,8 +177,10 @@ pub fn run_chunks_lanes(
                     Some(s) => {
                         let mut lane = lanes.get(i);
                         if !lane.at_start() {
-                            let (tricks, game) = finish_ticket(&mut lane, &mut s.src);
-                            s.count(tricks, game);
+                            // Its Extra games so far were counted in the
+                            // blocks: only those it wins now and its first.
+                            let (tricks, extra) = finish_ticket(&mut lane, &mut s.src);
+                            s.count(tricks, 1 + extra);
                             s.left -= 1;
                         }
                         for _ in 0..s.left {
@@ -216,7 +218,7 @@ pub fn run_chunks_lanes(
         let block = lanes.run_block(&words);
         for (i, slot) in slots.iter_mut().enumerate() {
             if let Some(s) = slot {
-                let tickets = u64::from(block.tickets[i]);
+                let tickets = u64::from(block.tickets(i));
                 let mut won = 0;
                 for t in 5..=8u8 {
                     let n = u64::from(block.wins_with(i, u32::from(t)));
@@ -224,7 +226,8 @@ pub fn run_chunks_lanes(
                     won += n;
                 }
                 s.counts.outcomes[FinalOutcome::Lose.index()] += tickets - won;
-                s.counts.rounds += u64::from(block.rounds[i]);
+                // A ticket's games: its first, and each Extra game begun.
+                s.counts.rounds += tickets + u64::from(block.extra_games(i));
                 s.counts.tickets += tickets;
                 s.left -= tickets;
             }
