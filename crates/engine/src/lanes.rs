@@ -331,11 +331,12 @@ impl Lanes {
 }
 
 /// Lays out the lanes' next [`BLOCK`] words for [`Lanes::run_block`]:
-/// `out[k][i] = blocks[i][k]`, each lane's words read in order from its own
-/// stream. Eight by eight words at a time with vector unpacks (a transpose
+/// `out[k][i]` is word `k` of lane `i`, the little-endian pair of bytes
+/// `blocks[i][2k], blocks[i][2k + 1]` (each lane's bytes as its stream
+/// gives them, as [`FastSource`](crate::FastSource) reads its words). Eight by eight words at a time with vector unpacks (a transpose
 /// of 16-bit words) when the processor has AVX2, element by element
 /// otherwise.
-pub fn transpose(blocks: &[[u16; BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]) {
+pub fn transpose(blocks: &[[u8; 2 * BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -345,7 +346,7 @@ pub fn transpose(blocks: &[[u16; BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]
     }
     for (k, row) in out.iter_mut().enumerate() {
         for (i, x) in row.iter_mut().enumerate() {
-            *x = blocks[i][k];
+            *x = u16::from_le_bytes([blocks[i][2 * k], blocks[i][2 * k + 1]]);
         }
     }
 }
@@ -479,12 +480,13 @@ mod avx2 {
     /// [`super::transpose`]: eight words of each lane at a time, three
     /// rounds of unpacks (16-bit, 32-bit, then 64-bit pairs).
     #[target_feature(enable = "avx2")]
-    pub(super) fn transpose(blocks: &[[u16; BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]) {
+    pub(super) fn transpose(blocks: &[[u8; 2 * BLOCK]; LANES], out: &mut [[u16; LANES]; BLOCK]) {
         for (t, rows) in out.chunks_exact_mut(8).enumerate() {
             // SAFETY: each load reads 16 bytes, words 8t..8t + 8 of a lane's
-            // block of BLOCK (a multiple of 8) words.
+            // block of BLOCK (a multiple of 8) words; x86 is little-endian,
+            // so the bytes are the words.
             let r: [__m128i; 8] =
-                std::array::from_fn(|i| unsafe { _mm_loadu_si128(blocks[i][8 * t..].as_ptr().cast()) });
+                std::array::from_fn(|i| unsafe { _mm_loadu_si128(blocks[i][16 * t..].as_ptr().cast()) });
             // Three rounds of unpacks: 16-bit, 32-bit, then 64-bit pairs.
             let a = [
                 _mm_unpacklo_epi16(r[0], r[1]),
@@ -531,10 +533,10 @@ mod tests {
 
     #[test]
     fn transpose_lays_out_each_lane_in_a_column() {
-        let mut blocks = [[0u16; BLOCK]; LANES];
+        let mut blocks = [[0u8; 2 * BLOCK]; LANES];
         for (i, b) in blocks.iter_mut().enumerate() {
-            for (k, x) in b.iter_mut().enumerate() {
-                *x = (i * 1000 + k) as u16;
+            for (k, x) in b.chunks_exact_mut(2).enumerate() {
+                x.copy_from_slice(&((i * 1000 + k) as u16).to_le_bytes());
             }
         }
         let mut out = [[0u16; LANES]; BLOCK];

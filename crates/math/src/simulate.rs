@@ -12,7 +12,9 @@
 
 use crate::odds::FinalOutcome;
 use engine::lanes::{BLOCK, LANES, Lanes, MAX_TICKETS_PER_BLOCK, finish_ticket, transpose};
-use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, Words16, sim};
+use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, sim};
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,7 +135,7 @@ fn run_chunk_with(seed: u64, chunk: u64, games: u64, play: impl Fn(&mut FastSour
 struct Slot {
     chunk: u64,
     left: u64,
-    src: FastSource,
+    rng: ChaCha8Rng,
     counts: SimCounts,
 }
 
@@ -167,7 +169,7 @@ pub fn run_chunks_lanes(
     let max_lanes = max_lanes.clamp(1, LANES);
     let mut slots: [Option<Slot>; LANES] = Default::default();
     let mut lanes = Lanes::default();
-    let mut blocks = [[0u16; BLOCK]; LANES];
+    let mut blocks = [[0u8; 2 * BLOCK]; LANES];
     let mut words = [[0u16; LANES]; BLOCK];
     loop {
         for (i, slot) in slots.iter_mut().enumerate().take(max_lanes) {
@@ -175,16 +177,18 @@ pub fn run_chunks_lanes(
                 match slot {
                     Some(s) if s.left > MAX_TICKETS_PER_BLOCK => break,
                     Some(s) => {
+                        // The rest of the chunk's stream, word by word.
+                        let mut src = FastSource::from_chacha(s.rng.clone());
                         let mut lane = lanes.get(i);
                         if !lane.at_start() {
                             // Its Extra games so far were counted in the
                             // blocks: only those it wins now and its first.
-                            let (tricks, extra) = finish_ticket(&mut lane, &mut s.src);
+                            let (tricks, extra) = finish_ticket(&mut lane, &mut src);
                             s.count(tricks, 1 + extra);
                             s.left -= 1;
                         }
                         for _ in 0..s.left {
-                            let (tricks, game) = play_ticket(&mut s.src);
+                            let (tricks, game) = play_ticket(&mut src);
                             s.count(tricks, game);
                         }
                         done(s.chunk, s.counts);
@@ -192,12 +196,10 @@ pub fn run_chunks_lanes(
                     }
                     None => match take() {
                         Some((chunk, games)) => {
-                            *slot = Some(Slot {
-                                chunk,
-                                left: games,
-                                src: FastSource::new(key, chunk),
-                                counts: SimCounts::default(),
-                            });
+                            // The chunk's stream, as `FastSource::new(key, chunk)` reads it.
+                            let mut rng = ChaCha8Rng::from_seed(key);
+                            rng.set_stream(chunk);
+                            *slot = Some(Slot { chunk, left: games, rng, counts: SimCounts::default() });
                             lanes.set(i, engine::lanes::Lane::START);
                         }
                         None => break,
@@ -210,8 +212,7 @@ pub fn run_chunks_lanes(
         }
         for (slot, block) in slots.iter_mut().zip(blocks.iter_mut()) {
             if let Some(s) = slot {
-                *block = s.src.window::<BLOCK>();
-                s.src.consume(BLOCK);
+                s.rng.fill_bytes(block);
             }
         }
         transpose(&blocks, &mut words);
