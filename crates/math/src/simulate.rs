@@ -1,9 +1,12 @@
 //! Monte Carlo games through the engine (guarantee 1): the simulator plays
-//! with `engine::sim::play_weakest_first`, the engine's second path, which
-//! the engine's property tests prove gives the same events, draws and
-//! results as `Game::apply` (the server's path) for every draw sequence;
-//! [`play_ticket_apply`] plays through `Game::apply` itself, and the tests
-//! below check that both give the same counts.
+//! in the lanes of `engine::lanes` ([`run_chunks_lanes`]: eight chunks side
+//! by side on a thread, one word of each a step), whose property tests prove
+//! that they end every ticket as `engine::sim::play_weakest_first` does, the
+//! engine's second path, which the engine's property tests prove gives the
+//! same events, draws and results as `Game::apply` (the server's path) for
+//! every draw sequence; [`play_ticket_apply`] plays through `Game::apply`
+//! itself, and the tests below check that every path gives the same counts,
+//! chunk by chunk.
 //!
 //! Reproducible whatever the number of threads: the games are cut into
 //! fixed chunks of [`CHUNK`] games, chunk `i` draws from ChaCha8 stream `i`
