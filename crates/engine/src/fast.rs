@@ -77,6 +77,14 @@ impl FastSource {
         FastSource::with(rng)
     }
 
+    /// A source reading `rng`'s stream from where it stands (at a 32-bit
+    /// word boundary): the simulator's lanes read a chunk's words straight
+    /// from ChaCha, 256 bytes at a time, and hand the rest of its stream to
+    /// a `FastSource` for the chunk's last tickets.
+    pub fn from_chacha(rng: ChaCha8Rng) -> FastSource {
+        FastSource::with(rng)
+    }
+
     fn with(rng: ChaCha8Rng) -> FastSource {
         FastSource { rng, buf: [0; 2 * CAP], pos: 0, end: 0 }
     }

@@ -14,6 +14,8 @@
 //! - [`fast`]: [`FastSource`], a ChaCha8 source for simulation.
 //! - [`sim`]: the simulator's path, a whole ticket on bitmasks and tables, tested
 //!   against [`Game::apply`] for every word sequence.
+//! - [`lanes`]: the simulator's lane path, several chunks' streams a word at a time as a
+//!   branch-free state machine, tested against [`sim`] ticket by ticket.
 //! - [`prize`]: [`PrizeSchedule`], the prizes a ticket carries for 5 to 8 tricks (art. 3.1).
 //! - [`game`]: [`Game`], [`Action`], [`Event`], [`Phase`], [`ActionError`]: the duel itself.
 //!
@@ -29,6 +31,7 @@ pub mod draw;
 pub mod fair;
 pub mod fast;
 pub mod game;
+pub mod lanes;
 pub mod prize;
 pub mod sim;
 

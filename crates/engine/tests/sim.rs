@@ -3,7 +3,9 @@
 //! words taken, the same result and game number.
 
 use as_capone_engine::fast::{MAX_WINDOW, accept16};
-use as_capone_engine::{Action, DrawSource, Event, FastSource, Game, Phase, PrizeSchedule, Words16, below16, sim};
+use as_capone_engine::{
+    Action, DrawSource, Event, FastSource, Game, Phase, PrizeSchedule, Words16, below16, lanes, sim,
+};
 use proptest::prelude::*;
 
 const PRIZES: PrizeSchedule = PrizeSchedule::new([300, 1000, 10_000, 1_000_000]);
@@ -96,8 +98,33 @@ fn word() -> impl Strategy<Value = u16> {
     ]
 }
 
+/// The lane path's steps (`engine::lanes`) against the pair path, ticket
+/// after ticket on one stream: the same tricks, game number and words.
+fn check_lanes(script: &[u16], seed: u64, tickets: usize) -> Result<(), TestCaseError> {
+    let mut a = Scripted::new(script, seed);
+    let mut b = Scripted::new(script, seed);
+    let mut lane = lanes::Lane::START;
+    for t in 0..tickets {
+        let (r, game) = sim::play_weakest_first(PRIZES, &mut a, &mut as_capone_engine::Discard);
+        let (tricks, extra) = lanes::finish_ticket(&mut lane, &mut b);
+        prop_assert_eq!((tricks, 1 + extra), (r.tricks, game), "ticket {}", t);
+        prop_assert_eq!(b.pos, a.pos, "ticket {}: the same words taken", t);
+        prop_assert!(lane.at_start(), "{:?}", lane);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    #[test]
+    fn the_lane_steps_give_the_tickets_of_the_pair_path(
+        script in prop::collection::vec(word(), 0..200),
+        seed in any::<u64>(),
+        tickets in 1usize..4,
+    ) {
+        check_lanes(&script, seed, tickets)?;
+    }
 
     #[test]
     fn the_simulation_path_gives_the_events_of_game_apply(
@@ -115,6 +142,8 @@ fn a_million_tickets_of_the_stream_agree() {
     for stream in 0..4u64 {
         let mut a = FastSource::from_u64(99, stream);
         let mut b = FastSource::from_u64(99, stream);
+        let mut c = FastSource::from_u64(99, stream);
+        let mut lane = lanes::Lane::START;
         let mut extra = 0;
         for t in 0..250_000 {
             let mut g = Game::new(PRIZES);
@@ -127,8 +156,11 @@ fn a_million_tickets_of_the_stream_agree() {
             }
             let (r, game) = sim::play_weakest_first(PRIZES, &mut b, &mut as_capone_engine::Discard);
             assert_eq!((Some(r), game), (g.result(), g.game_number()), "stream {stream}, ticket {t}");
+            let (tricks, extra_games) = lanes::finish_ticket(&mut lane, &mut c);
+            assert_eq!((tricks, 1 + extra_games), (r.tricks, game), "lanes: stream {stream}, ticket {t}");
             extra += game - 1;
         }
+        assert_eq!(b.clone().next_u32(), c.next_u32(), "stream {stream}: the lanes take the same words");
         assert_eq!(a.next_u32(), b.next_u32(), "stream {stream}: the same words taken");
         assert!(extra > 50_000);
     }
