@@ -23,7 +23,10 @@
 //!   the only writer of the file: a lock file keeps a second process out
 //!   (several processes share a PostgreSQL database instead). It is dropped
 //!   and reloaded whenever a write fails, and every write is guarded anyway
-//!   (see [`super::plan`]), so stale memory fails loudly, never silently.
+//!   (see [`super::plan`]): stale memory is never written over the
+//!   database. A guarded write that finds its row changed (a change made
+//!   behind the server's back) rolls the batch back, and the batch is
+//!   decided again from the database ([`run_batch`]).
 //! - Migrations run first on an sqlx connection; reads use sqlx's pool of
 //!   connections, which WAL runs beside the writer.
 //!
