@@ -24,6 +24,12 @@ pub struct Metrics {
     pub players_created: IntCounter,
     pub commit_batch_size: Histogram,
     pub commit_seconds: Histogram,
+    /// SQLite: the background connection's checkpoints.
+    pub checkpoint_seconds: Histogram,
+    /// SQLite: the writer's part of a checkpoint, between two batches.
+    pub writer_checkpoint_seconds: Histogram,
+    /// SQLite: frames in the WAL at the last checkpoint.
+    pub wal_frames: IntGauge,
 }
 
 impl Metrics {
@@ -68,6 +74,24 @@ impl Metrics {
                 .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
         )
         .expect("metric");
+        let checkpoint_seconds = Histogram::with_opts(
+            HistogramOpts::new(
+                "as_capone_checkpoint_seconds",
+                "SQLite: time of one WAL checkpoint on the background connection",
+            )
+            .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
+        )
+        .expect("metric");
+        let writer_checkpoint_seconds = Histogram::with_opts(
+            HistogramOpts::new(
+                "as_capone_writer_checkpoint_seconds",
+                "SQLite: time of the writer's part of a WAL checkpoint, between two batches",
+            )
+            .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
+        )
+        .expect("metric");
+        let wal_frames =
+            IntGauge::new("as_capone_wal_frames", "SQLite: frames in the WAL at the last checkpoint").expect("metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -80,6 +104,9 @@ impl Metrics {
             Box::new(players_created.clone()),
             Box::new(commit_batch_size.clone()),
             Box::new(commit_seconds.clone()),
+            Box::new(checkpoint_seconds.clone()),
+            Box::new(writer_checkpoint_seconds.clone()),
+            Box::new(wal_frames.clone()),
         ] {
             registry.register(c).expect("unique metric names");
         }
@@ -96,6 +123,9 @@ impl Metrics {
             players_created,
             commit_batch_size,
             commit_seconds,
+            checkpoint_seconds,
+            writer_checkpoint_seconds,
+            wal_frames,
         }
     }
 

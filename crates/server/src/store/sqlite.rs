@@ -60,6 +60,7 @@ use sqlx::sqlite::{
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
@@ -113,14 +114,15 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
         .await
         .context("read pool")?;
     let state = WriterState::load(&Db::Sqlite(read.clone()), keys).await?;
-    let checkpoints = tokio::spawn(checkpointer(read.clone()));
+    let finish = Arc::new(AtomicBool::new(false));
+    let checkpoints = tokio::spawn(checkpointer(read.clone(), finish.clone(), metrics.clone()));
     let (tx, rx) = mpsc::channel(4096);
     let (stopped_tx, stopped) = oneshot::channel();
     let cap = config.batch_cap();
     std::thread::Builder::new()
         .name("sqlite-writer".into())
         .spawn(move || {
-            writer_loop(conn, rx, state, cap, &metrics);
+            writer_loop(conn, rx, state, cap, &metrics, &finish);
             let _ = stopped_tx.send(());
         })
         .context("starting the writer thread")?;
@@ -192,17 +194,57 @@ fn lock_file(path: &str) -> anyhow::Result<std::fs::File> {
     }
 }
 
-/// Copies the WAL into the database file twice a second, on a read
-/// connection: a PASSIVE checkpoint never blocks the writer, so its disk
-/// syncs stay out of the players' answers.
-async fn checkpointer(pool: SqlitePool) {
-    let mut tick = tokio::time::interval(Duration::from_millis(500));
+/// How often the background connection checkpoints the WAL.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+/// Past this many frames in the WAL (16 MiB of 4 KiB pages), the writer is
+/// asked to finish a checkpoint so that the WAL starts again.
+const RESTART_FRAMES: i64 = if cfg!(test) { 512 } else { 4096 };
+
+/// Copies the WAL into the database file ten times a second, on a read
+/// connection: a PASSIVE checkpoint never blocks the writer, so the bulk of
+/// the copying and its disk syncs stay out of the players' answers.
+///
+/// Under a steady stream of commits such a checkpoint is never complete:
+/// it copies the frames there were when it started, and the writer appends
+/// more meanwhile. SQLite starts the WAL again from its beginning only when
+/// a write transaction begins after a complete checkpoint, so the WAL grew
+/// until the writer's automatic checkpoint (`wal_autocheckpoint`, 20 000
+/// frames) ran inside a COMMIT, 10 to 20 ms every half second at 11 000
+/// actions/s, most of it waiting for the database file's disk sync: the
+/// open-loop tail (BENCHMARKS.md). So when the WAL is past
+/// [`RESTART_FRAMES`], the writer is asked (`finish`) to checkpoint between
+/// two batches, after answering: it copies only the frames of the last few
+/// milliseconds, and its next transaction starts the WAL again. The
+/// automatic checkpoint stays as a safety net that no longer runs.
+async fn checkpointer(pool: SqlitePool, finish: Arc<AtomicBool>, metrics: Arc<Metrics>) {
+    let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await {
-            tracing::warn!(error = %e, "WAL checkpoint");
+        let started = Instant::now();
+        match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(&pool).await {
+            Ok((_busy, log, _copied)) => {
+                metrics.checkpoint_seconds.observe(started.elapsed().as_secs_f64());
+                metrics.wal_frames.set(log);
+                if log > RESTART_FRAMES {
+                    finish.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "WAL checkpoint"),
         }
+    }
+}
+
+/// The writer's part of a checkpoint (see [`checkpointer`]): copies the
+/// frames the background one left, so that the next transaction starts the
+/// WAL again. Nothing else writes meanwhile, so it is complete unless a
+/// reader still holds an older snapshot (the next background checkpoint
+/// then asks again).
+fn finish_checkpoint(conn: &Connection, metrics: &Metrics) {
+    let started = Instant::now();
+    match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        Ok(()) => metrics.writer_checkpoint_seconds.observe(started.elapsed().as_secs_f64()),
+        Err(e) => tracing::warn!(error = %e, "WAL checkpoint on the writer"),
     }
 }
 
@@ -328,6 +370,7 @@ fn writer_loop(
     mut state: WriterState,
     cap: usize,
     metrics: &Metrics,
+    finish: &AtomicBool,
 ) {
     let mut jobs: Vec<Job> = Vec::with_capacity(cap);
     while let Some(first) = rx.blocking_recv() {
@@ -349,6 +392,9 @@ fn writer_loop(
             }
             // The client may have gone away; the write stands either way.
             let _ = job.reply.send(result);
+        }
+        if finish.swap(false, Ordering::Relaxed) {
+            finish_checkpoint(&conn, metrics);
         }
     }
     if let Err((_, e)) = conn.close() {
@@ -700,6 +746,36 @@ mod tests {
         // Each new player's play money was written once.
         assert_eq!(count(&conn, "SELECT count(*) FROM movements"), 2);
         drop(conn);
+        opened.writer.close().await.unwrap();
+    }
+
+    /// Under a steady stream of commits the WAL starts again from its
+    /// beginning (the writer finishes the background checkpoints): its file
+    /// stays a few thousand frames long while about 45 000 are written.
+    /// Without the writer's part it grows to all of them (the automatic
+    /// checkpoint waits for 20 000).
+    #[tokio::test]
+    async fn the_wal_starts_again_under_a_steady_stream_of_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("wal.db");
+        let config = Config { db: format!("sqlite://{}", file.display()), ..Config::default() };
+        let keys = Arc::new(Keyring::new(ServerKey::from_bytes([1; 32]), None));
+        let metrics = Arc::new(Metrics::new());
+        let opened = open(&config, metrics.clone(), keys).await.unwrap();
+        let frame = 24 + 4096;
+        let wal = dir.path().join("wal.db-wal");
+        // One request at a time: one commit each, of about ten pages.
+        for player in 0..3000 {
+            opened.writer.write(new_player(&format!("p{player}"))).await.unwrap();
+            if player % 100 == 99 {
+                let frames = std::fs::metadata(&wal).unwrap().len() / frame;
+                assert!(frames < 12_000, "the WAL grew to {frames} frames after {player} commits");
+            }
+        }
+        let players: i64 = sqlx::query_scalar("SELECT count(*) FROM players").fetch_one(&opened.read).await.unwrap();
+        assert_eq!(players, 3000);
+        let restarts = metrics.writer_checkpoint_seconds.get_sample_count();
+        assert!(restarts >= 2, "the writer finished {restarts} checkpoints in {players} commits");
         opened.writer.close().await.unwrap();
     }
 }
