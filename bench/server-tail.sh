@@ -4,7 +4,8 @@
 # in turn, each on a fresh SQLite file: `serve`, then `loadtest` (64 players
 # closed loop, or paced with RATE=requests/s), and prints per run the
 # actions/s, the action latencies, and the CPU time per action of the server
-# and of the load generator (from /proc and /usr/bin/time).
+# and of the load generator (from /proc and /usr/bin/time), and the bytes the
+# server wrote to disk per action (WAL and checkpoints, /proc/PID/io).
 #
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
@@ -26,14 +27,15 @@ for round in $(seq 1 "$ROUNDS"); do
       --db "sqlite://$DIR/bench.db" --initial-blocks 1 --demo-token "" --registrations-per-address 0 > "$DIR/serve.log" 2>&1 &
     SP=$!
     for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
-    s1=$(awk '{print $14+$15}' /proc/$SP/stat)
+    s1=$(awk '{print $14+$15}' /proc/$SP/stat); w1=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
     OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
       --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
-    s2=$(awk '{print $14+$15}' /proc/$SP/stat)
+    s2=$(awk '{print $14+$15}' /proc/$SP/stat); w2=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
     kill $SP; wait $SP 2>/dev/null || true
-    python3 - "$round" "$BIN" "$tk" "$s1" "$s2" <<PY
+    python3 - "$round" "$BIN" "$tk" "$s1" "$s2" "$w1" "$w2" <<PY
 import json, sys
 rnd, binary, tk, s1, s2 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+written = int(sys.argv[7]) - int(sys.argv[6])
 out = """$OUT"""
 r = json.loads(next(l for l in out.splitlines() if l.startswith("{")))
 lt = next(l for l in out.splitlines() if l.startswith("LT")).split()
@@ -41,7 +43,7 @@ acts = r["actions"]; l = r["latency_ms"]
 srv = (s2 - s1) / tk; gen = float(lt[1]) + float(lt[2])
 print(f"round {rnd} {binary}: {acts} actions, {r['actions_per_s']:.0f} actions/s, p50 {l['p50']:.2f} p90 {l['p90']:.2f} "
       f"p99 {l['p99']:.2f} max {l['max']:.2f} ms, errors {r['errors']}; CPU per action: server {1e6*srv/acts:.0f} us, "
-      f"loadtest {1e6*gen/acts:.0f} us")
+      f"loadtest {1e6*gen/acts:.0f} us; written to disk per action {written/acts/1024:.1f} KiB")
 PY
   done
 done

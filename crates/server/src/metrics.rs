@@ -69,27 +69,16 @@ impl Metrics {
                 .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
         )
         .expect("metric");
-        let commit_seconds = Histogram::with_opts(
-            HistogramOpts::new("as_capone_commit_seconds", "Time of one write transaction, BEGIN to durable COMMIT")
-                .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
-        )
-        .expect("metric");
-        let checkpoint_seconds = Histogram::with_opts(
-            HistogramOpts::new(
-                "as_capone_checkpoint_seconds",
-                "SQLite: time of one WAL checkpoint on the background connection",
-            )
-            .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
-        )
-        .expect("metric");
-        let writer_checkpoint_seconds = Histogram::with_opts(
-            HistogramOpts::new(
-                "as_capone_writer_checkpoint_seconds",
-                "SQLite: time of the writer's part of a WAL checkpoint, between two batches",
-            )
-            .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
-        )
-        .expect("metric");
+        let commit_seconds =
+            storage_seconds("as_capone_commit_seconds", "Time of one write transaction, BEGIN to durable COMMIT");
+        let checkpoint_seconds = storage_seconds(
+            "as_capone_checkpoint_seconds",
+            "SQLite: time of one WAL checkpoint on the background connection",
+        );
+        let writer_checkpoint_seconds = storage_seconds(
+            "as_capone_writer_checkpoint_seconds",
+            "SQLite: time of the writer's part of a WAL checkpoint, between two batches",
+        );
         let wal_frames =
             IntGauge::new("as_capone_wal_frames", "SQLite: frames in the WAL at the last checkpoint").expect("metric");
         for c in [
@@ -149,6 +138,14 @@ impl Metrics {
         TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding");
         String::from_utf8(buf).expect("prometheus text is UTF-8")
     }
+}
+
+/// A histogram of a storage operation's seconds (commits, checkpoints).
+fn storage_seconds(name: &str, help: &str) -> Histogram {
+    Histogram::with_opts(
+        HistogramOpts::new(name, help).buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
+    )
+    .expect("metric")
 }
 
 impl Default for Metrics {

@@ -702,6 +702,18 @@ mod tests {
         Op::CreatePlayer { token_hash: token_hash.into(), name: None, start_balance: 500, credentials: None }
     }
 
+    /// A new database `test.db` in a temporary directory, opened with its
+    /// writer running.
+    async fn opened() -> (tempfile::TempDir, Arc<Keyring>, Arc<Metrics>, Opened) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("test.db");
+        let config = Config { db: format!("sqlite://{}", file.display()), ..Config::default() };
+        let keys = Arc::new(Keyring::new(ServerKey::from_bytes([1; 32]), None));
+        let metrics = Arc::new(Metrics::new());
+        let opened = open(&config, metrics.clone(), keys.clone()).await.unwrap();
+        (dir, keys, metrics, opened)
+    }
+
     fn count(conn: &Connection, sql: &str) -> i64 {
         conn.query_row(sql, [], |r| r.get(0)).unwrap()
     }
@@ -713,11 +725,8 @@ mod tests {
     /// after it in the same batch are committed, once.
     #[tokio::test]
     async fn a_unit_failing_after_writing_undoes_itself_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("batch.db");
-        let config = Config { db: format!("sqlite://{}", file.display()), ..Config::default() };
-        let keys = Arc::new(Keyring::new(ServerKey::from_bytes([1; 32]), None));
-        let opened = open(&config, Arc::new(Metrics::new()), keys.clone()).await.unwrap();
+        let (dir, keys, _, opened) = opened().await;
+        let file = dir.path().join("test.db");
         // The test drives batches itself on a second write connection; the
         // opened writer stays idle.
         let mut conn = write_connection(&file).unwrap();
@@ -756,14 +765,9 @@ mod tests {
     /// (the automatic checkpoint waits for 20 000).
     #[tokio::test]
     async fn the_wal_starts_again_under_a_steady_stream_of_commits() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("wal.db");
-        let config = Config { db: format!("sqlite://{}", file.display()), ..Config::default() };
-        let keys = Arc::new(Keyring::new(ServerKey::from_bytes([1; 32]), None));
-        let metrics = Arc::new(Metrics::new());
-        let opened = open(&config, metrics.clone(), keys).await.unwrap();
+        let (dir, _, metrics, opened) = opened().await;
         let frame = 24 + 4096;
-        let wal = dir.path().join("wal.db-wal");
+        let wal = dir.path().join("test.db-wal");
         // One request at a time: one commit each, of about fifteen pages.
         for player in 0..3000 {
             opened.writer.write(new_player(&format!("p{player}"))).await.unwrap();

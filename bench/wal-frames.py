@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Issue 12, item 1: which tables and indexes the WAL's frames belong to.
+
+Reads a copy of a live database and its WAL (taken while `serve` runs
+under load, before it stops and checkpoints), keeps the frames of the
+WAL's current generation (those whose salt is the header's), and counts
+them per table or index (SQLite's `dbstat`), per commit.
+
+    cp DB DB-wal /tmp/copy/ && bench/wal-frames.py /tmp/copy/DB
+"""
+import collections
+import shutil
+import sqlite3
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+db = Path(sys.argv[1])
+wal = Path(f"{db}-wal").read_bytes()
+page_size = struct.unpack(">I", wal[8:12])[0]
+salt = wal[16:24]
+frames, commits, off = [], 0, 32
+while off + 24 + page_size <= len(wal):
+    page, db_size = struct.unpack(">II", wal[off : off + 8])
+    if wal[off + 8 : off + 16] != salt:
+        break
+    frames.append(page)
+    commits += db_size != 0
+    off += 24 + page_size
+print(f"page size {page_size}, frames {len(frames)}, commits {commits}, frames per commit {len(frames) / max(commits, 1):.1f}")
+with tempfile.TemporaryDirectory() as tmp:
+    copy = Path(tmp) / "copy.db"
+    shutil.copy(db, copy)
+    shutil.copy(f"{db}-wal", f"{copy}-wal")
+    names = {page: name for name, page in sqlite3.connect(copy).execute("SELECT name, pageno FROM dbstat")}
+for name, n in collections.Counter(names.get(p, "?") for p in frames).most_common():
+    print(f"{name:40s} {n:7d} {n / max(commits, 1):6.2f} per commit")
