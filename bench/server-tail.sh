@@ -5,7 +5,9 @@
 # closed loop, or paced with RATE=requests/s), and prints per run the
 # actions/s, the action latencies, and the CPU time per action of the server
 # and of the load generator (from /proc and /usr/bin/time), and the bytes the
-# server wrote to disk per action (WAL and checkpoints, /proc/PID/io).
+# server wrote to disk per action (WAL and checkpoints, /proc/PID/io), and
+# from its metrics the commits over 10 ms and the time the writer waited for
+# checkpoints.
 #
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
@@ -31,6 +33,7 @@ for round in $(seq 1 "$ROUNDS"); do
     OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
       --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
     s2=$(awk '{print $14+$15}' /proc/$SP/stat); w2=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
+    curl -s localhost:$PORT/metrics > "$DIR/metrics" || true
     kill $SP; wait $SP 2>/dev/null || true
     python3 - "$round" "$BIN" "$tk" "$s1" "$s2" "$w1" "$w2" <<PY
 import json, sys
@@ -44,6 +47,16 @@ srv = (s2 - s1) / tk; gen = float(lt[1]) + float(lt[2])
 print(f"round {rnd} {binary}: {acts} actions, {r['actions_per_s']:.0f} actions/s, p50 {l['p50']:.2f} p90 {l['p90']:.2f} "
       f"p99 {l['p99']:.2f} max {l['max']:.2f} ms, errors {r['errors']}; CPU per action: server {1e6*srv/acts:.0f} us, "
       f"loadtest {1e6*gen/acts:.0f} us; written to disk per action {written/acts/1024:.1f} KiB")
+m = {}
+for line in open("$DIR/metrics"):
+    if line.startswith("as_capone_") and " " in line:
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+commits = m.get("as_capone_commit_seconds_count", 0)
+slow = commits - m.get('as_capone_commit_seconds_bucket{le="0.01"}', 0)
+print(f"  writer: {commits:.0f} commits, {slow:.0f} over 10 ms; waited for checkpoints "
+      f"{m.get('as_capone_writer_checkpoint_seconds_count', 0):.0f} times, "
+      f"{1e3 * m.get('as_capone_writer_checkpoint_seconds_sum', 0):.0f} ms in all")
 PY
   done
 done

@@ -316,13 +316,13 @@ fn snapshot(ctx: &Ctx, sqlite: Option<&std::path::Path>) -> Snapshot {
     parts.push(("operator figures".into(), format!("{:?} {figures}", a.status)));
     if let Some(file) = sqlite {
         let sql = "SELECT (SELECT COUNT(*) FROM players), (SELECT COUNT(*) FROM accounts), (SELECT COUNT(*) FROM actions), \
-                   (SELECT COUNT(*) FROM draws), (SELECT COUNT(*) FROM idempotency_keys), (SELECT COUNT(*) FROM movements), \
+                   (SELECT COUNT(*) FROM ticket_games), (SELECT COUNT(*) FROM idempotency_keys), (SELECT COUNT(*) FROM movements), \
                    (SELECT COUNT(*) FROM ledger_entries), (SELECT COUNT(*) FROM audit_log), \
                    (SELECT COUNT(*) FROM tickets WHERE status <> 'printed'), (SELECT COUNT(*) FROM emissions), (SELECT COUNT(*) FROM blocks)";
         if let Ok(out) = std::process::Command::new("sqlite3").arg("-readonly").arg(file).arg(sql).output() {
             let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
             parts.push((
-                "row counts (players|accounts|actions|draws|idempotency_keys|movements|ledger_entries|audit_log|tickets sold|emissions|blocks)"
+                "row counts (players|accounts|actions|ticket_games|idempotency_keys|movements|ledger_entries|audit_log|tickets sold|emissions|blocks)"
                     .into(),
                 text,
             ));

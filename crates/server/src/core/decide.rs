@@ -176,10 +176,15 @@ pub fn act(
     let mut stream = FairStream::new(&after.ticket.server_seed, &client_seed, &after.ticket.serial);
     let mut events = Vec::new();
     after.ticket.game.apply(request.action, &mut stream, &mut events)?;
-    let draws = draws_of(&events, first_n);
-    if draws.len() != 1 {
-        return Err(AppError::internal(format!("an action took {} draws, not 1", draws.len())));
-    }
+    let draw = match draws_of(&events, first_n).as_slice() {
+        [draw] if draw.n == seq => *draw,
+        draws => {
+            return Err(AppError::internal(format!(
+                "action {seq} took {} draws from number {first_n}, not draw {seq} alone",
+                draws.len()
+            )));
+        }
+    };
     let result = after.ticket.game.result();
     let prize = result.map_or(0, |r| r.prize_cents as i64);
     // The prize is credited in the transaction that finishes the game.
@@ -199,8 +204,7 @@ pub fn act(
     });
     Ok(Decision::Apply(Box::new(Changes {
         client_seed: seed_write,
-        action: Some(ActionWrite { ticket_id: row.id, seq, request_json, created_ms: now }),
-        draws,
+        action: Some(ActionWrite { ticket_id: row.id, seq, request_json, created_ms: now, draw }),
         game: Some(GameWrite { row: after, from_seq: Some(seq), finished_ms: result.map(|_| now) }),
         movement,
         audit,
@@ -544,8 +548,7 @@ mod tests {
             applied(act(&Caller::Player(7), Some(row.clone()), None, Some(account(700)), play.clone(), &random(), NOW));
         let action = c.action.as_ref().unwrap();
         assert_eq!((action.seq, action.request_json.as_str()), (0, play.canonical().as_str()));
-        assert_eq!(c.draws.len(), 1);
-        assert_eq!(c.draws[0].n, 0);
+        assert_eq!(action.draw.n, 0, "the action's one draw is number seq");
         let game = c.game.as_ref().unwrap();
         assert_eq!(game.from_seq, Some(0), "the write is guarded by the seq it was decided on");
         assert_eq!(game.row.ticket.game.seq(), 1);

@@ -154,8 +154,6 @@ pub struct Changes {
     pub game: Option<GameWrite>,
     /// The applied action and its answer (guarantee 4).
     pub action: Option<ActionWrite>,
-    /// The draws the action took, numbered over the whole ticket.
-    pub draws: Vec<crate::record::RecordDraw>,
     /// The money that moves (guarantee 3).
     pub movement: Option<Movement>,
     /// A purchase's Idempotency-Key with its answer.
@@ -186,7 +184,6 @@ impl Changes {
             client_seed: None,
             game: None,
             action: None,
-            draws: Vec::new(),
             movement: None,
             idempotency: None,
             audit: None,
@@ -299,6 +296,9 @@ pub struct ActionWrite {
     pub seq: u64,
     pub request_json: String,
     pub created_ms: i64,
+    /// The one draw the action took: number `seq` of the ticket's stream
+    /// (every action takes exactly one, so draw `n` is action `n`'s).
+    pub draw: crate::record::RecordDraw,
 }
 
 /// An Idempotency-Key's row (its answer is [`Changes::answer`]).

@@ -198,25 +198,11 @@ impl Plan {
                     ("request_json", a.request_json.as_str().into()),
                     ("answer_json", changes.answer.as_str().into()),
                     ("created_ms", a.created_ms.into()),
+                    ("draw_kind", a.draw.kind.as_str().into()),
+                    ("draw_player", a.draw.player.map(|r| r.as_str()).into()),
+                    ("draw_capone", a.draw.capone.as_str().into()),
                 ],
             );
-            if !changes.draws.is_empty() {
-                let rows = changes
-                    .draws
-                    .iter()
-                    .map(|d| {
-                        vec![
-                            a.ticket_id.into(),
-                            (d.n as i64).into(),
-                            (a.seq as i64).into(),
-                            d.kind.as_str().into(),
-                            d.player.map(|r| r.as_str()).into(),
-                            d.capone.as_str().into(),
-                        ]
-                    })
-                    .collect();
-                p.insert("draws", "draws", &["ticket_id", "n", "seq", "kind", "player", "capone"], rows);
-            }
         }
         if let Some(m) = &changes.movement {
             p.movement(m);

@@ -395,53 +395,54 @@ pub(super) async fn owned_ticket(
     row.filter(|t| caller.may_play(t)).ok_or_else(AppError::ticket_not_found)
 }
 
-/// A stored draw.
+/// A stored action with its draw.
 #[derive(sqlx::FromRow)]
-struct DrawRow {
-    n: i64,
-    kind: String,
-    player: Option<String>,
-    capone: String,
+struct ActionRow {
+    seq: i64,
+    request_json: String,
+    draw_kind: String,
+    draw_player: Option<String>,
+    draw_capone: String,
 }
 
-/// The public record of a ticket. The actions and draws read are those
-/// before the ticket's `seq` as loaded: rows written once and never changed.
+/// The public record of a ticket. The actions read are those before the
+/// ticket's `seq` as loaded: rows written once and never changed. Each
+/// holds the one draw it took, number `seq` of the ticket's stream.
 pub(super) async fn record(db: &Db, keys: &Keyring, caller: &Caller, serial: &str) -> Result<Record, AppError> {
     let row = owned_ticket(db, keys, caller, serial).await?;
     let game = &row.ticket.game;
-    let (actions, draws): (Vec<(i64, String)>, Vec<DrawRow>) = on_db!(db, pool => {
-        let actions = sqlx::query_as("SELECT seq, request_json FROM actions WHERE ticket_id = $1 AND seq < $2 ORDER BY seq")
-            .bind(row.id)
-            .bind(game.seq() as i64)
-            .fetch_all(pool)
-            .await?;
-        let draws = sqlx::query_as("SELECT n, kind, player, capone FROM draws WHERE ticket_id = $1 AND n < $2 ORDER BY n")
-            .bind(row.id)
-            .bind(game.draws() as i64)
-            .fetch_all(pool)
-            .await?;
-        (actions, draws)
-    });
+    let rows: Vec<ActionRow> = on_db!(db, pool => sqlx::query_as(
+        "SELECT seq, request_json, draw_kind, draw_player, draw_capone FROM actions
+          WHERE ticket_id = $1 AND seq < $2 ORDER BY seq",
+    )
+    .bind(row.id)
+    .bind(game.seq() as i64)
+    .fetch_all(pool)
+    .await?);
     let corrupt = |what: String| AppError::Storage(StoreError::Corrupt(what));
-    let actions = actions
+    if rows.len() as u64 != game.seq() || game.draws() != game.seq() {
+        return Err(corrupt(format!(
+            "ticket {serial}: {} actions stored, its game is at seq {} after {} draws",
+            rows.len(),
+            game.seq(),
+            game.draws()
+        )));
+    }
+    let (actions, draws) = rows
         .into_iter()
-        .map(|(seq, json)| {
-            let req: ActionRequest = serde_json::from_str(&json).map_err(|e| corrupt(format!("stored action: {e}")))?;
-            Ok(RecordAction { seq: seq as u64, action: req.action })
+        .map(|a| {
+            let bad = || corrupt(format!("ticket {serial}: action {} or its draw is malformed", a.seq));
+            let req: ActionRequest = serde_json::from_str(&a.request_json).map_err(|_| bad())?;
+            let seq = a.seq as u64;
+            let draw = RecordDraw {
+                n: seq,
+                kind: DrawKind::parse(&a.draw_kind).ok_or_else(bad)?,
+                player: a.draw_player.map(|p| p.parse()).transpose().map_err(|_| bad())?,
+                capone: a.draw_capone.parse().map_err(|_| bad())?,
+            };
+            Ok((RecordAction { seq, action: req.action }, draw))
         })
-        .collect::<Result<Vec<_>, AppError>>()?;
-    let draws = draws
-        .into_iter()
-        .map(|d| {
-            let bad = || corrupt(format!("ticket {serial}: draw {} is malformed", d.n));
-            Ok(RecordDraw {
-                n: d.n as u64,
-                kind: DrawKind::parse(&d.kind).ok_or_else(bad)?,
-                player: d.player.map(|p| p.parse()).transpose().map_err(|_| bad())?,
-                capone: d.capone.parse().map_err(|_| bad())?,
-            })
-        })
-        .collect::<Result<Vec<_>, AppError>>()?;
+        .collect::<Result<(Vec<_>, Vec<_>), AppError>>()?;
     let view = row.ticket.view();
     let inclusion = inclusion(db, row.id).await?;
     Ok(Record {

@@ -27,6 +27,7 @@ mod fairness;
 mod games;
 mod hardening;
 mod helpers;
+mod migrations;
 mod money;
 mod ops;
 mod paper;

@@ -154,7 +154,6 @@ async fn snapshot(app: &TestApp) -> Vec<String> {
         "SELECT * FROM tickets ORDER BY id",
         "SELECT * FROM ticket_games ORDER BY ticket_id",
         "SELECT * FROM actions ORDER BY ticket_id, seq",
-        "SELECT * FROM draws ORDER BY ticket_id, n",
         "SELECT * FROM movements ORDER BY id",
         "SELECT * FROM ledger_entries ORDER BY movement_id, account_id",
         "SELECT * FROM accounts ORDER BY id",
