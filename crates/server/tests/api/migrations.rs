@@ -58,14 +58,22 @@ struct Migrated {
 }
 
 /// Runs the migrations up to version 2, writes `rows`, runs them all, and
-/// reads back; `Err` is the error of the last migrations.
+/// reads back; or, when they fail, their error with the version the
+/// database is left at and its count of draws. Closes the connection.
 macro_rules! migrate_from_version_2 {
     ($conn:ident, $migrator:expr, $rows:expr, $index_exists:expr) => {{
         let migrator = $migrator;
         migrator.run_to(2, &mut $conn).await.expect("migrations 1 and 2");
         sqlx::raw_sql(sqlx::AssertSqlSafe($rows)).execute(&mut $conn).await.expect("version 2 rows");
-        match migrator.run(&mut $conn).await {
-            Err(e) => Err(e.to_string()),
+        let out = match migrator.run(&mut $conn).await {
+            Err(e) => {
+                let version: i64 = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+                    .fetch_one(&mut $conn)
+                    .await
+                    .unwrap();
+                let draws: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM draws").fetch_one(&mut $conn).await.unwrap();
+                Err((e.to_string(), version, draws))
+            }
             Ok(()) => {
                 let actions = sqlx::query_as(
                     "SELECT ticket_id, seq, request_json, answer_json, created_ms, draw_kind, draw_player, draw_capone
@@ -105,19 +113,9 @@ macro_rules! migrate_from_version_2 {
                     duplicate_chain_pos_refused,
                 })
             }
-        }
-    }};
-}
-
-/// The schema version the database is at, and whether `draws` still holds its rows.
-macro_rules! version_and_draws {
-    ($conn:ident) => {{
-        let version: i64 = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
-            .fetch_one(&mut $conn)
-            .await
-            .unwrap();
-        let draws: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM draws").fetch_one(&mut $conn).await.unwrap();
-        (version, draws)
+        };
+        $conn.close().await.unwrap();
+        out
     }};
 }
 
@@ -130,30 +128,12 @@ async fn migrate(rows: &str) -> Option<Result<Migrated, (String, i64, i64)>> {
             let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&db.url).unwrap().create_if_missing(true);
             let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
             let index = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'ticket_games_unfinished'";
-            let out = migrate_from_version_2!(conn, sqlx::migrate!("./migrations/sqlite"), rows.to_string(), index);
-            let out = match out {
-                Err(e) => {
-                    let (version, draws) = version_and_draws!(conn);
-                    Err((e, version, draws))
-                }
-                Ok(m) => Ok(m),
-            };
-            conn.close().await.unwrap();
-            out
+            migrate_from_version_2!(conn, sqlx::migrate!("./migrations/sqlite"), rows.to_string(), index)
         }
         Backend::Postgres => {
             let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
             let index = "SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'ticket_games_unfinished'";
-            let out = migrate_from_version_2!(conn, sqlx::migrate!("./migrations/postgres"), rows.to_string(), index);
-            let out = match out {
-                Err(e) => {
-                    let (version, draws) = version_and_draws!(conn);
-                    Err((e, version, draws))
-                }
-                Ok(m) => Ok(m),
-            };
-            conn.close().await.unwrap();
-            out
+            migrate_from_version_2!(conn, sqlx::migrate!("./migrations/postgres"), rows.to_string(), index)
         }
     };
     db.remove().await;
