@@ -5,9 +5,10 @@
 # closed loop, or paced with RATE=requests/s), and prints per run the
 # actions/s, the action latencies, and the CPU time per action of the server
 # and of the load generator (from /proc and /usr/bin/time), and the bytes the
-# server wrote to disk per action (WAL and checkpoints, /proc/PID/io), and
-# from its metrics the commits over 10 ms and the time the writer waited for
-# checkpoints.
+# server wrote to disk per action (WAL and checkpoints, /proc/PID/io), the
+# machine's busy, idle and stolen time (/proc/stat: the host's other guests
+# take "steal"), and from its metrics the commits over 10 ms and the time
+# the writer waited for checkpoints.
 #
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
@@ -30,12 +31,14 @@ for round in $(seq 1 "$ROUNDS"); do
     SP=$!
     for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
     s1=$(awk '{print $14+$15}' /proc/$SP/stat); w1=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
+    c1=$(head -1 /proc/stat)
     OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
       --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
     s2=$(awk '{print $14+$15}' /proc/$SP/stat); w2=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
+    c2=$(head -1 /proc/stat)
     curl -s localhost:$PORT/metrics > "$DIR/metrics" || true
     kill $SP; wait $SP 2>/dev/null || true
-    python3 - "$round" "$BIN" "$tk" "$s1" "$s2" "$w1" "$w2" <<PY
+    python3 - "$round" "$BIN" "$tk" "$s1" "$s2" "$w1" "$w2" "$c1" "$c2" <<PY
 import json, sys
 rnd, binary, tk, s1, s2 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 written = int(sys.argv[7]) - int(sys.argv[6])
@@ -54,6 +57,11 @@ for line in open("$DIR/metrics"):
         m[k] = float(v)
 commits = m.get("as_capone_commit_seconds_count", 0)
 slow = commits - m.get('as_capone_commit_seconds_bucket{le="0.01"}', 0)
+# /proc/stat's cpu line: user nice system idle iowait irq softirq steal.
+c1 = [int(x) for x in sys.argv[8].split()[1:9]]; c2 = [int(x) for x in sys.argv[9].split()[1:9]]
+d = [b - a for a, b in zip(c1, c2)]; total = sum(d) or 1
+print(f"  machine: busy {100 * (total - d[3] - d[4] - d[7]) / total:.0f} %, idle {100 * (d[3] + d[4]) / total:.0f} %, "
+      f"stolen by the host {100 * d[7] / total:.1f} % of both cores' time")
 print(f"  writer: {commits:.0f} commits, {slow:.0f} over 10 ms; waited for checkpoints "
       f"{m.get('as_capone_writer_checkpoint_seconds_count', 0):.0f} times, "
       f"{1e3 * m.get('as_capone_writer_checkpoint_seconds_sum', 0):.0f} ms in all")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 12, item 1: where the server's threads spend a load test: per thread
+# kind (tokio workers, the SQLite writer, sqlx's read workers), the CPU they
+# used and the time they waited, runnable, for a core (the kernel's
+# /proc/PID/task/TID/schedstat, second field), each in cores (seconds per
+# second of the run); then the writer's commits and batch sizes from the
+# server's metrics.
+#
+#   bench/server-threads.sh BINARY            # 64 players, closed loop
+#   RATE=8000 bench/server-threads.sh BINARY  # open loop, paced
+#   LOADGEN=OTHER_BINARY GAMES=4000 PORT=18116 bench/server-threads.sh BINARY
+set -euo pipefail
+BIN=$1
+GAMES=${GAMES:-4000}; PORT=${PORT:-18116}; PLAYERS=${PLAYERS:-64}
+DIR=$(mktemp -d /tmp/server-threads.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+RUST_LOG=warn AS_CAPONE_START_BALANCE_CENTS=100000000 "$BIN" serve --listen 127.0.0.1:$PORT \
+  --db "sqlite://$DIR/bench.db" --initial-blocks 1 --demo-token "" --registrations-per-address 0 > "$DIR/serve.log" 2>&1 &
+SP=$!
+for _ in $(seq 1 90); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 0.5; done
+snap() {
+  # A thread that ends meanwhile (tokio's blocking pool) is left out.
+  for t in /proc/$SP/task/*; do
+    { c=$(tr ' ' _ < "$t/comm") && s=$(awk '{print $14+$15}' "$t/stat") && q=$(awk '{print $2}' "$t/schedstat") \
+      && echo "$c $s $q"; } 2>/dev/null || true
+  done | awk '{c[$1]+=$2; w[$1]+=$3} END {for (k in c) print k, c[k], w[k]}' | sort
+}
+snap > "$DIR/before"; t1=$(date +%s.%N)
+OUT=$("${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate $RATE} --json 2>&1 | grep '^{')
+t2=$(date +%s.%N); snap > "$DIR/after"
+curl -s localhost:$PORT/metrics > "$DIR/metrics" || true
+kill $SP; wait $SP 2>/dev/null || true
+echo "$OUT" | python3 -c 'import json, sys
+r = json.load(sys.stdin); l = r["latency_ms"]
+print("%.0f actions/s, p50 %.2f p90 %.2f p99 %.2f max %.2f ms" % (r["actions_per_s"], l["p50"], l["p90"], l["p99"], l["max"]))'
+join "$DIR/before" "$DIR/after" | awk -v el="$(echo "$t2 - $t1" | bc)" -v tk="$(getconf CLK_TCK)" \
+  '{printf "  %-16s CPU %.2f cores, waiting for a core %.2f cores\n", $1, ($4 - $2) / tk / el, ($5 - $3) / 1e9 / el}'
+python3 - "$DIR/metrics" <<'PY'
+import sys
+m = {}
+for line in open(sys.argv[1]):
+    if line.startswith("as_capone_") and " " in line:
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+n = m.get("as_capone_commit_batch_size_count", 0)
+print(f"  writer: {n:.0f} commits, {m.get('as_capone_commit_batch_size_sum', 0) / max(n, 1):.1f} requests per commit "
+      "(the start's emission included)")
+PY
