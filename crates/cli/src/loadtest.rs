@@ -131,6 +131,8 @@ struct Shared {
     started: AtomicU64,
     /// Time between two requests of one player, when paced.
     interval: Option<Duration>,
+    /// Every player waits here once registered.
+    ready: tokio::sync::Barrier,
 }
 
 /// One player's HTTP/1.1 connection, kept alive from request to request,
@@ -252,11 +254,16 @@ async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<Str
 /// One player: games one after another until none is left.
 async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     let mut t = Tally::default();
-    // Paced players start spread over one interval.
+    let mut conn = Conn { sender: None };
+    let registered = register(&s, &mut conn, &mut t).await;
+    // Every player connects and registers first, then all start together
+    // (one that failed too, so that no one waits for it): a paced player's
+    // first slots must not be charged the time the others took to connect
+    // and register. Paced players start spread over one interval.
+    s.ready.wait().await;
     let offset = s.interval.map(|i| i.mul_f64(index as f64 / players as f64)).unwrap_or_default();
     let mut pace = Pace { interval: s.interval, next: Instant::now() + offset };
-    let mut conn = Conn { sender: None };
-    let mut token = match register(&s, &mut conn, &mut t).await {
+    let mut token = match registered {
         Ok(tok) => tok,
         Err(e) => {
             t.error(format!("{e:#}"));
@@ -338,6 +345,7 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         deadline: Instant::now(),
         started: AtomicU64::new(0),
         interval: None,
+        ready: tokio::sync::Barrier::new(1),
     };
     let (status, _, _) = Conn { sender: None }
         .send(&probe, "/healthz", None, None, Instant::now())
@@ -352,6 +360,7 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         deadline: started + Duration::from_secs(args.max_seconds),
         started: AtomicU64::new(0),
         interval: args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
+        ready: tokio::sync::Barrier::new(args.players),
     });
     let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
