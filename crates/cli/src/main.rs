@@ -16,17 +16,18 @@ mod simulate;
 mod verify;
 
 use clap::{Parser, Subcommand};
-
-/// mimalloc rather than glibc's allocator: the server allocates and frees
-/// small buffers across threads (the request's task builds, the SQLite
-/// writer frees), where glibc's arenas cost about a tenth of the server's
-/// CPU (BENCHMARKS.md, "Issue 12, item 1: the allocator"). It changes no
-/// output; every output is pinned by the golden tests.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use math::PrizeTable;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// mimalloc rather than glibc's allocator: the server allocates and frees
+/// small buffers across threads (a request's task builds what the SQLite
+/// writer frees, and the other way round), where glibc's malloc and free
+/// were about a tenth of the server's CPU (BENCHMARKS.md, "Issue 12, item
+/// 1: the allocator, a 9 KB future, ..."). It changes no output; the
+/// golden tests pin every output.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 #[command(name = "as-capone", version, about = "As Capone: game server and toolkit for the card-duel instant game")]
