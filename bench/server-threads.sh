@@ -19,11 +19,11 @@ RUST_LOG=warn AS_CAPONE_START_BALANCE_CENTS=100000000 "$BIN" serve --listen 127.
 SP=$!
 for _ in $(seq 1 90); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 0.5; done
 snap() {
-  # A thread that ends meanwhile (tokio's blocking pool) is left out.
+  # One line per thread: id, kind, CPU ticks, run-queue nanoseconds.
   for t in /proc/$SP/task/*; do
     { c=$(tr ' ' _ < "$t/comm") && s=$(awk '{print $14+$15}' "$t/stat") && q=$(awk '{print $2}' "$t/schedstat") \
-      && echo "$c $s $q"; } 2>/dev/null || true
-  done | awk '{c[$1]+=$2; w[$1]+=$3} END {for (k in c) print k, c[k], w[k]}' | sort
+      && echo "${t##*/} $c $s $q"; } 2>/dev/null || true
+  done
 }
 snap > "$DIR/before"; t1=$(date +%s.%N)
 OUT=$("${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate $RATE} --json 2>&1 | grep '^{')
@@ -33,8 +33,15 @@ kill $SP; wait $SP 2>/dev/null || true
 echo "$OUT" | python3 -c 'import json, sys
 r = json.load(sys.stdin); l = r["latency_ms"]
 print("%.0f actions/s, p50 %.2f p90 %.2f p99 %.2f max %.2f ms" % (r["actions_per_s"], l["p50"], l["p90"], l["p99"], l["max"]))'
-join "$DIR/before" "$DIR/after" | awk -v el="$(echo "$t2 - $t1" | bc)" -v tk="$(getconf CLK_TCK)" \
-  '{printf "  %-16s CPU %.2f cores, waiting for a core %.2f cores\n", $1, ($4 - $2) / tk / el, ($5 - $3) / 1e9 / el}'
+# Per thread, what it used between the two readings (one born meanwhile
+# from zero); a thread that ended meanwhile (tokio's blocking pool) is
+# missing from the second reading and left out, not subtracted. Then
+# summed per kind.
+awk -v el="$(echo "$t2 - $t1" | bc)" -v tk="$(getconf CLK_TCK)" '
+  NR == FNR { c0[$1] = $3; w0[$1] = $4; next }
+  { c[$2] += $3 - c0[$1]; w[$2] += $4 - w0[$1] }
+  END { for (k in c) printf "  %-16s CPU %.2f cores, waiting for a core %.2f cores\n", k, c[k] / tk / el, w[k] / 1e9 / el }
+' "$DIR/before" "$DIR/after" | sort
 python3 - "$DIR/metrics" <<'PY'
 import sys
 m = {}
