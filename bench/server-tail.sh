@@ -8,7 +8,11 @@
 # server wrote to disk per action (WAL and checkpoints, /proc/PID/io), the
 # machine's busy, idle and stolen time (/proc/stat: the host's other guests
 # take "steal"), and from its metrics the commits over 10 ms and the time
-# the writer waited for checkpoints.
+# the writer waited for checkpoints. The steady window's line is loadtest's
+# rate and latencies from the moment every player registered until the
+# games ran out (with many paced players the whole run's rate understates
+# the load the server carried). LOADGEN_NICE=N runs the load generator
+# under `nice -n N`.
 #
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
@@ -32,7 +36,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
     s1=$(awk '{print $14+$15}' /proc/$SP/stat); w1=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
     c1=$(head -1 /proc/stat)
-    OUT=$( { /usr/bin/time -f "LT %U %S" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
+    OUT=$( { /usr/bin/time -f "LT %U %S" nice -n "${LOADGEN_NICE:-0}" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
       --games "$GAMES" ${RATE:+--rate $RATE} --json; } 2>&1 )
     s2=$(awk '{print $14+$15}' /proc/$SP/stat); w2=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
     c2=$(head -1 /proc/stat)
@@ -57,6 +61,11 @@ for line in open("$DIR/metrics"):
         m[k] = float(v)
 commits = m.get("as_capone_commit_seconds_count", 0)
 slow = commits - m.get('as_capone_commit_seconds_bucket{le="0.01"}', 0)
+st = r.get("steady")
+if st:  # loadtest's steady window: every player registered until the games ran out
+    sl = st["latency_ms"]
+    print(f"  steady window {st['seconds']:.2f} s: {st['requests_per_s']:.0f} game requests/s, {st['actions_per_s']:.0f} actions/s, "
+          f"p50 {sl['p50']:.2f} p90 {sl['p90']:.2f} p99 {sl['p99']:.2f} max {sl['max']:.2f} ms")
 # /proc/stat's cpu line: user nice system idle iowait irq softirq steal.
 c1 = [int(x) for x in sys.argv[8].split()[1:9]]; c2 = [int(x) for x in sys.argv[9].split()[1:9]]
 d = [b - a for a, b in zip(c1, c2)]; total = sum(d) or 1

@@ -25,7 +25,7 @@ snap() {
       && echo "${t##*/} $c $s $q"; } 2>/dev/null || true
   done
 }
-snap > "$DIR/before"; t1=$(date +%s.%N)
+snap > "$DIR/before"; curl -s localhost:$PORT/metrics > "$DIR/metrics0"; t1=$(date +%s.%N)
 OUT=$("${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate $RATE} --json 2>&1 | grep '^{')
 t2=$(date +%s.%N); snap > "$DIR/after"
 curl -s localhost:$PORT/metrics > "$DIR/metrics" || true
@@ -42,14 +42,22 @@ awk -v el="$(echo "$t2 - $t1" | bc)" -v tk="$(getconf CLK_TCK)" '
   { c[$2] += $3 - c0[$1]; w[$2] += $4 - w0[$1] }
   END { for (k in c) printf "  %-16s CPU %.2f cores, waiting for a core %.2f cores\n", k, c[k] / tk / el, w[k] / 1e9 / el }
 ' "$DIR/before" "$DIR/after" | sort
-python3 - "$DIR/metrics" <<'PY'
+python3 - "$DIR/metrics0" "$DIR/metrics" "$(echo "$t2 - $t1" | bc)" <<'PY'
 import sys
-m = {}
-for line in open(sys.argv[1]):
-    if line.startswith("as_capone_") and " " in line:
-        k, v = line.rsplit(" ", 1)
-        m[k] = float(v)
-n = m.get("as_capone_commit_batch_size_count", 0)
-print(f"  writer: {n:.0f} commits, {m.get('as_capone_commit_batch_size_sum', 0) / max(n, 1):.1f} requests per commit "
-      "(the start's emission included)")
+def read(path):
+    m = {}
+    for line in open(path):
+        if line.startswith("as_capone_") and " " in line:
+            k, v = line.rsplit(" ", 1)
+            m[k] = float(v)
+    return m
+m0, m1, el = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
+d = lambda k: m1.get(k, 0) - m0.get(k, 0)
+n = d("as_capone_commit_batch_size_count")
+busy, ckpt = d("as_capone_commit_seconds_sum"), d("as_capone_writer_checkpoint_seconds_sum")
+# The writer's wall time: running batches (CPU, waiting for a core, disk
+# syncs) and finishing checkpoints; the rest it waited for requests.
+print(f"  writer: {n:.0f} commits, {d('as_capone_commit_batch_size_sum') / max(n, 1):.1f} requests per commit, "
+      f"{1e3 * busy / max(n, 1):.2f} ms per commit; busy {100 * (busy + ckpt) / el:.0f} % of the run "
+      f"(batches {100 * busy / el:.0f} %, checkpoints {100 * ckpt / el:.0f} %)")
 PY

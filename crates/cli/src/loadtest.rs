@@ -9,6 +9,15 @@
 //! (`hyper`'s connection API: no pool, no URL parsing per request) and
 //! reads from each answer only the fields it plays with, borrowed from the
 //! answer's bytes (BENCHMARKS.md, "Game server": its CPU per action).
+//!
+//! Besides the whole run it reports a **steady window**: from the moment
+//! every player has registered until the game budget runs out. Before it,
+//! players register (not game requests); after it, the players still in a
+//! game finish it while the others have stopped, so the load falls. The
+//! window's rate is the one the server really carried, and its latencies
+//! are those of requests sent at that load (with many paced players the
+//! whole run's rate understates it and its percentiles are diluted by the
+//! falling tail: BENCHMARKS.md).
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -20,7 +29,7 @@ use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::json;
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -90,6 +99,8 @@ impl Pace {
 #[derive(Default)]
 struct Tally {
     action_us: Vec<u32>,
+    /// Latencies of the actions sent inside the steady window.
+    steady_action_us: Vec<u32>,
     purchase_us: Vec<u32>,
     actions: u64,
     purchases: u64,
@@ -109,6 +120,7 @@ impl Tally {
     }
     fn merge(&mut self, o: Tally) {
         self.action_us.extend(o.action_us);
+        self.steady_action_us.extend(o.steady_action_us);
         self.purchase_us.extend(o.purchase_us);
         self.actions += o.actions;
         self.purchases += o.purchases;
@@ -133,6 +145,36 @@ struct Shared {
     interval: Option<Duration>,
     /// Every player waits here once registered.
     ready: tokio::sync::Barrier,
+    /// Game requests (purchases and actions) answered so far, and actions.
+    answered: AtomicU64,
+    answered_actions: AtomicU64,
+    /// The steady window's start: every player registered.
+    all_registered: OnceLock<Instant>,
+    /// Its end: the first player to find no game left (or the deadline),
+    /// with `answered` and `answered_actions` at that moment.
+    budget_spent: OnceLock<(Instant, u64, u64)>,
+}
+
+impl Shared {
+    /// A game request answered, counted for the steady window.
+    fn answered(&self, action: bool) {
+        self.answered.fetch_add(1, Ordering::Relaxed);
+        if action {
+            self.answered_actions.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The steady window ends (the first call counts).
+    fn budget_spent(&self) {
+        self.budget_spent.get_or_init(|| {
+            (Instant::now(), self.answered.load(Ordering::Relaxed), self.answered_actions.load(Ordering::Relaxed))
+        });
+    }
+
+    /// Whether a request sent now falls inside the steady window.
+    fn steady(&self) -> bool {
+        self.budget_spent.get().is_none()
+    }
 }
 
 /// One player's HTTP/1.1 connection, kept alive from request to request,
@@ -261,6 +303,7 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     // first slots must not be charged the time the others took to connect
     // and register. Paced players start spread over one interval.
     s.ready.wait().await;
+    s.all_registered.get_or_init(Instant::now);
     let offset = s.interval.map(|i| i.mul_f64(index as f64 / players as f64)).unwrap_or_default();
     let mut pace = Pace { interval: s.interval, next: Instant::now() + offset };
     let mut token = match registered {
@@ -276,6 +319,7 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
             t.error(format!("{e:#}"));
         }
     }
+    s.budget_spent();
     t
 }
 
@@ -288,6 +332,7 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
         (status, bytes, us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), Instant::now()).await?;
     }
     anyhow::ensure!(status == 201, "POST /api/tickets answered {status}: {}", text(&bytes));
+    s.answered(false);
     t.purchases += 1;
     t.purchase_us.push(us);
     let id = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket.id.into_owned();
@@ -312,10 +357,15 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
             _ => json!({"seq": seq, "action": "draw"}).to_string(),
         };
         let at = pace.slot().await;
+        let steady = s.steady();
         let (status, next, us) = c.send(s, &path, Some(token), Some(body), at).await?;
         anyhow::ensure!(status == 200, "POST {path} answered {status}: {}", text(&next));
+        s.answered(true);
         t.actions += 1;
         t.action_us.push(us);
+        if steady {
+            t.steady_action_us.push(us);
+        }
         bytes = next;
     }
 }
@@ -346,6 +396,10 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         started: AtomicU64::new(0),
         interval: None,
         ready: tokio::sync::Barrier::new(1),
+        answered: AtomicU64::new(0),
+        answered_actions: AtomicU64::new(0),
+        all_registered: OnceLock::new(),
+        budget_spent: OnceLock::new(),
     };
     let (status, _, _) = Conn { sender: None }
         .send(&probe, "/healthz", None, None, Instant::now())
@@ -361,6 +415,10 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         started: AtomicU64::new(0),
         interval: args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
         ready: tokio::sync::Barrier::new(args.players),
+        answered: AtomicU64::new(0),
+        answered_actions: AtomicU64::new(0),
+        all_registered: OnceLock::new(),
+        budget_spent: OnceLock::new(),
     });
     let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
@@ -368,8 +426,14 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         total.merge(task.await?);
     }
     let seconds = started.elapsed().as_secs_f64();
+    shared.budget_spent();
+    let (end, steady_requests, steady_actions) = *shared.budget_spent.get().expect("set just above");
+    let steady_seconds = shared.all_registered.get().map_or(0.0, |t0| end.saturating_duration_since(*t0).as_secs_f64());
+    let per_s = |n: u64| if steady_seconds > 0.0 { n as f64 / steady_seconds } else { 0.0 };
     total.action_us.sort_unstable();
     total.purchase_us.sort_unstable();
+    total.steady_action_us.sort_unstable();
+    let sa = &total.steady_action_us;
     let a = &total.action_us;
     let p = &total.purchase_us;
     let requests = total.actions + total.purchases + total.players;
@@ -389,6 +453,15 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         "latency_ms": {
             "p50": percentile_ms(a, 50.0), "p90": percentile_ms(a, 90.0),
             "p99": percentile_ms(a, 99.0), "max": percentile_ms(a, 100.0),
+        },
+        "steady": {
+            "seconds": steady_seconds,
+            "requests_per_s": per_s(steady_requests),
+            "actions_per_s": per_s(steady_actions),
+            "latency_ms": {
+                "p50": percentile_ms(sa, 50.0), "p90": percentile_ms(sa, 90.0),
+                "p99": percentile_ms(sa, 99.0), "max": percentile_ms(sa, 100.0),
+            },
         },
         "purchase_latency_ms": {
             "p50": percentile_ms(p, 50.0), "p90": percentile_ms(p, 90.0),
@@ -421,6 +494,17 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
             percentile_ms(a, 90.0),
             percentile_ms(a, 99.0),
             percentile_ms(a, 100.0)
+        );
+        println!(
+            "steady window ({:.2} s, every player registered until the games ran out): {:.0} game requests/s, \
+             {:.0} actions/s, action latency ms p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+            steady_seconds,
+            per_s(steady_requests),
+            per_s(steady_actions),
+            percentile_ms(sa, 50.0),
+            percentile_ms(sa, 90.0),
+            percentile_ms(sa, 99.0),
+            percentile_ms(sa, 100.0)
         );
         println!(
             "purchase latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",

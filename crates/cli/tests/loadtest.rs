@@ -20,6 +20,10 @@ fn loadtest(url: &str, extra: &[&str]) -> (Value, f64) {
     (serde_json::from_slice(&out.stdout).unwrap(), t0.elapsed().as_secs_f64())
 }
 
+fn lat_max(v: &Value) -> f64 {
+    v["latency_ms"]["max"].as_f64().unwrap()
+}
+
 #[test]
 fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     let dir = tempfile::tempdir().unwrap();
@@ -43,6 +47,17 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     assert!(v["seconds"].as_f64().unwrap() >= floor * 0.95, "{v}, at least {floor} s");
     assert!(wall >= floor * 0.95);
     assert_eq!(v["rate"], 100.0);
+    // The steady window (every player registered until the games ran out)
+    // carried the rate asked for, and lies inside the run.
+    let steady = &v["steady"];
+    let window = steady["seconds"].as_f64().unwrap();
+    assert!(window > 0.5 && window <= v["seconds"].as_f64().unwrap(), "{v}");
+    let carried = steady["requests_per_s"].as_f64().unwrap();
+    assert!((75.0..=110.0).contains(&carried), "{v}: {carried} game requests/s in the steady window at --rate 100");
+    assert!(steady["actions_per_s"].as_f64().unwrap() < carried);
+    let sl = &steady["latency_ms"];
+    assert!(sl["p50"].as_f64().unwrap() > 0.0, "{v}: no action in the steady window");
+    assert!(sl["max"].as_f64().unwrap() <= lat_max(&v), "{v}: the window's actions are among the run's");
 
     let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
         .args(["loadtest", "--url", &url, "--rate", "0"])
