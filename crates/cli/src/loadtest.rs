@@ -29,8 +29,8 @@ use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::json;
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug, Clone)]
