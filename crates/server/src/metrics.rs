@@ -28,7 +28,6 @@ pub struct Metrics {
     pub checkpoint_seconds: Histogram,
     /// SQLite: the writer's part of a checkpoint, between two batches.
     pub writer_checkpoint_seconds: Histogram,
-    pub wal_sync_seconds: Histogram,
     /// SQLite: frames in the WAL at the last checkpoint.
     pub wal_frames: IntGauge,
 }
@@ -70,10 +69,8 @@ impl Metrics {
                 .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
         )
         .expect("metric");
-        let commit_seconds = storage_seconds(
-            "as_capone_commit_seconds",
-            "Time of one write transaction, BEGIN to COMMIT (durable at once on PostgreSQL; on SQLite once the WAL is synced: as_capone_wal_sync_seconds)",
-        );
+        let commit_seconds =
+            storage_seconds("as_capone_commit_seconds", "Time of one write transaction, BEGIN to durable COMMIT");
         let checkpoint_seconds = storage_seconds(
             "as_capone_checkpoint_seconds",
             "SQLite: time of one WAL checkpoint on the background connection",
@@ -81,10 +78,6 @@ impl Metrics {
         let writer_checkpoint_seconds = storage_seconds(
             "as_capone_writer_checkpoint_seconds",
             "SQLite: time of the writer's part of a WAL checkpoint, between two batches",
-        );
-        let wal_sync_seconds = storage_seconds(
-            "as_capone_wal_sync_seconds",
-            "SQLite: time of one sync of the WAL by the sync thread, for every batch committed since the last",
         );
         let wal_frames =
             IntGauge::new("as_capone_wal_frames", "SQLite: frames in the WAL at the last checkpoint").expect("metric");
@@ -102,7 +95,6 @@ impl Metrics {
             Box::new(commit_seconds.clone()),
             Box::new(checkpoint_seconds.clone()),
             Box::new(writer_checkpoint_seconds.clone()),
-            Box::new(wal_sync_seconds.clone()),
             Box::new(wal_frames.clone()),
         ] {
             registry.register(c).expect("unique metric names");
@@ -122,7 +114,6 @@ impl Metrics {
             commit_seconds,
             checkpoint_seconds,
             writer_checkpoint_seconds,
-            wal_sync_seconds,
             wal_frames,
         }
     }

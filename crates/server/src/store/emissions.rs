@@ -584,7 +584,7 @@ pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<Emi
             anyhow::ensure!(path.exists(), "no database file {}", path.display());
             let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).read_only(true);
             let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
-            Db::Sqlite(pool, None)
+            Db::Sqlite(pool)
         }
         None => {
             let pool = sqlx::postgres::PgPoolOptions::new()

@@ -50,26 +50,16 @@ use std::sync::{Arc, RwLock};
 /// each with [`on_db!`].
 #[derive(Clone, Debug)]
 pub(crate) enum Db {
-    /// With the server's writer, its progress in syncing what it committed
-    /// (readers may see a commit before it is on disk: [`sqlite::Durable`]).
-    Sqlite(sqlx::SqlitePool, Option<Arc<sqlite::Durable>>),
+    Sqlite(sqlx::SqlitePool),
     Postgres(sqlx::PgPool),
 }
 
 /// Runs `$body` with `$pool` bound to the pool of whichever backend `$db`
-/// is: the body is compiled once per backend, written once. On SQLite a
-/// read's result is returned only once every commit it may have seen is on
-/// disk ([`sqlite::Durable::settled`]).
+/// is: the body is compiled once per backend, written once.
 macro_rules! on_db {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db {
-            $crate::store::Db::Sqlite($pool, durable) => {
-                let out = $body;
-                if let Some(d) = durable.as_deref() {
-                    d.settled().await;
-                }
-                out
-            }
+            $crate::store::Db::Sqlite($pool) => $body,
             $crate::store::Db::Postgres($pool) => $body,
         }
     };
@@ -154,7 +144,7 @@ impl Store {
             (Db::Postgres(pool), Writer::Postgres(writer), postgres::describe(&config.db, config), Some(startup))
         } else {
             let opened = sqlite::open(config, metrics.clone(), keys.clone()).await?;
-            (Db::Sqlite(opened.read, Some(opened.durable)), Writer::Sqlite(opened.writer), opened.description, None)
+            (Db::Sqlite(opened.read), Writer::Sqlite(opened.writer), opened.description, None)
         };
         Ok(Store {
             db,
@@ -374,7 +364,7 @@ impl Store {
     pub async fn seal_audit(&self) -> Result<u64, AppError> {
         match &self.db {
             Db::Postgres(pool) => Ok(audit::seal_pending(pool, audit::Wait::Yes).await?),
-            Db::Sqlite(..) => Ok(0),
+            Db::Sqlite(_) => Ok(0),
         }
     }
 

@@ -1,22 +1,7 @@
 //! The SQLite shell: one file, one process, durable and fast.
 //!
-//! - WAL journal, and **nothing is shown before it is on disk** ("Nothing
-//!   is shown to a player before it is durable"). The writer COMMITs
-//!   without syncing (`synchronous=NORMAL`) and hands each committed batch,
-//!   with its answers, to a **sync thread**, which syncs the WAL file
-//!   (`fdatasync`) once for every batch handed to it since its last sync,
-//!   then releases their answers, in commit order. Meanwhile the writer
-//!   already runs the next batch: the disk sync, a third of the writer's
-//!   time when it was inside the COMMIT, is no longer on its path
-//!   (BENCHMARKS.md). Readers (sqlx's pool) see a COMMIT as soon as it is
-//!   made, before it is synced, so every read waits, before it returns,
-//!   until every batch committed by then is synced ([`Durable`], in
-//!   [`super::on_db`]). A failed sync stops the process at once, without
-//!   answering: what the page cache holds is then unknown (the lesson of
-//!   PostgreSQL's "fsyncgate"), and SQLite's recovery starts from the disk.
-//!   Checkpoints sync the WAL before copying it into the database (SQLite
-//!   does at `synchronous=NORMAL`), so no frame reaches the database file
-//!   before it is durable in the WAL.
+//! - WAL journal and `synchronous=FULL`: a COMMIT is on disk before its
+//!   answers leave ("Nothing is shown to a player before it is durable").
 //! - **Group commit**: one writer thread owns the one write connection and
 //!   is fed by a channel. It takes every pending write request (up to
 //!   `group_commit_max`), runs each as a [`Unit`] of one transaction,
@@ -75,7 +60,7 @@ use sqlx::sqlite::{
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
@@ -107,45 +92,6 @@ pub(super) struct Opened {
     pub read: SqlitePool,
     pub writer: SqliteWriter,
     pub description: String,
-    /// What the writer has committed and what of it is synced, for readers.
-    pub durable: Arc<Durable>,
-}
-
-/// The writer's batches, numbered: the last one that may be visible to
-/// readers (`committed`, set before its COMMIT) and the last one synced to
-/// disk (`synced`, set by the sync thread). See the module's doc.
-#[derive(Debug)]
-pub(crate) struct Durable {
-    committed: AtomicU64,
-    synced: tokio::sync::watch::Sender<u64>,
-}
-
-impl Durable {
-    fn new() -> Durable {
-        Durable { committed: AtomicU64::new(0), synced: tokio::sync::watch::Sender::new(0) }
-    }
-
-    /// Batch `epoch` is about to COMMIT: from now on a reader may see it.
-    fn committing(&self, epoch: u64) {
-        self.committed.store(epoch, Ordering::SeqCst);
-    }
-
-    /// Every batch up to `epoch` is on disk.
-    fn synced(&self, epoch: u64) {
-        self.synced.send_replace(epoch);
-    }
-
-    /// Returns once every batch that may have been visible when it was
-    /// called is on disk: a read calls it after reading, before it answers.
-    /// At once when nothing is waiting for the sync thread.
-    pub(crate) async fn settled(&self) {
-        let seen = self.committed.load(Ordering::SeqCst);
-        if *self.synced.borrow() >= seen {
-            return;
-        }
-        // The sender lives as long as `self`: this ends when the sync does.
-        let _ = self.synced.subscribe().wait_for(|synced| *synced >= seen).await;
-    }
 }
 
 /// Opens (creating and migrating) the database and starts the writer.
@@ -160,15 +106,6 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
     sqlx::migrate!("./migrations/sqlite").run(&mut migrate).await.context("database migrations")?;
     migrate.close().await.context("closing the migrations' connection")?;
     let conn = write_connection(&file).with_context(|| format!("cannot open the SQLite database {path} to write"))?;
-    // The WAL file exists once a connection has opened the database in WAL
-    // mode, and stays (same file) while the writer's connection is open.
-    let mut wal_path = file.clone().into_os_string();
-    wal_path.push("-wal");
-    let wal = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&wal_path)
-        .with_context(|| format!("cannot open the WAL file {}", Path::new(&wal_path).display()))?;
     let read = SqlitePoolOptions::new()
         .max_connections(config.read_connections)
         .min_connections(1)
@@ -176,36 +113,21 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
         .connect_with(opts.clone())
         .await
         .context("read pool")?;
-    let state = WriterState::load(&Db::Sqlite(read.clone(), None), keys).await?;
+    let state = WriterState::load(&Db::Sqlite(read.clone()), keys).await?;
     let finish = Arc::new(AtomicBool::new(false));
     let checkpoints = tokio::spawn(checkpointer(read.clone(), finish.clone(), metrics.clone()));
     let (tx, rx) = mpsc::channel(4096);
     let (stopped_tx, stopped) = oneshot::channel();
     let cap = config.batch_cap();
-    let durable = Arc::new(Durable::new());
-    let (sync_tx, sync_rx) = std::sync::mpsc::channel();
-    let syncer = {
-        let (durable, metrics) = (durable.clone(), metrics.clone());
-        std::thread::Builder::new()
-            .name("sqlite-sync".into())
-            .spawn(move || sync_loop(&wal, &sync_rx, &durable, &metrics))
-            .context("starting the sync thread")?
-    };
-    let writer_durable = durable.clone();
     std::thread::Builder::new()
         .name("sqlite-writer".into())
         .spawn(move || {
-            writer_loop(conn, rx, state, cap, &metrics, &finish, &writer_durable, sync_tx);
-            // The writer dropped its end: the sync thread answers what is
-            // left, then ends.
-            if syncer.join().is_err() {
-                tracing::error!("the sync thread panicked");
-            }
+            writer_loop(conn, rx, state, cap, &metrics, &finish);
             let _ = stopped_tx.send(());
         })
         .context("starting the writer thread")?;
     let description = format!(
-        "SQLite {path} (WAL, each commit synced before its answers, {})",
+        "SQLite {path} (WAL, synchronous=FULL, {})",
         if config.group_commit { format!("group commit up to {cap}") } else { "one transaction per request".into() }
     );
     let writer = SqliteWriter {
@@ -214,7 +136,7 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
         checkpoints: Mutex::new(Some(checkpoints)),
         lock: Mutex::new(Some(lock)),
     };
-    Ok(Opened { read, writer, description, durable })
+    Ok(Opened { read, writer, description })
 }
 
 /// Statements the writer keeps prepared: the reads and each shape of plan
@@ -224,9 +146,8 @@ const STATEMENT_CACHE: usize = 256;
 /// tickets) are prepared each time rather than kept.
 const CACHED_VALUES: usize = 64;
 
-/// The writer's connection: WAL, `synchronous=NORMAL` (checked: a COMMIT
-/// does not sync; the sync thread does, before any answer, see the
-/// module's doc; checkpoints still sync), foreign keys on.
+/// The writer's connection: WAL, `synchronous=FULL` (checked: a COMMIT is
+/// on disk before it returns), foreign keys on.
 fn write_connection(file: &Path) -> anyhow::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(file, flags)?;
@@ -239,14 +160,14 @@ fn write_connection(file: &Path) -> anyhow::Result<Connection> {
     // file (whose writes were a quarter of the writer's time). It holds only
     // pages of the open transaction, never what a COMMIT makes durable.
     conn.execute_batch(
-        "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 20000; \
+        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 20000; \
          PRAGMA temp_store = MEMORY;",
     )?;
     let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
     let keys: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
     let temp: i64 = conn.query_row("PRAGMA temp_store", [], |r| r.get(0))?;
     anyhow::ensure!(mode.eq_ignore_ascii_case("wal"), "SQLite refused WAL mode (journal_mode={mode})");
-    anyhow::ensure!(sync == 1, "SQLite refused synchronous=NORMAL (synchronous={sync})");
+    anyhow::ensure!(sync == 2, "SQLite refused synchronous=FULL (synchronous={sync})");
     anyhow::ensure!(keys == 1, "SQLite refused foreign keys");
     anyhow::ensure!(temp == 2, "SQLite refused temp_store=MEMORY (temp_store={temp})");
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
@@ -440,22 +361,9 @@ impl WriterState {
     }
 }
 
-/// A request's answer and where it goes.
-type Reply = (oneshot::Sender<Result<Done, AppError>>, Result<Done, AppError>);
-
-/// A committed batch's answers, waiting for the sync thread.
-struct Committed {
-    epoch: u64,
-    /// The batch changed rows (else there is nothing of its own to sync).
-    wrote: bool,
-    replies: Vec<Reply>,
-}
-
 /// The writer thread: takes every request waiting (up to `cap`), runs
-/// them in one transaction and hands their answers to the sync thread,
-/// which releases them once the transaction is on disk; stops when the
-/// channel is closed and empty.
-#[allow(clippy::too_many_arguments)]
+/// them in one transaction, answers them once it is durable; stops when
+/// the channel is closed and empty.
 fn writer_loop(
     mut conn: Connection,
     mut rx: mpsc::Receiver<Job>,
@@ -463,11 +371,8 @@ fn writer_loop(
     cap: usize,
     metrics: &Metrics,
     finish: &AtomicBool,
-    durable: &Durable,
-    sync: std::sync::mpsc::Sender<Committed>,
 ) {
     let mut jobs: Vec<Job> = Vec::with_capacity(cap);
-    let mut epoch = 0u64;
     while let Some(first) = rx.blocking_recv() {
         jobs.push(first);
         while jobs.len() < cap {
@@ -478,21 +383,15 @@ fn writer_loop(
         }
         let started = Instant::now();
         let n = jobs.len();
-        epoch += 1;
-        // Before the COMMIT makes the batch visible: a reader that sees it
-        // then waits for its sync.
-        durable.committing(epoch);
-        let changes = conn.total_changes();
         let results = run_batch(&mut conn, &mut state, &jobs);
         metrics.commit_batch_size.observe(n as f64);
         metrics.commit_seconds.observe(started.elapsed().as_secs_f64());
-        let wrote = conn.total_changes() != changes;
-        let replies = jobs.drain(..).map(|job| job.reply).zip(results).collect();
-        if sync.send(Committed { epoch, wrote, replies }).is_err() {
-            // Only if the sync thread panicked: its answers are dropped
-            // (an error for each client), and nothing more is written.
-            tracing::error!("the sync thread is gone; the writer stops");
-            break;
+        for (job, result) in jobs.drain(..).zip(results) {
+            if let Ok(Done { effect: Some(effect), .. }) = &result {
+                metrics.count(*effect);
+            }
+            // The client may have gone away; the write stands either way.
+            let _ = job.reply.send(result);
         }
         if finish.swap(false, Ordering::Relaxed) {
             finish_checkpoint(&conn, metrics);
@@ -502,47 +401,6 @@ fn writer_loop(
         tracing::warn!(error = %e, "closing the write connection");
     }
     tracing::info!("writer stopped");
-}
-
-/// The sync thread: for every committed batch handed to it since its last
-/// sync (and whatever else the WAL holds), one `fdatasync` of the WAL
-/// file, then the batches' answers, in commit order; readers are told
-/// ([`Durable::synced`]). Batches that changed nothing are answered without
-/// a sync of their own, after every batch before them is synced. Stops
-/// when the writer has dropped its end and every batch is answered.
-fn sync_loop(
-    wal: &std::fs::File,
-    batches: &std::sync::mpsc::Receiver<Committed>,
-    durable: &Durable,
-    metrics: &Metrics,
-) {
-    let mut group: Vec<Committed> = Vec::new();
-    while let Ok(first) = batches.recv() {
-        group.push(first);
-        group.extend(batches.try_iter());
-        if group.iter().any(|c| c.wrote) {
-            let started = Instant::now();
-            if let Err(e) = wal.sync_data() {
-                // What was committed may not be on disk, and after a failed
-                // sync the page cache cannot be trusted: stop without
-                // answering, and let SQLite recover from the disk.
-                tracing::error!(error = %e, "syncing the WAL failed; stopping the process without answering");
-                std::process::abort();
-            }
-            metrics.wal_sync_seconds.observe(started.elapsed().as_secs_f64());
-        }
-        let last = group.last().map_or(0, |c| c.epoch);
-        durable.synced(last);
-        for batch in group.drain(..) {
-            for (reply, result) in batch.replies {
-                if let Ok(Done { effect: Some(effect), .. }) = &result {
-                    metrics.count(*effect);
-                }
-                // The client may have gone away; the write stands either way.
-                let _ = reply.send(result);
-            }
-        }
-    }
 }
 
 /// Runs a statement kept in the connection's cache.
@@ -872,7 +730,7 @@ mod tests {
         // The test drives batches itself on a second write connection; the
         // opened writer stays idle.
         let mut conn = write_connection(&file).unwrap();
-        let mut state = WriterState::load(&Db::Sqlite(opened.read.clone(), None), keys).await.unwrap();
+        let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
         let close_unknown = Changes {
             close: Some((99, 1, 2)),
             audit: Some(crate::core::AuditRecord { created_ms: 1, kind: "sale_ended", data_json: "{}".into() }),
@@ -923,55 +781,5 @@ mod tests {
         let restarts = metrics.writer_checkpoint_seconds.get_sample_count();
         assert!(restarts >= 2, "the writer finished {restarts} checkpoints in {players} commits");
         opened.writer.close().await.unwrap();
-    }
-
-    /// A read waits, before it answers, until every batch that may have
-    /// been visible to it is synced; at once when none is waiting.
-    #[tokio::test]
-    async fn a_read_waits_until_what_it_may_have_seen_is_synced() {
-        let durable = Arc::new(Durable::new());
-        durable.committing(1);
-        durable.synced(1);
-        tokio::time::timeout(Duration::from_millis(100), durable.settled()).await.expect("nothing to wait for");
-        // Batch 2 is visible, not yet synced: a read must wait.
-        durable.committing(2);
-        let waiting = tokio::time::timeout(Duration::from_millis(100), durable.settled()).await;
-        assert!(waiting.is_err(), "a read answered before the batch it may have seen was synced");
-        let read = tokio::spawn({
-            let durable = durable.clone();
-            async move { durable.settled().await }
-        });
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(!read.is_finished());
-        durable.synced(2);
-        tokio::time::timeout(Duration::from_secs(5), read).await.expect("released by the sync").unwrap();
-    }
-
-    /// Every answer leaves after the sync of the batch that wrote it: when
-    /// a write's answer arrives (one at a time, so its batch is the last
-    /// committed), the sync thread has synced that batch, and the WAL was
-    /// synced at least once for the writes.
-    #[tokio::test]
-    async fn every_answer_comes_after_the_sync_of_its_commit() {
-        let (_dir, _, metrics, opened) = opened().await;
-        for player in 0..200 {
-            opened.writer.write(new_player(&format!("p{player}"))).await.unwrap();
-            let committed = opened.durable.committed.load(Ordering::SeqCst);
-            let synced = *opened.durable.synced.borrow();
-            assert!(
-                synced >= committed,
-                "answer {player} came before its sync: batch {committed} committed, {synced} synced"
-            );
-        }
-        // One at a time, each batch wrote and was synced on its own.
-        assert_eq!(metrics.wal_sync_seconds.get_sample_count(), 200);
-        // A batch that changes no row (closing a session that does not
-        // exist) has nothing of its own to sync: answered without a sync.
-        let closed = opened.writer.write(Op::CloseSession { token_hash: "no such session".into() });
-        tokio::time::timeout(Duration::from_secs(5), closed).await.expect("answered").unwrap();
-        assert_eq!(metrics.wal_sync_seconds.get_sample_count(), 200);
-        opened.writer.close().await.unwrap();
-        // Closed: every batch handed to the sync thread was synced.
-        assert_eq!(*opened.durable.synced.borrow(), opened.durable.committed.load(Ordering::SeqCst));
     }
 }
