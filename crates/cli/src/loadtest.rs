@@ -281,6 +281,29 @@ fn percentile_ms(sorted: &[u32], p: f64) -> f64 {
     f64::from(sorted[rank.clamp(1, sorted.len()) - 1]) / 1000.0
 }
 
+/// p50, p90, p99 and max of a set of latencies, in milliseconds.
+struct Latencies([f64; 4]);
+
+/// Sorts `us` and takes its percentiles.
+fn latencies(us: &mut [u32]) -> Latencies {
+    us.sort_unstable();
+    Latencies([50.0, 90.0, 99.0, 100.0].map(|p| percentile_ms(us, p)))
+}
+
+impl Latencies {
+    fn json(&self) -> serde_json::Value {
+        let [p50, p90, p99, max] = self.0;
+        json!({"p50": p50, "p90": p90, "p99": p99, "max": max})
+    }
+}
+
+impl std::fmt::Display for Latencies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [p50, p90, p99, max] = self.0;
+        write!(f, "p50 {p50:.2}  p90 {p90:.2}  p99 {p99:.2}  max {max:.2}")
+    }
+}
+
 async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<String> {
     let body = json!({"name": "loadtest"}).to_string();
     let (status, bytes, _) = c.send(s, "/api/players", None, Some(body), Instant::now()).await?;
@@ -430,13 +453,9 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
     let (end, steady_requests, steady_actions) = *shared.budget_spent.get().expect("set just above");
     let steady_seconds = shared.all_registered.get().map_or(0.0, |t0| end.saturating_duration_since(*t0).as_secs_f64());
     let per_s = |n: u64| if steady_seconds > 0.0 { n as f64 / steady_seconds } else { 0.0 };
-    total.action_us.sort_unstable();
-    total.purchase_us.sort_unstable();
-    total.steady_action_us.sort_unstable();
-    let sa = &total.steady_action_us;
-    let a = &total.action_us;
-    let p = &total.purchase_us;
     let requests = total.actions + total.purchases + total.players;
+    let (a, sa, p) =
+        (latencies(&mut total.action_us), latencies(&mut total.steady_action_us), latencies(&mut total.purchase_us));
     let report = json!({
         "url": shared.url,
         "players": args.players,
@@ -450,23 +469,14 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         "seconds": seconds,
         "actions_per_s": total.actions as f64 / seconds,
         "requests_per_s": requests as f64 / seconds,
-        "latency_ms": {
-            "p50": percentile_ms(a, 50.0), "p90": percentile_ms(a, 90.0),
-            "p99": percentile_ms(a, 99.0), "max": percentile_ms(a, 100.0),
-        },
+        "latency_ms": a.json(),
         "steady": {
             "seconds": steady_seconds,
             "requests_per_s": per_s(steady_requests),
             "actions_per_s": per_s(steady_actions),
-            "latency_ms": {
-                "p50": percentile_ms(sa, 50.0), "p90": percentile_ms(sa, 90.0),
-                "p99": percentile_ms(sa, 99.0), "max": percentile_ms(sa, 100.0),
-            },
+            "latency_ms": sa.json(),
         },
-        "purchase_latency_ms": {
-            "p50": percentile_ms(p, 50.0), "p90": percentile_ms(p, 90.0),
-            "p99": percentile_ms(p, 99.0), "max": percentile_ms(p, 100.0),
-        },
+        "purchase_latency_ms": p.json(),
     });
     if args.json {
         println!("{report}");
@@ -488,31 +498,14 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
             total.actions as f64 / seconds,
             requests as f64 / seconds
         );
+        println!("action latency ms: {a}");
         println!(
-            "action latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-            percentile_ms(a, 50.0),
-            percentile_ms(a, 90.0),
-            percentile_ms(a, 99.0),
-            percentile_ms(a, 100.0)
-        );
-        println!(
-            "steady window ({:.2} s, every player registered until the games ran out): {:.0} game requests/s, \
-             {:.0} actions/s, action latency ms p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-            steady_seconds,
+            "steady window ({steady_seconds:.2} s, every player registered until the games ran out): {:.0} game \
+             requests/s, {:.0} actions/s, action latency ms: {sa}",
             per_s(steady_requests),
             per_s(steady_actions),
-            percentile_ms(sa, 50.0),
-            percentile_ms(sa, 90.0),
-            percentile_ms(sa, 99.0),
-            percentile_ms(sa, 100.0)
         );
-        println!(
-            "purchase latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-            percentile_ms(p, 50.0),
-            percentile_ms(p, 90.0),
-            percentile_ms(p, 99.0),
-            percentile_ms(p, 100.0)
-        );
+        println!("purchase latency ms: {p}");
     }
     if let Some(e) = &total.first_error {
         eprintln!("first error: {e}");
