@@ -76,6 +76,11 @@ impl ServerKey {
     }
 
     /// Reads the key file, creating it with a fresh key when it is missing.
+    /// The key is written whole to a temporary file beside it and synced,
+    /// then linked to its name (`link` fails if the name exists: no other
+    /// process's key is ever replaced), so that a process starting at the
+    /// same moment reads either no file or a whole key, never a file still
+    /// being written.
     pub fn load_or_create(path: &Path) -> anyhow::Result<(ServerKey, String)> {
         let origin = format!("the key file {}", path.display());
         match std::fs::read_to_string(path) {
@@ -84,16 +89,30 @@ impl ServerKey {
             Err(e) => return Err(e).with_context(|| format!("cannot read {origin}")),
         }
         let key = ServerKey(crate::fairness::random_bytes::<32>());
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        match options.open(path) {
-            Ok(mut file) => {
-                use std::io::Write;
-                writeln!(file, "{}", hex::encode(key.0))
-                    .and_then(|_| file.sync_all())
-                    .with_context(|| format!("cannot write {origin}"))?;
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", hex::encode(crate::fairness::random_bytes::<8>())));
+        let tmp = PathBuf::from(tmp);
+        let written = (|| {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options.open(&tmp)?;
+            use std::io::Write;
+            writeln!(file, "{}", hex::encode(key.0))?;
+            file.sync_all()?;
+            std::fs::hard_link(&tmp, path)
+        })();
+        let _ = std::fs::remove_file(&tmp);
+        match written {
+            Ok(()) => {
+                // The new name itself is durable once its directory is.
+                #[cfg(unix)]
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::File::open(dir)
+                        .and_then(|d| d.sync_all())
+                        .with_context(|| format!("cannot sync {origin}"))?;
+                }
                 tracing::warn!(
                     file = %path.display(),
                     "created a new server key: keep it safe and apart from the database; without it no \
@@ -170,6 +189,36 @@ pub fn parse_salt(hex_salt: &str) -> Option<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Processes starting together on one PostgreSQL database share one
+    /// key file: whoever creates it, every one of them reads the whole key,
+    /// never a file still being written (a flaky `scaleout` test once
+    /// started a second server that read an empty key file).
+    #[test]
+    fn processes_creating_the_key_file_together_all_read_one_whole_key() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("k.key");
+            let start = std::sync::Barrier::new(8);
+            let keys: Vec<String> = std::thread::scope(|s| {
+                let threads: Vec<_> = (0..8)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            ServerKey::load_or_create(&path).map(|(k, _)| k.fingerprint())
+                        })
+                    })
+                    .collect();
+                threads
+                    .into_iter()
+                    .map(|t| t.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e:#}")))
+                    .collect()
+            });
+            assert!(keys.iter().all(|k| *k == keys[0]), "round {round}: different keys {keys:?}");
+            let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(left, vec![std::ffi::OsString::from("k.key")], "round {round}: temporary files left");
+        }
+    }
 
     #[test]
     fn a_missing_key_file_is_created_once_and_read_back() {
