@@ -156,6 +156,31 @@ struct Shared {
 }
 
 impl Shared {
+    /// A run of `players` with `games` to play before `deadline`, paced
+    /// every `interval` per player when given.
+    fn new(
+        addr: String,
+        url: String,
+        games: i64,
+        deadline: Instant,
+        interval: Option<Duration>,
+        players: usize,
+    ) -> Shared {
+        Shared {
+            addr,
+            url,
+            games_left: AtomicI64::new(games),
+            deadline,
+            started: AtomicU64::new(0),
+            interval,
+            ready: tokio::sync::Barrier::new(players),
+            answered: AtomicU64::new(0),
+            answered_actions: AtomicU64::new(0),
+            all_registered: OnceLock::new(),
+            budget_spent: OnceLock::new(),
+        }
+    }
+
     /// A game request answered, counted for the steady window.
     fn answered(&self, action: bool) {
         self.answered.fetch_add(1, Ordering::Relaxed);
@@ -411,38 +436,21 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
     );
     let host = uri.host().context("a URL with a host")?;
     let addr = format!("{host}:{}", uri.port_u16().unwrap_or(80));
-    let probe = Shared {
-        addr: addr.clone(),
-        url: url.clone(),
-        games_left: AtomicI64::new(0),
-        deadline: Instant::now(),
-        started: AtomicU64::new(0),
-        interval: None,
-        ready: tokio::sync::Barrier::new(1),
-        answered: AtomicU64::new(0),
-        answered_actions: AtomicU64::new(0),
-        all_registered: OnceLock::new(),
-        budget_spent: OnceLock::new(),
-    };
+    let probe = Shared::new(addr.clone(), url.clone(), 0, Instant::now(), None, 1);
     let (status, _, _) = Conn { sender: None }
         .send(&probe, "/healthz", None, None, Instant::now())
         .await
         .with_context(|| format!("cannot reach {url}"))?;
     anyhow::ensure!((200..300).contains(&status), "{url}/healthz answered {status}");
     let started = Instant::now();
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(Shared::new(
         addr,
         url,
-        games_left: AtomicI64::new(i64::try_from(args.games).unwrap_or(i64::MAX)),
-        deadline: started + Duration::from_secs(args.max_seconds),
-        started: AtomicU64::new(0),
-        interval: args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
-        ready: tokio::sync::Barrier::new(args.players),
-        answered: AtomicU64::new(0),
-        answered_actions: AtomicU64::new(0),
-        all_registered: OnceLock::new(),
-        budget_spent: OnceLock::new(),
-    });
+        i64::try_from(args.games).unwrap_or(i64::MAX),
+        started + Duration::from_secs(args.max_seconds),
+        args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
+        args.players,
+    ));
     let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
     for task in tasks {
