@@ -62,7 +62,15 @@ pub struct LoadtestArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Write the actions' latencies in windows of 100 ms of their sending
+    /// (or slot, when paced) to this CSV file: `start_s,actions,p50_ms,
+    /// p99_ms,max_ms`, to see when in a run the tail happened.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<std::path::PathBuf>,
 }
+
+/// The width of a `--timeline` window.
+const TIMELINE_WINDOW: Duration = Duration::from_millis(100);
 
 /// When a player sends its requests: as soon as it can, or on a fixed schedule.
 struct Pace {
@@ -102,6 +110,9 @@ struct Tally {
     /// Latencies of the actions sent inside the steady window.
     steady_action_us: Vec<u32>,
     purchase_us: Vec<u32>,
+    /// With `--timeline`: each action's window (from the run's start),
+    /// latency, and the load generator's own lateness in sending it.
+    timeline: Vec<(u32, u32, u32)>,
     actions: u64,
     purchases: u64,
     players: u64,
@@ -122,6 +133,7 @@ impl Tally {
         self.action_us.extend(o.action_us);
         self.steady_action_us.extend(o.steady_action_us);
         self.purchase_us.extend(o.purchase_us);
+        self.timeline.extend(o.timeline);
         self.actions += o.actions;
         self.purchases += o.purchases;
         self.players += o.players;
@@ -143,6 +155,8 @@ struct Shared {
     started: AtomicU64,
     /// Time between two requests of one player, when paced.
     interval: Option<Duration>,
+    /// The run's start, when a timeline is kept.
+    timeline_from: Option<Instant>,
     /// Every player waits here once registered.
     ready: tokio::sync::Barrier,
     /// Game requests (purchases and actions) answered so far, and actions.
@@ -173,6 +187,7 @@ impl Shared {
             deadline,
             started: AtomicU64::new(0),
             interval,
+            timeline_from: None,
             ready: tokio::sync::Barrier::new(players),
             answered: AtomicU64::new(0),
             answered_actions: AtomicU64::new(0),
@@ -329,6 +344,21 @@ impl std::fmt::Display for Latencies {
     }
 }
 
+/// The `--timeline` CSV: one line per window that had actions.
+fn timeline_csv(timeline: &mut [(u32, u32, u32)]) -> String {
+    timeline.sort_unstable();
+    let mut csv = String::from("start_s,actions,p50_ms,p99_ms,max_ms,sent_late_p99_ms,sent_late_max_ms\n");
+    for window in timeline.chunk_by_mut(|a, b| a.0 == b.0) {
+        let start = f64::from(window[0].0) * TIMELINE_WINDOW.as_secs_f64();
+        let mut us: Vec<u32> = window.iter().map(|&(_, us, _)| us).collect();
+        let mut late: Vec<u32> = window.iter().map(|&(_, _, late)| late).collect();
+        let Latencies([p50, _, p99, max]) = latencies(&mut us);
+        let Latencies([_, _, late99, late_max]) = latencies(&mut late);
+        csv.push_str(&format!("{start:.1},{},{p50:.2},{p99:.2},{max:.2},{late99:.2},{late_max:.2}\n", us.len()));
+    }
+    csv
+}
+
 async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<String> {
     let body = json!({"name": "loadtest"}).to_string();
     let (status, bytes, _) = c.send(s, "/api/players", None, Some(body), Instant::now()).await?;
@@ -385,6 +415,7 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
     t.purchase_us.push(us);
     let id = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket.id.into_owned();
     let path = format!("/api/tickets/{id}/actions");
+    let mut answered = Instant::now();
     loop {
         let answer: Answer = serde_json::from_slice(&bytes).with_context(|| format!("an answer: {}", text(&bytes)))?;
         let ticket = answer.ticket;
@@ -406,13 +437,22 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
         };
         let at = pace.slot().await;
         let steady = s.steady();
+        // Late through the load generator's own fault: after both the slot
+        // and the previous answer (its timer or its threads waited).
+        let late = Instant::now().saturating_duration_since(at.max(answered));
         let (status, next, us) = c.send(s, &path, Some(token), Some(body), at).await?;
+        answered = Instant::now();
         anyhow::ensure!(status == 200, "POST {path} answered {status}: {}", text(&next));
         s.answered(true);
         t.actions += 1;
         t.action_us.push(us);
         if steady {
             t.steady_action_us.push(us);
+        }
+        if let Some(from) = s.timeline_from {
+            let window = at.saturating_duration_since(from).as_nanos() / TIMELINE_WINDOW.as_nanos();
+            let late = late.as_micros().min(u128::from(u32::MAX)) as u32;
+            t.timeline.push((u32::try_from(window).unwrap_or(u32::MAX), us, late));
         }
         bytes = next;
     }
@@ -443,14 +483,16 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot reach {url}"))?;
     anyhow::ensure!((200..300).contains(&status), "{url}/healthz answered {status}");
     let started = Instant::now();
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         addr,
         url,
         i64::try_from(args.games).unwrap_or(i64::MAX),
         started + Duration::from_secs(args.max_seconds),
         args.rate.map(|r| Duration::from_secs_f64(args.players as f64 / r)),
         args.players,
-    ));
+    );
+    shared.timeline_from = args.timeline.as_ref().map(|_| started);
+    let shared = Arc::new(shared);
     let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
     for task in tasks {
@@ -464,6 +506,10 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
     let requests = total.actions + total.purchases + total.players;
     let (a, sa, p) =
         (latencies(&mut total.action_us), latencies(&mut total.steady_action_us), latencies(&mut total.purchase_us));
+    if let Some(path) = &args.timeline {
+        std::fs::write(path, timeline_csv(&mut total.timeline))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let report = json!({
         "url": shared.url,
         "players": args.players,
