@@ -63,8 +63,11 @@ pub struct LoadtestArgs {
     #[arg(long)]
     pub json: bool,
     /// Write the actions' latencies in windows of 100 ms of their sending
-    /// (or slot, when paced) to this CSV file: `start_s,actions,p50_ms,
-    /// p99_ms,max_ms`, to see when in a run the tail happened.
+    /// (or slot, when paced) to this CSV file, to see when in a run the
+    /// tail happened: `start_s,actions,p50_ms,p99_ms,max_ms,
+    /// sent_late_p99_ms,sent_late_max_ms`, the last two the load
+    /// generator's own lateness in sending (after both the slot and the
+    /// previous answer).
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<std::path::PathBuf>,
 }
