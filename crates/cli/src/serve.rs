@@ -11,6 +11,10 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8080].
     #[arg(long, env = "AS_CAPONE_LISTEN")]
     pub listen: Option<String>,
+    /// A second address serving only /metrics and /healthz, never queued
+    /// behind players at the connection cap [default: none].
+    #[arg(long, env = "AS_CAPONE_OPS_LISTEN")]
+    pub ops_listen: Option<String>,
     /// Database URL: a SQLite file (`sqlite://as-capone.db`, the default) or
     /// `postgres://USER@HOST:PORT/DB`, which several processes can share.
     #[arg(long, env = "AS_CAPONE_DB")]
@@ -104,6 +108,9 @@ impl ServeArgs {
         };
         if let Some(v) = &self.listen {
             c.listen = v.clone();
+        }
+        if let Some(v) = &self.ops_listen {
+            c.ops_listen = Some(v.clone());
         }
         if let Some(v) = &self.db {
             c.db = v.clone();
@@ -203,7 +210,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Raises the soft limit of open files to the hard one, and keeps the
 /// connection cap below it (with room for the database's files and
-/// connections), so that the cap, not `accept` failing, is what holds.
+/// connections, and the operations listener's 16 connections), so that the
+/// cap, not `accept` failing, is what holds.
 fn fit_connections_to_file_limit(config: &mut server::Config) {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit/setrlimit write and read the one struct given.

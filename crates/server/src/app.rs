@@ -13,7 +13,7 @@ use sha2::Digest;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::oneshot;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// What a server is started with.
@@ -41,11 +41,16 @@ impl AppOptions {
 /// A running server.
 pub struct App {
     addr: SocketAddr,
+    ops_addr: Option<SocketAddr>,
     store: Arc<Store>,
     metrics: Arc<Metrics>,
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<std::io::Result<()>>,
+    stop: watch::Sender<bool>,
+    /// The players' listener, then the operations listener if any.
+    tasks: Vec<JoinHandle<std::io::Result<()>>>,
 }
+
+/// Connections of the operations listener: a scraper and a few probes.
+const OPS_MAX_CONNECTIONS: usize = 16;
 
 impl App {
     /// Opens the database (creating and migrating it, making the first
@@ -68,6 +73,15 @@ impl App {
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
         let addr = listener.local_addr()?;
+        let ops_listener = match &config.ops_listen {
+            Some(ops) => Some(
+                tokio::net::TcpListener::bind(ops)
+                    .await
+                    .with_context(|| format!("cannot listen on {ops} (ops_listen)"))?,
+            ),
+            None => None,
+        };
+        let ops_addr = ops_listener.as_ref().map(|l| l.local_addr()).transpose()?;
         let state = AppState {
             store: store.clone(),
             metrics: metrics.clone(),
@@ -104,27 +118,43 @@ impl App {
             cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
             odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
         };
-        let app = router(state);
-        let (stop, stopped) = oneshot::channel::<()>();
+        let (stop, stopped) = watch::channel(false);
+        let stop_when = move || {
+            let mut stopped = stopped.clone();
+            async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }
+        };
         let limits = crate::listener::Limits {
             max_connections: config.max_connections,
             header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
             shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
         };
-        let task = tokio::spawn(crate::listener::serve(listener, app, limits, async {
-            let _ = stopped.await;
-        }));
+        let ops = ops_listener.map(|l| (l, crate::http::ops_router(state.clone())));
+        let mut tasks = vec![tokio::spawn(crate::listener::serve(listener, router(state), limits, stop_when()))];
+        if let Some((ops_listener, ops_app)) = ops {
+            let ops_limits = crate::listener::Limits { max_connections: OPS_MAX_CONNECTIONS, ..limits };
+            tasks.push(tokio::spawn(crate::listener::serve(ops_listener, ops_app, ops_limits, stop_when())));
+        }
         let demo = if config.demo_token.is_empty() {
             String::new()
         } else {
             format!(", demo player token `{}`", config.demo_token)
         };
         tracing::info!("as-capone listening on http://{addr}, database {}, {emission}{demo}", store.describe());
-        Ok(App { addr, store, metrics, stop: Some(stop), task })
+        if let Some(ops) = ops_addr {
+            tracing::info!("operations (/metrics, /healthz) on http://{ops}");
+        }
+        Ok(App { addr, ops_addr, store, metrics, stop, tasks })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The operations listener's address, when `ops_listen` is set.
+    pub fn ops_addr(&self) -> Option<SocketAddr> {
+        self.ops_addr
     }
 
     /// `http://ADDR`
@@ -142,11 +172,11 @@ impl App {
 
     /// Graceful stop: no new connections, in-flight requests finish, the
     /// writes queued are committed, the database is closed.
-    pub async fn shutdown(mut self) -> anyhow::Result<()> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            task.await.context("server task")?.context("server")?;
         }
-        (&mut self.task).await.context("server task")?.context("server")?;
         self.store.close().await.map_err(|e| anyhow::anyhow!("closing the database: {e}"))?;
         tracing::info!("stopped");
         Ok(())

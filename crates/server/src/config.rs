@@ -13,6 +13,7 @@ use std::path::PathBuf;
 ///
 /// ```toml
 /// listen = "127.0.0.1:8080"
+/// ops_listen = "127.0.0.1:9090"      # absent: no second listener (/metrics and /healthz stay on `listen`)
 /// db = "sqlite://as-capone.db"
 /// table = "examples/table.toml"     # absent: the example table
 /// start_balance_cents = 10000        # play money of a new player
@@ -53,6 +54,10 @@ use std::path::PathBuf;
 pub struct Config {
     /// Address to listen on; port 0 picks a free port.
     pub listen: String,
+    /// A second address serving only `/metrics` and `/healthz`, with its
+    /// own few connections: an operator's scrape or health check never
+    /// waits behind players when `listen` is at `max_connections`.
+    pub ops_listen: Option<String>,
     /// Database URL: `sqlite://PATH` (or a bare path) for the embedded
     /// database of one process, `postgres://USER@HOST:PORT/DB` for one
     /// shared by several processes.
@@ -130,6 +135,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             listen: "127.0.0.1:8080".into(),
+            ops_listen: None,
             db: "sqlite://as-capone.db".into(),
             table: None,
             start_balance_cents: 10_000,

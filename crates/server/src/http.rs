@@ -52,6 +52,24 @@ pub struct AppState {
 }
 
 /// The whole application: API, operations endpoints and the web page.
+/// The operations listener's routes (`ops_listen`): the probes and the
+/// metrics alone, timed out like the rest, so that no scrape ever waits
+/// for a player's connection slot.
+pub fn ops_router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .fallback(|method: Method, uri: axum::http::Uri| async move {
+            AppError::NotFound(format!(
+                "no route for {method} {} here: the operations listener serves /metrics and /healthz",
+                uri.path()
+            ))
+        })
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .with_state(state)
+}
+
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/api/players", post(create_player))

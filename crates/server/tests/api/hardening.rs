@@ -90,6 +90,54 @@ async fn slow_clients_cannot_take_every_connection() {
     app.shutdown().await;
 }
 
+/// An operator's scrape and health check never wait behind players: with
+/// `ops_listen`, `/metrics` and `/healthz` answer on their own listener
+/// while the players' listener is at `max_connections` (a scrape waited 7 s
+/// in the backlog at 1 024 players, BENCHMARKS.md). It serves nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operations_listener_answers_while_players_hold_every_connection() {
+    let Some(app) = spawn_app_with(|c| {
+        c.max_connections = 2;
+        c.header_read_timeout_ms = 5_000;
+        c.ops_listen = Some("127.0.0.1:0".into());
+    })
+    .await
+    else {
+        return;
+    };
+    let ops = format!("http://{}", app.app.ops_addr().expect("the operations listener is bound"));
+    let mut stalled = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr(&app)).await.unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        stalled.push(s);
+    }
+    let held = Instant::now();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The players' listener makes a new client wait for a slot...
+    let players =
+        tokio::time::timeout(Duration::from_millis(800), app.client.get(format!("{}/healthz", app.url)).send());
+    assert!(players.await.is_err(), "the players' listener answered at once: the cap did not hold");
+    // ...while the operations listener answers, long before a slot frees.
+    let metrics = app.client.get(format!("{ops}/metrics")).send().await.unwrap();
+    assert_eq!(metrics.status(), 200);
+    let text = metrics.text().await.unwrap();
+    assert!(text.contains("as_capone_commit_seconds_count"), "{text}");
+    let health = app.client.get(format!("{ops}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.json::<serde_json::Value>().await.unwrap(), json!({"status": "ok"}));
+    assert!(held.elapsed() < Duration::from_secs(4), "answered after {:?}: it waited for the cap", held.elapsed());
+    // Only the operator's routes: the API is not served there.
+    let api = app.client.post(format!("{ops}/api/players")).json(&json!({})).send().await.unwrap();
+    assert_eq!(api.status(), 404);
+    let body: serde_json::Value = api.json().await.unwrap();
+    assert_eq!(body["error"], "not_found", "{body}");
+    let wrong = app.client.post(format!("{ops}/metrics")).send().await.unwrap();
+    assert_eq!(wrong.status(), 405);
+    drop(stalled);
+    tokio::time::timeout(Duration::from_secs(20), app.shutdown()).await.expect("both listeners stop");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stuck_client_cannot_hold_the_shutdown() {
     let Some(app) = spawn_app_with(|c| {
