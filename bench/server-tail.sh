@@ -2,22 +2,23 @@
 # Issue 12, item 1: the game server's throughput and tail, a binary beside
 # its baseline in the same minutes. Each round runs every binary given once,
 # in turn, each on a fresh SQLite file: `serve`, then `loadtest` (64 players
-# closed loop, or paced with RATE=requests/s), and prints per run the
-# actions/s, the action latencies, and the CPU time per action of the server
-# and of the load generator (from /proc and /usr/bin/time), and the bytes the
-# server wrote to disk per action (WAL and checkpoints, /proc/PID/io), the
-# machine's busy, idle and stolen time (/proc/stat: the host's other guests
-# take "steal") and the share of it the machine's other processes took, and
-# from its metrics the commits over 10 ms, the time the writer waited for
-# checkpoints, and the actions whose handler itself took over 10 ms (the
-# rest of a latency is the kernel, the runtime's scheduling and the
-# client). It also prints the clock time the load started and loadtest's
-# `--timeline` windows of 100 ms whose p99 passed 10 ms, to find what else
-# ran then. The steady window's line is loadtest's
-# rate and latencies from the moment every player registered until the
-# games ran out (with many paced players the whole run's rate understates
-# the load the server carried). LOADGEN_NICE=N runs the load generator
-# under `nice -n N`.
+# closed loop, or paced with RATE=requests/s), and prints per run:
+# - the clock time the load started, the actions/s, the action latencies,
+#   the CPU time per action of the server and of the load generator (/proc
+#   and /usr/bin/time), the bytes the server wrote to disk per action (WAL
+#   and checkpoints, /proc/PID/io);
+# - the steady window: loadtest's rate and latencies from the moment every
+#   player registered until the games ran out (with many paced players the
+#   whole run's rate understates the load the server carried);
+# - the machine's busy, idle and stolen time (/proc/stat: the host's other
+#   guests take "steal") and the share the machine's other processes took;
+# - from the server's metrics, the load's own (after it less before it):
+#   the commits over 10 ms, the time the writer waited for checkpoints, and
+#   the actions whose handler itself took over 10 ms (the rest of a latency
+#   is the kernel, the runtimes' scheduling and the client);
+# - loadtest's `--timeline` windows of 100 ms whose p99 passed 10 ms, to
+#   find what else ran then.
+# LOADGEN_NICE=N runs the load generator under `nice -n N`.
 #
 #   bench/server-tail.sh ROUNDS BINARY [BINARY...]
 #   GAMES=4000 RATE=8000 bench/server-tail.sh 3 /work/base/target/release/as-capone target/release/as-capone
@@ -39,6 +40,7 @@ for round in $(seq 1 "$ROUNDS"); do
       --db "sqlite://$DIR/bench.db" --initial-blocks 1 --demo-token "" --registrations-per-address 0 > "$DIR/serve.log" 2>&1 &
     SP=$!
     for _ in $(seq 1 60); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 1; done
+    curl -s localhost:$PORT/metrics > "$DIR/metrics0" || true
     s1=$(awk '{print $14+$15}' /proc/$SP/stat); w1=$(awk '/^write_bytes/{print $2}' /proc/$SP/io)
     c1=$(head -1 /proc/stat); at=$(date +%T)
     OUT=$( { /usr/bin/time -f "LT %U %S" nice -n "${LOADGEN_NICE:-0}" taskset -c "${LOADGEN_CPUS:-0-1023}" "${LOADGEN:-$BIN}" loadtest --url http://127.0.0.1:$PORT --players "$PLAYERS" \
@@ -59,11 +61,17 @@ srv = (s2 - s1) / tk; gen = float(lt[1]) + float(lt[2])
 print(f"round {rnd} {binary} (from {sys.argv[10]}): {acts} actions, {r['actions_per_s']:.0f} actions/s, p50 {l['p50']:.2f} p90 {l['p90']:.2f} "
       f"p99 {l['p99']:.2f} max {l['max']:.2f} ms, errors {r['errors']}; CPU per action: server {1e6*srv/acts:.0f} us, "
       f"loadtest {1e6*gen/acts:.0f} us; written to disk per action {written/acts/1024:.1f} KiB")
-m = {}
-for line in open("$DIR/metrics"):
-    if line.startswith("as_capone_") and " " in line:
-        k, v = line.rsplit(" ", 1)
-        m[k] = float(v)
+def read_metrics(path):
+    out = {}
+    for line in open(path):
+        if line.startswith("as_capone_") and " " in line:
+            k, v = line.rsplit(" ", 1)
+            out[k] = float(v)
+    return out
+# The load's own: the metrics after it less those before (the first
+# start's block and its checkpoints are not the run's).
+m0 = read_metrics("$DIR/metrics0")
+m = {k: v - m0.get(k, 0) for k, v in read_metrics("$DIR/metrics").items()}
 commits = m.get("as_capone_commit_seconds_count", 0)
 slow = commits - m.get('as_capone_commit_seconds_bucket{le="0.01"}', 0)
 st = r.get("steady")
