@@ -77,7 +77,8 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     }
     for r in &rows {
         assert!((r[0] * 10.0 - (r[0] * 10.0).round()).abs() < 1e-9, "a window starts on a tenth of a second: {csv}");
-        assert!(r[1] >= 1.0 && r[2] <= r[3] && r[3] <= r[4] && r[4] <= lat_max(&v), "{csv}");
+        // The CSV has two decimals: a window's max may round up past the run's.
+        assert!(r[1] >= 1.0 && r[2] <= r[3] && r[3] <= r[4] && r[4] <= lat_max(&v) + 0.005, "{csv}");
         assert!(0.0 <= r[5] && r[5] <= r[6], "{csv}");
     }
 
