@@ -61,17 +61,11 @@ srv = (s2 - s1) / tk; gen = float(lt[1]) + float(lt[2])
 print(f"round {rnd} {binary} (from {sys.argv[10]}): {acts} actions, {r['actions_per_s']:.0f} actions/s, p50 {l['p50']:.2f} p90 {l['p90']:.2f} "
       f"p99 {l['p99']:.2f} max {l['max']:.2f} ms, errors {r['errors']}; CPU per action: server {1e6*srv/acts:.0f} us, "
       f"loadtest {1e6*gen/acts:.0f} us; written to disk per action {written/acts/1024:.1f} KiB")
-def read_metrics(path):
-    out = {}
-    for line in open(path):
-        if line.startswith("as_capone_") and " " in line:
-            k, v = line.rsplit(" ", 1)
-            out[k] = float(v)
-    return out
 # The load's own: the metrics after it less those before (the first
 # start's block and its checkpoints are not the run's).
-m0 = read_metrics("$DIR/metrics0")
-m = {k: v - m0.get(k, 0) for k, v in read_metrics("$DIR/metrics").items()}
+sys.path.insert(0, "$(dirname "$0")")
+import prom
+m = prom.delta("$DIR/metrics0", "$DIR/metrics")
 commits = m.get("as_capone_commit_seconds_count", 0)
 slow = commits - m.get('as_capone_commit_seconds_bucket{le="0.01"}', 0)
 st = r.get("steady")

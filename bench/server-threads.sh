@@ -42,17 +42,12 @@ awk -v el="$(echo "$t2 - $t1" | bc)" -v tk="$(getconf CLK_TCK)" '
   { c[$2] += $3 - c0[$1]; w[$2] += $4 - w0[$1] }
   END { for (k in c) printf "  %-16s CPU %.2f cores, waiting for a core %.2f cores\n", k, c[k] / tk / el, w[k] / 1e9 / el }
 ' "$DIR/before" "$DIR/after" | sort
-python3 - "$DIR/metrics0" "$DIR/metrics" "$(echo "$t2 - $t1" | bc)" <<'PY'
+python3 - "$DIR/metrics0" "$DIR/metrics" "$(echo "$t2 - $t1" | bc)" "$(dirname "$0")" <<'PY'
 import sys
-def read(path):
-    m = {}
-    for line in open(path):
-        if line.startswith("as_capone_") and " " in line:
-            k, v = line.rsplit(" ", 1)
-            m[k] = float(v)
-    return m
-m0, m1, el = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
-d = lambda k: m1.get(k, 0) - m0.get(k, 0)
+sys.path.insert(0, sys.argv[4])
+import prom
+m, el = prom.delta(sys.argv[1], sys.argv[2]), float(sys.argv[3])
+d = lambda k: m.get(k, 0)
 n = d("as_capone_commit_batch_size_count")
 busy, ckpt = d("as_capone_commit_seconds_sum"), d("as_capone_writer_checkpoint_seconds_sum")
 # The writer's wall time: running batches (CPU, waiting for a core, disk
