@@ -70,9 +70,12 @@ pub struct ServeArgs {
     /// Paper prizes are paid until this many days after the end of sale [default: 60].
     #[arg(long, env = "AS_CAPONE_CLAIM_DAYS")]
     pub claim_days: Option<u32>,
-    /// Behind a reverse proxy: take the client's address from X-Forwarded-For.
+    /// Behind reverse proxies: the client's address is the one the nearest proxy appended to X-Forwarded-For.
     #[arg(long, env = "AS_CAPONE_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: bool,
+    /// How many trusted proxies append to X-Forwarded-For: the client is that entry from the right [default: 1].
+    #[arg(long, env = "AS_CAPONE_TRUSTED_PROXY_HOPS")]
+    pub trusted_proxy_hops: Option<u32>,
     /// Open connections served at once; more wait in the backlog [default: 1024].
     #[arg(long, env = "AS_CAPONE_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
@@ -82,7 +85,7 @@ pub struct ServeArgs {
     /// On SIGTERM, close connections still open after this many milliseconds [default: 10000].
     #[arg(long, env = "AS_CAPONE_SHUTDOWN_GRACE_MS")]
     pub shutdown_grace_ms: Option<u64>,
-    /// New players per client address per minute; 0: no limit (load tests) [default: 100].
+    /// New players per client network (IPv4 /24, IPv6 /64) per minute; 0: no limit (load tests) [default: 100].
     #[arg(long, env = "AS_CAPONE_REGISTRATIONS_PER_ADDRESS")]
     pub registrations_per_address: Option<u32>,
     /// Days a session opened with a login and password lasts [default: 30].
@@ -91,7 +94,7 @@ pub struct ServeArgs {
     /// Hours before a player's raised limit applies [default: 72].
     #[arg(long, env = "AS_CAPONE_LIMIT_COOLING_OFF_HOURS")]
     pub limit_cooling_off_hours: Option<u32>,
-    /// Login attempts per client address per 5 minutes; 0: no limit [default: 20].
+    /// Login attempts per client network (IPv4 /24, IPv6 /64) per 5 minutes; 0: no limit [default: 20].
     #[arg(long, env = "AS_CAPONE_LOGINS_PER_ADDRESS")]
     pub logins_per_address: Option<u32>,
     /// Worker threads of the server's runtime [default: one per core].
@@ -165,6 +168,9 @@ impl ServeArgs {
         }
         if self.trust_forwarded_for {
             c.trust_forwarded_for = true;
+        }
+        if let Some(v) = self.trusted_proxy_hops {
+            c.trusted_proxy_hops = v;
         }
         if let Some(v) = self.max_connections {
             c.max_connections = v;

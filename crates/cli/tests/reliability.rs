@@ -2,7 +2,8 @@
 //! real binary, SIGKILLed 5 times under load on SQLite and 5 times on
 //! PostgreSQL (skipped with a message where PostgreSQL is unreachable,
 //! unless AS_CAPONE_REQUIRE_POSTGRES is set), a 20-second soak sampled every
-//! 2 seconds, and the whole hostile corpus. Nothing answered may be lost,
+//! 2 seconds, the whole hostile corpus, and the attacks on the limits on
+//! guessing on both backends. Nothing answered may be lost,
 //! changed or re-rolled, no 5xx, and every hostile request is refused in
 //! the error shape without changing anything.
 
@@ -46,6 +47,20 @@ fn reliability_quick() {
     assert!(soak["samples"].as_array().is_some_and(|s| s.len() >= 5), "soak samples: {soak:#}");
     assert_eq!(soak["server_errors_5xx"], 0, "soak: no 5xx");
     assert_eq!(soak["errors"], 0, "soak: no error; first: {}", soak["first_error"]);
+
+    let guessing = summary["guessing"].as_array().expect("the guessing part ran");
+    for g in guessing {
+        let backend = g["backend"].as_str().unwrap();
+        if g["skipped"] == true {
+            eprintln!("guessing on {backend}: skipped (PostgreSQL unreachable)");
+            continue;
+        }
+        let checks = g["checks"].as_array().unwrap();
+        assert!(checks.len() >= 5, "{backend}: the guessing checks ran: {checks:#?}");
+        for c in checks {
+            assert_eq!(c["ok"], true, "{backend}: {}: {}", c["check"], c["seen"]);
+        }
+    }
 
     let hostile = &summary["hostile"];
     assert!(hostile["cases"].as_u64().unwrap() >= 500, "at least 500 hostile cases");

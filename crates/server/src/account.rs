@@ -4,6 +4,7 @@
 //! password work (tens of milliseconds of CPU by design) runs on the
 //! blocking pool, never on the SQLite writer.
 
+use crate::core::limits;
 use crate::core::player::LimitsRequest;
 use crate::error::{AppError, ErrorBody};
 use crate::http::{AppState, Authed, RequiredJson, bearer};
@@ -14,7 +15,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
-use std::time::Instant;
 use utoipa::ToSchema;
 
 /// `GET /api/me/limits` answer, and that of every change of the limits.
@@ -253,20 +253,30 @@ pub async fn login(
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<LoginBody>,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), AppError> {
-    let address = crate::retail::client_address(&state, Some(peer), &headers);
-    if let Err(retry_after_s) = state.logins.check(&address, Instant::now()) {
-        tracing::warn!(%address, "login attempts limit reached");
-        return Err(AppError::TooManyAttempts {
-            message: format!("too many login attempts from this address: try again in {retry_after_s} s"),
-            retry_after_s,
-        });
-    }
+    let ip = crate::retail::client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or password".into());
     // A malformed login is a wrong one: the answer says nothing more.
-    let found = match parse_login(&body.login) {
-        Ok(login) if body.password.chars().count() <= 128 => state.store.login(&login).await?,
-        _ => None,
+    let login = parse_login(&body.login).ok().filter(|_| body.password.chars().count() <= 128);
+    // The limits, counted before the slow hash (core::limits): attempts per
+    // client network, and per account from anywhere with a back-off that
+    // the owner's own device (a valid token of theirs) skips.
+    let found = match &login {
+        Some(login) => state.store.login(login).await?,
+        None => None,
     };
+    let mut admissions: Vec<_> = state.logins.admission("login", ip, "login attempts").into_iter().collect();
+    if let Some(login) = &login {
+        let known = match (bearer(&headers).ok(), &found) {
+            (Some(token), Some((owner, _))) => state.store.authenticate(token).await? == Some(*owner),
+            _ => false,
+        };
+        admissions.push(crate::core::usecase::Admission::Account { bucket: limits::account_bucket(login), known });
+    }
+    state.store.admit(admissions).await.inspect_err(|e| {
+        if matches!(e, AppError::TooManyAttempts { .. }) {
+            tracing::warn!(address = %ip, "login attempts limit reached");
+        }
+    })?;
     let (player, hash) = match found {
         Some((player, hash)) => (Some(player), hash),
         None => (None, None),
@@ -275,6 +285,12 @@ pub async fn login(
         return Err(wrong());
     }
     let (Some(player), Some(verified)) = (player, hash) else { return Err(wrong()) };
+    if let Some(login) = &login {
+        state
+            .store
+            .count(vec![limits::login_succeeded(&limits::account_bucket(login), crate::store::now_ms())])
+            .await?;
+    }
     let token = hex::encode(crate::fairness::random_bytes::<24>());
     let expires_ms = crate::store::now_ms() + state.session_ms;
     state.store.open_session(player, verified, crate::store::token_hash(&token), expires_ms).await?;

@@ -100,20 +100,22 @@ impl App {
             retail_pay_any_shop: config.retail_pay_any_shop,
             claim_days: config.claim_days,
             trust_forwarded_for: config.trust_forwarded_for,
+            trusted_proxy_hops: config.trusted_proxy_hops,
             redeem_limits: crate::store::RedeemLimits {
-                per_address: config.redeem_failures_per_address,
+                per_network: config.redeem_failures_per_address,
                 global: config.redeem_failures_global,
+                per_network_slowed: config.redeem_failures_per_address_slowed,
                 window_ms: config.redeem_window_s as i64 * 1000,
             },
             request_timeout: Duration::from_millis(config.request_timeout_ms),
-            registrations: Arc::new(crate::throttle::Throttle::new(
-                config.registrations_per_address,
-                Duration::from_secs(config.registration_window_s),
-            )),
-            logins: Arc::new(crate::throttle::Throttle::new(
-                config.logins_per_address,
-                Duration::from_secs(config.login_window_s),
-            )),
+            registrations: crate::http::PerNetwork {
+                limit: config.registrations_per_address,
+                window_ms: config.registration_window_s as i64 * 1000,
+            },
+            logins: crate::http::PerNetwork {
+                limit: config.logins_per_address,
+                window_ms: config.login_window_s as i64 * 1000,
+            },
             session_ms: i64::from(config.session_days) * crate::core::player::DAY_MS,
             cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
             odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),

@@ -33,13 +33,15 @@ use std::path::PathBuf;
 /// retailer_tokens = ["Tabac du Port:..."] # SHOP:TOKEN, the shops of the paper channel
 /// retail_pay_any_shop = false        # true: any shop pays any winner, not only its seller
 /// claim_days = 60                    # paper prizes are paid until this many days after the end of sale
-/// trust_forwarded_for = false        # true: the client address is X-Forwarded-For's first (behind a proxy)
-/// redeem_failures_per_address = 20   # wrong play codes per address and window, then 429
-/// redeem_failures_global = 2000      # wrong play codes from everyone per window, then 429
+/// trust_forwarded_for = false        # true: behind proxies, the client address is in X-Forwarded-For
+/// trusted_proxy_hops = 1             # how many proxies append to it: the client is that entry from the right
+/// redeem_failures_per_address = 20   # wrong play codes per client network (IPv4 /24, IPv6 /64) and window, then 429
+/// redeem_failures_global = 2000      # wrong play codes from everyone per window past which guessing is slowed
+/// redeem_failures_per_address_slowed = 2 # wrong play codes per network and window while guessing is slowed
 /// redeem_window_s = 900
 /// session_days = 30                  # a login's session lasts this long
 /// limit_cooling_off_hours = 72       # a player's raised limit applies after this
-/// logins_per_address = 20            # login attempts per address and login_window_s, then 429
+/// logins_per_address = 20            # login attempts per client network and login_window_s, then 429
 /// login_window_s = 300
 /// ```
 ///
@@ -103,12 +105,20 @@ pub struct Config {
     pub retail_pay_any_shop: bool,
     /// Paper prizes are paid until this many days after the emission's end of sale.
     pub claim_days: u32,
-    /// Behind a reverse proxy: the client's address is the first of `X-Forwarded-For`.
+    /// Behind reverse proxies: the client's address is the one the nearest
+    /// trusted proxy appended to `X-Forwarded-For`.
     pub trust_forwarded_for: bool,
-    /// Failed play codes per client address and window before 429.
+    /// How many trusted proxies append to `X-Forwarded-For`: the client's
+    /// address is that entry from the right (the ones left of it are the
+    /// client's own words).
+    pub trusted_proxy_hops: u32,
+    /// Failed play codes per client network (IPv4 /24, IPv6 /64) and window before 429.
     pub redeem_failures_per_address: u32,
-    /// Failed play codes from all clients per window before 429.
+    /// Failed play codes from all clients per window past which guessing is
+    /// slowed (each network gets `redeem_failures_per_address_slowed`); 0: never.
     pub redeem_failures_global: u32,
+    /// Failed play codes per client network and window while guessing is slowed.
+    pub redeem_failures_per_address_slowed: u32,
     /// The window of those limits, in seconds.
     pub redeem_window_s: u64,
     /// Open connections served at once; more wait in the kernel's backlog.
@@ -156,8 +166,10 @@ impl Default for Config {
             retail_pay_any_shop: false,
             claim_days: 60,
             trust_forwarded_for: false,
+            trusted_proxy_hops: 1,
             redeem_failures_per_address: 20,
             redeem_failures_global: 2000,
+            redeem_failures_per_address_slowed: 2,
             redeem_window_s: 900,
             max_connections: 1024,
             header_read_timeout_ms: 10_000,
@@ -206,6 +218,15 @@ impl Config {
             );
         }
         anyhow::ensure!(self.redeem_window_s >= 1, "redeem_window_s must be at least 1");
+        anyhow::ensure!(
+            self.redeem_failures_per_address_slowed <= self.redeem_failures_per_address,
+            "redeem_failures_per_address_slowed must be at most redeem_failures_per_address"
+        );
+        anyhow::ensure!(
+            (1..=16).contains(&self.trusted_proxy_hops),
+            "trusted_proxy_hops must be 1 to 16 (the proxies in front of the server)"
+        );
+        anyhow::ensure!(self.registration_window_s >= 1, "registration_window_s must be at least 1");
         anyhow::ensure!((1..=3650).contains(&self.session_days), "session_days must be 1 to 3650");
         anyhow::ensure!(self.limit_cooling_off_hours <= 8760, "limit_cooling_off_hours must be at most 8760");
         anyhow::ensure!(self.login_window_s >= 1, "login_window_s must be at least 1");

@@ -38,17 +38,44 @@ pub struct AppState {
     pub retail_pay_any_shop: bool,
     pub claim_days: u32,
     pub trust_forwarded_for: bool,
+    /// How many trusted proxies append to `X-Forwarded-For`.
+    pub trusted_proxy_hops: u32,
     pub redeem_limits: crate::store::RedeemLimits,
-    /// New players per client address (play money).
-    pub registrations: Arc<crate::throttle::Throttle>,
-    /// Login attempts per client address.
-    pub logins: Arc<crate::throttle::Throttle>,
+    /// New players per client network (play money).
+    pub registrations: PerNetwork,
+    /// Login attempts per client network.
+    pub logins: PerNetwork,
     /// How long a session lasts.
     pub session_ms: i64,
     /// How long before a player's raised limit applies.
     pub cooling_off_ms: i64,
     /// `GET /api/odds` answers, by table digest.
     pub odds: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+}
+
+/// A limit of attempts per client network and window (0: no limit),
+/// counted in the database (core::limits).
+#[derive(Debug, Clone, Copy)]
+pub struct PerNetwork {
+    pub limit: u32,
+    pub window_ms: i64,
+}
+
+impl PerNetwork {
+    /// This limit for the network of `ip`, named `kind` (`login`, `register`).
+    pub fn admission(
+        &self,
+        kind: &str,
+        ip: std::net::IpAddr,
+        what: &'static str,
+    ) -> Option<crate::core::usecase::Admission> {
+        (self.limit > 0).then(|| crate::core::usecase::Admission::Network {
+            bucket: format!("{kind}:{}", crate::core::limits::network(ip)),
+            limit: self.limit,
+            window_ms: self.window_ms,
+            what,
+        })
+    }
 }
 
 /// The whole application: API, operations endpoints and the web page.
@@ -330,13 +357,13 @@ pub async fn create_player(
     headers: HeaderMap,
     JsonBody(body): JsonBody<NewPlayerBody>,
 ) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
-    let address = crate::retail::client_address(&state, Some(peer), &headers);
-    if let Err(retry_after_s) = state.registrations.check(&address, Instant::now()) {
-        tracing::warn!(%address, "registration limit reached");
-        return Err(AppError::TooManyAttempts {
-            message: format!("too many new players from this address: try again in {retry_after_s} s"),
-            retry_after_s,
-        });
+    let ip = crate::retail::client_ip(&state, peer, &headers);
+    if let Some(admission) = state.registrations.admission("register", ip, "new players") {
+        state.store.admit(vec![admission]).await.inspect_err(|e| {
+            if matches!(e, AppError::TooManyAttempts { .. }) {
+                tracing::warn!(address = %ip, "registration limit reached");
+            }
+        })?;
     }
     let name = parse_name(body.name)?;
     let credentials = match (body.login, body.password) {

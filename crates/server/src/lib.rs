@@ -60,7 +60,6 @@ pub mod record;
 mod retail;
 pub mod store;
 pub mod supply;
-mod throttle;
 mod web;
 
 pub use app::{App, AppOptions};

@@ -128,7 +128,12 @@ impl Metrics {
                 self.games_finished.inc();
                 self.prizes_paid_cents.inc_by(prize);
             }
-            Effect::Played { finished_prize: None } | Effect::Emission | Effect::Retail | Effect::Player => {}
+            Effect::Played { finished_prize: None }
+            | Effect::Emission
+            | Effect::Retail
+            | Effect::Player
+            | Effect::WrongCode { .. }
+            | Effect::Counted => {}
         }
     }
 

@@ -5,7 +5,7 @@
 use crate::core::decide::RetailAnswer;
 use crate::error::{AppError, ErrorBody};
 use crate::http::{AppState, RequiredJson, bearer};
-use crate::store::code_hash;
+use crate::store::{Redeemed, code_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// A shop, from its retailer token.
 pub struct Retailer(pub String);
@@ -99,20 +99,32 @@ pub async fn pay(
     Ok(json_answer(state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?))
 }
 
-/// The client's address: the TCP peer, or behind a trusted proxy the first
-/// address of `X-Forwarded-For`.
-pub(crate) fn client_address(state: &AppState, peer: Option<SocketAddr>, headers: &HeaderMap) -> String {
-    if state.trust_forwarded_for
-        && let Some(first) = headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .map(str::trim)
-            .filter(|v| !v.is_empty() && v.len() <= 64)
-    {
-        return first.to_string();
+/// The client's address: the TCP peer, or behind trusted proxies
+/// (`trust_forwarded_for`) the address the nearest of them saw, which is
+/// the `trusted_proxy_hops`-th entry of `X-Forwarded-For` from the right
+/// (every header line of it, in order). The entries left of it are the
+/// client's own words and never used: a client that writes
+/// `X-Forwarded-For: 1.2.3.4` only adds an entry that is skipped. With
+/// fewer entries than proxies, or an entry that is not an address, the
+/// TCP peer is the client.
+pub(crate) fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+    if !state.trust_forwarded_for || state.trusted_proxy_hops == 0 {
+        return peer.ip();
     }
-    peer.map_or_else(|| "unknown".to_string(), |p| p.ip().to_string())
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let hops = state.trusted_proxy_hops as usize;
+    entries.len().checked_sub(hops).and_then(|i| parse_forwarded(entries[i])).unwrap_or_else(|| peer.ip())
+}
+
+/// An `X-Forwarded-For` entry: an address, with or without a port.
+fn parse_forwarded(entry: &str) -> Option<IpAddr> {
+    entry.parse::<IpAddr>().ok().or_else(|| entry.parse::<SocketAddr>().ok().map(|s| s.ip()))
 }
 
 /// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.
@@ -127,20 +139,7 @@ pub async fn redeem(
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<CodeBody>,
 ) -> Result<Response, AppError> {
-    let address = client_address(&state, Some(peer), &headers);
-    let limits = state.redeem_limits;
-    let too_many = |limited: crate::store::Limited| AppError::TooManyAttempts {
-        message: format!(
-            "too many wrong play codes {}: try again in {} s",
-            if limited.bucket == "global" { "from everyone" } else { "from your address" },
-            limited.retry_after_s
-        ),
-        retry_after_s: limited.retry_after_s,
-    };
-    if let Some(limited) = state.store.redeem_limited(&address, limits, false).await? {
-        state.metrics.redeem_refused.inc();
-        return Err(too_many(limited));
-    }
+    let ip = client_ip(&state, peer, &headers);
     let hash = code_hash(&body.code)?;
     // A player's token makes the ticket theirs; a ticket's own token is ignored.
     let player = match headers.get(header::AUTHORIZATION) {
@@ -160,30 +159,24 @@ pub async fn redeem(
             }
         }
     };
-    // The attempt is counted before the code is looked up: attempts sent at
-    // once cannot look up more codes than the limit allows.
-    state.store.redeem_attempt(&address, limits, 1).await?;
-    if let Some(limited) = state.store.redeem_limited(&address, limits, true).await? {
-        // Past the limit (attempts sent at once): refused, still counted.
-        state.metrics.redeem_refused.inc();
-        return Err(too_many(limited));
-    }
-    if let Some(limited) = state.store.redeem_limited(&address, limits, false).await? {
-        // This attempt fills a bucket: the next ones are refused until the window ends.
-        state.metrics.redeem_limited.inc();
-        tracing::warn!(
-            address = %address,
-            bucket = %limited.bucket,
-            retry_after_s = limited.retry_after_s,
-            "the limit of wrong play codes is reached: further attempts are refused until the window ends"
-        );
-    }
-    match state.store.redeem(hash, player).await {
-        Err(AppError::NotFound(m)) => Err(AppError::NotFound(m)),
-        other => {
-            // A right code is no guess: its attempt is taken back.
-            state.store.redeem_attempt(&address, limits, -1).await?;
-            Ok(json_answer(other?))
+    let network = crate::core::limits::network(ip);
+    match state.store.redeem(hash, player, network.clone(), state.redeem_limits).await {
+        Ok(Redeemed::Opened(answer)) => Ok(json_answer(answer)),
+        Ok(Redeemed::WrongCode { filled }) => {
+            if filled {
+                state.metrics.redeem_limited.inc();
+                tracing::warn!(
+                    address = %ip,
+                    network = %network,
+                    "the limit of wrong play codes is reached: this network's attempts are refused until its window ends"
+                );
+            }
+            Err(AppError::NotFound("no ticket has this play code: check it on the ticket".into()))
         }
+        Err(e @ AppError::TooManyAttempts { .. }) => {
+            state.metrics.redeem_refused.inc();
+            Err(e)
+        }
+        Err(e) => Err(e),
     }
 }

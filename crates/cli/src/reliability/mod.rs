@@ -12,11 +12,16 @@
 //! - [`hostile`]: a programmatic corpus of hostile requests, written on raw
 //!   TCP sockets; each must be refused with a 4xx in the error shape and
 //!   change nothing.
+//! - [`guessing`]: the attacks on the limits on guessing (docs/limits.md)
+//!   on each backend: a forged `X-Forwarded-For`, right play codes whose
+//!   clients hang up, a lockout attempt from many networks, one login
+//!   guessed from many networks, two processes on one database.
 //!
 //! Every part prints a text summary; `--json-out FILE` writes one JSON
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
 //! status is non-zero when any check failed.
 
+mod guessing;
 mod hostile;
 mod kills;
 mod soak;
@@ -101,6 +106,7 @@ pub enum Part {
     Kills,
     Soak,
     Hostile,
+    Guessing,
     All,
 }
 
@@ -163,6 +169,15 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         let r = hostile::run(&args, seed)?;
         ok &= r["ok"].as_bool().unwrap_or(false);
         summary["hostile"] = r;
+    }
+    if matches!(args.part, Part::Guessing | Part::All) {
+        let mut parts = Vec::new();
+        for &b in &backends {
+            let r = guessing::run(&args, b, &rt)?;
+            ok &= r.get("ok").and_then(Value::as_bool).unwrap_or(false);
+            parts.push(r);
+        }
+        summary["guessing"] = Value::Array(parts);
     }
     if matches!(args.part, Part::Soak | Part::All) {
         let r = soak::run(&args, args.soak_db, &rt)?;

@@ -14,6 +14,7 @@
 //! rules of money, of `seq` and of idempotency are written once, here.
 
 pub mod decide;
+pub mod limits;
 pub mod player;
 pub mod usecase;
 
@@ -166,8 +167,8 @@ pub struct Changes {
     pub emission: Option<EmissionRows>,
     /// A paper ticket sold by a shop, paid by a shop, or joining a player's history.
     pub retail: Option<RetailWrite>,
-    /// Failed redemptions to count, per bucket (`addr:<ip>`, `global`).
-    pub failures: Option<Failures>,
+    /// The limits' counters to change ([`limits`]).
+    pub counters: Vec<limits::CounterWrite>,
     /// An emission whose sale ends: (emission, sale_end_ms, claim_end_ms).
     pub close: Option<(i64, i64, i64)>,
     /// A player's login, session or limits ([`player`]).
@@ -190,7 +191,7 @@ impl Changes {
             answer: String::new(),
             emission: None,
             retail: None,
-            failures: None,
+            counters: Vec::new(),
             close: None,
             player: None,
             effect,
@@ -216,17 +217,6 @@ pub enum RetailWrite {
     Pay { ticket_id: TicketId, shop: String, paid_ms: i64 },
     /// A redeemed ticket joins a player's history (while it has no owner).
     Owner { ticket_id: TicketId, serial: String, owner: PlayerId },
-}
-
-/// Redemption attempts to count (`delta` 1) or to take back (`delta` -1,
-/// when the code was right): each bucket's window restarts at `now` when it
-/// began before `now - window_ms`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failures {
-    pub buckets: Vec<String>,
-    pub now: i64,
-    pub window_ms: i64,
-    pub delta: i64,
 }
 
 /// The player's seed of a ticket, written once (guarded: while none is).
@@ -456,8 +446,14 @@ pub enum Effect {
     },
     /// Rows of an emission written or published.
     Emission,
-    /// A paper ticket sold, redeemed or paid; a failed redemption counted.
+    /// A paper ticket sold, redeemed or paid.
     Retail,
+    /// A wrong play code counted; `filled`: its network's limit is now reached.
+    WrongCode {
+        filled: bool,
+    },
+    /// A limit's counter changed (an attempt admitted).
+    Counted,
     /// A player's login, session or limits changed.
     Player,
 }

@@ -5,6 +5,7 @@
 //! back otherwise.
 
 use super::decide::{self, Decision};
+use super::limits::{self, Counter, RedeemLimits};
 use super::player::{self, LimitsRequest};
 use super::{
     Account, AccountId, Caller, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow,
@@ -59,6 +60,9 @@ pub trait Unit: Send {
     fn login_owner(&mut self, login: &str) -> impl Future<Output = Result<Option<PlayerId>, StoreError>> + Send;
     /// The player's password hash (`None`: no login yet).
     fn password_hash(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+    /// A limit's counter (zero when it has none); `lock`: locked until the
+    /// unit ends, so that the units counting in it take turns.
+    fn counter(&mut self, bucket: &str, lock: bool) -> impl Future<Output = Result<Counter, StoreError>> + Send;
     /// Writes `changes`; a guarded row that changed since it was loaded
     /// fails with [`StoreError::Stale`].
     fn apply(&mut self, changes: &Changes) -> impl Future<Output = Result<(), StoreError>> + Send;
@@ -180,6 +184,67 @@ async fn commit(unit: &mut impl Unit, decision: Decision) -> Result<Outcome, App
     }
 }
 
+/// Opens the paper ticket of a play code. The client's network is locked
+/// first: its attempts take turns, so attempts sent at once never look up
+/// more codes than its limit allows. A right code is never counted, and a
+/// wrong one is counted in the same unit that looked it up, so that no
+/// lost connection or crash can count a right code or lose a wrong one.
+async fn redeem(
+    unit: &mut impl Unit,
+    code_hash: &str,
+    player: Option<PlayerId>,
+    token: &str,
+    network: &str,
+    limits: &RedeemLimits,
+    now: i64,
+) -> Result<Outcome, AppError> {
+    let bucket = limits::redeem_bucket(network);
+    let net = unit.counter(&bucket, true).await?;
+    let global = unit.counter(limits::REDEEM_GLOBAL, false).await?;
+    limits::redeem_admit(&net, &global, limits, now)?;
+    let Some(row) = unit.paper(&PaperKey::CodeHash(code_hash.to_string())).await? else {
+        let filled = limits::redeem_fills(&net, &global, limits, now);
+        let changes = Changes {
+            counters: limits::redeem_wrong(&bucket, limits, now),
+            ..Changes::none(super::Effect::WrongCode { filled })
+        };
+        return commit(unit, Decision::Apply(Box::new(changes))).await;
+    };
+    let changes = decide::redeem(Some(row), player, token, now)?;
+    if changes.game.is_some() || changes.retail.is_some() {
+        commit(unit, Decision::Apply(Box::new(changes))).await
+    } else {
+        // The same code again: nothing to write, the ticket as it is.
+        Ok(Outcome::Replayed(changes.answer))
+    }
+}
+
+/// One limit an attempt must pass ([`Op::Admit`]).
+#[derive(Debug, Clone)]
+pub enum Admission {
+    /// At most `limit` attempts per window from one client network.
+    Network { bucket: String, limit: u32, window_ms: i64, what: &'static str },
+    /// A password check of one account ([`limits::login_admit`]).
+    Account { bucket: String, known: bool },
+}
+
+impl Admission {
+    fn bucket(&self) -> &str {
+        match self {
+            Admission::Network { bucket, .. } | Admission::Account { bucket, .. } => bucket,
+        }
+    }
+
+    fn decide(&self, counter: &Counter, now: i64) -> Result<Option<limits::CounterWrite>, AppError> {
+        match self {
+            Admission::Network { bucket, limit, window_ms, what } => {
+                limits::attempt(bucket, counter, *limit, *window_ms, what, now)
+            }
+            Admission::Account { bucket, known } => limits::login_admit(bucket, counter, *known, now),
+        }
+    }
+}
+
 /// How a paper ticket is looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PaperKey {
@@ -254,11 +319,18 @@ pub enum Op {
         serial: String,
     },
     /// A play code opens its paper ticket; `token` is the ticket's own.
+    /// A wrong code is counted against the client's `network`
+    /// ([`limits::network`]) in the same unit that looks it up.
     Redeem {
         code_hash: String,
         player: Option<PlayerId>,
         token: String,
+        network: String,
+        limits: RedeemLimits,
     },
+    /// An attempt admitted or refused by the limits on guessing (logins,
+    /// registrations), counted when admitted.
+    Admit(Vec<Admission>),
     /// Rows decided outside a player's request (an emission's), written as they are.
     Apply(Box<Changes>),
 }
@@ -328,15 +400,19 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
             commit(unit, Decision::Apply(Box::new(decide::pay(shop, *shop_account, *any_shop, row, now)?))).await?
         }
-        Op::Redeem { code_hash, player, token } => {
-            let row = unit.paper(&PaperKey::CodeHash(code_hash.clone())).await?;
-            let changes = decide::redeem(row, *player, token, now)?;
-            let writes = changes.game.is_some() || changes.retail.is_some();
-            if writes {
-                commit(unit, Decision::Apply(Box::new(changes))).await?
+        Op::Redeem { code_hash, player, token, network, limits } => {
+            redeem(unit, code_hash, *player, token, network, limits, now).await?
+        }
+        Op::Admit(admissions) => {
+            let mut changes = Changes::none(super::Effect::Counted);
+            for a in admissions {
+                let counter = unit.counter(a.bucket(), true).await?;
+                changes.counters.extend(a.decide(&counter, now)?);
+            }
+            if changes.counters.is_empty() {
+                Outcome::Replayed(String::new())
             } else {
-                // The same code again: nothing to write, the ticket as it is.
-                Outcome::Replayed(changes.answer)
+                commit(unit, Decision::Apply(Box::new(changes))).await?
             }
         }
         Op::Apply(changes) => {

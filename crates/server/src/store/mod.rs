@@ -24,13 +24,14 @@ mod reads;
 mod retail;
 mod sqlite;
 
+pub use crate::core::limits::RedeemLimits;
 pub use audit::{AUDIT_GENESIS, AuditCheck, audit_hash};
 pub use emissions::{
     BlockReport, EmissionCreated, EmissionReport, Figures, MAX_BLOCKS_PER_CALL, PublicBlock, PublicEmission,
     PublishedBlock, Rtp, iso8601, report_from,
 };
 pub use reads::LedgerCheck;
-pub use retail::{Limited, RedeemLimits, code_hash};
+pub use retail::{Redeemed, code_hash};
 
 use crate::account::LimitsView;
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};

@@ -15,7 +15,8 @@
 //! returns its name and a missing name is the failure; on SQLite the
 //! writer reads each guarded statement's count of changed rows.
 
-use crate::core::{Changes, Failures, Movement, PlayerWrite, RetailWrite};
+use crate::core::limits::CounterWrite;
+use crate::core::{Changes, Movement, PlayerWrite, RetailWrite};
 use crate::error::StoreError;
 use std::fmt::Write as _;
 
@@ -147,8 +148,8 @@ impl Plan {
         if let Some(r) = &changes.retail {
             p.retail(r);
         }
-        if let Some(f) = &changes.failures {
-            p.failures(f);
+        for c in &changes.counters {
+            p.counter(c);
         }
         if let Some((emission, at, claim)) = changes.close {
             let at = p.placeholder(at.into());
@@ -438,31 +439,35 @@ impl Plan {
         }
     }
 
-    /// Redemption attempts counted (`delta` 1) or taken back (`delta` -1),
-    /// per bucket, in windows: a window that began before `now - window`
-    /// starts again at `now`.
-    fn failures(&mut self, f: &Failures) {
-        for bucket in &f.buckets {
-            let cutoff = f.now - f.window_ms;
-            let start = f.delta.max(0);
-            let b = self.placeholder(bucket.as_str().into());
-            let now = self.placeholder(f.now.into());
-            let first = self.placeholder(start.into());
-            let c1 = self.placeholder(cutoff.into());
-            let restart = self.placeholder(start.into());
-            let delta = self.placeholder(f.delta.into());
-            let c2 = self.placeholder(cutoff.into());
-            let now2 = self.placeholder(f.now.into());
-            let sql = format!(
-                "INSERT INTO redeem_failures (bucket, window_start_ms, failures) VALUES ({b}, {now}, {first})
-                 ON CONFLICT (bucket) DO UPDATE SET
-                   failures = CASE WHEN redeem_failures.window_start_ms <= {c1} THEN {restart}
-                                   ELSE redeem_failures.failures + {delta} END,
-                   window_start_ms = CASE WHEN redeem_failures.window_start_ms <= {c2} THEN {now2}
-                                          ELSE redeem_failures.window_start_ms END"
-            );
-            self.push_part("failures", sql, false);
-        }
+    /// A limit's counter: `add` in its window (a window that began at or
+    /// before `now - window` starts again at `now`; `reset` starts it
+    /// again whatever its age), the last admitted attempt set to `now`
+    /// when `admit`. One SQL text whatever the values, so that it is
+    /// prepared once.
+    fn counter(&mut self, c: &CounterWrite) {
+        let cutoff = if c.reset { i64::MAX } else { c.now - c.window_ms };
+        let first_last = if c.admit { c.now } else { 0 };
+        let b = self.placeholder(c.bucket.as_str().into());
+        let now = self.placeholder(c.now.into());
+        let first = self.placeholder(c.add.into());
+        let last = self.placeholder(first_last.into());
+        let c1 = self.placeholder(cutoff.into());
+        let restart = self.placeholder(c.add.into());
+        let add = self.placeholder(c.add.into());
+        let c2 = self.placeholder(cutoff.into());
+        let now2 = self.placeholder(c.now.into());
+        let admit = self.placeholder(i64::from(c.admit).into());
+        let now3 = self.placeholder(c.now.into());
+        let sql = format!(
+            "INSERT INTO limit_counters (bucket, window_start_ms, count, last_ms) VALUES ({b}, {now}, {first}, {last})
+             ON CONFLICT (bucket) DO UPDATE SET
+               count = CASE WHEN limit_counters.window_start_ms <= {c1} THEN {restart}
+                            ELSE limit_counters.count + {add} END,
+               window_start_ms = CASE WHEN limit_counters.window_start_ms <= {c2} THEN {now2}
+                                      ELSE limit_counters.window_start_ms END,
+               last_ms = CASE WHEN {admit} = 1 THEN {now3} ELSE limit_counters.last_ms END"
+        );
+        self.push_part("counter", sql, false);
     }
 
     /// The values, in placeholder order.

@@ -30,12 +30,13 @@
 use super::audit;
 use super::plan::Plan;
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
-    LimitsTuple, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row,
-    paper_row, paper_where, stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT,
+    LOGIN_OWNER_SELECT, LimitsTuple, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT,
+    for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
 use crate::config::Config;
+use crate::core::limits::Counter;
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
 use crate::core::{
@@ -328,6 +329,25 @@ impl Unit for PgUnit {
         let hash: Option<Option<String>> =
             sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(&mut *self.tx).await?;
         Ok(hash.flatten())
+    }
+
+    async fn counter(&mut self, bucket: &str, lock: bool) -> Result<Counter, StoreError> {
+        if lock {
+            // A transaction's advisory lock on the bucket's name (the row
+            // may not exist yet), in a key space of its own: the two-key
+            // form never meets the audit chain's one-key lock.
+            sqlx::query("SELECT pg_advisory_xact_lock(1094926401, hashtext($1))")
+                .bind(bucket)
+                .execute(&mut *self.tx)
+                .await?;
+        }
+        let row: Option<(i64, i64, i64)> =
+            sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(&mut *self.tx).await?;
+        Ok(row.map_or_else(Counter::default, |(window_start_ms, count, last_ms)| Counter {
+            window_start_ms,
+            count,
+            last_ms,
+        }))
     }
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {

@@ -184,19 +184,18 @@ pub(super) async fn paper(db: &Db, keys: &Keyring, key: &PaperKey) -> Result<Opt
     }))
 }
 
-/// Failed redemptions in the window, per bucket asked: `(bucket, window_start_ms, failures)`.
-pub(super) async fn failures(db: &Db, buckets: &[String]) -> Result<Vec<(String, i64, i64)>, AppError> {
-    let mut out = Vec::new();
-    for b in buckets {
-        let row: Option<(String, i64, i64)> = on_db!(db, pool => sqlx::query_as(
-            "SELECT bucket, window_start_ms, failures FROM redeem_failures WHERE bucket = $1",
-        )
-        .bind(b)
-        .fetch_optional(pool)
-        .await?);
-        out.extend(row);
-    }
-    Ok(out)
+/// A limit's counter: window start, count, last admitted attempt.
+pub(super) const COUNTER_SELECT: &str = "SELECT window_start_ms, count, last_ms FROM limit_counters WHERE bucket = $1";
+
+/// A limit's counter, read outside any unit (zero when it has none).
+pub async fn counter(db: &Db, bucket: &str) -> Result<crate::core::limits::Counter, AppError> {
+    let row: Option<(i64, i64, i64)> =
+        on_db!(db, pool => sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(pool).await?);
+    Ok(row.map_or_else(Default::default, |(window_start_ms, count, last_ms)| crate::core::limits::Counter {
+        window_start_ms,
+        count,
+        last_ms,
+    }))
 }
 
 /// A player's account, for a write (PostgreSQL adds its lock).

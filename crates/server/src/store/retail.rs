@@ -4,27 +4,23 @@
 
 use super::{Store, now_ms, on_db, reads};
 use crate::core::decide::{self, RetailAnswer};
+use crate::core::limits::RedeemLimits;
 use crate::core::usecase::PaperKey;
-use crate::core::{Changes, Effect, Failures, Op};
+use crate::core::{Changes, Effect, Op};
 use crate::error::AppError;
 use sha2::{Digest, Sha256};
 
 /// A ticket token's prefix: `t1.<serial>.<64 hex>`.
 const TOKEN_PREFIX: &str = "t1.";
 
-/// A bucket of failed redemptions over its limit: when it opens again.
+/// What a play code did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limited {
-    pub retry_after_s: u64,
-    pub bucket: String,
-}
-
-/// The limits on failed redemptions.
-#[derive(Debug, Clone, Copy)]
-pub struct RedeemLimits {
-    pub per_address: u32,
-    pub global: u32,
-    pub window_ms: i64,
+pub enum Redeemed {
+    /// The ticket's answer (`{ticket, token}`).
+    Opened(String),
+    /// No ticket has this code: counted against the client's network;
+    /// `filled`: that network's limit is now reached.
+    WrongCode { filled: bool },
 }
 
 /// The play code as typed, checked, and its hash (what the database keeps).
@@ -104,50 +100,42 @@ impl Store {
         Ok(decide::retail_answer(&row, now_ms()))
     }
 
-    /// Opens the paper ticket of a play code (its hash); the answer's JSON.
-    pub async fn redeem(&self, code_hash: String, player: Option<i64>) -> Result<String, AppError> {
+    /// Opens the paper ticket of a play code (its hash), or counts a wrong
+    /// code against the client's network, in one unit (core::limits).
+    pub async fn redeem(
+        &self,
+        code_hash: String,
+        player: Option<i64>,
+        network: String,
+        limits: RedeemLimits,
+    ) -> Result<Redeemed, AppError> {
         let serial: Option<String> = on_db!(&self.db, pool => sqlx::query_scalar("SELECT serial FROM tickets WHERE play_code_hash = $1")
             .bind(&code_hash)
             .fetch_optional(pool)
             .await?);
         let token = serial.map(|s| self.ticket_token(&s)).unwrap_or_default();
-        Ok(self.write(Op::Redeem { code_hash, player, token }).await?.answer)
+        let done = self.write(Op::Redeem { code_hash, player, token, network, limits }).await?;
+        Ok(match done.effect {
+            Some(Effect::WrongCode { filled }) => Redeemed::WrongCode { filled },
+            _ => Redeemed::Opened(done.answer),
+        })
     }
 
-    /// The first bucket at its limit (`counted`: past it, once this
-    /// attempt is counted), if any.
-    pub async fn redeem_limited(
-        &self,
-        address: &str,
-        limits: RedeemLimits,
-        counted: bool,
-    ) -> Result<Option<Limited>, AppError> {
-        let buckets = [format!("addr:{address}"), "global".to_string()];
-        let now = now_ms();
-        for (bucket, start, failures) in reads::failures(&self.db, &buckets).await? {
-            let limit = if bucket == "global" { limits.global } else { limits.per_address };
-            let ends = start + limits.window_ms;
-            let over = if counted { failures > i64::from(limit) } else { failures >= i64::from(limit) };
-            if ends > now && over {
-                return Ok(Some(Limited { retry_after_s: ((ends - now + 999) / 1000) as u64, bucket }));
-            }
-        }
-        Ok(None)
+    /// Admits an attempt past the limits on guessing (logins,
+    /// registrations), counting it, or refuses it (429).
+    pub async fn admit(&self, admissions: Vec<crate::core::usecase::Admission>) -> Result<(), AppError> {
+        self.write(Op::Admit(admissions)).await.map(|_| ())
     }
 
-    /// Counts one redemption attempt from `address` (and in the global
-    /// bucket), before the code is looked up (`delta` 1), or takes it back
-    /// once the code was right (`delta` -1): so concurrent attempts can never
-    /// look up more codes than the limit allows.
-    pub async fn redeem_attempt(&self, address: &str, limits: RedeemLimits, delta: i64) -> Result<(), AppError> {
-        let failures = Failures {
-            buckets: vec![format!("addr:{address}"), "global".to_string()],
-            now: now_ms(),
-            window_ms: limits.window_ms,
-            delta,
-        };
-        self.write(Op::Apply(Box::new(Changes { failures: Some(failures), ..Changes::none(Effect::Retail) }))).await?;
-        Ok(())
+    /// Forgets an account's login attempts (its owner logged in).
+    pub async fn count(&self, counters: Vec<crate::core::limits::CounterWrite>) -> Result<(), AppError> {
+        let changes = Changes { counters, ..Changes::none(Effect::Counted) };
+        self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
+    }
+
+    /// A limit's counter as it stands (tests, the reliability suite).
+    pub async fn counter(&self, bucket: &str) -> Result<crate::core::limits::Counter, AppError> {
+        reads::counter(&self.db, bucket).await
     }
 
     /// Ends the sale of an emission now; its paper prizes are paid until

@@ -37,11 +37,12 @@ use super::Db;
 use super::audit::{self, Head};
 use super::plan::{Plan, Val};
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
-    PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale, limits_row, paper_row,
-    paper_where, stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT,
+    LOGIN_OWNER_SELECT, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale,
+    limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use crate::config::Config;
+use crate::core::limits::Counter;
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
 use crate::core::{
@@ -663,6 +664,16 @@ impl Unit for SqliteUnit<'_> {
 
     async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
         Ok(self.first(PASSWORD_HASH_SELECT, [player], |r| r.get::<_, Option<String>>(0))?.flatten())
+    }
+
+    async fn counter(&mut self, bucket: &str, _lock: bool) -> Result<Counter, StoreError> {
+        // The writer runs one unit at a time: a read is a lock.
+        let row = self.first(COUNTER_SELECT, [bucket], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(row.map_or_else(Counter::default, |(window_start_ms, count, last_ms)| Counter {
+            window_start_ms,
+            count,
+            last_ms,
+        }))
     }
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {

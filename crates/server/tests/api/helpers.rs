@@ -340,6 +340,28 @@ impl TestApp {
         self.post("/api/tickets/redeem", token, json!({ "code": code })).await
     }
 
+    /// Another server process on this test's database (PostgreSQL: several
+    /// processes share it), with the same settings tuned by `tune`.
+    /// (SQLite refuses a second process on its file: `Err`.)
+    pub async fn another_process(&self, tune: impl FnOnce(&mut Config)) -> anyhow::Result<App> {
+        let mut config = test_config(&self.db);
+        tune(&mut config);
+        let table = math::PrizeTable::parse_toml(TABLE).unwrap();
+        let seeds = ServerSeeds::InsecureFixedForTests(SEED);
+        App::start(AppOptions { config, table, seeds }).await
+    }
+
+    /// `POST` from the client address `from`, as a trusted proxy says it
+    /// (`X-Forwarded-For`, `Config::trust_forwarded_for`), to `url` (this
+    /// server's or another process's).
+    pub async fn post_from(&self, url: &str, path: &str, from: &str, token: Option<&str>, body: Value) -> Resp {
+        let mut req = self.client.post(format!("{url}{path}")).header("x-forwarded-for", from).json(&body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        self.send(req).await
+    }
+
     /// `POST /api/tickets/redeem` from the client address `from`, as a
     /// trusted proxy says it (`X-Forwarded-For`, `Config::trust_forwarded_for`).
     pub async fn redeem_from(&self, from: &str, code: &str) -> Resp {

@@ -27,6 +27,7 @@ mod fairness;
 mod games;
 mod hardening;
 mod helpers;
+mod limits;
 mod migrations;
 mod money;
 mod ops;

@@ -28,6 +28,8 @@ mod fairness;
 mod games;
 #[path = "../api/helpers.rs"]
 mod helpers;
+#[path = "../api/limits.rs"]
+mod limits;
 #[path = "../api/migrations.rs"]
 mod migrations;
 #[path = "../api/money.rs"]
