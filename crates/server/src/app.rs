@@ -134,6 +134,7 @@ impl App {
         };
         let ops = ops_listener.map(|l| (l, crate::http::ops_router(state.clone())));
         let mut tasks = vec![tokio::spawn(crate::listener::serve(listener, router(state), limits, stop_when()))];
+        tasks.push(tokio::spawn(expire_counters(store.clone(), longest_limit_window_ms(&config), stop_when())));
         if let Some((ops_listener, ops_app)) = ops {
             let ops_limits = crate::listener::Limits { max_connections: OPS_MAX_CONNECTIONS, ..limits };
             tasks.push(tokio::spawn(crate::listener::serve(ops_listener, ops_app, ops_limits, stop_when())));
@@ -189,6 +190,35 @@ impl App {
         shutdown_signal().await;
         tracing::info!("signal received: finishing in-flight requests");
         self.shutdown().await
+    }
+}
+
+/// The longest window of any limit on guessing: a counter older than it
+/// counts for nothing.
+fn longest_limit_window_ms(config: &Config) -> i64 {
+    let configured = config.redeem_window_s.max(config.login_window_s).max(config.registration_window_s);
+    (configured as i64 * 1000).max(crate::core::limits::LOGIN_ATTEMPT_WINDOW_MS)
+}
+
+/// Once a minute, deletes the limits' counters whose window is over, so
+/// that guesses from ever new networks do not grow the table without end.
+async fn expire_counters(
+    store: Arc<Store>,
+    window_ms: i64,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return Ok(()),
+            _ = tick.tick() => {
+                if let Err(e) = store.expire_counters(crate::store::now_ms() - window_ms).await {
+                    tracing::warn!(error = %e, "deleting the limits' expired counters");
+                }
+            }
+        }
     }
 }
 

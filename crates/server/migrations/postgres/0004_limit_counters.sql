@@ -15,6 +15,9 @@ CREATE TABLE limit_counters (
     count           BIGINT  NOT NULL,
     last_ms         BIGINT  NOT NULL
 );
+-- Counters whose window is over are deleted once a minute (an attacker
+-- with many networks would otherwise grow the table without end).
+CREATE INDEX limit_counters_window ON limit_counters (window_start_ms);
 
 -- The wrong play codes were counted per single address, before the code
 -- was looked up (and taken back when it was right). Those counts are only

@@ -169,6 +169,8 @@ pub struct Changes {
     pub retail: Option<RetailWrite>,
     /// The limits' counters to change ([`limits`]).
     pub counters: Vec<limits::CounterWrite>,
+    /// Counters whose window began before this (unix ms) are deleted.
+    pub expire_counters_before: Option<i64>,
     /// An emission whose sale ends: (emission, sale_end_ms, claim_end_ms).
     pub close: Option<(i64, i64, i64)>,
     /// A player's login, session or limits ([`player`]).
@@ -192,6 +194,7 @@ impl Changes {
             emission: None,
             retail: None,
             counters: Vec::new(),
+            expire_counters_before: None,
             close: None,
             player: None,
             effect,

@@ -151,6 +151,14 @@ impl Plan {
         for c in &changes.counters {
             p.counter(c);
         }
+        if let Some(before) = changes.expire_counters_before {
+            let before = p.placeholder(before.into());
+            p.push_part(
+                "expire_counters",
+                format!("DELETE FROM limit_counters WHERE window_start_ms < {before}"),
+                false,
+            );
+        }
         if let Some((emission, at, claim)) = changes.close {
             let at = p.placeholder(at.into());
             let claim = p.placeholder(claim.into());

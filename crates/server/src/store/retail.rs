@@ -133,6 +133,12 @@ impl Store {
         self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
     }
 
+    /// Deletes the counters whose window began before `before` (unix ms).
+    pub async fn expire_counters(&self, before: i64) -> Result<(), AppError> {
+        let changes = Changes { expire_counters_before: Some(before), ..Changes::none(Effect::Counted) };
+        self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
+    }
+
     /// A limit's counter as it stands (tests, the reliability suite).
     pub async fn counter(&self, bucket: &str) -> Result<crate::core::limits::Counter, AppError> {
         reads::counter(&self.db, bucket).await

@@ -131,3 +131,25 @@ async fn login_limits_hold_across_server_processes() {
     second.shutdown().await.unwrap();
     app.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_whose_window_is_over_are_deleted() {
+    // Guesses from ever new networks leave one counter each: the server
+    // deletes those whose window is over (once a minute), and no other.
+    let Some(app) = spawn_app_with(|c| c.trust_forwarded_for = true).await else { return };
+    let now = server::store::now_ms();
+    app.exec_sql(&format!(
+        "INSERT INTO limit_counters VALUES ('redeem:10.0.0.0/24', {}, 3, 0), ('login:account:old', {}, 9, {})",
+        now - 2 * 3_600_000,
+        now - 3_600_001,
+        now - 3_600_001
+    ))
+    .await
+    .unwrap();
+    let r = login_from(&app, &app.url, "10.20.0.1", None, "fresh", "12345678").await;
+    assert_error(&r, 401, "unauthorized");
+    app.app.store().expire_counters(now - 3_600_000).await.unwrap();
+    let left = app.dump("SELECT bucket FROM limit_counters ORDER BY bucket").await;
+    assert_eq!(left, [r#"bucket="login:10.20.0.0/24"|"#, r#"bucket="login:account:fresh"|"#], "{left:?}");
+    app.shutdown().await;
+}
