@@ -12,6 +12,9 @@
 //! - [`hostile`]: a programmatic corpus of hostile requests, written on raw
 //!   TCP sockets; each must be refused with a 4xx in the error shape and
 //!   change nothing.
+//! - [`shops`]: the answers of paper tickets' sales and payments lost
+//!   (connection dropped, server SIGKILLed, requests sent at once), the
+//!   shop's retry answered with the first answer, nothing applied twice.
 //!
 //! Every part prints a text summary; `--json-out FILE` writes one JSON
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
@@ -19,6 +22,7 @@
 
 mod hostile;
 mod kills;
+mod shops;
 mod soak;
 
 use anyhow::Context;
@@ -37,7 +41,7 @@ pub struct ReliabilityArgs {
     /// Which part to run.
     #[arg(value_enum)]
     pub part: Part,
-    /// Database backends of the kills part (the soak runs on `--soak-db`,
+    /// Database backends of the kills and shops parts (the soak runs on `--soak-db`,
     /// the hostile corpus on SQLite).
     #[arg(long, value_enum, default_value_t = DbChoice::Both)]
     pub db: DbChoice,
@@ -101,6 +105,7 @@ pub enum Part {
     Kills,
     Soak,
     Hostile,
+    Shops,
     All,
 }
 
@@ -163,6 +168,15 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         let r = hostile::run(&args, seed)?;
         ok &= r["ok"].as_bool().unwrap_or(false);
         summary["hostile"] = r;
+    }
+    if matches!(args.part, Part::Shops | Part::All) {
+        let mut parts = Vec::new();
+        for (i, &b) in backends.iter().enumerate() {
+            let r = shops::run(&args, b, seed.wrapping_add(100 + i as u64), &rt)?;
+            ok &= r.get("ok").and_then(Value::as_bool).unwrap_or(false);
+            parts.push(r);
+        }
+        summary["shops"] = Value::Array(parts);
     }
     if matches!(args.part, Part::Soak | Part::All) {
         let r = soak::run(&args, args.soak_db, &rt)?;
