@@ -140,7 +140,8 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
     // smuggled past it. Refused, and the connection closed, whatever follows.
     // hyper drops the length of such a request: the listener marks it.
     let framed_twice = req.extensions().get::<crate::listener::FramedTwice>().is_some()
-        || (req.headers().contains_key(header::CONTENT_LENGTH) && req.headers().contains_key(header::TRANSFER_ENCODING));
+        || (req.headers().contains_key(header::CONTENT_LENGTH)
+            && req.headers().contains_key(header::TRANSFER_ENCODING));
     let response = match announced {
         _ if framed_twice => {
             let mut r = AppError::BadRequest(

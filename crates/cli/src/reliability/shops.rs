@@ -110,7 +110,8 @@ impl Shops<'_> {
             }
             Loss::Killed => {
                 let (client, url, b) = (self.client.clone(), format!("{}{path}", self.url()), body.clone());
-                let sent = tokio::spawn(async move { client.post(url).bearer_auth(SHOP_A_TOKEN).json(&b).send().await });
+                let sent =
+                    tokio::spawn(async move { client.post(url).bearer_auth(SHOP_A_TOKEN).json(&b).send().await });
                 tokio::time::sleep(Duration::from_millis(self.rng.range(0, 15))).await;
                 self.server.kill();
                 let _ = sent.await;
@@ -183,7 +184,11 @@ impl Shops<'_> {
                 anyhow::ensure!(v["sold_by"] == SHOP_A, "{serial}: sold by {}", v["sold_by"]);
                 tally.sold += 1;
             } else {
-                anyhow::ensure!(v["prize_cents"] == prize, "{serial}: paid {} for a prize of {prize}", v["prize_cents"]);
+                anyhow::ensure!(
+                    v["prize_cents"] == prize,
+                    "{serial}: paid {} for a prize of {prize}",
+                    v["prize_cents"]
+                );
                 tally.paid += 1;
                 tally.prizes_paid_cents += prize;
             }
@@ -193,7 +198,8 @@ impl Shops<'_> {
 
     /// Opens the ticket with its play code and plays it to the end: its prize.
     async fn play_out(&self, serial: &str, code: &str) -> anyhow::Result<i64> {
-        let r = self.client.post(format!("{}/api/tickets/redeem", self.url())).json(&json!({"code": code})).send().await?;
+        let r =
+            self.client.post(format!("{}/api/tickets/redeem", self.url())).json(&json!({"code": code})).send().await?;
         anyhow::ensure!(r.status() == 200, "redeem {serial}: {}", r.status());
         let v: Value = r.json().await?;
         let token = v["token"].as_str().unwrap_or_default().to_string();
@@ -220,10 +226,7 @@ async fn printed(c: &reqwest::Client, url: &str, emission: u64) -> anyhow::Resul
     let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).ok_or_else(|| anyhow::anyhow!("no {n} in the print file"));
     let (serial, code) = (col("serial")?, col("play_code")?);
-    Ok(lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .map(|f| (f[serial].to_string(), f[code].to_string()))
-        .collect())
+    Ok(lines.map(|l| l.split(',').collect::<Vec<_>>()).map(|f| (f[serial].to_string(), f[code].to_string())).collect())
 }
 
 pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runtime::Runtime) -> anyhow::Result<Value> {
@@ -267,7 +270,8 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     }
     // Nothing applied twice: the report counts each sale and each payment once.
     let totals = rt.block_on(super::report_totals(&db.url))?;
-    let expected = json!({"sold": tally.sold, "sales_cents": tally.sold * PRICE, "prizes_paid_cents": tally.prizes_paid_cents});
+    let expected =
+        json!({"sold": tally.sold, "sales_cents": tally.sold * PRICE, "prizes_paid_cents": tally.prizes_paid_cents});
     for (k, v) in expected.as_object().into_iter().flatten() {
         if totals[k] != *v {
             tally.failures.push(format!("the report's {k} is {}, the shops were answered {v}", totals[k]));

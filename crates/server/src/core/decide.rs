@@ -759,8 +759,12 @@ mod tests {
     fn a_shop_paying_again_gets_its_stored_answer_and_another_shop_a_refusal() {
         let mut paid = printed_paper();
         paid.status = "paid".into();
-        paid.retail =
-            crate::api::RetailView { sold_by: Some("A".into()), paid_ms: Some(NOW), paid_by: Some("B".into()), claim_until_ms: None };
+        paid.retail = crate::api::RetailView {
+            sold_by: Some("A".into()),
+            paid_ms: Some(NOW),
+            paid_by: Some("B".into()),
+            claim_until_ms: None,
+        };
         paid.pay_answer = Some(ShopAnswer { shop: "B".into(), answer_json: "{\"paid\":1}".into() });
         // The claim deadline passed since: the payer's retry still gets its answer.
         paid.retail.claim_until_ms = Some(NOW + 1);

@@ -401,7 +401,7 @@ impl Plan {
         );
     }
 
-        /// A player's limits (one row per player, replaced), login, or session.
+    /// A player's limits (one row per player, replaced), login, or session.
     fn player(&mut self, w: &PlayerWrite) {
         match w {
             PlayerWrite::Limits { player, row, updated_ms } => {

@@ -4,9 +4,9 @@
 
 use super::{Db, on_db};
 use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
-use crate::core::{PaperRow, ShopAnswer};
 use crate::core::usecase::PaperKey;
 use crate::core::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAnswer, TicketRow, Usage};
+use crate::core::{PaperRow, ShopAnswer};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};

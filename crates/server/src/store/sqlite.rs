@@ -200,9 +200,7 @@ fn lock_file(path: &str) -> anyhow::Result<std::fs::File> {
     options.create(true).truncate(false).write(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options
-        .open(&lock_path)
-        .with_context(|| format!("cannot create the lock file {lock_path}"))?;
+    let file = options.open(&lock_path).with_context(|| format!("cannot create the lock file {lock_path}"))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(

@@ -206,7 +206,11 @@ async fn a_request_with_both_content_length_and_transfer_encoding_is_refused_and
         let (answer, took) = read_until_closed(&mut s, Duration::from_secs(15)).await;
         let answers: Vec<&str> = answer.split("HTTP/1.1 ").skip(1).collect();
         let refused = answers.last().copied().unwrap_or_default();
-        assert_eq!(answers.len(), if lead.is_empty() { 1 } else { 2 }, "{framing}: one answer per request read: {answer}");
+        assert_eq!(
+            answers.len(),
+            if lead.is_empty() { 1 } else { 2 },
+            "{framing}: one answer per request read: {answer}"
+        );
         assert!(refused.starts_with("400"), "{framing}: {answer}");
         assert!(refused.contains(r#""error":"bad_request""#), "{framing}: {answer}");
         assert!(took < Duration::from_secs(5), "{framing}: closed after {took:?}");
