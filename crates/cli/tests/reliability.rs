@@ -2,8 +2,9 @@
 //! real binary, SIGKILLed 5 times under load on SQLite and 5 times on
 //! PostgreSQL (skipped with a message where PostgreSQL is unreachable,
 //! unless AS_CAPONE_REQUIRE_POSTGRES is set), a 20-second soak sampled every
-//! 2 seconds, the whole hostile corpus, and the attacks on the limits on
-//! guessing on both backends. Nothing answered may be lost,
+//! 2 seconds, the whole hostile corpus, the attacks on the limits on
+//! guessing on both backends, and shops whose answers are lost (retried:
+//! the same answer, nothing applied twice). Nothing answered may be lost,
 //! changed or re-rolled, no 5xx, and every hostile request is refused in
 //! the error shape without changing anything.
 
@@ -41,6 +42,18 @@ fn reliability_quick() {
             assert_eq!(k[field], 0, "{backend}: {field}; failures: {:#}", k["failures"]);
         }
         assert_eq!(k["ok"], true, "{backend}: {:#}", k["failures"]);
+    }
+
+    let shops = summary["shops"].as_array().expect("the shops part ran");
+    for s in shops {
+        let backend = s["backend"].as_str().unwrap();
+        if s["skipped"] == true {
+            eprintln!("shops on {backend}: skipped (PostgreSQL unreachable)");
+            continue;
+        }
+        assert!(s["replayed"].as_u64().unwrap() > 0, "{backend}: lost answers were answered again");
+        assert!(s["paid"].as_u64().unwrap() > 0, "{backend}: winners were paid");
+        assert_eq!(s["ok"], true, "{backend}: {:#}", s["failures"]);
     }
 
     let soak = &summary["soak"];

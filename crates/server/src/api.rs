@@ -147,7 +147,7 @@ pub struct TicketView {
     pub server_seed: Option<String>,
     /// `online` or `paper`.
     pub channel: String,
-    /// `sold`, `in_play`, `won`, `lost` or `paid` (CONTRACT.md life cycle).
+    /// `in_play` (a paper ticket: from its redemption), `won`, `lost` or `paid` (CONTRACT.md life cycle).
     pub status: String,
     /// A paper ticket's shop side; `null` online.
     pub retail: Option<RetailView>,
@@ -272,17 +272,16 @@ impl SoldTicket {
         }
     }
 
-    /// The life-cycle status of a sold ticket: an online ticket is in play
-    /// from its purchase, a paper one from its first action.
+    /// The life-cycle status of a ticket with a game: an online ticket is
+    /// in play from its purchase, a paper one from its redemption (its play
+    /// code opened it and created its game).
     pub fn status(&self) -> &'static str {
-        let g = &self.game;
         if self.retail.as_ref().is_some_and(|r| r.paid_ms.is_some()) {
             return "paid";
         }
-        match g.result() {
+        match self.game.result() {
             Some(r) if r.prize_cents > 0 => "won",
             Some(_) => "lost",
-            None if self.channel == Channel::Paper && g.seq() == 0 => "sold",
             None => "in_play",
         }
     }

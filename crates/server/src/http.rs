@@ -147,6 +147,8 @@ pub fn router(state: AppState) -> Router {
 /// It also refuses at once, with 413, a body announced larger than the
 /// limit (`Content-Length`), instead of waiting for a body that will be
 /// refused anyway; the connection is then closed, since the body is unread.
+/// A request with both `Content-Length` and `Transfer-Encoding` is refused
+/// with 400 and its connection closed the same way.
 async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let route = req
         .extensions()
@@ -160,7 +162,22 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    // A body framed both by its length and by chunks is read one way here
+    // and perhaps the other way by a proxy in front: the way requests are
+    // smuggled past it. Refused, and the connection closed, whatever follows.
+    // hyper drops the length of such a request: the listener marks it.
+    let framed_twice = req.extensions().get::<crate::listener::FramedTwice>().is_some()
+        || (req.headers().contains_key(header::CONTENT_LENGTH)
+            && req.headers().contains_key(header::TRANSFER_ENCODING));
     let response = match announced {
+        _ if framed_twice => {
+            let mut r = AppError::BadRequest(
+                "a request has Content-Length or Transfer-Encoding, not both: the body's length is ambiguous".into(),
+            )
+            .into_response();
+            r.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+            r
+        }
         Some(n) if n > state.body_limit as u64 => {
             let mut r = AppError::PayloadTooLarge(format!(
                 "the body ({n} bytes) is larger than the limit of {} bytes",

@@ -57,7 +57,9 @@ fn json_answer(answer: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
 
-/// A shop sells a printed paper ticket (retailer).
+/// A shop sells a printed paper ticket (retailer). The same shop sending it
+/// again (its answer was lost) gets the first answer again, byte for byte;
+/// another shop gets 409.
 #[utoipa::path(post, path = "/api/retail/sell", tag = "retail", security(("bearer" = [])),
     request_body(content = Object, description = "`{\"serial\": \"as printed, any case, dashes optional\"}`"),
     responses((status = 200, description = "`{serial, status, prize_cents, message, sold_by, paid_ms, paid_by, claim_until_ms}`", body = Object),
@@ -85,7 +87,9 @@ pub async fn validate(
     Ok(Json(state.store.retail_validate(&body.serial).await?))
 }
 
-/// A shop pays a won paper ticket, once (retailer).
+/// A shop pays a won paper ticket, once (retailer). The paying shop sending
+/// it again (its answer was lost) gets the first answer again, byte for
+/// byte, and nothing is paid twice; another shop gets 409.
 #[utoipa::path(post, path = "/api/retail/pay", tag = "retail", security(("bearer" = [])),
     request_body(content = Object, description = "`{\"serial\": \"...\"}`"),
     responses((status = 200, description = "`{serial, status: paid, prize_cents, message, ...}`", body = Object),

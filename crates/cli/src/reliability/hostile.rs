@@ -1333,6 +1333,21 @@ fn corpus(rng: &mut Rng) -> Vec<Case> {
             }),
         );
     }
+    // Well-formed chunks and a length: refused in the error shape, in either
+    // order (a proxy in front might have read the length).
+    for (first, second) in [("Content-Length", "Transfer-Encoding"), ("Transfer-Encoding", "Content-Length")] {
+        add(
+            &mut v,
+            "headers",
+            format!("{first} then {second}, both well-formed -> registration"),
+            Want::Exactly(&[400]),
+            Box::new(move |_c: &Ctx| {
+                let value = |h: &str| if h == "Content-Length" { "2".to_string() } else { "chunked".to_string() };
+                let h = vec![json_ct(), (first, value(first)), (second, value(second))];
+                req("POST", "/api/players", &h, b"2\r\n{}\r\n0\r\n\r\n")
+            }),
+        );
+    }
     add(
         &mut v,
         "headers",

@@ -16,6 +16,9 @@
 //!   on each backend: a forged `X-Forwarded-For`, right play codes whose
 //!   clients hang up, a lockout attempt from many networks, one login
 //!   guessed from many networks, two processes on one database.
+//! - [`shops`]: the answers of paper tickets' sales and payments lost
+//!   (connection dropped, server SIGKILLed, requests sent at once), the
+//!   shop's retry answered with the first answer, nothing applied twice.
 //!
 //! Every part prints a text summary; `--json-out FILE` writes one JSON
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
@@ -24,6 +27,7 @@
 mod guessing;
 mod hostile;
 mod kills;
+mod shops;
 mod soak;
 
 use anyhow::Context;
@@ -42,7 +46,7 @@ pub struct ReliabilityArgs {
     /// Which part to run.
     #[arg(value_enum)]
     pub part: Part,
-    /// Database backends of the kills part (the soak runs on `--soak-db`,
+    /// Database backends of the kills and shops parts (the soak runs on `--soak-db`,
     /// the hostile corpus on SQLite).
     #[arg(long, value_enum, default_value_t = DbChoice::Both)]
     pub db: DbChoice,
@@ -107,6 +111,7 @@ pub enum Part {
     Soak,
     Hostile,
     Guessing,
+    Shops,
     All,
 }
 
@@ -178,6 +183,15 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
             parts.push(r);
         }
         summary["guessing"] = Value::Array(parts);
+    }
+    if matches!(args.part, Part::Shops | Part::All) {
+        let mut parts = Vec::new();
+        for (i, &b) in backends.iter().enumerate() {
+            let r = shops::run(&args, b, seed.wrapping_add(100 + i as u64), &rt)?;
+            ok &= r.get("ok").and_then(Value::as_bool).unwrap_or(false);
+            parts.push(r);
+        }
+        summary["shops"] = Value::Array(parts);
     }
     if matches!(args.part, Part::Soak | Part::All) {
         let r = soak::run(&args, args.soak_db, &rt)?;

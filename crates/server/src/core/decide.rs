@@ -6,7 +6,7 @@
 
 use super::{
     Account, AccountId, ActionWrite, AuditRecord, Caller, Changes, ClientSeedWrite, Effect, ForSale, GameWrite,
-    IdempotencyWrite, Movement, PaperRow, PlayerId, Reason, RetailWrite, Sale, StoredAnswer, TicketRow,
+    IdempotencyWrite, Movement, PaperRow, PlayerId, Reason, RetailWrite, Sale, ShopAnswer, StoredAnswer, TicketRow,
 };
 use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
@@ -258,11 +258,10 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
                 r.paid_by.as_deref().unwrap_or("?")
             ),
         ),
+        // The play code opened it (its game exists): in play from then on,
+        // before its first action too.
         _ => match (game, result) {
             (None, _) => ("sold", "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into()),
-            (Some(g), None) if g.seq() == 0 => {
-                ("sold", "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into())
-            }
             (Some(_), None) => {
                 ("in_play", "Partie en cours : le joueur doit la terminer en ligne avant tout paiement.".into())
             }
@@ -292,13 +291,23 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
     }
 }
 
-/// A paper ticket sold by `shop`.
-pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64) -> Result<Changes, AppError> {
+/// The answer stored for `shop`'s earlier request of the same operation,
+/// if `shop` made it: its retry (its answer was lost) gets it again.
+fn replay_for(stored: Option<&ShopAnswer>, shop: &str) -> Option<Decision> {
+    stored.filter(|s| s.shop == shop).map(|s| Decision::Replay(s.answer_json.clone()))
+}
+
+/// A paper ticket sold by `shop`; the same shop selling it again gets the
+/// answer of its sale (another shop: 409).
+pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64) -> Result<Decision, AppError> {
     let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
     if row.channel != Channel::Paper {
         return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
     }
     if row.status != "printed" {
+        if let Some(replay) = replay_for(row.sell_answer.as_ref(), shop) {
+            return Ok(replay);
+        }
         let sold_by = row.retail.sold_by.as_deref().unwrap_or("?");
         return Err(AppError::Conflict(format!("ticket {} is already sold (by {sold_by})", row.serial)));
     }
@@ -314,7 +323,7 @@ pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64
     after.retail.sold_by = Some(shop.to_string());
     let mut answer = retail_answer(&after, now);
     answer.message = format!("Ticket vendu ({}).", euros(row.price_cents));
-    Ok(Changes {
+    Ok(Decision::Apply(Box::new(Changes {
         retail: Some(RetailWrite::Sell { ticket_id: row.id, shop: shop.to_string(), sold_ms: now }),
         movement: Some(Movement::retail(Reason::RetailSale, row.id, shop_account, row.price_cents, now)),
         audit: Some(AuditRecord {
@@ -324,17 +333,18 @@ pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64
         }),
         answer: serde_json::to_string(&answer).expect("an answer serializes"),
         ..Changes::none(Effect::Retail)
-    })
+    })))
 }
 
-/// A won paper ticket paid by `shop`, once.
+/// A won paper ticket paid by `shop`, once; the same shop paying it again
+/// gets the answer of its payment (another shop: 409).
 pub fn pay(
     shop: &str,
     shop_account: AccountId,
     any_shop: bool,
     row: Option<PaperRow>,
     now: i64,
-) -> Result<Changes, AppError> {
+) -> Result<Decision, AppError> {
     let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
     if row.channel != Channel::Paper {
         return Err(AppError::Conflict(format!(
@@ -345,7 +355,12 @@ pub fn pay(
     let said = retail_answer(&row, now);
     match said.status.as_str() {
         "won" => {}
-        "paid" => return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message))),
+        "paid" => {
+            if let Some(replay) = replay_for(row.pay_answer.as_ref(), shop) {
+                return Ok(replay);
+            }
+            return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message)));
+        }
         _ => return Err(AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, said.message))),
     }
     if let Some(until) = row.retail.claim_until_ms.filter(|u| now > *u) {
@@ -365,7 +380,7 @@ pub fn pay(
     after.retail.paid_by = Some(shop.to_string());
     let mut answer = retail_answer(&after, now);
     answer.message = format!("Payez {} au joueur.", euros(said.prize_cents));
-    Ok(Changes {
+    Ok(Decision::Apply(Box::new(Changes {
         retail: Some(RetailWrite::Pay { ticket_id: row.id, shop: shop.to_string(), paid_ms: now }),
         movement: Some(Movement::retail(Reason::Prize, row.id, shop_account, said.prize_cents, now)),
         audit: Some(AuditRecord {
@@ -375,7 +390,7 @@ pub fn pay(
         }),
         answer: serde_json::to_string(&answer).expect("an answer serializes"),
         ..Changes::none(Effect::Retail)
-    })
+    })))
 }
 
 /// A play code opens its sold paper ticket: its game is created the first
@@ -696,5 +711,68 @@ mod tests {
             }
         }
         assert!(seen_finish);
+    }
+
+    fn printed_paper() -> PaperRow {
+        PaperRow {
+            id: 42,
+            serial: "PAP-001-00001-000001-00".into(),
+            channel: Channel::Paper,
+            status: "printed".into(),
+            owner: None,
+            price_cents: 300,
+            prizes: PrizeSchedule::new([300, 1000, 10000, 100000]),
+            commitment: engine::commitment(&[9; 32]),
+            server_seed: [9; 32],
+            client_seed: None,
+            retail: crate::api::RetailView { sold_by: None, paid_ms: None, paid_by: None, claim_until_ms: None },
+            game: None,
+            sale_end_ms: None,
+            sold_ms: None,
+            sell_answer: None,
+            pay_answer: None,
+        }
+    }
+
+    #[test]
+    fn a_shop_selling_again_gets_its_stored_answer_and_another_shop_a_refusal() {
+        let Ok(Decision::Apply(c)) = sell("A", 9, Some(printed_paper()), NOW) else { panic!("sold") };
+        let mut after = printed_paper();
+        after.status = "sold".into();
+        after.retail.sold_by = Some("A".into());
+        after.sell_answer = Some(ShopAnswer { shop: "A".into(), answer_json: c.answer.clone() });
+        // Later (an emission closed since, a retry typed otherwise): the same bytes.
+        after.sale_end_ms = Some(NOW);
+        match sell("A", 9, Some(after.clone()), NOW + 1000) {
+            Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(sell("B", 8, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
+        // Another operation of the same shop: refused as before (not finished).
+        assert!(matches!(pay("A", 9, false, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
+        // Sold before answers were stored: refused as before.
+        after.sell_answer = None;
+        assert!(matches!(sell("A", 9, Some(after), NOW), Err(AppError::Conflict(_))));
+    }
+
+    #[test]
+    fn a_shop_paying_again_gets_its_stored_answer_and_another_shop_a_refusal() {
+        let mut paid = printed_paper();
+        paid.status = "paid".into();
+        paid.retail = crate::api::RetailView {
+            sold_by: Some("A".into()),
+            paid_ms: Some(NOW),
+            paid_by: Some("B".into()),
+            claim_until_ms: None,
+        };
+        paid.pay_answer = Some(ShopAnswer { shop: "B".into(), answer_json: "{\"paid\":1}".into() });
+        // The claim deadline passed since: the payer's retry still gets its answer.
+        paid.retail.claim_until_ms = Some(NOW + 1);
+        match pay("B", 8, true, Some(paid.clone()), NOW + 2) {
+            Ok(Decision::Replay(a)) => assert_eq!(a, "{\"paid\":1}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(pay("A", 9, true, Some(paid.clone()), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(sell("B", 8, Some(paid), NOW), Err(AppError::Conflict(_))));
     }
 }

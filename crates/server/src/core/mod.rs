@@ -102,6 +102,18 @@ pub struct PaperRow {
     pub sale_end_ms: Option<i64>,
     /// When a shop sold it.
     pub sold_ms: Option<i64>,
+    /// The answer given to the shop that sold it, as stored.
+    pub sell_answer: Option<ShopAnswer>,
+    /// The answer given to the shop that paid it, as stored.
+    pub pay_answer: Option<ShopAnswer>,
+}
+
+/// A shop's sale or payment of a paper ticket and the answer it was given,
+/// byte for byte: the same shop repeating the same request gets it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShopAnswer {
+    pub shop: String,
+    pub answer_json: String,
 }
 
 impl PaperRow {

@@ -394,11 +394,11 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
         }
         Op::Sell { shop, shop_account, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
-            commit(unit, Decision::Apply(Box::new(decide::sell(shop, *shop_account, row, now)?))).await?
+            commit(unit, decide::sell(shop, *shop_account, row, now)?).await?
         }
         Op::Pay { shop, shop_account, any_shop, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
-            commit(unit, Decision::Apply(Box::new(decide::pay(shop, *shop_account, *any_shop, row, now)?))).await?
+            commit(unit, decide::pay(shop, *shop_account, *any_shop, row, now)?).await?
         }
         Op::Redeem { code_hash, player, token, network, limits } => {
             redeem(unit, code_hash, *player, token, network, limits, now).await?

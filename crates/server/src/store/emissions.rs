@@ -86,7 +86,8 @@ pub struct PublicBlock {
 pub struct Figures {
     pub printed: i64,
     pub sold: i64,
-    /// Sold, not finished.
+    /// Sold and opened (online: bought; paper: its play code redeemed), not
+    /// finished. A paper ticket sold and not opened yet is in `sold` only.
     pub in_play: i64,
     pub finished: i64,
     pub won: i64,
@@ -623,7 +624,7 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
         "SELECT b.emission_id, b.number, b.root, b.published_ms,
                 COUNT(t.id),
                 CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND (g.phase IS NULL OR g.phase <> 'finished') THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND g.phase <> 'finished' THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT),

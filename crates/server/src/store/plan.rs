@@ -146,7 +146,7 @@ impl Plan {
             p.emission_rows(e);
         }
         if let Some(r) = &changes.retail {
-            p.retail(r);
+            p.retail(r, &changes.answer);
         }
         for c in &changes.counters {
             p.counter(c);
@@ -360,21 +360,32 @@ impl Plan {
         }
     }
 
-    /// A paper ticket's row, guarded by the status it was decided on.
-    fn retail(&mut self, r: &RetailWrite) {
+    /// A paper ticket's row, guarded by the status it was decided on; a
+    /// sale or a payment keeps its `answer` for the shop's retry.
+    fn retail(&mut self, r: &RetailWrite, answer: &str) {
         match r {
-            RetailWrite::Sell { ticket_id, shop, sold_ms } => self.update_guarded(
-                "retail_sell",
-                "tickets",
-                vec![("status", "sold".into()), ("shop", shop.as_str().into()), ("sold_ms", (*sold_ms).into())],
-                vec![("id", (*ticket_id).into()), ("status", "printed".into())],
-            ),
-            RetailWrite::Pay { ticket_id, shop, paid_ms } => self.update_guarded(
-                "retail_pay",
-                "tickets",
-                vec![("status", "paid".into()), ("paid_ms", (*paid_ms).into()), ("paid_shop", shop.as_str().into())],
-                vec![("id", (*ticket_id).into()), ("status", "sold".into())],
-            ),
+            RetailWrite::Sell { ticket_id, shop, sold_ms } => {
+                self.update_guarded(
+                    "retail_sell",
+                    "tickets",
+                    vec![("status", "sold".into()), ("shop", shop.as_str().into()), ("sold_ms", (*sold_ms).into())],
+                    vec![("id", (*ticket_id).into()), ("status", "printed".into())],
+                );
+                self.shop_answer("sell_answer", *ticket_id, "sell", shop, answer, *sold_ms);
+            }
+            RetailWrite::Pay { ticket_id, shop, paid_ms } => {
+                self.update_guarded(
+                    "retail_pay",
+                    "tickets",
+                    vec![
+                        ("status", "paid".into()),
+                        ("paid_ms", (*paid_ms).into()),
+                        ("paid_shop", shop.as_str().into()),
+                    ],
+                    vec![("id", (*ticket_id).into()), ("status", "sold".into())],
+                );
+                self.shop_answer("pay_answer", *ticket_id, "pay", shop, answer, *paid_ms);
+            }
             RetailWrite::Owner { ticket_id, owner, .. } => {
                 let owner = self.placeholder((*owner).into());
                 let id = self.placeholder((*ticket_id).into());
@@ -382,6 +393,21 @@ impl Plan {
                 self.push_part("retail_owner", sql, true);
             }
         }
+    }
+
+    /// The answer of a shop's sale or payment, kept for its retry.
+    fn shop_answer(&mut self, name: &'static str, ticket: i64, operation: &str, shop: &str, answer: &str, at: i64) {
+        self.insert_row(
+            name,
+            "retail_answers",
+            vec![
+                ("ticket_id", ticket.into()),
+                ("operation", operation.into()),
+                ("shop", shop.into()),
+                ("answer_json", answer.into()),
+                ("created_ms", at.into()),
+            ],
+        );
     }
 
     /// A player's limits (one row per player, replaced), login, or session.

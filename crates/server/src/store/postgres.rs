@@ -279,7 +279,17 @@ impl Unit for PgUnit {
 
     async fn paper(&mut self, key: &PaperKey) -> Result<Option<PaperRow>, StoreError> {
         let (cond, value) = paper_where(key);
-        let sql = format!("{PAPER_SELECT}{cond} FOR UPDATE OF t");
+        // The ticket's row is locked first, then read with what joins it in
+        // a second statement: READ COMMITTED re-reads only the rows it
+        // locks, so a request that waited for a sale or a payment would see
+        // the ticket sold beside no stored answer (the shop's retry refused).
+        let lock = format!("SELECT t.id FROM tickets t WHERE {cond} FOR UPDATE");
+        let locked: Option<i64> =
+            sqlx::query_scalar(AssertSqlSafe(lock)).bind(&value).fetch_optional(&mut *self.tx).await?;
+        if locked.is_none() {
+            return Ok(None);
+        }
+        let sql = format!("{PAPER_SELECT}{cond}");
         match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(&mut *self.tx).await? {
             Some(row) => Ok(Some(paper_row(&row, &self.keys)?)),
             None => Ok(None),

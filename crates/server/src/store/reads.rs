@@ -4,9 +4,9 @@
 
 use super::{Db, on_db};
 use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
-use crate::core::PaperRow;
 use crate::core::usecase::PaperKey;
 use crate::core::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAnswer, TicketRow, Usage};
+use crate::core::{PaperRow, ShopAnswer};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
@@ -128,9 +128,12 @@ fn retail_of(row: &impl Cols) -> Result<RetailView, StoreError> {
 pub(super) const PAPER_SELECT: &str = "SELECT t.id, t.serial, e.channel, t.status, t.owner_id, e.price_cents, \
      t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position, b.number AS block_number, \
      e.id AS emission_id, e.seed_salt, t.client_seed, t.shop, t.paid_ms, t.paid_shop, e.sale_end_ms, e.claim_end_ms, \
-     g.state_json, t.sold_ms
+     g.state_json, t.sold_ms, rs.shop AS sell_shop, rs.answer_json AS sell_answer, rp.shop AS pay_shop, \
+     rp.answer_json AS pay_answer
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  LEFT JOIN ticket_games g ON g.ticket_id = t.id
+ LEFT JOIN retail_answers rs ON rs.ticket_id = t.id AND rs.operation = 'sell'
+ LEFT JOIN retail_answers rp ON rp.ticket_id = t.id AND rp.operation = 'pay'
  WHERE b.published_ms IS NOT NULL AND ";
 
 /// The `WHERE` condition of [`PAPER_SELECT`] for a key.
@@ -168,7 +171,18 @@ pub(super) fn paper_row(row: &impl Cols, keys: &Keyring) -> Result<PaperRow, Sto
         game,
         sale_end_ms: row.int("sale_end_ms").map_err(corrupt)?,
         sold_ms: row.int("sold_ms").map_err(corrupt)?,
+        sell_answer: shop_answer(row, "sell_shop", "sell_answer")?,
+        pay_answer: shop_answer(row, "pay_shop", "pay_answer")?,
         serial,
+    })
+}
+
+/// A shop's stored answer, from its shop and answer columns (both or neither).
+fn shop_answer(row: &impl Cols, shop: &str, answer: &str) -> Result<Option<ShopAnswer>, StoreError> {
+    let corrupt = |e: String| StoreError::Corrupt(format!("ticket row: {e}"));
+    Ok(match (row.text(shop).map_err(corrupt)?, row.text(answer).map_err(corrupt)?) {
+        (Some(shop), Some(answer_json)) => Some(ShopAnswer { shop, answer_json }),
+        _ => None,
     })
 }
 

@@ -101,6 +101,7 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
     let file = opts.get_filename().to_path_buf();
     let path = file.display().to_string();
     let lock = lock_file(&path)?;
+    create_private(&file).with_context(|| format!("cannot create the SQLite database {path}"))?;
     let mut migrate = SqliteConnection::connect_with(&opts)
         .await
         .with_context(|| format!("cannot open the SQLite database {path}"))?;
@@ -175,16 +176,32 @@ fn write_connection(file: &Path) -> anyhow::Result<Connection> {
     Ok(conn)
 }
 
+/// A new database file, empty, readable and writable by its owner only
+/// (0600: it holds password hashes and tokens' hashes); SQLite makes its
+/// `-wal` and `-shm` files with the database file's mode. An existing file
+/// is left as it is.
+fn create_private(file: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// `PATH.lock`, locked for as long as the server runs: the writer's memory
-/// is right only while it is the file's only writer.
+/// is right only while it is the file's only writer. Created 0600, as the
+/// database.
 fn lock_file(path: &str) -> anyhow::Result<std::fs::File> {
     let lock_path = format!("{path}.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("cannot create the lock file {lock_path}"))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&lock_path).with_context(|| format!("cannot create the lock file {lock_path}"))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
@@ -766,6 +783,22 @@ mod tests {
         // Each new player's play money was written once.
         assert_eq!(count(&conn, "SELECT count(*) FROM movements"), 2);
         drop(conn);
+        opened.writer.close().await.unwrap();
+    }
+
+    /// A new database, its WAL, its shared memory and its lock file are
+    /// readable and writable by their owner only (0600): the database holds
+    /// password hashes and the hashes of players' tokens.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_new_database_and_its_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, _, _, opened) = opened().await;
+        opened.writer.write(new_player("p")).await.unwrap();
+        for name in ["test.db", "test.db-wal", "test.db-shm", "test.db.lock"] {
+            let mode = std::fs::metadata(dir.path().join(name)).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{name}: {mode:o}");
+        }
         opened.writer.close().await.unwrap();
     }
 

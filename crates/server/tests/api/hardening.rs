@@ -178,6 +178,49 @@ async fn an_announced_body_over_the_limit_is_refused_at_once() {
     app.shutdown().await;
 }
 
+/// A request framed both by `Content-Length` and by chunks (in either
+/// order, after an ordinary request on the same connection) is refused with
+/// 400 in the error shape, changes nothing, and its connection is closed:
+/// what was sent after it is never read as a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_both_content_length_and_transfer_encoding_is_refused_and_closes() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let t = app.buy(&token).await;
+    let id = t["id"].as_str().unwrap();
+    let body = json!({"seq": 0, "action": "draw"}).to_string();
+    let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let first = format!("GET /api/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n");
+    let smuggled = format!("GET /api/tickets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n");
+    for (framing, lead) in [
+        (format!("Content-Length: {}\r\nTransfer-Encoding: chunked", chunked.len()), ""),
+        (format!("Transfer-Encoding: chunked\r\nContent-Length: {}", chunked.len()), ""),
+        (format!("transfer-encoding: chunked\r\ncontent-length: {}", body.len()), first.as_str()),
+    ] {
+        let mut s = TcpStream::connect(addr(&app)).await.unwrap();
+        let request = format!(
+            "{lead}POST /api/tickets/{id}/actions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\n{framing}\r\n\r\n{chunked}{smuggled}"
+        );
+        s.write_all(request.as_bytes()).await.unwrap();
+        let (answer, took) = read_until_closed(&mut s, Duration::from_secs(15)).await;
+        let answers: Vec<&str> = answer.split("HTTP/1.1 ").skip(1).collect();
+        let refused = answers.last().copied().unwrap_or_default();
+        assert_eq!(
+            answers.len(),
+            if lead.is_empty() { 1 } else { 2 },
+            "{framing}: one answer per request read: {answer}"
+        );
+        assert!(refused.starts_with("400"), "{framing}: {answer}");
+        assert!(refused.contains(r#""error":"bad_request""#), "{framing}: {answer}");
+        assert!(took < Duration::from_secs(5), "{framing}: closed after {took:?}");
+    }
+    // Nothing happened to the ticket.
+    let again = app.get(&format!("/api/tickets/{id}"), Some(&token)).await;
+    assert_eq!(again.json["ticket"], t);
+    app.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paths_unknown_fields_null_bodies_and_head_have_one_rule() {
     let Some(app) = spawn_app().await else { return };

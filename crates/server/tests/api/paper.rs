@@ -161,6 +161,7 @@ async fn snapshot(app: &TestApp) -> Vec<String> {
         "SELECT * FROM emissions ORDER BY id",
         "SELECT id, emission_id, number, root, published_ms FROM blocks ORDER BY id",
         "SELECT id, created_ms, kind, data_json FROM audit_log ORDER BY id",
+        "SELECT * FROM retail_answers ORDER BY ticket_id, operation",
     ] {
         out.push(sql.to_string());
         out.extend(app.dump(sql).await);
@@ -250,7 +251,8 @@ async fn retail_tickets_a_paper_ticket_is_sold_redeemed_played_validated_and_pai
     let (ticket, token) = redeem_ok(&app, &t.code, Some(&player)).await;
     assert_eq!(ticket["serial"], serial);
     assert_eq!(ticket["id"], serial);
-    assert_eq!((ticket["channel"].as_str(), ticket["status"].as_str()), (Some("paper"), Some("sold")));
+    // Opened by its code: in play from now on, before its first action too.
+    assert_eq!((ticket["channel"].as_str(), ticket["status"].as_str()), (Some("paper"), Some("in_play")));
     assert_eq!(ticket["seq"], 0);
     assert_eq!(ticket["prizes_cents"], serde_json::to_value(t.prizes).unwrap());
     assert_eq!(ticket["commitment"], engine::commitment(&SEED));
@@ -329,11 +331,12 @@ async fn retail_tickets_a_paper_ticket_is_sold_redeemed_played_validated_and_pai
     assert_eq!(house_entry(&app, &prize_id, "house:prizes").await, -(prize as i64));
     assert_eq!(other_entry(&app, &prize_id).await, (shop_account, prize as i64));
 
-    // "pay again (409)", and nothing moves.
+    // Paid once: another shop paying again gets 409, the paying shop's
+    // retry its own answer again; nothing moves.
     let before = snapshot(&app).await;
-    for shop in [SHOP_A_TOKEN, SHOP_B_TOKEN] {
-        assert_error(&app.retail("pay", Some(shop), serial).await, 409, "conflict");
-    }
+    assert_error(&app.retail("pay", Some(SHOP_B_TOKEN), serial).await, 409, "conflict");
+    let again = app.retail("pay", Some(SHOP_A_TOKEN), serial).await;
+    assert_eq!((again.status, &again.bytes), (p.status, &p.bytes), "{}", again.json);
     assert_unchanged(&before, &snapshot(&app).await, "paying again");
 
     // Validated again: paid, when and where.
@@ -391,7 +394,7 @@ async fn retail_tickets_every_impossible_move_is_refused_with_its_error_and_chan
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.json);
-    assert_eq!(u["status"], "sold");
+    assert_eq!(u["status"], "in_play", "opened by its code: in play before its first action");
     assert_eq!(r.json["ticket"]["status"], "in_play");
     let player = app.register().await;
     let online = app.buy(&player).await;
@@ -448,8 +451,10 @@ async fn retail_tickets_every_impossible_move_is_refused_with_its_error_and_chan
         assert_error(&app.redeem(code, Some(&player)).await, 409, "conflict");
     }
 
-    // Selling twice, at the same shop or another: 409. Selling an online ticket: 409.
-    for (shop, p) in [(SHOP_A_TOKEN, &sold), (SHOP_B_TOKEN, &sold), (SHOP_A_TOKEN, &w), (SHOP_B_TOKEN, &unfinished)] {
+    // Selling again at another shop: 409 (the selling shop's retry gets its
+    // answer again: retail_tickets_a_shop_repeating_its_sale_or_payment_*).
+    // Selling an online ticket: 409.
+    for (shop, p) in [(SHOP_B_TOKEN, &sold), (SHOP_B_TOKEN, &w), (SHOP_B_TOKEN, &unfinished)] {
         assert_error(&app.retail("sell", Some(shop), &p.serial).await, 409, "conflict");
     }
     assert_error(&app.retail("sell", Some(SHOP_A_TOKEN), &online_serial).await, 409, "conflict");
@@ -539,10 +544,11 @@ async fn retail_tickets_with_retail_pay_any_shop_another_shop_pays_and_is_credit
     let r = app.retail("pay", Some(SHOP_B_TOKEN), &w.serial).await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!((r.json["sold_by"].as_str(), r.json["paid_by"].as_str()), (Some(SHOP_A), Some(SHOP_B)));
+    // Paid once: the seller is refused, the payer's retry gets its answer again.
     let before = snapshot(&app).await;
-    for shop in [SHOP_A_TOKEN, SHOP_B_TOKEN] {
-        assert_error(&app.retail("pay", Some(shop), &w.serial).await, 409, "conflict");
-    }
+    assert_error(&app.retail("pay", Some(SHOP_A_TOKEN), &w.serial).await, 409, "conflict");
+    let again = app.retail("pay", Some(SHOP_B_TOKEN), &w.serial).await;
+    assert_eq!((again.status, &again.bytes), (r.status, &r.bytes), "{}", again.json);
     assert_unchanged(&before, &snapshot(&app).await, "paying again");
     // The paying shop is credited, not the selling one.
     let id = ticket_id(&app, &w.serial).await;
@@ -1180,4 +1186,179 @@ async fn retail_tickets_concurrent_wrong_codes_from_one_address_get_no_more_than
     }
     assert!(looked_up <= limit, "{looked_up} wrong codes were looked up from one address, the limit is {limit}");
     shutdown_shared(app).await;
+}
+
+/// How many movements and ledger entries a movement id has.
+async fn movement_rows(app: &TestApp, movement: &str) -> (i64, i64) {
+    (
+        app.query_i64(&format!("SELECT COUNT(*) FROM movements WHERE id = '{movement}'")).await,
+        app.query_i64(&format!("SELECT COUNT(*) FROM ledger_entries WHERE movement_id = '{movement}'")).await,
+    )
+}
+
+/// "A shop whose answer was lost retries": the same shop repeating its sale
+/// or its payment of the same ticket gets the first answer again, byte for
+/// byte, and nothing is written twice; another shop is still refused, and
+/// another operation still refused as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retail_tickets_a_shop_repeating_its_sale_or_payment_gets_the_same_answer_and_nothing_twice() {
+    let Some(app) = spawn_app().await else { return };
+    let emission = emit_paper(&app, 1).await;
+    let printed = app.print_file(emission, 1).await;
+    let mut taken = HashSet::new();
+    let (w, win) = pick(&printed, &mut taken, won);
+    let id = ticket_id(&app, &w.serial).await;
+
+    let first = app.retail("sell", Some(SHOP_A_TOKEN), &w.serial).await;
+    assert_eq!(first.status, 200, "{}", first.json);
+    let validated = app.retail("validate", Some(SHOP_A_TOKEN), &w.serial).await;
+    let before = snapshot(&app).await;
+    // The retry, typed otherwise (lower case, no dashes): the same bytes.
+    for serial in [w.serial.clone(), w.serial.replace('-', "").to_lowercase()] {
+        let again = app.retail("sell", Some(SHOP_A_TOKEN), &serial).await;
+        assert_eq!((again.status, &again.bytes), (first.status, &first.bytes), "{}", again.json);
+    }
+    // Another shop selling it: 409 as before.
+    assert_error(&app.retail("sell", Some(SHOP_B_TOKEN), &w.serial).await, 409, "conflict");
+    // Another operation of the selling shop: paying an unfinished ticket, 409.
+    assert_error(&app.retail("pay", Some(SHOP_A_TOKEN), &w.serial).await, 409, "conflict");
+    assert_unchanged(&before, &snapshot(&app).await, "the repeated sale");
+    assert_eq!(movement_rows(&app, &format!("retail_sale:{id}")).await, (1, 2));
+    let v = app.retail("validate", Some(SHOP_A_TOKEN), &w.serial).await;
+    assert_eq!((v.status, &v.bytes), (validated.status, &validated.bytes), "validate is unchanged");
+
+    let (_, token) = redeem_ok(&app, &w.code, None).await;
+    play_plan(&app, &token, &w.serial, &win).await;
+    let paid = app.retail("pay", Some(SHOP_A_TOKEN), &w.serial).await;
+    assert_eq!(paid.status, 200, "{}", paid.json);
+    let validated = app.retail("validate", Some(SHOP_B_TOKEN), &w.serial).await;
+    let before = snapshot(&app).await;
+    for _ in 0..2 {
+        let again = app.retail("pay", Some(SHOP_A_TOKEN), &w.serial).await;
+        assert_eq!((again.status, &again.bytes), (paid.status, &paid.bytes), "{}", again.json);
+    }
+    assert_error(&app.retail("pay", Some(SHOP_B_TOKEN), &w.serial).await, 409, "conflict");
+    // The sale's retry still gets the sale's answer (not the payment's).
+    let again = app.retail("sell", Some(SHOP_A_TOKEN), &w.serial).await;
+    assert_eq!((again.status, &again.bytes), (first.status, &first.bytes), "{}", again.json);
+    assert_error(&app.retail("sell", Some(SHOP_B_TOKEN), &w.serial).await, 409, "conflict");
+    assert_unchanged(&before, &snapshot(&app).await, "the repeated payment");
+    assert_eq!(movement_rows(&app, &format!("prize:{id}")).await, (1, 2));
+    let v = app.retail("validate", Some(SHOP_B_TOKEN), &w.serial).await;
+    assert_eq!((v.status, &v.bytes), (validated.status, &validated.bytes), "validate is unchanged");
+
+    for kind in ["ticket_sold_in_shop", "ticket_paid"] {
+        let n = app.query_i64(&format!("SELECT COUNT(*) FROM audit_log WHERE kind = '{kind}'")).await;
+        assert_eq!(n, 1, "{kind}");
+    }
+    let ledger = app.app.store().check_ledger().await.unwrap();
+    assert!(ledger.is_sound(), "{ledger:?}");
+    app.shutdown().await;
+}
+
+/// Identical retries sent at once (the shop's terminal resends while the
+/// first is still running): one sale and one payment, every retry answered
+/// with the same bytes; a second shop racing for the same ticket is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retail_tickets_identical_retries_at_once_make_one_sale_and_one_payment_with_one_answer() {
+    let Some(app) = spawn_app().await else { return };
+    let emission = emit_paper(&app, 1).await;
+    let printed = app.print_file(emission, 1).await;
+    let mut taken = HashSet::new();
+    let (w, win) = pick(&printed, &mut taken, won);
+    let raced = take(&printed, &mut taken);
+    let app = Arc::new(app);
+    let at_once = |op: &'static str, shops: Vec<&'static str>, serial: String| {
+        let tasks: Vec<_> = shops
+            .into_iter()
+            .map(|shop| {
+                let (app, serial) = (app.clone(), serial.clone());
+                tokio::spawn(async move { (shop, app.retail(op, Some(shop), &serial).await) })
+            })
+            .collect();
+        async move {
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap());
+            }
+            out
+        }
+    };
+
+    let sells = at_once("sell", vec![SHOP_A_TOKEN; 8], w.serial.clone()).await;
+    for (_, r) in &sells {
+        assert_eq!((r.status.as_u16(), &r.bytes), (200, &sells[0].1.bytes), "{}", r.json);
+    }
+    let id = ticket_id(&app, &w.serial).await;
+    assert_eq!(movement_rows(&app, &format!("retail_sale:{id}")).await, (1, 2));
+
+    let (_, token) = redeem_ok(&app, &w.code, None).await;
+    play_plan(&app, &token, &w.serial, &win).await;
+    let pays = at_once("pay", vec![SHOP_A_TOKEN; 8], w.serial.clone()).await;
+    for (_, r) in &pays {
+        assert_eq!((r.status.as_u16(), &r.bytes), (200, &pays[0].1.bytes), "{}", r.json);
+    }
+    assert_eq!(movement_rows(&app, &format!("prize:{id}")).await, (1, 2));
+
+    // Two shops at once: one sells, the other is refused; the winner's
+    // retries all get its answer.
+    let mut shops = vec![SHOP_A_TOKEN, SHOP_B_TOKEN];
+    shops.extend([SHOP_A_TOKEN, SHOP_B_TOKEN].repeat(3));
+    let raced_answers = at_once("sell", shops, raced.serial.clone()).await;
+    let sold_by = app.retail("validate", Some(SHOP_A_TOKEN), &raced.serial).await.json["sold_by"].clone();
+    let winner = if sold_by == SHOP_A { SHOP_A_TOKEN } else { SHOP_B_TOKEN };
+    let won_answer = raced_answers.iter().find(|(s, r)| *s == winner && r.status == 200).expect("the seller's answer");
+    for (shop, r) in &raced_answers {
+        if *shop == winner {
+            assert_eq!((r.status, &r.bytes), (won_answer.1.status, &won_answer.1.bytes), "{}", r.json);
+        } else {
+            assert_error(r, 409, "conflict");
+        }
+    }
+    let raced_id = ticket_id(&app, &raced.serial).await;
+    assert_eq!(movement_rows(&app, &format!("retail_sale:{raced_id}")).await, (1, 2));
+    let n = app.query_i64("SELECT COUNT(*) FROM audit_log WHERE kind = 'ticket_sold_in_shop'").await;
+    assert_eq!(n, 2);
+    let ledger = app.app.store().check_ledger().await.unwrap();
+    assert!(ledger.is_sound(), "{ledger:?}");
+    shutdown_shared(app).await;
+}
+
+/// "Life cycle: sold, then in play once the play code opened it": validate
+/// and the operator's figures count a redeemed ticket in play before its
+/// first action, and a sold one not redeemed as sold only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retail_tickets_a_redeemed_ticket_is_in_play_before_its_first_action() {
+    let Some(app) = spawn_app().await else { return };
+    let emission = emit_paper(&app, 1).await;
+    let printed = app.print_file(emission, 1).await;
+    let mut taken = HashSet::new();
+    let opened = take(&printed, &mut taken);
+    let closed = take(&printed, &mut taken);
+    for p in [&opened, &closed] {
+        sell(&app, SHOP_A_TOKEN, SHOP_A, &p.serial).await;
+    }
+    let (ticket, _) = redeem_ok(&app, &opened.code, None).await;
+    assert_eq!((ticket["status"].as_str(), ticket["seq"].as_u64()), (Some("in_play"), Some(0)));
+    let v = app.retail("validate", Some(SHOP_B_TOKEN), &opened.serial).await;
+    assert_eq!(v.json["status"], "in_play", "{}", v.json);
+    let v = app.retail("validate", Some(SHOP_B_TOKEN), &closed.serial).await;
+    assert_eq!(v.json["status"], "sold", "{}", v.json);
+    let r = app.admin_get(&format!("/api/admin/emissions/{emission}")).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let totals = &r.json["totals"];
+    assert_eq!((totals["sold"].as_i64(), totals["in_play"].as_i64()), (Some(2), Some(1)), "{totals}");
+    // The figures the operator's report reads from the database directly.
+    let reports = server::store::report_from(&app.db_url, Some(emission as u32)).await.unwrap();
+    assert_eq!((reports[0].totals.sold, reports[0].totals.in_play), (2, 1));
+    // Its redemption and its game were written together, with their audit entry.
+    let redeemed = app.query_i64("SELECT COUNT(*) FROM audit_log WHERE kind = 'ticket_redeemed'").await;
+    let games = app
+        .query_i64(&format!(
+            "SELECT COUNT(*) FROM ticket_games g JOIN tickets t ON t.id = g.ticket_id WHERE t.serial = '{}'",
+            opened.serial
+        ))
+        .await;
+    assert_eq!((redeemed, games), (1, 1));
+    app.shutdown().await;
 }
