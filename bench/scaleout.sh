@@ -19,7 +19,10 @@
 #   bench/scaleout.sh            # needs PostgreSQL on 127.0.0.1:5432 (user postgres) and pgbench
 #
 # Environment: PGHOST, PGPORT, PGUSER (default 127.0.0.1, 5432, postgres);
-# PLAYERS (64), GAMES (3000), PGBENCH_SECONDS (30).
+# PLAYERS (64), GAMES (3000), PGBENCH_SECONDS (30); PROFILE (release: the
+# cargo profile the server is built with; release-tests: the test suite's
+# optimization, without link-time optimization); BIN (a binary already
+# built, used as it is: no build).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -31,7 +34,9 @@ PLAYERS=${PLAYERS:-64}
 GAMES=${GAMES:-3000}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-30}
 PG_BASE="postgres://${PGUSER}@${PGHOST}:${PGPORT}"
-BIN=target/release/as-capone
+PROFILE=${PROFILE:-release}
+BIN_GIVEN=${BIN:-}
+BIN=${BIN:-target/$PROFILE/as-capone}
 PREFIX="as_capone_bench_$$"
 WORK=$(mktemp -d /tmp/as-capone-bench.XXXXXX)
 PIDS=()
@@ -64,14 +69,17 @@ new_db() { # name
     DBS+=("$1")
 }
 
-say "cargo build --release -p as-capone"
-cargo build --release -p as-capone >&2
+if [ -z "$BIN_GIVEN" ]; then
+    say "cargo build --profile $PROFILE -p as-capone"
+    cargo build --profile "$PROFILE" -p as-capone >&2
+fi
 
 # Starts `as-capone serve` on a free port with database URL $1, log file $2,
-# in the background (its pid in SERVER_PID and PIDS).
+# in the background (its pid in SERVER_PID and PIDS). Every server of the
+# run shares one key file, created by the first.
 spawn_server() {
-    "$BIN" serve --listen 127.0.0.1:0 --db "$1" --start-balance-cents 100000000 --demo-token "" \
-        --initial-blocks 1 >"$2" 2>&1 &
+    "$BIN" serve --listen 127.0.0.1:0 --db "$1" --key-file "$WORK/server.key" --start-balance-cents 100000000 \
+        --demo-token "" --initial-blocks 1 >"$2" 2>&1 &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
 }
@@ -199,7 +207,7 @@ row_of "SQLite, 1 server" "$WORK/sqlite.json"
 stop_servers
 
 echo
-echo "as-capone scale-out benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(psql -Atqd postgres -c 'SHOW server_version')"
+echo "as-capone scale-out benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(psql -Atqd postgres -c 'SHOW server_version'), profile $PROFILE"
 echo "pgbench -N -c 64 -j 2 -T $PGBENCH_SECONDS (scale 10): $TPS tps, latency average $LAT ms"
 echo
 printf '%-34s %10s %15s %15s %7s %7s\n' "case ($PLAYERS players, $GAMES games)" "actions/s" "p50 ms" "p99 ms" "games" "errors"
