@@ -9,10 +9,20 @@
 # It prints a summary table and removes its databases, files and processes,
 # whatever happens.
 #
+# The PostgreSQL cases start, as a new deployment does, from a fresh
+# database whose planner has no statistics: nobody runs ANALYZE, and
+# autovacuum is turned off for each table once the server has created them,
+# so that it cannot analyze in the middle of a load. What the planner had
+# when each load started and ended (pg_stats) is printed in the summary:
+# "none", or the tables autovacuum analyzed before it was turned off.
+#
 #   bench/scaleout.sh            # needs PostgreSQL on 127.0.0.1:5432 (user postgres) and pgbench
 #
 # Environment: PGHOST, PGPORT, PGUSER (default 127.0.0.1, 5432, postgres);
-# PLAYERS (64), GAMES (3000), PGBENCH_SECONDS (30).
+# PLAYERS (64), GAMES (3000), PGBENCH_SECONDS (30); PROFILE (release: the
+# cargo profile the server is built with; release-tests: the test suite's
+# optimization, without link-time optimization); BIN (a binary already
+# built, used as it is: no build).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -24,7 +34,9 @@ PLAYERS=${PLAYERS:-64}
 GAMES=${GAMES:-3000}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-30}
 PG_BASE="postgres://${PGUSER}@${PGHOST}:${PGPORT}"
-BIN=target/release/as-capone
+PROFILE=${PROFILE:-release}
+BIN_GIVEN=${BIN:-}
+BIN=${BIN:-target/$PROFILE/as-capone}
 PREFIX="as_capone_bench_$$"
 WORK=$(mktemp -d /tmp/as-capone-bench.XXXXXX)
 PIDS=()
@@ -57,14 +69,17 @@ new_db() { # name
     DBS+=("$1")
 }
 
-say "cargo build --release -p as-capone"
-cargo build --release -p as-capone >&2
+if [ -z "$BIN_GIVEN" ]; then
+    say "cargo build --profile $PROFILE -p as-capone"
+    cargo build --profile "$PROFILE" -p as-capone >&2
+fi
 
 # Starts `as-capone serve` on a free port with database URL $1, log file $2,
-# in the background (its pid in SERVER_PID and PIDS).
+# in the background (its pid in SERVER_PID and PIDS). Every server of the
+# run shares one key file, created by the first.
 spawn_server() {
-    "$BIN" serve --listen 127.0.0.1:0 --db "$1" --start-balance-cents 100000000 --demo-token "" \
-        --initial-blocks 1 >"$2" 2>&1 &
+    "$BIN" serve --listen 127.0.0.1:0 --db "$1" --key-file "$WORK/server.key" --start-balance-cents 100000000 \
+        --demo-token "" --initial-blocks 1 >"$2" 2>&1 &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
 }
@@ -100,6 +115,22 @@ stop_servers() {
     PIDS=()
 }
 
+# Turns autovacuum off for every table of database $1 (a no-statistics run
+# stays one until its end).
+no_autovacuum() {
+    psql -qAt -d "$1" -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SELECT format('ALTER TABLE %I.%I SET (autovacuum_enabled = false)', schemaname, relname)
+  FROM pg_stat_user_tables
+\gexec
+SQL
+}
+
+# The tables of database $1 the planner has statistics of: "none" or a list.
+statistics_of() {
+    psql -qAt -d "$1" -c "SELECT COALESCE(string_agg(DISTINCT tablename::text, ', ' ORDER BY tablename::text), 'none')
+                          FROM pg_stats WHERE schemaname = 'public'"
+}
+
 # loadtest against $1 with $2 players and $3 games, JSON to $4.
 loadtest() {
     "$BIN" loadtest --url "$1" --players "$2" --games "$3" --json >"$4"
@@ -130,7 +161,10 @@ say "one server on PostgreSQL: loadtest --players $PLAYERS --games $GAMES"
 new_db "${PREFIX}_one"
 spawn_server "$PG_BASE/${PREFIX}_one" "$WORK/one.log"
 URL=$(wait_healthy "$SERVER_PID" "$WORK/one.log")
+no_autovacuum "${PREFIX}_one"
+STATS_ONE="$(statistics_of "${PREFIX}_one")"
 loadtest "$URL" "$PLAYERS" "$GAMES" "$WORK/one.json"
+STATS_ONE="$STATS_ONE / $(statistics_of "${PREFIX}_one")"
 jq -c . "$WORK/one.json" >&2
 row_of "PostgreSQL, 1 server" "$WORK/one.json"
 stop_servers
@@ -144,12 +178,15 @@ spawn_server "$PG_BASE/${PREFIX}_two" "$WORK/two-b.log"
 PID_B=$SERVER_PID
 URL_A=$(wait_healthy "$PID_A" "$WORK/two-a.log")
 URL_B=$(wait_healthy "$PID_B" "$WORK/two-b.log")
+no_autovacuum "${PREFIX}_two"
+STATS_TWO="$(statistics_of "${PREFIX}_two")"
 loadtest "$URL_A" $((PLAYERS / 2)) $((GAMES / 2)) "$WORK/two-a.json" &
 LA=$!
 loadtest "$URL_B" $((PLAYERS - PLAYERS / 2)) $((GAMES - GAMES / 2)) "$WORK/two-b.json" &
 LB=$!
 wait "$LA"
 wait "$LB"
+STATS_TWO="$STATS_TWO / $(statistics_of "${PREFIX}_two")"
 jq -c . "$WORK/two-a.json" "$WORK/two-b.json" >&2
 row "PostgreSQL, 2 servers, 1 database" \
     "$(jq -s '[.[].actions_per_s] | add | floor' "$WORK/two-a.json" "$WORK/two-b.json")" \
@@ -170,7 +207,7 @@ row_of "SQLite, 1 server" "$WORK/sqlite.json"
 stop_servers
 
 echo
-echo "as-capone scale-out benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(psql -Atqd postgres -c 'SHOW server_version')"
+echo "as-capone scale-out benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(psql -Atqd postgres -c 'SHOW server_version'), profile $PROFILE"
 echo "pgbench -N -c 64 -j 2 -T $PGBENCH_SECONDS (scale 10): $TPS tps, latency average $LAT ms"
 echo
 printf '%-34s %10s %15s %15s %7s %7s\n' "case ($PLAYERS players, $GAMES games)" "actions/s" "p50 ms" "p99 ms" "games" "errors"
@@ -178,3 +215,5 @@ for r in "${ROWS[@]}"; do
     echo "$r"
 done
 echo "$TWO_NOTE"
+echo "PostgreSQL planner statistics (tables in pg_stats) at the load's start / end, autovacuum off, no ANALYZE:"
+echo "  1 server: $STATS_ONE; 2 servers: $STATS_TWO"

@@ -14,7 +14,9 @@
 //! ([`reads`]), the start-up emission and demo player ([`bootstrap`]), and
 //! the audit chain's sealing and check ([`audit`]). The two backends' SQL
 //! is the same text: `$N` placeholders, which both accept, and the same
-//! schema (`migrations/sqlite`, `migrations/postgres`).
+//! schema (`migrations/sqlite`, `migrations/postgres`); the next ticket for
+//! sale has a text of each backend's own ([`NEXT_FOR_SALE_POSTGRES`]: its
+//! plan must not depend on PostgreSQL's statistics).
 
 mod audit;
 mod emissions;
@@ -31,6 +33,9 @@ pub use emissions::{
     PublishedBlock, Rtp, iso8601, report_from,
 };
 pub use reads::LedgerCheck;
+/// The exact text each backend runs to find the next ticket for sale, for
+/// the tests that read its plan (`EXPLAIN`).
+pub use reads::{NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE};
 pub use retail::{Redeemed, code_hash};
 
 use crate::account::LimitsView;

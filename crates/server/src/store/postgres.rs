@@ -30,8 +30,8 @@
 use super::audit;
 use super::plan::Plan;
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT,
-    LOGIN_OWNER_SELECT, LimitsTuple, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
+    LimitsTuple, NEXT_FOR_SALE_POSTGRES, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT,
     for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
@@ -244,9 +244,9 @@ impl Unit for PgUnit {
     }
 
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
-        // Concurrent purchases skip each other's locked ticket instead of waiting.
-        let sql = format!("{FOR_SALE_SELECT}LIMIT 1 FOR UPDATE OF t SKIP LOCKED");
-        let row = sqlx::query(AssertSqlSafe(sql)).fetch_optional(&mut *self.tx).await?;
+        // Concurrent purchases skip each other's locked ticket instead of
+        // waiting; the plan reads one ticket whatever the statistics.
+        let row = sqlx::query(NEXT_FOR_SALE_POSTGRES).fetch_optional(&mut *self.tx).await?;
         row.map(|r| for_sale(&r, &self.keys)).transpose()
     }
 

@@ -221,17 +221,47 @@ pub(super) const IDEMPOTENCY_SELECT: &str =
 /// An applied action's stored request and answer.
 pub(super) const ACTION_SELECT: &str =
     "SELECT request_json, answer_json FROM actions WHERE ticket_id = $1 AND seq = $2";
-/// The unsold tickets in sale order, for a `LIMIT` to follow.
-/// The unsold tickets of published blocks in sale order, for a `LIMIT` to
-/// follow.
-pub(super) const FOR_SALE_SELECT: &str =
+/// The next tickets for sale on SQLite, in sale order: the unsold tickets
+/// of published blocks of emissions still on sale, by block, then by
+/// position in the block. The writer is SQLite's only seller, so it reads
+/// 1 024 at a time and keeps them; SQLite plans this without statistics as
+/// a walk of the `tickets_unsold` index.
+pub const NEXT_FOR_SALE_SQLITE: &str =
     "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position,
         b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
- ORDER BY t.block_id, t.position ";
+ ORDER BY t.block_id, t.position LIMIT 1024";
 
-/// A row of [`FOR_SALE_SELECT`], with its server seed.
+/// The next ticket for sale on PostgreSQL, locked: the same order as
+/// [`NEXT_FOR_SALE_SQLITE`] (block, then position), one ticket, skipping
+/// the ones other purchases hold (`FOR UPDATE SKIP LOCKED`).
+///
+/// Its plan does not depend on the planner's statistics. Written as one
+/// join ordered by block and position, it was planned from estimates: on a
+/// table nobody had analyzed yet (right after an emission, autovacuum off
+/// or behind) PostgreSQL guessed a few unsold rows and sorted the whole
+/// block's 300 000 on every purchase. Here the blocks on sale are chosen
+/// first (`ARRAY(...)`: a small query of its own, run once), then the
+/// tickets are read from the `tickets_unsold` index (block, position),
+/// which gives them in sale order: a query of one table, ordered as its
+/// index, `LIMIT 1`, is planned as that index's scan whatever the
+/// estimates, and it stops at the first ticket it can lock. The block and
+/// emission columns are joined to that one ticket afterwards
+/// (`MATERIALIZED`: the locking scan runs once).
+pub const NEXT_FOR_SALE_POSTGRES: &str = "WITH next AS MATERIALIZED (
+    SELECT t.id, t.block_id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position
+      FROM tickets t
+     WHERE t.status = 'unsold' AND t.block_id = ANY (ARRAY(
+           SELECT b.id FROM blocks b JOIN emissions e ON e.id = b.emission_id
+            WHERE b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL))
+     ORDER BY t.block_id, t.position
+     LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
+ SELECT n.id, n.serial, n.prize_5, n.prize_6, n.prize_7, n.prize_8, n.commitment, n.position,
+        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents
+   FROM next n JOIN blocks b ON b.id = n.block_id JOIN emissions e ON e.id = b.emission_id";
+
+/// A row of [`NEXT_FOR_SALE_SQLITE`] or [`NEXT_FOR_SALE_POSTGRES`], with its server seed.
 pub(super) fn for_sale(row: &impl Cols, keys: &Keyring) -> Result<ForSale, StoreError> {
     let corrupt = |e: String| StoreError::Corrupt(format!("ticket for sale: {e}"));
     let get_i = |c: &str| row.req_int(c).map_err(corrupt);

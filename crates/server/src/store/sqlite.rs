@@ -37,8 +37,8 @@ use super::Db;
 use super::audit::{self, Head};
 use super::plan::{Plan, Val};
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, FOR_SALE_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT,
-    LOGIN_OWNER_SELECT, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
+    NEXT_FOR_SALE_SQLITE, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale,
     limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use crate::config::Config;
@@ -604,7 +604,7 @@ impl Unit for SqliteUnit<'_> {
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         if self.state.for_sale.is_empty() {
             // The writer is the only one to sell: these stay unsold until it does.
-            let mut stmt = self.conn.prepare_cached(&format!("{FOR_SALE_SELECT}LIMIT 1024"))?;
+            let mut stmt = self.conn.prepare_cached(NEXT_FOR_SALE_SQLITE)?;
             let mut rows = stmt.query([])?;
             while let Some(row) = rows.next()? {
                 let next = for_sale(row, &self.state.keys)?;

@@ -1038,3 +1038,120 @@ async fn art_3_2_3_3_a_stored_game_the_rules_cannot_reach_is_refused_when_read()
     assert_eq!(r.json["ticket"], mine);
     app.shutdown().await;
 }
+
+/// Every node of a PostgreSQL plan (`EXPLAIN (FORMAT JSON)`'s "Plan"),
+/// with the node types above it.
+fn plan_nodes<'a>(node: &'a Value, above: &mut Vec<String>, out: &mut Vec<(&'a Value, Vec<String>)>) {
+    out.push((node, above.clone()));
+    above.push(node["Node Type"].as_str().unwrap_or("?").to_string());
+    for child in node["Plans"].as_array().into_iter().flatten() {
+        plan_nodes(child, above, out);
+    }
+    above.pop();
+}
+
+/// `EXPLAIN (options) sql` on PostgreSQL, in a transaction rolled back (an
+/// `ANALYZE` runs the statement: its locks go with the rollback); the plan's
+/// JSON.
+async fn pg_explain(app: &TestApp, options: &str, sql: &str) -> Value {
+    use sqlx::{Connection, Row};
+    let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    let explain = format!("EXPLAIN ({options}, FORMAT JSON) {sql}");
+    let row = sqlx::query(sqlx::AssertSqlSafe(explain)).fetch_one(&mut *tx).await.unwrap();
+    // The column is of type json, whose wire format is its text.
+    let text: String = row.try_get_unchecked(0).unwrap();
+    tx.rollback().await.unwrap();
+    conn.close().await.unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_database_without_statistics() {
+    // A new deployment: the planner has no statistics of the tickets table
+    // (nobody ran ANALYZE; autovacuum, off here for the table, would do it
+    // only later, or never where it is off).
+    let Some(app) = spawn_app_with(|c| {
+        c.initial_blocks = 1;
+        c.start_balance_cents = 300 * 110;
+    })
+    .await
+    else {
+        return;
+    };
+    if app.backend == Backend::Postgres {
+        app.exec_sql("ALTER TABLE tickets SET (autovacuum_enabled = false)").await.unwrap();
+    }
+    // The start-up block of 100 sold out, then a regulation block of
+    // 300 000 tickets (art. 2) emitted: the next purchases are its first.
+    let token = app.register().await;
+    for _ in 0..100 {
+        assert!(app.buy(&token).await["serial"].as_str().unwrap().starts_with("TST-001-00001-"));
+    }
+    let regulation = math::PrizeTable::example();
+    assert!(regulation.is_regulation() && regulation.block_size == 300_000);
+    let r = app
+        .admin_post("/api/admin/emissions", json!({"table": regulation.to_toml(), "blocks": 1, "channel": "online"}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    assert_eq!(r.json["emission"], 2);
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM tickets WHERE status = 'unsold'").await, 300_000);
+
+    match app.backend {
+        Backend::Postgres => {
+            // No statistics: none gathered, and the table never vacuumed nor analyzed.
+            assert_eq!(app.query_i64("SELECT COUNT(*) FROM pg_stats WHERE tablename = 'tickets'").await, 0);
+            assert_eq!(
+                app.query_i64("SELECT CAST(reltuples AS BIGINT) FROM pg_class WHERE relname = 'tickets'").await,
+                -1
+            );
+            // The plan of the server's own query: the tickets come from an
+            // index scan under the LIMIT, in sale order, never from a sort
+            // of the block.
+            let sql = server::store::NEXT_FOR_SALE_POSTGRES;
+            let plan = pg_explain(&app, "COSTS OFF", sql).await;
+            let mut nodes = Vec::new();
+            plan_nodes(&plan["Plan"], &mut Vec::new(), &mut nodes);
+            let scans: Vec<_> = nodes.iter().filter(|(n, _)| n["Relation Name"] == "tickets").collect();
+            assert_eq!(scans.len(), 1, "one scan of tickets: {plan:#}");
+            let (scan, above) = scans[0];
+            assert_eq!(scan["Node Type"], "Index Scan", "{plan:#}");
+            assert_eq!(scan["Index Name"], "tickets_unsold", "{plan:#}");
+            assert!(above.iter().any(|t| t == "Limit"), "the scan is under a LIMIT: {plan:#}");
+            assert!(!above.iter().any(|t| t.contains("Sort")), "nothing sorts the tickets: {plan:#}");
+            // Run: one ticket read, a few pages, nothing written to disk
+            // (the sort of the whole block read 6 000 pages and spilled).
+            let run = pg_explain(&app, "ANALYZE, BUFFERS, COSTS OFF, TIMING OFF", sql).await;
+            let mut nodes = Vec::new();
+            plan_nodes(&run["Plan"], &mut Vec::new(), &mut nodes);
+            let (scan, _) = nodes.iter().find(|(n, _)| n["Relation Name"] == "tickets").unwrap();
+            assert_eq!(scan["Actual Rows"], 1, "{run:#}");
+            let root = &run["Plan"];
+            let pages = root["Shared Hit Blocks"].as_i64().unwrap() + root["Shared Read Blocks"].as_i64().unwrap();
+            assert!(pages < 100, "{pages} pages read for one ticket: {run:#}");
+            for (n, _) in &nodes {
+                assert_eq!(n["Temp Written Blocks"], 0, "{run:#}");
+            }
+        }
+        Backend::Sqlite => {
+            assert_eq!(app.query_i64("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_stat%'").await, 0);
+            let plan = app.dump(&format!("EXPLAIN QUERY PLAN {}", server::store::NEXT_FOR_SALE_SQLITE)).await;
+            assert!(plan.iter().any(|l| l.contains("tickets_unsold")), "{plan:#?}");
+            assert!(!plan.iter().any(|l| l.contains("TEMP B-TREE")), "nothing sorts the tickets: {plan:#?}");
+        }
+    }
+
+    // The purchases take the new block's tickets in order, from its first.
+    let first = app
+        .query_i64("SELECT MIN(t.position) FROM tickets t JOIN blocks b ON b.id = t.block_id WHERE b.emission_id = 2")
+        .await;
+    assert_eq!(first, 1);
+    for position in first..first + 3 {
+        let t = app.buy(&token).await;
+        let serial = t["serial"].as_str().unwrap();
+        assert!(serial.starts_with("ASC-002-00001-"), "{t}");
+        let sql = format!("SELECT t.position FROM tickets t WHERE t.serial = '{serial}'");
+        assert_eq!(app.query_i64(&sql).await, position, "{serial}");
+    }
+    app.shutdown().await;
+}
