@@ -76,7 +76,8 @@ pub struct MoreBlocks {
 /// A count as JSON Schema's `integer` reads it: `2` or `2.0`.
 fn whole_u32<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     let n = crate::api::json_i64(d)?;
-    u32::try_from(n).map_err(|_| serde::de::Error::custom(format!("expected a whole number from 0 to {}, found {n}", u32::MAX)))
+    u32::try_from(n)
+        .map_err(|_| serde::de::Error::custom(format!("expected a whole number from 0 to {}, found {n}", u32::MAX)))
 }
 
 /// The OpenAPI document of a prize table in a request (documentation

@@ -52,10 +52,8 @@ async fn schemathesis_as(role: Role) {
     let player = app.register().await;
     // A ticket in the player's history, so that the list has an item.
     app.buy(&player).await;
-    let examples: u32 = std::env::var("AS_CAPONE_SCHEMATHESIS_EXAMPLES")
-        .ok()
-        .and_then(|e| e.parse().ok())
-        .unwrap_or(12);
+    let examples: u32 =
+        std::env::var("AS_CAPONE_SCHEMATHESIS_EXAMPLES").ok().and_then(|e| e.parse().ok()).unwrap_or(12);
     // The operator's and the shop's runs cover six and three operations:
     // one worker is enough, and keeps them light beside the player's.
     let (token, scope, examples, workers): (String, &[&str], u32, &str) = match role {
