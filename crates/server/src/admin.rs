@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use math::PrizeTable;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
 
 /// A request of the operator.
 pub struct Operator;
@@ -36,33 +37,126 @@ impl FromRequestParts<AppState> for Operator {
 }
 
 /// `GET /api/emissions`: every emission and its published blocks' roots.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Emissions {
     pub emissions: Vec<PublicEmission>,
 }
 
 /// Every emission and its published blocks: the roots a player's record is checked against.
 #[utoipa::path(get, path = "/api/emissions", tag = "emissions",
-    responses((status = 200, description = "`{\"emissions\": [{emission, code, channel, price_cents, block_size, table_digest, table, blocks: [{block, size, root, published_ms, published_at}]}]}`", body = Object)))]
+    responses((status = 200, description = "every emission, its table and its published blocks", body = Emissions)))]
 pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emissions>, AppError> {
     Ok(Json(Emissions { emissions: state.store.public_emissions().await? }))
 }
 
 /// `POST /api/admin/emissions` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewEmission {
     /// The prize table: its TOML text, or the same as a JSON object.
+    #[schema(value_type = TableDoc)]
     pub table: serde_json::Value,
+    /// How many blocks to write and publish now, 1 to 20.
+    #[schema(minimum = 1, maximum = 20)]
+    #[serde(deserialize_with = "whole_u32")]
     pub blocks: u32,
     pub channel: Channel,
 }
 
 /// `POST /api/admin/emissions/{id}/blocks` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoreBlocks {
+    /// How many blocks to write and publish now, 1 to 20.
+    #[schema(minimum = 1, maximum = 20)]
+    #[serde(deserialize_with = "whole_u32")]
     pub blocks: u32,
+}
+
+/// A count as JSON Schema's `integer` reads it: `2` or `2.0`.
+fn whole_u32<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = crate::api::json_i64(d)?;
+    u32::try_from(n)
+        .map_err(|_| serde::de::Error::custom(format!("expected a whole number from 0 to {}, found {n}", u32::MAX)))
+}
+
+/// The OpenAPI document of a prize table in a request (documentation
+/// only): its TOML text (CONTRACT.md's format, `examples/prize-table.toml`)
+/// or the same as a JSON object. What JSON Schema cannot say is checked
+/// when the table is read, and refused with 400 and the rule broken: the
+/// TOML text's own content, the rows' tickets adding up to `block_size`,
+/// no two rows with the same prizes, prizes that never fall from 5 to 8
+/// tricks, the price and each row's prizes times `block_size` within
+/// signed 64 bits ([`fits_the_ledger`]); and, unless the
+/// server allows a non-regulation table, art. 2's price (300) and block
+/// size (300 000).
+#[derive(ToSchema)]
+#[schema(as = PrizeTableInput)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum TableDoc {
+    /// The table's TOML text.
+    Toml(TomlTable),
+    /// The table as a JSON object.
+    Json(JsonTable),
+}
+
+/// A prize table's TOML text, as `examples/prize-table.toml`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct TomlTable(String);
+
+/// `{"game", "code", "price_cents", "block_size", "schedule": [{"tickets", "prizes_cents": {"5", "6", "7", "8"}}]}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct JsonTable {
+    /// The game's name as printed: not blank, no control character.
+    #[schema(pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*\\S[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
+    game: String,
+    /// The game code printed in every serial: 2 to 6 upper-case letters or digits, a letter first.
+    #[schema(pattern = "^[A-Z][A-Z0-9]{1,5}$")]
+    code: String,
+    /// The price of a ticket in cents (art. 2: 300).
+    #[schema(minimum = 1)]
+    price_cents: u64,
+    /// Tickets per block (art. 2: 300 000), at most 999 999: the six digits of a serial's position.
+    #[schema(minimum = 1, maximum = 999_999)]
+    block_size: u32,
+    /// The prize schedules, in order; their tickets add up to `block_size`.
+    #[schema(min_items = 1)]
+    schedule: Vec<JsonScheduleRow>,
+}
+
+/// `{"tickets": n, "prizes_cents": {"5": c, "6": c, "7": c, "8": c}}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct JsonScheduleRow {
+    /// Tickets of a block that carry these prizes.
+    #[schema(minimum = 1, maximum = 999_999)]
+    tickets: u32,
+    prizes_cents: JsonPrizes,
+}
+
+/// The prize for 5, 6, 7 and 8 tricks, in cents, each above zero, never
+/// less for more tricks (art. 3.1, 3.2.3.3).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct JsonPrizes {
+    #[serde(rename = "5")]
+    #[schema(minimum = 1)]
+    five: u64,
+    #[serde(rename = "6")]
+    #[schema(minimum = 1)]
+    six: u64,
+    #[serde(rename = "7")]
+    #[schema(minimum = 1)]
+    seven: u64,
+    #[serde(rename = "8")]
+    #[schema(minimum = 1)]
+    eight: u64,
 }
 
 /// A table the server accepts: one the regulation allows (the table's own
@@ -78,6 +172,32 @@ pub fn accepted_table(table: &PrizeTable, allow_non_regulation: bool) -> Result<
          (allow_non_regulation_table, for tests and demos)",
         deviations.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; ")
     ))
+}
+
+/// Money is signed 64-bit cents in the ledger, and the stored table is TOML,
+/// whose integers are signed 64-bit too: a table whose price, or one row's
+/// prizes, times the block size passes `i64::MAX` is refused (the table's
+/// own rule 12 bounds the same sums by unsigned 64 bits, which a JSON table
+/// can reach).
+pub fn fits_the_ledger(table: &PrizeTable) -> Result<(), String> {
+    let (max, block) = (i128::from(i64::MAX), i128::from(table.block_size));
+    if i128::from(table.price_cents) * block > max {
+        return Err(format!(
+            "price_cents {} × block_size {} passes {max} cents, the most the ledger holds",
+            table.price_cents, table.block_size
+        ));
+    }
+    for (i, row) in table.schedules.iter().enumerate() {
+        let prizes: i128 = row.prizes.cents().iter().map(|&c| i128::from(c)).sum();
+        if prizes * block > max {
+            return Err(format!(
+                "schedule row {}: its prizes ({prizes} cents) × block_size {} pass {max} cents, the most the ledger holds",
+                i + 1,
+                table.block_size
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_table(value: &serde_json::Value) -> Result<PrizeTable, AppError> {
@@ -100,15 +220,18 @@ async fn detached(
 
 /// Creates an emission and its blocks, written and published (operator).
 #[utoipa::path(post, path = "/api/admin/emissions", tag = "operator", security(("bearer" = [])),
-    request_body(content = Object, description = "`{\"table\": TOML text or JSON table, \"blocks\": 1..20, \"channel\": \"online\" | \"paper\"}`"),
-    responses((status = 201, description = "`{emission, channel, blocks: [{block, root}]}`", body = Object),
-              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    request_body = NewEmission,
+    responses((status = 201, description = "the new emission and its published blocks", body = EmissionCreated),
+              (status = 400, description = "a body or a table the server does not take", body = ErrorBody),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 409, description = "the database holds 999 emissions, the most a serial can number", body = ErrorBody)))]
 pub async fn create_emission(
     State(state): State<AppState>,
     _: Operator,
     RequiredJson(body): RequiredJson<NewEmission>,
 ) -> Result<Response, AppError> {
     let table = parse_table(&body.table)?;
+    fits_the_ledger(&table).map_err(AppError::BadRequest)?;
     accepted_table(&table, state.allow_non_regulation_table).map_err(AppError::BadRequest)?;
     let store = state.store.clone();
     detached(async move { store.create_emission(table, body.channel, body.blocks).await }).await
@@ -123,10 +246,11 @@ fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
 /// Adds blocks to an emission, written and published (operator).
 #[utoipa::path(post, path = "/api/admin/emissions/{id}/blocks", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
-    request_body(content = Object, description = "`{\"blocks\": 1..20}`"),
-    responses((status = 201, description = "`{emission, channel, blocks: [{block, root}]}`", body = Object),
+    request_body = MoreBlocks,
+    responses((status = 201, description = "the emission and its new published blocks", body = EmissionCreated),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-              (status = 404, body = ErrorBody)))]
+              (status = 404, body = ErrorBody),
+              (status = 409, description = "the emission would pass block 99 999, the most a serial can number", body = ErrorBody)))]
 pub async fn add_blocks(
     State(state): State<AppState>,
     _: Operator,
@@ -139,14 +263,14 @@ pub async fn add_blocks(
 }
 
 /// `GET /api/admin/emissions`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Reports {
     pub emissions: Vec<EmissionReport>,
 }
 
 /// Figures of every emission, per block (operator).
 #[utoipa::path(get, path = "/api/admin/emissions", tag = "operator", security(("bearer" = [])),
-    responses((status = 200, description = "`{emissions: [EmissionReport]}`", body = Object),
+    responses((status = 200, description = "every emission's figures", body = Reports),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Result<Json<Reports>, AppError> {
     Ok(Json(Reports { emissions: state.store.emission_reports(None).await? }))
@@ -155,7 +279,7 @@ pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Resul
 /// Figures of one emission, per block: printed, sold, in play, won, lost, prizes won, paid and owed, return to player (operator).
 #[utoipa::path(get, path = "/api/admin/emissions/{id}", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
-    responses((status = 200, description = "EmissionReport", body = Object),
+    responses((status = 200, body = EmissionReport),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_emission(
     State(state): State<AppState>,
@@ -171,7 +295,7 @@ pub async fn get_emission(
 /// paper prizes are paid until `claim_days` later (operator).
 #[utoipa::path(post, path = "/api/admin/emissions/{id}/close", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
-    responses((status = 200, description = "EmissionReport, with sale_end_ms and claim_end_ms", body = Object),
+    responses((status = 200, description = "the emission's figures, with sale_end_ms and claim_end_ms", body = EmissionReport),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
               (status = 409, body = ErrorBody)))]
 pub async fn close_emission(

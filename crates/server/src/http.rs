@@ -500,7 +500,7 @@ pub async fn act(
 /// once it is finished.
 #[utoipa::path(get, path = "/api/tickets/{id}/record", tag = "tickets", security(("bearer" = [])),
     params(("id" = String, Path, description = "the ticket's id")),
-    responses((status = 200, description = "the public record", body = Object), (status = 401, body = ErrorBody),
+    responses((status = 200, description = "the public record", body = crate::record::Record), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody)))]
 pub async fn record(
     State(state): State<AppState>,

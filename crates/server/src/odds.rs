@@ -65,9 +65,56 @@ pub fn figures(table: &PrizeTable) -> Value {
     out
 }
 
+/// `GET /api/odds` answer (documentation only: the answer is built once
+/// per table by [`figures`] and cached as text). Every figure is an exact
+/// fraction as text (`"p/q"` or a whole number), as `as-capone odds --json`
+/// prints it.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct OddsAnswer {
+    /// The chance of each number of ties in a game.
+    per_round: std::collections::BTreeMap<String, String>,
+    /// The chance of an Extra duel.
+    extra_per_round: String,
+    /// The chance of each final outcome of a ticket.
+    #[serde(rename = "final")]
+    final_: std::collections::BTreeMap<String, String>,
+    table: OddsTable,
+    /// Per schedule row of the table.
+    schedules: Vec<OddsSchedule>,
+}
+
+/// The table's payout figures.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct OddsTable {
+    price_cents: u64,
+    expected_payout_cents: String,
+    /// The return to player.
+    rtp: String,
+    /// The chance that a ticket wins a prize.
+    hit_rate: String,
+    /// "1 chance in X", two decimals; `null` when nothing is won.
+    one_in: Option<String>,
+}
+
+/// One schedule row: its share of a block, its chance of winning and its return to player.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct OddsSchedule {
+    /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
+    #[schema(value_type = Object)]
+    prizes_cents: (),
+    tickets: u32,
+    share: String,
+    win_chance: String,
+    one_in: Option<String>,
+    rtp: String,
+}
+
 /// The exact odds and the prize table of the tickets on sale online.
 #[utoipa::path(get, path = "/api/odds", tag = "tickets",
-    responses((status = 200, description = "exact odds and the prize table on sale (docs/player-api.md)", body = Object),
+    responses((status = 200, description = "exact odds and the prize table on sale (docs/player-api.md)", body = OddsAnswer),
               (status = 503, body = ErrorBody)))]
 pub async fn odds(State(state): State<AppState>) -> Result<Response, AppError> {
     let (digest, toml) = state

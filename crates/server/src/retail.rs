@@ -37,10 +37,30 @@ impl FromRequestParts<AppState> for Retailer {
 }
 
 /// `{"serial": "..."}` as printed.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SerialBody {
+    /// The ticket's serial as printed, either case, with its dashes or
+    /// without: the game code (2 to 6 letters or digits, a letter first),
+    /// the emission (3 digits, from 001), the block (5 digits, from 00001),
+    /// the position (6 digits, from 000001) and 2 check digits (ISO 7064
+    /// MOD 97-10). Wrong check digits, which a pattern cannot express, are
+    /// refused with 400 ("check the serial").
+    #[schema(
+        pattern = "^[A-Za-z][A-Za-z0-9]{1,5}(-(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2})-(0000[1-9]|000[1-9][0-9]|00[1-9][0-9]{2}|0[1-9][0-9]{3}|[1-9][0-9]{4})-(00000[1-9]|0000[1-9][0-9]|000[1-9][0-9]{2}|00[1-9][0-9]{3}|0[1-9][0-9]{4}|[1-9][0-9]{5})-|(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2})(0000[1-9]|000[1-9][0-9]|00[1-9][0-9]{2}|0[1-9][0-9]{3}|[1-9][0-9]{4})(00000[1-9]|0000[1-9][0-9]|000[1-9][0-9]{2}|00[1-9][0-9]{3}|0[1-9][0-9]{4}|[1-9][0-9]{5}))[0-9]{2}$",
+        example = "ASC-001-00001-000042-81"
+    )]
     pub serial: String,
+}
+
+/// `POST /api/tickets/redeem` answer (documentation only: the answer is
+/// stored and sent as written).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct Redeemed {
+    pub ticket: crate::api::TicketView,
+    /// The ticket's own token: it opens this ticket only, on any device.
+    pub token: String,
 }
 
 /// `{"code": "..."}` as printed under the scratch zone.
@@ -61,8 +81,8 @@ fn json_answer(answer: String) -> Response {
 /// again (its answer was lost) gets the first answer again, byte for byte;
 /// another shop gets 409.
 #[utoipa::path(post, path = "/api/retail/sell", tag = "retail", security(("bearer" = [])),
-    request_body(content = Object, description = "`{\"serial\": \"as printed, any case, dashes optional\"}`"),
-    responses((status = 200, description = "`{serial, status, prize_cents, message, sold_by, paid_ms, paid_by, claim_until_ms}`", body = Object),
+    request_body = SerialBody,
+    responses((status = 200, description = "the ticket's status and the words for the counter", body = RetailAnswer),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn sell(
@@ -75,8 +95,8 @@ pub async fn sell(
 
 /// What the shop should do with a ticket, in words; changes nothing (retailer).
 #[utoipa::path(post, path = "/api/retail/validate", tag = "retail", security(("bearer" = [])),
-    request_body(content = Object, description = "`{\"serial\": \"...\"}`"),
-    responses((status = 200, description = "`{serial, status: printed|sold|in_play|won|lost|paid, prize_cents, message, ...}`", body = Object),
+    request_body = SerialBody,
+    responses((status = 200, description = "the ticket's status and the words for the counter", body = RetailAnswer),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn validate(
@@ -91,8 +111,8 @@ pub async fn validate(
 /// it again (its answer was lost) gets the first answer again, byte for
 /// byte, and nothing is paid twice; another shop gets 409.
 #[utoipa::path(post, path = "/api/retail/pay", tag = "retail", security(("bearer" = [])),
-    request_body(content = Object, description = "`{\"serial\": \"...\"}`"),
-    responses((status = 200, description = "`{serial, status: paid, prize_cents, message, ...}`", body = Object),
+    request_body = SerialBody,
+    responses((status = 200, description = "the ticket's status and the words for the counter", body = RetailAnswer),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn pay(
@@ -134,7 +154,7 @@ fn parse_forwarded(entry: &str) -> Option<IpAddr> {
 /// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.
 #[utoipa::path(post, path = "/api/tickets/redeem", tag = "tickets",
     request_body(content = CodeBody, description = "a player's bearer token, optional, adds the ticket to their history"),
-    responses((status = 200, description = "`{ticket, token}`: the token opens this ticket only", body = Object),
+    responses((status = 200, description = "the ticket, and its own token: it opens this ticket only", body = Redeemed),
               (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
 pub async fn redeem(

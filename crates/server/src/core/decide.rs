@@ -436,10 +436,11 @@ pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now:
 }
 
 /// The answer of the shop's three endpoints.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct RetailAnswer {
     pub serial: String,
     /// `printed`, `sold`, `in_play`, `won`, `lost` or `paid`.
+    #[schema(pattern = "^(printed|sold|in_play|won|lost|paid)$")]
     pub status: String,
     pub prize_cents: i64,
     /// What to do, in words, for the counter.

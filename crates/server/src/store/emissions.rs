@@ -41,14 +41,14 @@ const MAX_EMISSIONS: i64 = 999;
 const EMISSION_LOCK: i64 = 0x4153_4345_4d49; // "ASCEMI"
 
 /// A block just published.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct PublishedBlock {
     pub block: u32,
     pub root: String,
 }
 
 /// `POST /api/admin/emissions` answer.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct EmissionCreated {
     pub emission: u32,
     pub channel: Channel,
@@ -56,7 +56,7 @@ pub struct EmissionCreated {
 }
 
 /// One emission as `GET /api/emissions` shows it: everything public.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct PublicEmission {
     pub emission: u32,
     pub code: String,
@@ -70,7 +70,7 @@ pub struct PublicEmission {
 }
 
 /// A published block.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct PublicBlock {
     pub block: u32,
     pub size: i64,
@@ -82,7 +82,7 @@ pub struct PublicBlock {
 }
 
 /// The operator's figures of one block or of a whole emission.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Figures {
     pub printed: i64,
     pub sold: i64,
@@ -118,7 +118,7 @@ impl Figures {
 }
 
 /// The return to player of the finished tickets, beside the table's exact one.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Rtp {
     /// Prizes won / (price x finished tickets), exact (`"p/q"`), `null` before any finished ticket.
     pub so_far: Option<String>,
@@ -129,7 +129,7 @@ pub struct Rtp {
 }
 
 /// An emission's figures, per block and in total.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct EmissionReport {
     pub emission: u32,
     pub code: String,
@@ -147,7 +147,7 @@ pub struct EmissionReport {
     pub blocks: Vec<BlockReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BlockReport {
     pub block: u32,
     pub root: String,

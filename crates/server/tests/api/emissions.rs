@@ -1153,5 +1153,44 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
         let sql = format!("SELECT t.position FROM tickets t WHERE t.serial = '{serial}'");
         assert_eq!(app.query_i64(&sql).await, position, "{serial}");
     }
+/// Money is signed 64-bit cents in the ledger and in the stored table's
+/// TOML: a JSON table whose prize, price or sum over a block passes
+/// `i64::MAX` (while its sums fit the table's own unsigned 64 bits) is
+/// refused, 400, creating nothing; the desk's reports still answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_a_table_whose_money_passes_signed_64_bits_is_refused_and_the_reports_still_answer() {
+    let Some(app) = spawn_app().await else { return };
+    let one_ticket = |prizes: Value| {
+        json!({"game": "As Capone", "code": "BIG", "price_cents": 1, "block_size": 1,
+               "schedule": [{"tickets": 1, "prizes_cents": prizes}]})
+    };
+    let mut dear = paper_table_json();
+    dear["price_cents"] = json!(i64::MAX / 40);
+    let mut rich = paper_table_json();
+    rich["schedule"][1]["prizes_cents"]["8"] = json!(i64::MAX / 40);
+    let cases = [
+        (one_ticket(json!({"5": 1, "6": 1, "7": 1, "8": 1u64 << 63})), "schedule row 1"),
+        (dear, "price_cents"),
+        (rich, "schedule row 2"),
+    ];
+    for (table, names) in cases {
+        let r = app.admin_post("/api/admin/emissions", json!({"table": table, "blocks": 1, "channel": "paper"})).await;
+        assert_error(&r, 400, "bad_request");
+        let m = r.json["message"].as_str().unwrap();
+        assert!(m.contains(names) && m.contains("the ledger"), "{m}");
+    }
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM emissions").await, 1);
+    let reports = app.admin_get("/api/admin/emissions").await;
+    assert_eq!(reports.status, 200, "{}", reports.json);
+    assert_eq!(app.get("/api/emissions", None).await.status, 200);
+    // The largest amounts that fit are taken.
+    let r = app
+        .admin_post(
+            "/api/admin/emissions",
+            json!({"table": one_ticket(json!({"5": 1, "6": 1, "7": 1, "8": i64::MAX - 3})), "blocks": 1, "channel": "paper"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    assert_eq!(app.admin_get("/api/admin/emissions").await.status, 200);
     app.shutdown().await;
 }
