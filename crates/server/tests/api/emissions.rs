@@ -1153,6 +1153,9 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
         let sql = format!("SELECT t.position FROM tickets t WHERE t.serial = '{serial}'");
         assert_eq!(app.query_i64(&sql).await, position, "{serial}");
     }
+    app.shutdown().await;
+}
+
 /// Money is signed 64-bit cents in the ledger and in the stored table's
 /// TOML: a JSON table whose prize, price or sum over a block passes
 /// `i64::MAX` (while its sums fit the table's own unsigned 64 bits) is
