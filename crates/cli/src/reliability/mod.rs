@@ -1,4 +1,4 @@
-//! `as-capone reliability <kills|soak|hostile|all>`: the fault and load
+//! `as-capone reliability <kills|soak|hostile|accounts|all>`: the fault and load
 //! evidence of issue 11, run against the real `as-capone serve` binary (this
 //! very executable, started as a child process on a fresh temporary
 //! database), so that it exercises the code players hit.
@@ -12,11 +12,15 @@
 //! - [`hostile`]: a programmatic corpus of hostile requests, written on raw
 //!   TCP sockets; each must be refused with a 4xx in the error shape and
 //!   change nothing.
+//! - [`accounts`]: a flood of logins keeps the server's memory bounded
+//!   (503 with `Retry-After` beyond the password hashes in flight), and a
+//!   password change or a logout ends the tokens it must, on each backend.
 //!
 //! Every part prints a text summary; `--json-out FILE` writes one JSON
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
 //! status is non-zero when any check failed.
 
+mod accounts;
 mod hostile;
 mod kills;
 mod soak;
@@ -101,6 +105,7 @@ pub enum Part {
     Kills,
     Soak,
     Hostile,
+    Accounts,
     All,
 }
 
@@ -163,6 +168,11 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         let r = hostile::run(&args, seed)?;
         ok &= r["ok"].as_bool().unwrap_or(false);
         summary["hostile"] = r;
+    }
+    if matches!(args.part, Part::Accounts | Part::All) {
+        let r = accounts::run(&args, &backends, &rt)?;
+        ok &= r["ok"].as_bool().unwrap_or(false);
+        summary["accounts"] = r;
     }
     if matches!(args.part, Part::Soak | Part::All) {
         let r = soak::run(&args, args.soak_db, &rt)?;
