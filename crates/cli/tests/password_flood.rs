@@ -132,9 +132,8 @@ fn a_flood_of_logins_keeps_memory_bounded_and_games_fast() {
         let flood = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let lat: Arc<Mutex<[Vec<Duration>; 2]>> = Arc::default();
-        let gamers: Vec<_> = (0..GAMERS)
-            .map(|_| tokio::spawn(gamer(url.clone(), flood.clone(), stop.clone(), lat.clone())))
-            .collect();
+        let gamers: Vec<_> =
+            (0..GAMERS).map(|_| tokio::spawn(gamer(url.clone(), flood.clone(), stop.clone(), lat.clone()))).collect();
         tokio::time::sleep(Duration::from_secs(3)).await;
         flood.store(true, Ordering::Relaxed);
         let until = Instant::now() + Duration::from_secs(4);
@@ -197,6 +196,9 @@ fn a_flood_of_logins_keeps_memory_bounded_and_games_fast() {
         // below the seconds of an unbounded flood.
         assert!(n_calm >= 20 && n_flooded >= 20, "enough actions measured: {n_calm} alone, {n_flooded} flooded");
         let bound = (calm99 * 10).max(Duration::from_millis(250));
-        assert!(flooded99 < bound, "game actions' p99 went from {calm99:?} to {flooded99:?} in the flood (bound {bound:?})");
+        assert!(
+            flooded99 < bound,
+            "game actions' p99 went from {calm99:?} to {flooded99:?} in the flood (bound {bound:?})"
+        );
     });
 }

@@ -371,7 +371,8 @@ mod tests {
         let h = std::sync::Arc::new(PasswordHashes::new(1, Duration::from_millis(50)));
         // The one permit is held by a hash that takes longer than the wait.
         let busy = h.clone();
-        let slow = tokio::spawn(async move { busy.run("slow", || std::thread::sleep(Duration::from_millis(500))).await });
+        let slow =
+            tokio::spawn(async move { busy.run("slow", || std::thread::sleep(Duration::from_millis(500))).await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         let e = hash_password(&h, "correct horse".into()).await.unwrap_err();
         assert_eq!((e.status().as_u16(), e.code()), (503, "unavailable"));

@@ -234,7 +234,8 @@ impl IntoResponse for AppError {
     /// The edge: a server-side failure (5xx) is logged here with its causes.
     fn into_response(self) -> Response {
         let status = self.status();
-        if status.is_server_error() && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. })
+        if status.is_server_error()
+            && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. })
         {
             tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
         }

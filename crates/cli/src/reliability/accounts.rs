@@ -60,7 +60,9 @@ fn login_flood(args: &ReliabilityArgs, rt: &tokio::runtime::Runtime) -> anyhow::
             .map(|_| {
                 let (url, body) = (url.clone(), body.clone());
                 // A connection of its own each: they all arrive at once.
-                tokio::spawn(async move { send(reqwest::Client::new().post(format!("{url}/api/sessions")).json(&body)).await })
+                tokio::spawn(async move {
+                    send(reqwest::Client::new().post(format!("{url}/api/sessions")).json(&body)).await
+                })
             })
             .collect();
         let mut answers = Vec::new();
@@ -72,7 +74,8 @@ fn login_flood(args: &ReliabilityArgs, rt: &tokio::runtime::Runtime) -> anyhow::
     let peak_mib = peak_kib(server.pid).unwrap_or(u64::MAX) / 1024;
     let sessions = answers.iter().filter(|a| a.0 == 201).count();
     let busy = answers.iter().filter(|a| a.0 == 503).count();
-    let busy_with_retry = answers.iter().filter(|a| a.0 == 503 && a.2.is_some() && a.1["error"] == "unavailable").count();
+    let busy_with_retry =
+        answers.iter().filter(|a| a.0 == 503 && a.2.is_some() && a.1["error"] == "unavailable").count();
     let others: Vec<String> =
         answers.iter().filter(|a| a.0 != 201 && a.0 != 503).take(5).map(|a| format!("{} {}", a.0, a.1)).collect();
     let server_errors = server.errors.lock().unwrap().clone();

@@ -153,9 +153,8 @@ async fn a_password_change_ends_every_other_session_and_the_players_own_token() 
     assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM sessions WHERE player_id = {player}")).await, 1);
     assert_eq!(app.get("/api/me", Some(&other_own)).await.status, 200);
     assert_eq!(app.get("/api/me", Some(&other_session)).await.status, 200);
-    let data = app
-        .query_text("SELECT data_json FROM audit_log WHERE kind = 'credentials_set' ORDER BY id DESC LIMIT 1")
-        .await;
+    let data =
+        app.query_text("SELECT data_json FROM audit_log WHERE kind = 'credentials_set' ORDER BY id DESC LIMIT 1").await;
     let data: Value = serde_json::from_str(&data).unwrap();
     assert_eq!((data["player_id"].as_i64(), &data["own_token_revoked"]), (Some(player), &json!(true)), "{data}");
 
