@@ -26,6 +26,9 @@ const GAMERS: usize = 4;
 /// 300 hashes at once take 300 × 19 MiB, several GiB.
 const CEILING_MIB: u64 = 400;
 
+/// A flood request's status, `Retry-After` and kind.
+type Answer = (u16, Option<String>, &'static str);
+
 /// The server, killed when dropped: a failing test leaves no server behind.
 struct Proc(Child);
 
@@ -137,7 +140,7 @@ fn a_flood_of_logins_keeps_memory_bounded_and_games_fast() {
         tokio::time::sleep(Duration::from_secs(3)).await;
         flood.store(true, Ordering::Relaxed);
         let until = Instant::now() + Duration::from_secs(4);
-        let answers: Arc<Mutex<Vec<(u16, Option<String>, &'static str)>>> = Arc::default();
+        let answers: Arc<Mutex<Vec<Answer>>> = Arc::default();
         let mut tasks = Vec::new();
         for _ in 0..LOGINS_AT_ONCE {
             let (url, answers) = (url.clone(), answers.clone());
