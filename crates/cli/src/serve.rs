@@ -97,6 +97,12 @@ pub struct ServeArgs {
     /// Login attempts per client network (IPv4 /24, IPv6 /64) per 5 minutes; 0: no limit [default: 20].
     #[arg(long, env = "AS_CAPONE_LOGINS_PER_ADDRESS")]
     pub logins_per_address: Option<u32>,
+    /// Password hashes (19 MiB each) computed at once; 0: one per core [default: 0].
+    #[arg(long, env = "AS_CAPONE_PASSWORD_HASHES_IN_FLIGHT")]
+    pub password_hashes_in_flight: Option<usize>,
+    /// A password waiting longer for its turn answers 503 with Retry-After [default: 1500].
+    #[arg(long, env = "AS_CAPONE_PASSWORD_HASH_WAIT_MS")]
+    pub password_hash_wait_ms: Option<u64>,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -192,6 +198,12 @@ impl ServeArgs {
         }
         if let Some(v) = self.logins_per_address {
             c.logins_per_address = v;
+        }
+        if let Some(v) = self.password_hashes_in_flight {
+            c.password_hashes_in_flight = v;
+        }
+        if let Some(v) = self.password_hash_wait_ms {
+            c.password_hash_wait_ms = v;
         }
         c.check()?;
         Ok(c)

@@ -86,5 +86,14 @@ fn reliability_quick() {
     }
     assert!(failing.is_empty(), "hostile cases failing:\n{}", failing.join("\n"));
     assert_eq!(hostile["changed_state"], 0, "hostile requests changed nothing");
+    let accounts = &summary["accounts"];
+    let flood = &accounts["login_flood"];
+    assert!(flood["checked"].as_u64().unwrap() > 0, "passwords are checked during a flood: {flood:#}");
+    assert_eq!(flood["refused_503"], flood["refused_503_with_retry_after"], "every refusal says when to retry");
+    assert!(flood["peak_rss_mib"].as_u64().unwrap() < flood["ceiling_mib"].as_u64().unwrap(), "{flood:#}");
+    for r in accounts["revocation"].as_array().unwrap() {
+        assert!(r["ok"] == true || r["skipped"] == true, "revocation: {r:#}");
+    }
+    assert_eq!(accounts["ok"], true, "accounts: {accounts:#}");
     assert!(out.status.success(), "as-capone reliability failed:\n{stdout}");
 }

@@ -7,7 +7,7 @@
 use crate::core::limits;
 use crate::core::player::LimitsRequest;
 use crate::error::{AppError, ErrorBody};
-use crate::http::{AppState, Authed, RequiredJson, bearer};
+use crate::http::{AppState, Authed, AuthedVia, RequiredJson, bearer};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use axum::extract::{ConnectInfo, State};
@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
+use std::time::Duration;
 use utoipa::ToSchema;
 
 /// `GET /api/me/limits` answer, and that of every change of the limits.
@@ -125,34 +126,77 @@ pub fn check_password(password: &str) -> Result<(), AppError> {
     }
 }
 
-/// The argon2id hash of a password (PHC string), on the blocking pool.
-pub async fn hash_password(password: String) -> Result<String, AppError> {
-    tokio::task::spawn_blocking(move || {
-        let salt = SaltString::encode_b64(&crate::fairness::random_bytes::<16>())
-            .map_err(|e| AppError::internal(format!("password salt: {e}")))?;
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| AppError::internal(format!("password hash: {e}")))
-    })
-    .await
-    .map_err(|e| AppError::internal(format!("password hash task: {e}")))?
+/// The bound on password hashes: each argon2id hash or verification takes
+/// 19 MiB and tens of milliseconds of CPU, so only `permits` run at once
+/// (on the blocking pool); the others wait their turn at most `wait`, then
+/// are refused with 503 `unavailable` and `Retry-After`. A flood of logins
+/// thus holds a bounded memory and leaves the cores' other share to play.
+pub struct PasswordHashes {
+    permits: tokio::sync::Semaphore,
+    wait: Duration,
 }
 
-/// Whether `password` matches `hash`, on the blocking pool. `None` (no
-/// such login) still costs one verification, so that the time of the
-/// answer does not say whether a login exists.
-pub async fn verify_password(password: String, hash: Option<String>) -> Result<bool, AppError> {
-    tokio::task::spawn_blocking(move || {
-        let known = hash.is_some();
-        let hash = hash.unwrap_or_else(|| dummy_hash().to_string());
-        let matches = PasswordHash::new(&hash)
-            .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
-            .unwrap_or(false);
-        known && matches
-    })
-    .await
-    .map_err(|e| AppError::internal(format!("password check task: {e}")))
+impl PasswordHashes {
+    pub fn new(permits: usize, wait: Duration) -> PasswordHashes {
+        PasswordHashes { permits: tokio::sync::Semaphore::new(permits.max(1)), wait }
+    }
+
+    /// Runs `work` on the blocking pool once a permit is free.
+    async fn run<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, AppError> {
+        let permit = match tokio::time::timeout(self.wait, self.permits.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(AppError::internal("the password hashes' semaphore is closed")),
+            Err(_) => {
+                tracing::warn!("password hashes: none free within {} ms, refused", self.wait.as_millis());
+                return Err(AppError::Busy {
+                    message: "the server is checking too many passwords at once: try again in a moment".into(),
+                    retry_after_s: 1,
+                });
+            }
+        };
+        let done = tokio::task::spawn_blocking(work).await;
+        drop(permit);
+        done.map_err(|e| AppError::internal(format!("{what} task: {e}")))
+    }
+}
+
+/// The argon2id hash of a password (PHC string), on the blocking pool
+/// within the bound of `hashes`.
+pub async fn hash_password(hashes: &PasswordHashes, password: String) -> Result<String, AppError> {
+    hashes
+        .run("password hash", move || {
+            let salt = SaltString::encode_b64(&crate::fairness::random_bytes::<16>())
+                .map_err(|e| AppError::internal(format!("password salt: {e}")))?;
+            Argon2::default()
+                .hash_password(password.as_bytes(), &salt)
+                .map(|h| h.to_string())
+                .map_err(|e| AppError::internal(format!("password hash: {e}")))
+        })
+        .await?
+}
+
+/// Whether `password` matches `hash`, on the blocking pool within the
+/// bound of `hashes`. `None` (no such login) still costs one verification,
+/// so that the time of the answer does not say whether a login exists.
+pub async fn verify_password(
+    hashes: &PasswordHashes,
+    password: String,
+    hash: Option<String>,
+) -> Result<bool, AppError> {
+    hashes
+        .run("password check", move || {
+            let known = hash.is_some();
+            let hash = hash.unwrap_or_else(|| dummy_hash().to_string());
+            let matches = PasswordHash::new(&hash)
+                .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+                .unwrap_or(false);
+            known && matches
+        })
+        .await
 }
 
 /// A hash of nothing anybody types, for [`verify_password`]'s unknown logins.
@@ -220,10 +264,11 @@ pub async fn self_exclusion(
     request_body = CredentialsBody,
     responses((status = 200, body = CredentialsSet), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, description = "wrong current_password", body = ErrorBody),
-              (status = 409, description = "login taken", body = ErrorBody)))]
+              (status = 409, description = "login taken", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn put_credentials(
     State(state): State<AppState>,
-    Authed(player): Authed,
+    AuthedVia(player, via): AuthedVia,
     RequiredJson(body): RequiredJson<CredentialsBody>,
 ) -> Result<Response, AppError> {
     let login = parse_login(&body.login)?;
@@ -233,20 +278,21 @@ pub async fn put_credentials(
         let Some(current) = body.current_password else {
             return Err(AppError::Forbidden("this account has a password: give it as current_password".into()));
         };
-        if !verify_password(current, was.clone()).await? {
+        if !verify_password(&state.password_hashes, current, was.clone()).await? {
             return Err(AppError::Forbidden("current_password is wrong".into()));
         }
     }
     ensure_login_free(&state, &login, Some(player)).await?;
-    let hash = hash_password(body.password).await?;
-    let answer = state.store.set_credentials(player, login, hash, was).await?;
+    let hash = hash_password(&state.password_hashes, body.password).await?;
+    let answer = state.store.set_credentials(player, login, hash, was, via).await?;
     Ok(json_answer(StatusCode::OK, answer))
 }
 
 /// Opens a session with a login and a password.
 #[utoipa::path(post, path = "/api/sessions", tag = "players", request_body = LoginBody,
     responses((status = 201, body = SessionCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
+              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
@@ -281,7 +327,7 @@ pub async fn login(
         Some((player, hash)) => (Some(player), hash),
         None => (None, None),
     };
-    if !verify_password(body.password, hash.clone()).await? {
+    if !verify_password(&state.password_hashes, body.password, hash.clone()).await? {
         return Err(wrong());
     }
     let (Some(player), Some(verified)) = (player, hash) else { return Err(wrong()) };
@@ -297,17 +343,14 @@ pub async fn login(
     Ok((StatusCode::CREATED, axum::Json(SessionCreated { token, player_id: player, expires_ms })))
 }
 
-/// Ends the session whose token is the bearer (logout). A player's own
-/// token is not a session: it keeps working.
+/// Logout: the token of the request stops working. A session's ends; the
+/// player's own token is revoked, when the account has a login and a
+/// password to come back with (else 409: the account would be lost).
 #[utoipa::path(delete, path = "/api/sessions/current", tag = "players", security(("bearer" = [])),
-    responses((status = 204, description = "the session is over"), (status = 401, body = ErrorBody)))]
-pub async fn logout(
-    State(state): State<AppState>,
-    Authed(_): Authed,
-    headers: HeaderMap,
-) -> Result<StatusCode, AppError> {
-    let token = bearer(&headers)?;
-    state.store.close_session(crate::store::token_hash(token)).await?;
+    responses((status = 204, description = "the token no longer works"), (status = 401, body = ErrorBody),
+              (status = 409, description = "the player's own token of an account without a login: set one first", body = ErrorBody)))]
+pub async fn logout(State(state): State<AppState>, AuthedVia(player, via): AuthedVia) -> Result<StatusCode, AppError> {
+    state.store.logout(player, via).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -329,13 +372,31 @@ mod tests {
 
     #[tokio::test]
     async fn a_password_matches_its_argon2id_hash_only() {
-        let hash = hash_password("correct horse".into()).await.unwrap();
+        let h = PasswordHashes::new(2, Duration::from_secs(5));
+        let hash = hash_password(&h, "correct horse".into()).await.unwrap();
         assert!(hash.starts_with("$argon2id$v=19$"), "{hash}");
-        assert!(verify_password("correct horse".into(), Some(hash.clone())).await.unwrap());
-        assert!(!verify_password("correct horsE".into(), Some(hash.clone())).await.unwrap());
+        assert!(verify_password(&h, "correct horse".into(), Some(hash.clone())).await.unwrap());
+        assert!(!verify_password(&h, "correct horsE".into(), Some(hash.clone())).await.unwrap());
         // Two hashes of one password differ (their salts do).
-        assert_ne!(hash, hash_password("correct horse".into()).await.unwrap());
+        assert_ne!(hash, hash_password(&h, "correct horse".into()).await.unwrap());
         // An unknown login never matches, whatever the password.
-        assert!(!verify_password("\0no login\0".into(), None).await.unwrap());
+        assert!(!verify_password(&h, "\0no login\0".into(), None).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_password_waiting_too_long_for_its_turn_is_refused_with_503_and_retry_after() {
+        let h = std::sync::Arc::new(PasswordHashes::new(1, Duration::from_millis(50)));
+        // The one permit is held by a hash that takes longer than the wait.
+        let busy = h.clone();
+        let slow =
+            tokio::spawn(async move { busy.run("slow", || std::thread::sleep(Duration::from_millis(500))).await });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let e = hash_password(&h, "correct horse".into()).await.unwrap_err();
+        assert_eq!((e.status().as_u16(), e.code()), (503, "unavailable"));
+        let r = e.into_response();
+        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
+        slow.await.unwrap().unwrap();
+        // Once it is free, the next hash passes.
+        assert!(hash_password(&h, "correct horse".into()).await.is_ok());
     }
 }

@@ -117,6 +117,10 @@ impl App {
                 window_ms: config.login_window_s as i64 * 1000,
             },
             session_ms: i64::from(config.session_days) * crate::core::player::DAY_MS,
+            password_hashes: Arc::new(crate::account::PasswordHashes::new(
+                config.password_hashes(),
+                Duration::from_millis(config.password_hash_wait_ms),
+            )),
             cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
             odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
         };

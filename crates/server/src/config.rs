@@ -43,6 +43,8 @@ use std::path::PathBuf;
 /// limit_cooling_off_hours = 72       # a player's raised limit applies after this
 /// logins_per_address = 20            # login attempts per client network and login_window_s, then 429
 /// login_window_s = 300
+/// password_hashes_in_flight = 0      # argon2 hashes computed at once; 0: one per core
+/// password_hash_wait_ms = 1500       # a password waiting longer for its turn answers 503 with Retry-After
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -139,6 +141,14 @@ pub struct Config {
     /// Login attempts per client address and window (`login_window_s`); 0: no limit.
     pub logins_per_address: u32,
     pub login_window_s: u64,
+    /// Password hashes (argon2id, 19 MiB and tens of milliseconds of CPU
+    /// each) computed at once, for logins, registrations with a password
+    /// and credential changes; 0: one per core. More wait their turn.
+    pub password_hashes_in_flight: usize,
+    /// A password that waited this long for its turn is refused with 503
+    /// `unavailable` and `Retry-After`, so that a flood of logins never
+    /// holds more than the hashes in flight and a short queue.
+    pub password_hash_wait_ms: u64,
 }
 
 impl Default for Config {
@@ -180,6 +190,8 @@ impl Default for Config {
             limit_cooling_off_hours: 72,
             logins_per_address: 20,
             login_window_s: 300,
+            password_hashes_in_flight: 0,
+            password_hash_wait_ms: 1_500,
         }
     }
 }
@@ -230,6 +242,8 @@ impl Config {
         anyhow::ensure!((1..=3650).contains(&self.session_days), "session_days must be 1 to 3650");
         anyhow::ensure!(self.limit_cooling_off_hours <= 8760, "limit_cooling_off_hours must be at most 8760");
         anyhow::ensure!(self.login_window_s >= 1, "login_window_s must be at least 1");
+        anyhow::ensure!(self.password_hashes_in_flight <= 1024, "password_hashes_in_flight must be at most 1024");
+        anyhow::ensure!(self.password_hash_wait_ms <= 60_000, "password_hash_wait_ms must be at most 60000");
         for t in &self.operator_tokens {
             anyhow::ensure!(
                 t.len() >= 16 && t.bytes().all(|b| b.is_ascii_graphic()),
@@ -251,6 +265,14 @@ impl Config {
     /// The shops' names.
     pub fn retailer_shops(&self) -> Vec<String> {
         self.retailers().into_iter().map(|(shop, _)| shop).collect()
+    }
+
+    /// Password hashes computed at once: the setting, or one per core.
+    pub fn password_hashes(&self) -> usize {
+        match self.password_hashes_in_flight {
+            0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            n => n,
+        }
     }
 
     /// The most requests a commit carries: 1 without group commit.

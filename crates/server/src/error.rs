@@ -129,6 +129,10 @@ pub enum AppError {
     /// 503 `unavailable`: the database cannot be reached or is shutting down.
     #[error("{0}")]
     Unavailable(String),
+    /// 503 `unavailable`, with `Retry-After` (seconds): the server is busy
+    /// with work it bounds (passwords to hash) and takes no more for now.
+    #[error("{message}")]
+    Busy { message: String, retry_after_s: u64 },
     /// 500 `internal` (503 `unavailable` when the database is out of
     /// reach): details go to the log only.
     #[error(transparent)]
@@ -160,7 +164,9 @@ impl AppError {
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::InvalidAction(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            AppError::Timeout(_) | AppError::Unavailable(_) | AppError::SoldOut(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Timeout(_) | AppError::Unavailable(_) | AppError::Busy { .. } | AppError::SoldOut(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Storage(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -183,7 +189,7 @@ impl AppError {
             AppError::InvalidAction(_) => "invalid_action",
             AppError::Timeout(_) => "timeout",
             AppError::SoldOut(_) => "sold_out",
-            AppError::Unavailable(_) => "unavailable",
+            AppError::Unavailable(_) | AppError::Busy { .. } => "unavailable",
             AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => "unavailable",
             AppError::Storage(_) | AppError::Internal(_) => "internal",
         }
@@ -228,10 +234,12 @@ impl IntoResponse for AppError {
     /// The edge: a server-side failure (5xx) is logged here with its causes.
     fn into_response(self) -> Response {
         let status = self.status();
-        if status.is_server_error() && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_)) {
+        if status.is_server_error()
+            && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. })
+        {
             tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
         }
-        if let AppError::TooManyAttempts { retry_after_s, .. } = &self {
+        if let AppError::TooManyAttempts { retry_after_s, .. } | AppError::Busy { retry_after_s, .. } = &self {
             let retry = retry_after_s.to_string();
             return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(self.body())).into_response();
         }

@@ -47,6 +47,8 @@ pub struct AppState {
     pub logins: PerNetwork,
     /// How long a session lasts.
     pub session_ms: i64,
+    /// The bound on password hashes computed at once.
+    pub password_hashes: Arc<crate::account::PasswordHashes>,
     /// How long before a player's raised limit applies.
     pub cooling_off_ms: i64,
     /// `GET /api/odds` answers, by table digest.
@@ -265,6 +267,27 @@ impl FromRequestParts<AppState> for Authed {
     }
 }
 
+/// An authenticated player and which of their tokens the request came with
+/// (a logout, a password change: what ends and what keeps working).
+pub struct AuthedVia(pub PlayerId, pub crate::core::player::Via);
+
+impl FromRequestParts<AppState> for AuthedVia {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<AuthedVia, AppError> {
+        let token = bearer(&parts.headers)?;
+        if state.store.ticket_of_token(token).is_some() {
+            return Err(AppError::Unauthorized(
+                "a paper ticket's token opens that ticket only; this needs a player's token".into(),
+            ));
+        }
+        match state.store.authenticate_via(token).await? {
+            Some((id, via)) => Ok(AuthedVia(id, via)),
+            None => Err(AppError::Unauthorized("invalid token".into())),
+        }
+    }
+}
+
 /// Who acts on a ticket: a player, or a paper ticket's own token.
 pub struct CallerAuth(pub Caller);
 
@@ -367,7 +390,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for RequiredJson<T> {
     request_body(content = Option<crate::api::NewPlayerBodyDoc>, description = "optional"),
     responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody),
               (status = 409, description = "the login is taken", body = ErrorBody),
-              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
+              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn create_player(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
@@ -389,7 +413,7 @@ pub async fn create_player(
             let login = crate::account::parse_login(&login)?;
             crate::account::check_password(&password)?;
             crate::account::ensure_login_free(&state, &login, None).await?;
-            Some((login, crate::account::hash_password(password).await?))
+            Some((login, crate::account::hash_password(&state.password_hashes, password).await?))
         }
         _ => return Err(AppError::BadRequest("login and password go together".into())),
     };

@@ -5,7 +5,7 @@
 use crate::core::decide::RetailAnswer;
 use crate::error::{AppError, ErrorBody};
 use crate::http::{AppState, RequiredJson, bearer};
-use crate::store::{Redeemed, code_hash};
+use crate::store::{Redeemed as RedeemOutcome, code_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
@@ -185,8 +185,8 @@ pub async fn redeem(
     };
     let network = crate::core::limits::network(ip);
     match state.store.redeem(hash, player, network.clone(), state.redeem_limits).await {
-        Ok(Redeemed::Opened(answer)) => Ok(json_answer(answer)),
-        Ok(Redeemed::WrongCode { filled }) => {
+        Ok(RedeemOutcome::Opened(answer)) => Ok(json_answer(answer)),
+        Ok(RedeemOutcome::WrongCode { filled }) => {
             if filled {
                 state.metrics.redeem_limited.inc();
                 tracing::warn!(

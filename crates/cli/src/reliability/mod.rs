@@ -1,4 +1,4 @@
-//! `as-capone reliability <kills|soak|hostile|all>`: the fault and load
+//! `as-capone reliability <kills|soak|hostile|accounts|all>`: the fault and load
 //! evidence of issue 11, run against the real `as-capone serve` binary (this
 //! very executable, started as a child process on a fresh temporary
 //! database), so that it exercises the code players hit.
@@ -19,11 +19,15 @@
 //! - [`shops`]: the answers of paper tickets' sales and payments lost
 //!   (connection dropped, server SIGKILLed, requests sent at once), the
 //!   shop's retry answered with the first answer, nothing applied twice.
+//! - [`accounts`]: a flood of logins keeps the server's memory bounded
+//!   (503 with `Retry-After` beyond the password hashes in flight), and a
+//!   password change or a logout ends the tokens it must, on each backend.
 //!
 //! Every part prints a text summary; `--json-out FILE` writes one JSON
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
 //! status is non-zero when any check failed.
 
+mod accounts;
 mod guessing;
 mod hostile;
 mod kills;
@@ -112,6 +116,7 @@ pub enum Part {
     Hostile,
     Guessing,
     Shops,
+    Accounts,
     All,
 }
 
@@ -192,6 +197,11 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
             parts.push(r);
         }
         summary["shops"] = Value::Array(parts);
+    }
+    if matches!(args.part, Part::Accounts | Part::All) {
+        let r = accounts::run(&args, &backends, &rt)?;
+        ok &= r["ok"].as_bool().unwrap_or(false);
+        summary["accounts"] = r;
     }
     if matches!(args.part, Part::Soak | Part::All) {
         let r = soak::run(&args, args.soak_db, &rt)?;

@@ -506,10 +506,22 @@ pub struct Usage {
 pub enum PlayerWrite {
     /// The limits row (created or replaced).
     Limits { player: PlayerId, row: LimitsRow, updated_ms: i64 },
-    /// A login and password hash, guarded by the hash they replace.
-    Credentials { player: PlayerId, login: String, password_hash: String, was: Option<String> },
+    /// A login and password hash, guarded by the hash they replace. The
+    /// player's sessions end, but `keep_session` (the one the change came
+    /// with, by its token's hash); `revoke_own_token`: the player's own
+    /// token stops working too (the change came with a session).
+    Credentials {
+        player: PlayerId,
+        login: String,
+        password_hash: String,
+        was: Option<String>,
+        keep_session: Option<String>,
+        revoke_own_token: bool,
+    },
     /// A session opened with the login and password.
     OpenSession { token_hash: String, player: PlayerId, created_ms: i64, expires_ms: i64 },
     /// A session closed (logout).
     CloseSession { token_hash: String },
+    /// The player's own token revoked (logout with it): it never works again.
+    RevokeOwnToken { player: PlayerId },
 }

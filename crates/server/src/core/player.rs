@@ -216,6 +216,22 @@ pub fn self_exclude(
     Ok(limits_changes(player, row, usage, cooling_off_ms, now, "self_excluded"))
 }
 
+/// Which of a player's tokens a request came with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// The player's own token (CONTRACT.md's, given at registration).
+    OwnToken,
+    /// A session's token (by its hex SHA-256), opened with the login and password.
+    Session(String),
+}
+
+/// What the `token_hash` of a player whose own token is revoked holds: no
+/// SHA-256 in hex, so no token matches it, and one per player (the column
+/// is unique).
+pub fn revoked_token_hash(player: PlayerId) -> String {
+    format!("revoked:{player}")
+}
+
 /// The refusal of a login another player holds (409).
 pub fn login_taken(login: &str) -> AppError {
     AppError::Conflict(format!("the login {login:?} is taken: choose another"))
@@ -225,6 +241,11 @@ pub fn login_taken(login: &str) -> AppError {
 /// request was checked against (`None`: the account had none), `current`
 /// the one stored now: they differ when another request changed it
 /// meanwhile. `login_owner` is the player holding the login, if any.
+///
+/// Whoever knew the old password may have opened sessions or kept the
+/// player's own token: every one of them ends, but the token the change
+/// came with (`via`), which keeps working.
+#[allow(clippy::too_many_arguments)]
 pub fn set_credentials(
     player: PlayerId,
     current: Option<String>,
@@ -232,6 +253,7 @@ pub fn set_credentials(
     login_owner: Option<PlayerId>,
     login: &str,
     password_hash: &str,
+    via: &Via,
     now: i64,
 ) -> Result<Changes, AppError> {
     if login_owner.is_some_and(|p| p != player) {
@@ -246,11 +268,22 @@ pub fn set_credentials(
             login: login.to_string(),
             password_hash: password_hash.to_string(),
             was,
+            keep_session: match via {
+                Via::Session(token_hash) => Some(token_hash.clone()),
+                Via::OwnToken => None,
+            },
+            revoke_own_token: matches!(via, Via::Session(_)),
         }),
         audit: Some(super::AuditRecord {
             created_ms: now,
             kind: "credentials_set",
-            data_json: json!({"player_id": player, "login": login}).to_string(),
+            data_json: json!({
+                "player_id": player,
+                "login": login,
+                "other_sessions_ended": true,
+                "own_token_revoked": matches!(via, Via::Session(_)),
+            })
+            .to_string(),
         }),
         answer: json!({"login": login}).to_string(),
         ..Changes::none(Effect::Player)
@@ -279,6 +312,32 @@ pub fn open_session(
         }),
         ..Changes::none(Effect::Player)
     })
+}
+
+/// A logout: a session ends; the player's own token is revoked, unless
+/// the account has no password (`password_hash`), which it would then lose
+/// for good: that is refused (409) until the player sets a login.
+pub fn logout(player: PlayerId, via: &Via, password_hash: Option<&str>, now: i64) -> Result<Changes, AppError> {
+    match via {
+        Via::Session(token_hash) => Ok(Changes {
+            player: Some(PlayerWrite::CloseSession { token_hash: token_hash.clone() }),
+            ..Changes::none(Effect::Player)
+        }),
+        Via::OwnToken if password_hash.is_none() => Err(AppError::Conflict(
+            "this token is the only key of an account without a login: set a login and a password \
+             (PUT /api/me/credentials) before logging out, or the account is lost"
+                .into(),
+        )),
+        Via::OwnToken => Ok(Changes {
+            player: Some(PlayerWrite::RevokeOwnToken { player }),
+            audit: Some(super::AuditRecord {
+                created_ms: now,
+                kind: "own_token_revoked",
+                data_json: json!({"player_id": player}).to_string(),
+            }),
+            ..Changes::none(Effect::Player)
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -370,13 +429,44 @@ mod tests {
 
     #[test]
     fn a_login_taken_or_a_password_changed_meanwhile_is_a_conflict() {
-        let e = set_credentials(1, None, None, Some(2), "ana", "h", NOW).unwrap_err();
+        let own = Via::OwnToken;
+        let e = set_credentials(1, None, None, Some(2), "ana", "h", &own, NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
-        let e = set_credentials(1, Some("h2".into()), Some("h1".into()), None, "ana", "h3", NOW).unwrap_err();
+        let e = set_credentials(1, Some("h2".into()), Some("h1".into()), None, "ana", "h3", &own, NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
-        let c = set_credentials(1, Some("h1".into()), Some("h1".into()), Some(1), "ana", "h3", NOW).unwrap();
+        let c = set_credentials(1, Some("h1".into()), Some("h1".into()), Some(1), "ana", "h3", &own, NOW).unwrap();
         assert!(matches!(c.player, Some(PlayerWrite::Credentials { ref was, .. }) if was.as_deref() == Some("h1")));
         assert!(open_session(1, Some("h1".into()), "h0", "t", NOW + 1, NOW).is_err());
         assert!(open_session(1, Some("h1".into()), "h1", "t", NOW + 1, NOW).is_ok());
+    }
+
+    #[test]
+    fn a_password_change_ends_every_token_but_the_one_it_came_with() {
+        let write = |via: &Via| {
+            set_credentials(1, Some("h1".into()), Some("h1".into()), None, "ana", "h2", via, NOW).unwrap().player
+        };
+        match write(&Via::Session("s".into())) {
+            Some(PlayerWrite::Credentials { keep_session, revoke_own_token, .. }) => {
+                assert_eq!((keep_session.as_deref(), revoke_own_token), (Some("s"), true));
+            }
+            other => panic!("{other:?}"),
+        }
+        match write(&Via::OwnToken) {
+            Some(PlayerWrite::Credentials { keep_session, revoke_own_token, .. }) => {
+                assert_eq!((keep_session, revoke_own_token), (None, false));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_logout_ends_what_it_came_with_and_never_loses_an_account_without_a_login() {
+        let c = logout(1, &Via::Session("s".into()), Some("h"), NOW).unwrap();
+        assert_eq!(c.player, Some(PlayerWrite::CloseSession { token_hash: "s".into() }));
+        let c = logout(1, &Via::OwnToken, Some("h"), NOW).unwrap();
+        assert_eq!(c.player, Some(PlayerWrite::RevokeOwnToken { player: 1 }));
+        assert_eq!(c.audit.unwrap().kind, "own_token_revoked");
+        assert_eq!(logout(1, &Via::OwnToken, None, NOW).unwrap_err().code(), "conflict");
+        assert!(!revoked_token_hash(1).bytes().all(|b| b.is_ascii_hexdigit()));
     }
 }

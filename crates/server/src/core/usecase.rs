@@ -106,7 +106,8 @@ pub async fn create_player(
     let mut changes = decide::new_player(player, account, start_balance, now);
     // A login given at registration is written in the same unit.
     if let Some((login, hash)) = credentials {
-        changes.player = player::set_credentials(player, None, None, None, login, hash, now)?.player;
+        changes.player =
+            player::set_credentials(player, None, None, None, login, hash, &player::Via::OwnToken, now)?.player;
     }
     unit.apply(&changes).await?;
     Ok((player, Box::new(changes)))
@@ -275,12 +276,14 @@ pub enum Op {
         days: i64,
         cooling_off_ms: i64,
     },
-    /// A login and password hash; `was`: the hash the request was checked against.
+    /// A login and password hash; `was`: the hash the request was checked
+    /// against; `via`: the token it came with (the one that keeps working).
     SetCredentials {
         player: PlayerId,
         login: String,
         password_hash: String,
         was: Option<String>,
+        via: player::Via,
     },
     /// A session, once the password matched the hash `verified`.
     OpenSession {
@@ -289,9 +292,10 @@ pub enum Op {
         token_hash: String,
         expires_ms: i64,
     },
-    /// A session closed.
-    CloseSession {
-        token_hash: String,
+    /// A logout: the token the request came with stops working.
+    Logout {
+        player: PlayerId,
+        via: player::Via,
     },
     Buy {
         player: PlayerId,
@@ -369,11 +373,12 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let changes = player::self_exclude(*player, current, *days, &usage, *cooling_off_ms, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
-        Op::SetCredentials { player, login, password_hash, was } => {
+        Op::SetCredentials { player, login, password_hash, was, via } => {
             unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
             let owner = unit.login_owner(login).await?;
             let current = unit.password_hash(*player).await?;
-            let changes = player::set_credentials(*player, current, was.clone(), owner, login, password_hash, now)?;
+            let changes =
+                player::set_credentials(*player, current, was.clone(), owner, login, password_hash, via, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::OpenSession { player, verified, token_hash, expires_ms } => {
@@ -381,11 +386,12 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let changes = player::open_session(*player, current, verified, token_hash, *expires_ms, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
-        Op::CloseSession { token_hash } => {
-            let changes = Changes {
-                player: Some(super::PlayerWrite::CloseSession { token_hash: token_hash.clone() }),
-                ..Changes::none(super::Effect::Player)
+        Op::Logout { player, via } => {
+            let current = match via {
+                player::Via::OwnToken => unit.password_hash(*player).await?,
+                player::Via::Session(_) => None,
             };
+            let changes = player::logout(*player, via, current.as_deref(), now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,

@@ -41,7 +41,7 @@ pub use retail::{Redeemed, code_hash};
 use crate::account::LimitsView;
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
-use crate::core::player::LimitsRequest;
+use crate::core::player::{LimitsRequest, Via};
 use crate::core::{BuyRequest, Caller, Done, Op, PlayerId};
 use crate::error::AppError;
 use crate::keys::Keyring;
@@ -93,12 +93,23 @@ enum Writer {
     Postgres(postgres::PgWriter),
 }
 
+/// The players' own tokens one process remembers (SQLite, the database of
+/// one process): a revocation is committed by this process, which then
+/// forgets the player's tokens and moves `generation` on, so that a read
+/// that began before the commit cannot put a revoked token back.
+#[derive(Default)]
+struct AuthCache {
+    players: HashMap<String, PlayerId>,
+    generation: u64,
+}
+
 /// The server's storage: reads written once for both backends, writes
 /// through each backend's shell around the core's use cases.
 pub struct Store {
     db: Db,
     writer: Writer,
-    auth_cache: RwLock<HashMap<String, PlayerId>>,
+    /// SQLite only: players' own tokens already seen, by hash.
+    auth_cache: RwLock<AuthCache>,
     start_balance: i64,
     description: String,
     /// PostgreSQL: the start-up lock, held until the bootstrap is done.
@@ -155,7 +166,7 @@ impl Store {
         Ok(Store {
             db,
             writer,
-            auth_cache: RwLock::new(HashMap::new()),
+            auth_cache: RwLock::new(AuthCache::default()),
             start_balance,
             description,
             startup: tokio::sync::Mutex::new(startup),
@@ -192,27 +203,51 @@ impl Store {
         reads::health(&self.db).await
     }
 
-    /// The player holding this bearer token. Token to player never
-    /// changes, so every process may remember it.
+    /// The player holding this bearer token.
     pub async fn authenticate(&self, token: &str) -> Result<Option<PlayerId>, AppError> {
+        Ok(self.authenticate_via(token).await?.map(|(player, _)| player))
+    }
+
+    /// The player holding this bearer token, and which of their tokens it
+    /// is. A revoked token (a logout, a password change) stops working at
+    /// once: on PostgreSQL, shared by several processes, every request
+    /// reads it; on SQLite this process alone revokes, and forgets what it
+    /// remembered of the player when it does.
+    pub async fn authenticate_via(&self, token: &str) -> Result<Option<(PlayerId, Via)>, AppError> {
         let th = token_hash(token);
-        if let Some(id) = self.auth_cache.read().expect("auth cache").get(&th) {
-            return Ok(Some(*id));
-        }
+        let cached = matches!(self.db, Db::Sqlite(_));
+        let generation = {
+            let cache = self.auth_cache.read().expect("auth cache");
+            if let Some(id) = cache.players.get(&th) {
+                return Ok(Some((*id, Via::OwnToken)));
+            }
+            cache.generation
+        };
         match reads::player_by_token_hash(&self.db, &th).await? {
             Some((id, None)) => {
-                let mut cache = self.auth_cache.write().expect("auth cache");
-                if cache.len() >= 1_000_000 {
-                    cache.clear();
+                if cached {
+                    let mut cache = self.auth_cache.write().expect("auth cache");
+                    if cache.generation == generation {
+                        if cache.players.len() >= 1_000_000 {
+                            cache.players.clear();
+                        }
+                        cache.players.insert(th, id);
+                    }
                 }
-                cache.insert(th, id);
-                Ok(Some(id))
+                Ok(Some((id, Via::OwnToken)))
             }
             // A session is read every time: a logout (in any process) or
             // its expiry ends it at once.
-            Some((id, Some(expires_ms))) if expires_ms > now_ms() => Ok(Some(id)),
+            Some((id, Some(expires_ms))) if expires_ms > now_ms() => Ok(Some((id, Via::Session(th)))),
             _ => Ok(None),
         }
+    }
+
+    /// Forgets the tokens remembered for `player`, after a revocation.
+    fn forget_tokens_of(&self, player: PlayerId) {
+        let mut cache = self.auth_cache.write().expect("auth cache");
+        cache.players.retain(|_, p| *p != player);
+        cache.generation += 1;
     }
 
     /// A new player with the configured play money (a ledger movement).
@@ -325,15 +360,19 @@ impl Store {
         reads::password_hash(&self.db, player).await
     }
 
-    /// A login and password hash for `player`, replacing the hash `was`.
+    /// A login and password hash for `player`, replacing the hash `was`:
+    /// every token of the player but `via` (the request's) stops working.
     pub async fn set_credentials(
         &self,
         player: PlayerId,
         login: String,
         password_hash: String,
         was: Option<String>,
+        via: Via,
     ) -> Result<String, AppError> {
-        Ok(self.write(Op::SetCredentials { player, login, password_hash, was }).await?.answer)
+        let done = self.write(Op::SetCredentials { player, login, password_hash, was, via }).await;
+        self.forget_tokens_of(player);
+        Ok(done?.answer)
     }
 
     /// A session for `player`, whose password matched the hash `verified`.
@@ -348,10 +387,11 @@ impl Store {
         Ok(())
     }
 
-    /// Ends a session (a player's own token is not a session: nothing happens).
-    pub async fn close_session(&self, token_hash: String) -> Result<(), AppError> {
-        self.write(Op::CloseSession { token_hash }).await?;
-        Ok(())
+    /// A logout: the session, or the player's own token, stops working.
+    pub async fn logout(&self, player: PlayerId, via: Via) -> Result<(), AppError> {
+        let done = self.write(Op::Logout { player, via }).await;
+        self.forget_tokens_of(player);
+        done.map(|_| ())
     }
 
     /// One ticket of the caller (404 for anybody else's).

@@ -436,16 +436,32 @@ impl Plan {
                 );
                 self.push_part("limits", sql, false);
             }
-            PlayerWrite::Credentials { player, login, password_hash, was } => {
+            PlayerWrite::Credentials { player, login, password_hash, was, keep_session, revoke_own_token } => {
                 let login = self.placeholder(login.as_str().into());
                 let hash = self.placeholder(password_hash.as_str().into());
+                let own = if *revoke_own_token {
+                    let revoked = self.placeholder(crate::core::player::revoked_token_hash(*player).as_str().into());
+                    format!(", token_hash = {revoked}")
+                } else {
+                    String::new()
+                };
                 let id = self.placeholder((*player).into());
                 let was = self.placeholder(was.as_deref().into());
                 let sql = format!(
-                    "UPDATE players SET login = {login}, password_hash = {hash} \
+                    "UPDATE players SET login = {login}, password_hash = {hash}{own} \
                      WHERE id = {id} AND password_hash IS NOT DISTINCT FROM {was}"
                 );
                 self.push_part("credentials", sql, true);
+                // Every other session ends with the old password.
+                let p = self.placeholder((*player).into());
+                let sql = match keep_session {
+                    Some(keep) => {
+                        let keep = self.placeholder(keep.as_str().into());
+                        format!("DELETE FROM sessions WHERE player_id = {p} AND token_hash <> {keep}")
+                    }
+                    None => format!("DELETE FROM sessions WHERE player_id = {p}"),
+                };
+                self.push_part("other_sessions", sql, false);
             }
             PlayerWrite::OpenSession { token_hash, player, created_ms, expires_ms } => {
                 // The player's expired sessions go as a new one comes: the
@@ -469,6 +485,12 @@ impl Plan {
                 let th = self.placeholder(token_hash.as_str().into());
                 let sql = format!("DELETE FROM sessions WHERE token_hash = {th}");
                 self.push_part("logout", sql, false);
+            }
+            PlayerWrite::RevokeOwnToken { player } => {
+                let revoked = self.placeholder(crate::core::player::revoked_token_hash(*player).as_str().into());
+                let id = self.placeholder((*player).into());
+                let sql = format!("UPDATE players SET token_hash = {revoked} WHERE id = {id}");
+                self.push_part("revoke_own_token", sql, true);
             }
         }
     }

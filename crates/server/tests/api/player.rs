@@ -127,6 +127,88 @@ async fn a_player_keeps_an_account_made_without_a_login_and_changes_the_password
 }
 
 #[tokio::test]
+async fn a_password_change_ends_every_other_session_and_the_players_own_token() {
+    let Some(app) = spawn_app().await else { return };
+    let r = app.post("/api/players", None, json!({"login": "erin", "password": "first pass"})).await;
+    assert_eq!(r.status, 201, "{}", r.json);
+    let own = r.json["token"].as_str().unwrap().to_string();
+    let player = r.json["player_id"].as_i64().unwrap();
+    // The own token is seen (and may be remembered) before its revocation.
+    assert_eq!(app.get("/api/me", Some(&own)).await.status, 200);
+    let phone = login(&app, "erin", "first pass").await.json["token"].as_str().unwrap().to_string();
+    let laptop = login(&app, "erin", "first pass").await.json["token"].as_str().unwrap().to_string();
+    // Someone else's session is not touched.
+    let other = app.post("/api/players", None, json!({"login": "fanny", "password": "other pass"})).await;
+    let other_own = other.json["token"].as_str().unwrap().to_string();
+    let other_session = login(&app, "fanny", "other pass").await.json["token"].as_str().unwrap().to_string();
+
+    // Changed from the phone: the phone goes on, everything else of Erin's ends.
+    let change = json!({"login": "erin", "password": "second pass", "current_password": "first pass"});
+    let ok = put(&app, "/api/me/credentials", &phone, change).await;
+    assert_eq!(ok.status, 200, "{}", ok.json);
+    assert_eq!(app.get("/api/me", Some(&phone)).await.status, 200);
+    assert_error(&app.get("/api/me", Some(&laptop)).await, 401, "unauthorized");
+    assert_error(&app.get("/api/me", Some(&own)).await, 401, "unauthorized");
+    assert_error(&app.post("/api/tickets", Some(&own), json!({})).await, 401, "unauthorized");
+    assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM sessions WHERE player_id = {player}")).await, 1);
+    assert_eq!(app.get("/api/me", Some(&other_own)).await.status, 200);
+    assert_eq!(app.get("/api/me", Some(&other_session)).await.status, 200);
+    let data =
+        app.query_text("SELECT data_json FROM audit_log WHERE kind = 'credentials_set' ORDER BY id DESC LIMIT 1").await;
+    let data: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!((data["player_id"].as_i64(), &data["own_token_revoked"]), (Some(player), &json!(true)), "{data}");
+
+    // Changed with the player's own token: every session ends, the token goes on.
+    let session = login(&app, "fanny", "other pass").await.json["token"].as_str().unwrap().to_string();
+    let change = json!({"login": "fanny", "password": "new other pass", "current_password": "other pass"});
+    assert_eq!(put(&app, "/api/me/credentials", &other_own, change).await.status, 200);
+    assert_eq!(app.get("/api/me", Some(&other_own)).await.status, 200);
+    assert_error(&app.get("/api/me", Some(&session)).await, 401, "unauthorized");
+    assert_error(&app.get("/api/me", Some(&other_session)).await, 401, "unauthorized");
+    // The new password opens a new session; the phone still works.
+    let back = login(&app, "erin", "second pass").await;
+    assert_eq!(back.status, 201, "{}", back.json);
+    assert_eq!(app.get("/api/me", Some(back.json["token"].as_str().unwrap())).await.status, 200);
+    assert_eq!(app.get("/api/me", Some(&phone)).await.status, 200);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_logout_ends_the_token_it_came_with_and_never_loses_an_account_without_a_login() {
+    let Some(app) = spawn_app().await else { return };
+    let own = app.register().await;
+    let player = app.get("/api/me", Some(&own)).await.json["player_id"].as_i64().unwrap();
+    // Without a login, the player's own token is the account's only key: kept, 409.
+    let refused = delete(&app, "/api/sessions/current", &own).await;
+    assert_error(&refused, 409, "conflict");
+    assert!(refused.json["message"].as_str().unwrap().contains("/api/me/credentials"), "{}", refused.json);
+    assert_eq!(app.get("/api/me", Some(&own)).await.status, 200);
+
+    let r = put(&app, "/api/me/credentials", &own, json!({"login": "gael", "password": "gael pass"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let session = login(&app, "gael", "gael pass").await.json["token"].as_str().unwrap().to_string();
+    // A session's logout ends it alone.
+    assert_eq!(delete(&app, "/api/sessions/current", &session).await.status, 204);
+    assert_error(&app.get("/api/me", Some(&session)).await, 401, "unauthorized");
+    assert_eq!(app.get("/api/me", Some(&own)).await.status, 200);
+
+    // With a login, logging out with the own token revokes it, for good.
+    let kept = login(&app, "gael", "gael pass").await.json["token"].as_str().unwrap().to_string();
+    let out = delete(&app, "/api/sessions/current", &own).await;
+    assert_eq!(out.status, 204, "{}", out.json);
+    assert_error(&app.get("/api/me", Some(&own)).await, 401, "unauthorized");
+    assert_error(&delete(&app, "/api/sessions/current", &own).await, 401, "unauthorized");
+    assert_eq!(app.get("/api/me", Some(&kept)).await.status, 200, "other sessions go on");
+    let audit = app.query_i64("SELECT COUNT(*) FROM audit_log WHERE kind = 'own_token_revoked'").await;
+    assert_eq!(audit, 1);
+    // The login and password still open the account.
+    let back = login(&app, "gael", "gael pass").await;
+    assert_eq!(back.status, 201, "{}", back.json);
+    assert_eq!(back.json["player_id"].as_i64(), Some(player));
+    app.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_ticket_limit_refuses_the_next_purchase_with_403_and_debits_nothing() {
     let Some(app) = spawn_app().await else { return };
     let token = app.register().await;
