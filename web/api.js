@@ -65,6 +65,10 @@ async function once(method, path, { token, body, headers = {} }) {
     throw new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText,
       retryAfterSeconds(r.headers.get('Retry-After')));
   }
+  // A shop's sale or payment repeated: the first answer again, nothing done twice.
+  if (json && typeof json === 'object' && r.headers.get('Idempotent-Replayed') === 'true') {
+    Object.defineProperty(json, 'replayed', { value: true });
+  }
   return json;
 }
 

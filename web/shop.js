@@ -102,7 +102,8 @@ function renderAnswer(a) {
   box.dataset.status = f ? f.status : '';
   // ok: done; pay: a winner to pay; error: refused; info: nothing to do.
   const expired = !!f && f.claim_until_ms != null && f.claim_until_ms < Date.now();
-  box.dataset.kind = !a.ok ? 'error' : a.action !== 'validate' ? 'ok' : f && f.status === 'won' && !expired ? 'pay' : 'info';
+  box.dataset.kind = !a.ok ? 'error' : a.replayed ? 'info' : a.action !== 'validate' ? 'ok' : f && f.status === 'won' && !expired ? 'pay' : 'info';
+  box.dataset.replayed = String(!!a.replayed);
   $('answer-title').textContent = a.ok ? t(`shop.done.${a.action}`) : t(`shop.refused.${a.action}`);
   // An already paid ticket: said with the date in the page's words (the server writes it in ISO 8601).
   const paidAgain = !!f && f.status === 'paid' && f.paid_ms != null && !(a.ok && a.action === 'pay');
@@ -174,7 +175,9 @@ async function run(action) {
   $('answer').dataset.pending = action;
   try {
     const r = await api.retail(S.token, action, serial);
-    show({ action, ok: true, http: 200, serial, message: r.message, facts: r });
+    // This shop's own sale or payment again: said so, never "pay" twice.
+    const message = r.replayed ? () => t(action === 'pay' ? 'shop.again.pay' : 'shop.again.sell') : r.message;
+    show({ action, ok: true, http: 200, serial, message, facts: r, replayed: !!r.replayed });
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     if (e.status === 401 || (e.status === 403 && !/sold by/i.test(e.message || ''))) {

@@ -45,15 +45,6 @@ async fn post(
     Ok((status, resp.bytes().await?.to_vec()))
 }
 
-fn next_action(t: &Value) -> Value {
-    let seq = t["seq"].as_u64().unwrap();
-    if t["phase"] == "play" {
-        json!({"seq": seq, "action": "play", "card": t["hand"][0]})
-    } else {
-        json!({"seq": seq, "action": "draw"})
-    }
-}
-
 /// One player playing games until the server dies.
 async fn player(url: String, seen: Seen, tokens: Arc<Mutex<Vec<String>>>) {
     let c = reqwest::Client::new();
@@ -65,7 +56,7 @@ async fn player(url: String, seen: Seen, tokens: Arc<Mutex<Vec<String>>>) {
         let mut t = serde_json::from_slice::<Value>(&b).unwrap()["ticket"].clone();
         let id = t["id"].as_str().unwrap().to_string();
         while t["phase"] != "finished" {
-            let body = next_action(&t);
+            let body = common::next_action(&t);
             let Ok((status, bytes)) = post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(&token), &body).await
             else {
                 return;
@@ -131,7 +122,7 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
                 let mut t = t.clone();
                 while t["phase"] != "finished" {
                     let (status, bytes) =
-                        post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(token), &next_action(&t))
+                        post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(token), &common::next_action(&t))
                             .await
                             .unwrap();
                     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));

@@ -62,15 +62,6 @@ async fn send(r: reqwest::RequestBuilder) -> (u16, Value, Option<String>) {
     (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null), retry)
 }
 
-fn next_action(t: &Value) -> Value {
-    let seq = t["seq"].as_u64().unwrap();
-    if t["phase"] == "play" {
-        json!({"seq": seq, "action": "play", "card": t["hand"][0]})
-    } else {
-        json!({"seq": seq, "action": "draw"})
-    }
-}
-
 /// Plays games until `stop`, pushing each action's latency into the
 /// current phase's list (`flood` says which).
 async fn gamer(url: String, flood: Arc<AtomicBool>, stop: Arc<AtomicBool>, lat: Arc<Mutex<[Vec<Duration>; 2]>>) {
@@ -87,7 +78,7 @@ async fn gamer(url: String, flood: Arc<AtomicBool>, stop: Arc<AtomicBool>, lat: 
             let phase = flood.load(Ordering::Relaxed);
             let started = Instant::now();
             let (status, body, _) =
-                post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(&token), &next_action(&t)).await;
+                post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(&token), &common::next_action(&t)).await;
             let took = started.elapsed();
             assert_eq!(status, 200, "{body}");
             // Counted in a phase only when it began and ended in it.

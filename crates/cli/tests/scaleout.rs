@@ -187,16 +187,6 @@ fn show(r: &Reply) -> String {
     }
 }
 
-/// The next action of a playing ticket.
-fn next_action(t: &Value) -> Value {
-    let seq = t["seq"].as_u64().unwrap();
-    if t["phase"] == "play" {
-        json!({"seq": seq, "action": "play", "card": t["hand"][0]})
-    } else {
-        json!({"seq": seq, "action": "draw"})
-    }
-}
-
 /// An answered purchase.
 #[derive(Clone)]
 struct Purchase {
@@ -258,7 +248,7 @@ async fn player(index: usize, procs: Arc<Procs>, stop: Arc<AtomicBool>) -> Playe
         log.purchases.push(Purchase { key, ticket: id.clone(), bytes, by });
         let path = format!("/api/tickets/{id}/actions");
         while t["phase"] != "finished" {
-            let body = next_action(&t);
+            let body = common::next_action(&t);
             let replies = both(&c, &procs, n % 2, &path, &token, &body, None).await;
             n += 1;
             log.unanswered += replies.iter().filter(|r| matches!(r, Reply::Down(_))).count() as u64;

@@ -73,6 +73,18 @@ pub struct CodeBody {
     pub code: String,
 }
 
+/// A sale's or payment's answer; a retry's (the stored answer of the
+/// shop's earlier request, nothing done again) carries
+/// `Idempotent-Replayed: true`, so that a counter's screen can say "already
+/// paid by you" rather than "pay" a second time.
+fn shop_answer(answer: String, replayed: bool) -> Response {
+    let mut r = json_answer(answer);
+    if replayed {
+        r.headers_mut().insert("idempotent-replayed", axum::http::HeaderValue::from_static("true"));
+    }
+    r
+}
+
 fn json_answer(answer: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
@@ -90,7 +102,8 @@ pub async fn sell(
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
 ) -> Result<Response, AppError> {
-    Ok(json_answer(state.store.retail_sell(&shop, &body.serial).await?))
+    let (answer, replayed) = state.store.retail_sell(&shop, &body.serial).await?;
+    Ok(shop_answer(answer, replayed))
 }
 
 /// What the shop should do with a ticket, in words; changes nothing (retailer).
@@ -120,7 +133,8 @@ pub async fn pay(
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
 ) -> Result<Response, AppError> {
-    Ok(json_answer(state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?))
+    let (answer, replayed) = state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?;
+    Ok(shop_answer(answer, replayed))
 }
 
 /// The client's address: the TCP peer, or behind trusted proxies
@@ -155,7 +169,9 @@ fn parse_forwarded(entry: &str) -> Option<IpAddr> {
 #[utoipa::path(post, path = "/api/tickets/redeem", tag = "tickets",
     request_body(content = CodeBody, description = "a player's bearer token, optional, adds the ticket to their history"),
     responses((status = 200, description = "the ticket, and its own token: it opens this ticket only", body = Redeemed),
-              (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 400, body = ErrorBody),
+              (status = 401, description = "a bearer token that opens no account (a player's is optional)", body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody)))]
 pub async fn redeem(
     State(state): State<AppState>,

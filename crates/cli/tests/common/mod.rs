@@ -135,3 +135,14 @@ pub async fn in_process_app(db: String, dir: &Path) -> server::App {
     let table = math::PrizeTable::parse_toml(BLOCKS_OF_2000).unwrap();
     server::App::start(server::AppOptions { config, table, seeds: Default::default() }).await.unwrap()
 }
+
+/// The next action of a ticket as the API shows it: its first card while
+/// it is played, else a draw.
+pub fn next_action(t: &serde_json::Value) -> serde_json::Value {
+    let seq = t["seq"].as_u64().unwrap();
+    if t["phase"] == "play" {
+        serde_json::json!({"seq": seq, "action": "play", "card": t["hand"][0]})
+    } else {
+        serde_json::json!({"seq": seq, "action": "draw"})
+    }
+}

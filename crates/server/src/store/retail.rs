@@ -76,17 +76,23 @@ impl Store {
     }
 
     /// A shop sells a printed paper ticket.
-    pub async fn retail_sell(&self, shop: &str, serial: &str) -> Result<String, AppError> {
+    /// The answer, and whether it is the stored answer of the shop's
+    /// earlier sale (a retry: nothing written).
+    pub async fn retail_sell(&self, shop: &str, serial: &str) -> Result<(String, bool), AppError> {
         let serial = decide::parse_serial(serial)?;
         let op = Op::Sell { shop: shop.to_string(), shop_account: self.shop_account(shop)?, serial };
-        Ok(self.write(op).await?.answer)
+        let done = self.write(op).await?;
+        Ok((done.answer, done.effect.is_none()))
     }
 
     /// A shop pays a won paper ticket, once.
-    pub async fn retail_pay(&self, shop: &str, serial: &str, any_shop: bool) -> Result<String, AppError> {
+    /// The answer, and whether it is the stored answer of the shop's
+    /// earlier payment (a retry: nothing paid).
+    pub async fn retail_pay(&self, shop: &str, serial: &str, any_shop: bool) -> Result<(String, bool), AppError> {
         let serial = decide::parse_serial(serial)?;
         let op = Op::Pay { shop: shop.to_string(), shop_account: self.shop_account(shop)?, any_shop, serial };
-        Ok(self.write(op).await?.answer)
+        let done = self.write(op).await?;
+        Ok((done.answer, done.effect.is_none()))
     }
 
     /// What a shop's screen says of a ticket; changes nothing.

@@ -1217,6 +1217,9 @@ async fn retail_tickets_a_shop_repeating_its_sale_or_payment_gets_the_same_answe
     for serial in [w.serial.clone(), w.serial.replace('-', "").to_lowercase()] {
         let again = app.retail("sell", Some(SHOP_A_TOKEN), &serial).await;
         assert_eq!((again.status, &again.bytes), (first.status, &first.bytes), "{}", again.json);
+        // Marked as a replay, the first answer not.
+        assert_eq!(again.headers.get("idempotent-replayed").map(|v| v.to_str().unwrap()), Some("true"));
+        assert!(first.headers.get("idempotent-replayed").is_none());
     }
     // Another shop selling it: 409 as before.
     assert_error(&app.retail("sell", Some(SHOP_B_TOKEN), &w.serial).await, 409, "conflict");
@@ -1236,6 +1239,8 @@ async fn retail_tickets_a_shop_repeating_its_sale_or_payment_gets_the_same_answe
     for _ in 0..2 {
         let again = app.retail("pay", Some(SHOP_A_TOKEN), &w.serial).await;
         assert_eq!((again.status, &again.bytes), (paid.status, &paid.bytes), "{}", again.json);
+        assert_eq!(again.headers.get("idempotent-replayed").map(|v| v.to_str().unwrap()), Some("true"));
+        assert!(paid.headers.get("idempotent-replayed").is_none());
     }
     assert_error(&app.retail("pay", Some(SHOP_B_TOKEN), &w.serial).await, 409, "conflict");
     // The sale's retry still gets the sale's answer (not the payment's).
