@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Issue 12, item 1's open-loop target, measured as it is stated: a closed
+# The open-loop target (p99 of an open round at 80 % of the closed loop's
+# capacity, BENCHMARKS.md), measured as it is stated: a closed
 # round (64 players) and at once an open round paced at PCT % (default 80)
 # of the actions/s it carried, plus the purchases (8 %), both with
 # bench/server-tail.sh, once a minute, each pair starting at second START
 # (default 28) of the minute. On this machine RabbitMQ starts an Erlang VM
 # at second 25 of every minute, which takes a core for a few hundred ms
-# (BENCHMARKS.md): a pair started at :28 ends before the next one. Set
+# (docs/bench-log/2026-12-02-to-04-game-server.md): a pair started at :28 ends before the next one. Set
 # START to a run's second to measure through it instead.
 #
 #   bench/server-open80.sh MINUTES [BINARY]

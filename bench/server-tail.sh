@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, item 1: the game server's throughput and tail, a binary beside
+# The game server's throughput and tail, a binary beside
 # its baseline in the same minutes. Each round runs every binary given once,
 # in turn, each on a fresh SQLite file: `serve`, then `loadtest` (64 players
 # closed loop, or paced with RATE=requests/s), and prints per run:
@@ -78,7 +78,7 @@ c1 = [int(x) for x in sys.argv[8].split()[1:9]]; c2 = [int(x) for x in sys.argv[
 d = [b - a for a, b in zip(c1, c2)]; total = sum(d) or 1
 # The rest of the busy time is the machine's other processes (and the
 # kernel's work for no one): RabbitMQ here starts an Erlang VM once a minute,
-# which takes a core for a few hundred ms (BENCHMARKS.md).
+# which takes a core for a few hundred ms (docs/bench-log/2026-12-02-to-04-game-server.md).
 others = (total - d[3] - d[4] - d[7]) - (srv + gen) * tk
 print(f"  machine: busy {100 * (total - d[3] - d[4] - d[7]) / total:.0f} % (other processes {100 * max(others, 0) / total:.1f} %), "
       f"idle {100 * (d[3] + d[4]) / total:.0f} %, stolen by the host {100 * d[7] / total:.1f} % of both cores' time")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, item 1: where the server's threads spend a load test: per thread
+# Where the server's threads spend a load test: per thread
 # kind (tokio workers, the SQLite writer, sqlx's read workers), the CPU they
 # used and the time they waited, runnable, for a core (the kernel's
 # /proc/PID/task/TID/schedstat, second field), each in cores (seconds per

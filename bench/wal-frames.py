@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 12, item 1: which tables and indexes the WAL's frames belong to.
+"""Which tables and indexes the WAL's frames belong to.
 
 Reads a copy of a live database and its WAL (taken while `serve` runs
 under load, before it stops and checkpoints), keeps the frames of the
