@@ -20,7 +20,7 @@ let C = null;
 
 /** GET /api/odds, read once per visit (the table on sale does not change under a page). */
 let oddsPromise = null;
-function loadOdds() {
+export function loadOdds() {
   if (!oddsPromise) {
     oddsPromise = request('GET', '/api/odds', { retry: true }).catch((e) => {
       oddsPromise = null;
