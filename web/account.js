@@ -6,7 +6,7 @@
 // /api/me/credentials). With them, "Se connecter" on another browser opens
 // a session (POST /api/sessions) whose token the page uses exactly like a
 // player's token, and logging out ends that session on the server (DELETE
-// /api/sessions/current). The player's token of CONTRACT.md stays for
+// /api/sessions/current). The player's token of docs/contract.md stays for
 // programs and tests: the folded "advanced" field of the welcome screen.
 //
 // Hooked from app.js with `initAccount(ctx)`: `ctx` is the page's state and

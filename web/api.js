@@ -1,4 +1,4 @@
-// api.js: the HTTP API of CONTRACT.md, and how the page survives a bad
+// api.js: the HTTP API of docs/contract.md, and how the page survives a bad
 // connection.
 //
 // Requests that are safe to repeat are retried until the server answers:

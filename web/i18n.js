@@ -32,6 +32,10 @@ export const STRINGS = {
     'buy.text': 'Un ticket coûte {price}. Grattez pour découvrir vos gains, puis jouez le duel.',
     'buy.button': 'Acheter un ticket — {price}',
     'buy.funds': 'Solde insuffisant : un ticket coûte {price}.',
+    // Until the server has said the price (GET /api/odds, or a ticket's `price_cents`).
+    'buy.text.noprice': 'Grattez pour découvrir vos gains, puis jouez le duel.',
+    'buy.button.noprice': 'Acheter un ticket',
+    'buy.funds.noprice': 'Solde insuffisant pour acheter un ticket.',
     'buy.soldout': 'Plus aucun ticket à vendre pour le moment.',
 
     'paper.title': 'Ticket papier',
@@ -145,6 +149,7 @@ export const STRINGS = {
     'result.lost.extra': 'Duel Extra perdu : le ticket est perdant.',
     'result.verify': 'Vérifier cette partie',
     'result.again': 'Acheter un autre ticket — {price}',
+    'result.again.noprice': 'Acheter un autre ticket',
     'result.home': 'Retour à l’accueil',
 
     'net.retry': 'Connexion perdue : nouvel essai… (la partie reprendra exactement où le serveur l’a laissée)',
@@ -215,7 +220,7 @@ export const STRINGS = {
     'verify.back': 'Retour au ticket',
     'verify.raw': 'Relevé public (JSON)',
 
-    // The game screens (issue 13): buying again, the Extra games' recap, sounds, the history.
+    // The game screens: buying again, the Extra games' recap, sounds, the history.
     'settings.sound': 'Sons',
     'settings.sound.hint': 'Coupés d’office si votre appareil demande moins de mouvement.',
     'fair.why': 'Pourquoi ?',
@@ -496,6 +501,9 @@ export const STRINGS = {
     'buy.text': 'A ticket costs {price}. Scratch to see your prizes, then play the duel.',
     'buy.button': 'Buy a ticket — {price}',
     'buy.funds': 'Not enough money: a ticket costs {price}.',
+    'buy.text.noprice': 'Scratch to see your prizes, then play the duel.',
+    'buy.button.noprice': 'Buy a ticket',
+    'buy.funds.noprice': 'Not enough money to buy a ticket.',
     'buy.soldout': 'No tickets left for sale right now.',
 
     'paper.title': 'Paper ticket',
@@ -609,6 +617,7 @@ export const STRINGS = {
     'result.lost.extra': 'Extra duel lost: the ticket loses.',
     'result.verify': 'Check this game',
     'result.again': 'Buy another ticket — {price}',
+    'result.again.noprice': 'Buy another ticket',
     'result.home': 'Back to home',
 
     'net.retry': 'Connection lost: trying again… (the game will resume exactly where the server has it)',

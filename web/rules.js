@@ -18,9 +18,12 @@ const tn = (key, n, params = {}) =>
 const $ = (id) => document.getElementById(id);
 let C = null;
 
-/** GET /api/odds, read once per visit (the table on sale does not change under a page). */
+/**
+ * GET /api/odds, read once per visit (the table on sale does not change
+ * under a page); purchase.js reads the price on sale from it too.
+ */
 let oddsPromise = null;
-function loadOdds() {
+export function loadOdds() {
   if (!oddsPromise) {
     oddsPromise = request('GET', '/api/odds', { retry: true }).catch((e) => {
       oddsPromise = null;

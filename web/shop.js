@@ -1,4 +1,4 @@
-// shop.js: the retailer's counter at `/shop` (CONTRACT.md "Retail
+// shop.js: the retailer's counter at `/shop` (docs/contract.md "Retail
 // tickets"). The shop types its retailer token once (kept in this
 // browser), then per paper ticket its serial and one of three actions:
 // sell (POST /api/retail/sell), check (validate: changes nothing) and pay

@@ -1,6 +1,6 @@
 // verify.js: the check anyone can run on a finished ticket, in the browser.
 //
-// It re-does, independently of the server, what CONTRACT.md "Fairness"
+// It re-does, independently of the server, what docs/contract.md "Fairness"
 // promises:
 //   1. the record's Merkle leaf holds the ticket: its serial (whose digits
 //      name the record's emission, block and position), position, prizes
@@ -219,7 +219,7 @@ export function parseLeaf(leaf) {
 }
 
 /**
- * Ticket bytes v2 (docs, CONTRACT.md Fairness): the serial's length (1 byte)
+ * Ticket bytes v2 (docs/contract.md "Fairness"): the serial's length (1 byte)
  * and ASCII text with dashes; the position and the schedule row, u32
  * big-endian; the prizes for 5, 6, 7, 8 tricks, four u64 big-endian; the
  * SHA-256 of the play code; the commitment.
@@ -289,7 +289,7 @@ const utf8 = new TextEncoder();
 const TWO_32 = 2 ** 32;
 
 /**
- * CONTRACT.md Fairness: draw n reads the blocks
+ * docs/contract.md "Fairness": draw n reads the blocks
  * HMAC-SHA256(server_seed, "{client_seed}:{serial}:{n}:{c}") for c = 0, 1, ...,
  * eight big-endian u32 each, used in order; every draw starts at c = 0.
  */
@@ -375,7 +375,7 @@ const outcomeOf = (p, c) => (p > c ? 'won' : p < c ? 'lost' : 'tie');
 /**
  * One ticket's interactive game: a port of crates/engine's `Game`, phases
  * play, tie_break, extra_tie_break, extra_draw, finished. Events are
- * exactly the server's (CONTRACT.md "Event").
+ * exactly the server's (docs/contract.md "HTTP API", its events).
  */
 export class Duel {
   constructor(prizes) {

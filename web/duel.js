@@ -1,0 +1,327 @@
+// duel.js: the duel of art. 3.2 on the table of one ticket: the player's
+// hand and As Capone's, the trick (or deck draw) in the middle with its
+// suspense, the strip of tricks, and the player's actions (a card, a
+// draw), each sent once and retried as is. The page never draws a card:
+// every card and outcome comes from the server's events, which `ingest`
+// turns into the table's model (`S.view`); a screen reader hears each one.
+//
+// Needs state.js, api.js, dom.js, i18n.js, verify.js (the ranks),
+// seed.js (the seed goes with the first card), sound.js, ticket.js (the
+// rest of the screen), settings.js and router.js.
+
+import { api, ApiError } from './api.js';
+import { $, ANIM_MS, TURN_MS, announce, cardBack, cardFace, el, errorText, pause, showAlert, sleep } from './dom.js';
+import { t, tn, money, rankLabel, cardName } from './i18n.js';
+import { setBusy } from './router.js';
+import { keepDraft, prepareSeed, seedOpen, setSeedError, validSeed } from './seed.js';
+import { renderBalance } from './settings.js';
+import { sound } from './sound.js';
+import { S, local, KEY, tokenFor, isPaper } from './state.js';
+import { loadTicket, promptFor, renderGame, renderGames, setDeckCount } from './ticket.js';
+import { RANKS } from './verify.js';
+
+/** An empty table model: no trick yet, the first game's play. */
+export function newView() {
+  // hist: the tricks of the current game; last: what the trick area shows;
+  // mode: 'play' or 'extra' (after four tricks, until the Extra duel is settled).
+  return { hist: [], last: null, mode: 'play', extraDraws: [] };
+}
+
+/** One server event into the table's model (live play and rebuilds alike). */
+export function ingest(view, e) {
+  switch (e.type) {
+    case 'trick': {
+      const entry = { player: e.player, capone: e.capone, outcome: e.outcome, final: e.outcome === 'tie' ? null : e.outcome, decks: [] };
+      view.hist.push(entry);
+      view.last = { kind: 'trick', player: e.player, capone: e.capone, outcome: e.outcome };
+      break;
+    }
+    case 'deck': {
+      const d = { player: e.player, capone: e.capone, outcome: e.outcome };
+      if (view.mode === 'extra') {
+        view.extraDraws.push(d);
+        view.last = { kind: 'deck', for: 'extra', ...d };
+      } else {
+        const tied = view.hist[view.hist.length - 1];
+        if (tied) {
+          tied.decks.push(d);
+          if (e.outcome !== 'tie') tied.final = e.outcome;
+        }
+        view.last = { kind: 'deck', for: 'tie_break', tied, ...d };
+      }
+      break;
+    }
+    case 'game_over':
+      view.gameOver = { tricks: e.tricks, next: e.next };
+      if (e.next === 'extra_draw') view.mode = 'extra';
+      break;
+    case 'extra_game':
+      view.hist = [];
+      view.extraDraws = [];
+      view.mode = 'play';
+      view.gameOver = null;
+      // The Extra duel's two cards stay in view, with the news.
+      view.last = view.last && view.last.kind === 'deck' ? { ...view.last, extraGame: e.game } : { kind: 'extra_game', game: e.game };
+      break;
+    case 'finished':
+      view.finished = { tricks: e.tricks, prize_cents: e.prize_cents };
+      break;
+    default:
+      break; // "More event types may be added" (docs/contract.md "HTTP API")
+  }
+}
+
+/** The sentence a screen reader hears for an event, or null. */
+function say(view, e) {
+  switch (e.type) {
+    case 'trick':
+      return t('say.trick', { k: view.hist.length, p: cardName(e.player, 'hearts'), c: cardName(e.capone, 'spades'), outcome: t(`outcome.${e.outcome}`) });
+    case 'deck':
+      return t('say.deck', { p: rankName(e.player), c: rankName(e.capone), outcome: t(`outcome.${e.outcome}`) });
+    case 'game_over':
+      return tn('say.gameover', e.tricks);
+    case 'extra_game':
+      return t('say.extra.won', { n: e.game - 1 });
+    case 'finished':
+      return e.prize_cents > 0 ? t(isPaper(S.ticket) ? 'say.finished.paper' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
+        : tn('say.finished.lost', e.tricks);
+    default:
+      return null;
+  }
+}
+const rankName = (r) => t(`rankname.${r}`);
+
+/** The hands: As Capone's cards face down (the ones left), the player's cards as buttons. */
+export function renderHands(tk) {
+  const ch = $('capone-hand');
+  ch.replaceChildren();
+  for (let i = 0; i < 8; i++) ch.append(i < tk.capone_cards_left ? cardBack() : el('span', { class: 'card gone' }));
+  ch.setAttribute('aria-label', t('table.capone.label', { n: tk.capone_cards_left }));
+
+  const hand = $('player-hand');
+  const focusedCard = document.activeElement && document.activeElement.closest && document.activeElement.closest('#player-hand') ? document.activeElement.dataset.card : null;
+  hand.replaceChildren();
+  for (const r of RANKS) {
+    if (tk.hand.includes(r)) {
+      const b = el('button', { type: 'button', class: 'card heart', 'data-card': r, 'aria-label': cardName(r, 'hearts') },
+        // The rank is drawn by CSS (::after): the button's text is then within its name "Valet de cœur" (axe).
+        el('span', { class: 'rank', 'aria-hidden': 'true', 'data-rank': rankLabel(r) }),
+        el('span', { class: 'suit', 'aria-hidden': 'true', text: '♥' }),
+        el('span', { class: 'pip', 'aria-hidden': 'true', text: '♥' }));
+      b.addEventListener('click', () => play(r, b));
+      hand.append(b);
+    } else {
+      hand.append(el('span', { class: 'card gone', 'data-played': r }));
+    }
+  }
+  if (focusedCard) refocus(focusedCard);
+}
+
+/** Keeps the keyboard where the player was: the same card, the next one, or the deck. */
+function refocus(card) {
+  const buttons = [...$('player-hand').querySelectorAll('button')];
+  if (S.ticket.phase !== 'play') return $('deck').focus();
+  const same = buttons.find((b) => b.dataset.card === card);
+  const next = buttons.find((b) => RANKS.indexOf(b.dataset.card) > RANKS.indexOf(card)) || buttons[buttons.length - 1];
+  (same || next || $('main')).focus();
+}
+
+/**
+ * The middle of the table: the last trick, or the deck draw with both
+ * cards, each under its owner's name. `stage` (animations on): 'enter' the
+ * player's card comes (or both cards leave the deck), As Capone's still
+ * face down; 'turn' As Capone's card turns over; otherwise the cards and
+ * the outcome as they stand.
+ */
+export function renderTrick(last, stage) {
+  const sp = $('slot-player');
+  const sc = $('slot-capone');
+  const badge = $('trick-badge');
+  sp.replaceChildren();
+  sc.replaceChildren();
+  badge.textContent = '';
+  badge.className = 'badge';
+  $('trick').className = 'trick';
+  $('trick').dataset.empty = String(!last || last.kind === 'extra_game');
+  $('trick').dataset.stage = stage || 'done';
+  delete $('trick').dataset.outcome;
+  if (!last) return;
+  const enter = stage === 'enter' && S.anim;
+  const turn = stage === 'turn' && S.anim;
+  const hidden = enter; // As Capone's card, face down until it turns
+  if (last.kind === 'trick') {
+    sp.append(cardFace(last.player, 'hearts', enter ? 'enter-up' : ''));
+    sc.append(hidden ? cardBack('enter-up') : cardFace(last.capone, 'spades', turn ? 'turn-in' : ''));
+  } else if (last.kind === 'deck') {
+    $('trick').classList.add('from-deck');
+    sp.append(cardFace(last.player, 'hearts', `drawn ${enter ? 'enter-deck' : ''}`));
+    sc.append(hidden ? cardBack('drawn enter-deck late') : cardFace(last.capone, 'spades', `drawn ${turn ? 'turn-in' : ''}`));
+    if (last.for === 'tie_break' && last.tied) {
+      sp.prepend(cardFace(last.tied.player, 'hearts', 'tied'));
+      sc.prepend(cardFace(last.tied.capone, 'spades', 'tied'));
+    }
+  } else if (last.kind === 'extra_game') {
+    badge.textContent = t('ticket.gameN', { n: last.game - 1 });
+    badge.classList.add('extra');
+    return;
+  }
+  if (enter || turn) return; // the outcome after the cards
+  if (last.extraGame) {
+    badge.textContent = t('ticket.gameN', { n: last.extraGame - 1 });
+    badge.classList.add('extra');
+    return;
+  }
+  badge.textContent = t(`outcome.${last.outcome}`);
+  badge.classList.add(last.outcome);
+  $('trick').dataset.outcome = last.outcome;
+}
+
+/** The strip of the current game's tricks (with their deck draws), eight places. */
+export function renderHistory() {
+  const ol = $('history');
+  ol.replaceChildren();
+  for (const h of S.view.hist) {
+    const final = h.final || 'tie';
+    const li = el('li', { class: final, 'aria-label': `${cardName(h.player, 'hearts')} / ${cardName(h.capone, 'spades')} : ${t(`outcome.${final}`)}` },
+      el('span', { class: 'h-p', text: rankLabel(h.player) + '♥' }),
+      el('span', { class: 'h-c', text: rankLabel(h.capone) + '♠' }));
+    if (h.decks.length) li.append(el('span', { class: 'h-d', 'aria-hidden': 'true', text: h.decks.map((d) => `${rankLabel(d.player)}/${rankLabel(d.capone)}`).join(' ') }));
+    ol.append(li);
+  }
+  for (let i = S.view.hist.length; i < 8; i++) ol.append(el('li', { class: 'empty', 'aria-hidden': 'true' }));
+}
+
+
+/** The player plays `card` (its `button` marked while the answer comes); the first card carries the seed. */
+async function play(card, button) {
+  const tk = S.ticket;
+  if (S.busy || !S.scratched || tk.phase !== 'play') return;
+  const body = { seq: tk.seq, action: 'play', card };
+  if (seedOpen(tk)) {
+    // The first card carries the player's seed, as the field shows it.
+    const seed = $('ticket-seed').value;
+    if (!validSeed(seed)) {
+      setSeedError(true); // role=alert: said aloud too
+      $('ticket-seed').focus();
+      return;
+    }
+    keepDraft(tk.id, seed);
+    body.client_seed = seed;
+  }
+  button.classList.add('pending');
+  await act(body);
+}
+
+/** The player draws from the deck (a tie break or the Extra duel). */
+export async function drawDeck() {
+  const tk = S.ticket;
+  if (S.busy || !S.scratched || !tk || !(tk.phase === 'tie_break' || tk.phase === 'extra_draw')) return;
+  await act({ seq: tk.seq, action: 'draw' });
+}
+
+/**
+ * Sends one action (`body`, with the ticket's `seq`). A lost answer is
+ * retried with this very body (api.js), and after a reload too (it is kept
+ * until the server answers): the server returns what it stored. A refusal
+ * (the ticket moved on elsewhere) reloads the ticket as the server has it.
+ */
+export async function act(body) {
+  const tk = S.ticket;
+  const token = tokenFor(tk.id);
+  setBusy(true);
+  $('prompt').textContent = t('prompt.wait');
+  local.set(KEY.pendingAct, JSON.stringify({ id: tk.id, body }));
+  S.sending = true;
+  let answer;
+  try {
+    answer = await api.act(token, tk.id, body);
+    local.set(KEY.pendingAct, null);
+  } catch (e) {
+    local.set(KEY.pendingAct, null);
+    S.sending = false;
+    if (e instanceof ApiError && (e.status === 409 || e.status === 422)) {
+      try {
+        await loadTicket(tk.id, token);
+        showAlert(t('net.resynced'), 'info');
+      } catch (e2) {
+        showAlert(errorText(e2));
+      }
+    } else {
+      showAlert(errorText(e));
+      renderGame();
+    }
+    setBusy(false);
+    return;
+  }
+  S.sending = false;
+  if (answer.ticket.id !== tk.id) return setBusy(false);
+  S.ticket = answer.ticket;
+  if (!seedOpen(S.ticket)) prepareSeed(S.ticket);
+  // A paper ticket's prize goes to no wallet: with its own token the answer has no balance.
+  if (answer.balance_cents != null) S.balance = answer.balance_cents;
+  renderBalance();
+  // The hand and score are the server's at once; the middle of the table
+  // shows the events in order, each briefly.
+  renderHands(S.ticket);
+  const sentences = [];
+  for (const e of answer.events) {
+    ingest(S.view, e);
+    const s = say(S.view, e);
+    if (s) sentences.push(s);
+    if (e.type === 'trick' || e.type === 'deck') {
+      await revealDraw(S.view.last);
+      renderHistory();
+      sound(e.outcome);
+      await pause(1.5);
+    } else if (e.type === 'extra_game') {
+      // The Extra duel won: eight new cards, said on the table too.
+      renderTrick(S.view.last);
+      renderHistory();
+      renderGames(S.ticket);
+      sound('extra');
+      await pause(3);
+    } else if (e.type === 'finished' && e.prize_cents > 0) {
+      S.celebrate = S.ticket.id;
+    }
+  }
+  const prompt = promptFor(S.ticket);
+  if (prompt) sentences.push(prompt);
+  announce(sentences.join(' '));
+  renderGame();
+  setBusy(false);
+  if (S.ticket.phase === 'finished') $('result').focus();
+  else if (S.ticket.phase !== 'play') $('deck').focus();
+  else if (!document.activeElement || document.activeElement === document.body) $('player-hand').querySelector('button')?.focus();
+}
+
+/**
+ * A draw with suspense (animations on): the player's card comes (or two
+ * cards leave the deck, its count going down), As Capone's card turns over
+ * in about 0.6 s, then the outcome. Animations off: at once.
+ */
+async function revealDraw(last) {
+  if (!S.anim || !last || (last.kind !== 'trick' && last.kind !== 'deck')) {
+    renderTrick(last);
+    return;
+  }
+  if (last.kind === 'deck') {
+    setDeckCount(16);
+    renderTrick(last, 'enter');
+    sound('card');
+    await sleep(ANIM_MS / 2);
+    setDeckCount(15);
+    await sleep(ANIM_MS / 2);
+    setDeckCount(14);
+    sound('card');
+  } else {
+    renderTrick(last, 'enter');
+    sound('card');
+  }
+  await sleep(ANIM_MS + 240);
+  const back = $('slot-capone').querySelector('.card.back');
+  if (back) back.classList.add('turn-out');
+  await sleep(TURN_MS / 2);
+  renderTrick(last, 'turn');
+  await sleep(TURN_MS / 2);
+  renderTrick(last);
+}

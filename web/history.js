@@ -1,0 +1,119 @@
+// history.js: "Mes tickets", the player's tickets on the home screen: a
+// page at a time, each with its status, date, games and tricks, and its
+// net result (the prize less the ticket's price, both from the server's
+// ticket view); the paper tickets opened on this device with them.
+//
+// Needs state.js (`S.tickets...`, the paper tokens), api.js, dom.js,
+// i18n.js, games.js and router.js (busy while a page loads).
+
+import { request } from './api.js';
+import { $, el, dayTime, errorText, showAlert } from './dom.js';
+import { gamesOf, gameText } from './games.js';
+import { t, tn, money } from './i18n.js';
+import { renderHome } from './home.js';
+import { setBusy } from './router.js';
+import { S, paperTokens, isPaper } from './state.js';
+
+/** Tickets per page of "Mes tickets". */
+const PAGE = 10;
+
+/**
+ * "Mes tickets", a page at a time, newest first. A server that pages
+ * (`GET /api/tickets?limit=N&before=ID` answering `next`) sends a page per
+ * click; one that does not sends them all, and the page shows them a page
+ * at a time.
+ */
+export async function loadTickets(more) {
+  const page = (before) => request('GET', `/api/tickets?limit=${PAGE}${before != null ? `&before=${encodeURIComponent(before)}` : ''}`, { token: S.token, retry: true });
+  if (!more) {
+    const r = await page(null);
+    S.tickets = r.tickets;
+    S.ticketsPaged = Object.prototype.hasOwnProperty.call(r, 'next');
+    S.ticketsNext = r.next ?? null;
+    S.ticketsShown = PAGE;
+  } else if (S.ticketsPaged) {
+    if (S.ticketsNext == null) return;
+    const r = await page(S.ticketsNext);
+    const seen = new Set(S.tickets.map((tk) => tk.id));
+    S.tickets = S.tickets.concat(r.tickets.filter((tk) => !seen.has(tk.id)));
+    S.ticketsNext = r.next ?? null;
+  } else {
+    S.ticketsShown += PAGE;
+  }
+}
+
+/** "Plus de tickets": the next page. */
+export async function moreTickets() {
+  if (S.busy || !S.token) return;
+  const before = shownTickets().length;
+  setBusy(true);
+  try {
+    await loadTickets(true);
+    renderHome();
+    // The keyboard goes on with the first ticket of the new page.
+    $('tickets').querySelectorAll(':scope > li')[before]?.querySelector('a')?.focus();
+  } catch (e) {
+    showAlert(errorText(e));
+  } finally {
+    setBusy(false);
+  }
+}
+
+const shownTickets = () => {
+  const all = S.tickets || [];
+  return S.ticketsPaged ? all : all.slice(0, S.ticketsShown || PAGE);
+};
+const moreToShow = () => (S.ticketsPaged ? S.ticketsNext != null : (S.tickets || []).length > (S.ticketsShown || PAGE));
+
+/**
+ * The list of "Mes tickets": the paper tickets opened on this device, then
+ * the player's tickets (when `logged`), a page at a time.
+ */
+export function renderTickets(logged) {
+  const list = $('tickets');
+  list.replaceChildren();
+  const tickets = logged ? shownTickets() : [];
+  // Paper tickets opened on this device and not (or not yet) in the list.
+  const listed = new Set((logged ? S.tickets || [] : []).map((tk) => tk.id));
+  const paper = Object.keys(paperTokens()).filter((id) => !listed.has(id));
+  $('tickets-panel').hidden = !logged && paper.length === 0;
+  if (tickets.length === 0 && paper.length === 0) list.append(el('li', { class: 'none', text: t('tickets.none') }));
+  for (const id of paper) {
+    list.append(el('li', { 'data-id': id, 'data-channel': 'paper' }, el('span', { class: 'serial', text: id }), el('span', { class: 'tag', text: t('tickets.paper') }),
+      el('a', { class: 'button', href: `#t=${encodeURIComponent(id)}`, text: t('tickets.open') })));
+  }
+  for (const tk of tickets) list.append(ticketItem(tk));
+  $('tickets-more').hidden = !logged || !moreToShow();
+}
+
+/** One ticket of the list: its serial, status, date, games, tricks and net result. */
+function ticketItem(tk) {
+  const done = tk.phase === 'finished';
+  const prize = done ? tk.result.prize_cents : 0;
+  const paid = tk.status === 'paid';
+  const status = !done ? t('tickets.inplay')
+    : paid ? t('tickets.paid', { prize: money(prize) })
+      : prize > 0 ? t(isPaper(tk) ? 'tickets.won.paper' : 'tickets.won', { prize: money(prize) }) : t('tickets.lost');
+  const games = gamesOf(tk);
+  // The date, the games and their tricks, the net result (prize − the
+  // ticket's price, both as the server's ticket view says them).
+  const facts = [];
+  if (tk.sold_ms != null) facts.push(el('span', { class: 'date', text: t('tickets.date', { date: dayTime(tk.sold_ms) }) }));
+  facts.push(el('span', { class: 'count', text: tn('tickets.games', games.length) }));
+  if (done) facts.push(el('span', { class: 'tricks', text: tn('games.tricks', tk.result.tricks) }));
+  if (done && tk.price_cents != null) {
+    const net = prize - tk.price_cents;
+    const netText = `${net > 0 ? '+' : net < 0 ? '−' : ''}${money(Math.abs(net))}`;
+    facts.push(el('span', { class: `net ${net > 0 ? 'up' : 'down'}`, 'data-cents': String(net), 'aria-label': t('tickets.net.label', { net: netText }), text: t('tickets.net', { net: netText }) }));
+  }
+  const li = el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-channel': tk.channel || 'online', 'data-games': String(games.length) },
+    el('span', { class: 'serial', text: tk.serial }),
+    el('span', { class: `status ${done ? (prize > 0 ? 'won' : 'lost') : 'inplay'}`, text: isPaper(tk) ? `${status} · ${t('tickets.paper')}` : status }),
+    el('span', { class: 'tk-facts' }, ...facts.flatMap((f, i) => (i ? [' · ', f] : [f]))),
+    el('a', { class: `button${done ? '' : ' primary'}`, href: `#t=${encodeURIComponent(tk.id)}`, text: done ? t('tickets.open') : t('tickets.resume') }));
+  // Several games: each one, and which decided.
+  if (games.length > 1) {
+    li.append(el('ol', { class: 'games' }, ...games.map((g, i) => el('li', { 'data-game': String(g.game), 'data-tricks': String(g.tricks), class: i === games.length - 1 ? 'last' : null, text: gameText(g, i === games.length - 1, done) }))));
+  }
+  return li;
+}

@@ -1,0 +1,79 @@
+// home.js: the home screen: the welcome (no account yet) or the lobby
+// (the purchase, a paper ticket's code, "Mes tickets"), and a player's
+// token typed by hand.
+//
+// Needs state.js, api.js, dom.js, i18n.js, history.js (the list),
+// purchase.js (the price), settings.js (the balance), router.js and
+// account.js (who the player is).
+
+import { onHome as accountOnHome } from './account.js';
+import { api } from './api.js';
+import { $, errorText, showAlert } from './dom.js';
+import { loadTickets, renderTickets } from './history.js';
+import { t } from './i18n.js';
+import { loadPrice, notePrice } from './purchase.js';
+import { setBusy, show } from './router.js';
+import { renderBalance } from './settings.js';
+import { S, local, KEY, isPaper } from './state.js';
+
+/** The home screen, with the player's balance and tickets when there is a token. */
+export async function openHome() {
+  show('home');
+  S.ticket = null;
+  renderHome();
+  if (S.token) {
+    try {
+      const [{ balance_cents }] = await Promise.all([api.me(S.token), loadTickets(false), loadPrice()]);
+      S.balance = balance_cents;
+      // No table on sale to read the price from: the newest ticket's.
+      notePrice(S.tickets.find((tk) => !isPaper(tk))?.price_cents);
+      renderBalance();
+      renderHome();
+    } catch (e) {
+      if (e.status === 401) forgetToken();
+      else showAlert(errorText(e));
+    }
+  }
+  // account.js: who the player is, and a reminder to keep an account without a login.
+  await accountOnHome();
+  setBusy(false);
+}
+
+/** The token is refused: the page forgets it (and says so). */
+export function forgetToken() {
+  S.token = null;
+  S.balance = null;
+  local.set(KEY.token, null);
+  renderBalance();
+  renderHome();
+  showAlert(t('err.auth'));
+}
+
+/** The welcome or the lobby, and the list of tickets. */
+export function renderHome() {
+  const logged = !!S.token;
+  $('welcome').hidden = logged;
+  $('lobby').hidden = false;
+  $('buy-panel').hidden = !logged;
+  $('lobby').classList.toggle('solo', !logged);
+  renderTickets(logged);
+}
+
+/** "Utiliser ce jeton": a player's token typed by hand (programs, tests). */
+export async function useToken(ev) {
+  ev.preventDefault();
+  const token = $('token-input').value.trim();
+  if (!token) return;
+  setBusy(true);
+  try {
+    const me = await api.me(token);
+    S.token = token;
+    S.balance = me.balance_cents;
+    local.set(KEY.token, token);
+    await openHome();
+  } catch (e) {
+    showAlert(e.status === 401 ? t('welcome.token.bad') : errorText(e));
+  } finally {
+    setBusy(false);
+  }
+}

@@ -1,0 +1,80 @@
+// purchase.js: buying a ticket online (the lobby's button and the
+// result's "Acheter un autre ticket"), exactly once per click, and the
+// price those buttons say: the server's, never the page's.
+//
+// Needs state.js, api.js, dom.js, i18n.js, rules.js (GET /api/odds),
+// limits.js (a refusal by the player's own limits), home.js (a refused
+// token), router.js and settings.js.
+
+import { api, randomKey } from './api.js';
+import { $, errorText, showAlert, withPrice } from './dom.js';
+import { forgetToken } from './home.js';
+import { t } from './i18n.js';
+import { showPurchaseRefusal } from './limits.js';
+import { setBusy } from './router.js';
+import { loadOdds } from './rules.js';
+import { renderBalance, renderPrice } from './settings.js';
+import { S, local, KEY } from './state.js';
+
+/**
+ * The price of a ticket on sale, from the server: the prize table on sale
+ * online (`table.price_cents` of GET /api/odds). Never throws: with no
+ * table on sale (503 `sold_out`) a ticket's own `price_cents` stands in
+ * (`notePrice`), and until then the buttons say no price.
+ */
+export async function loadPrice() {
+  if (S.price != null) return;
+  try {
+    const odds = await loadOdds();
+    notePrice(odds?.table?.price_cents);
+  } catch {
+    /* no table on sale online: a ticket's price, when one comes */
+  }
+}
+
+/** A price in cents from the server, kept when the page has none yet; the buttons say it. */
+export function notePrice(cents) {
+  if (S.price != null || !Number.isSafeInteger(cents)) return;
+  S.price = cents;
+  renderPrice();
+}
+
+/**
+ * A purchase: the lobby's button and the result's "Acheter un autre
+ * ticket" alike (both say the price). The new ticket opens.
+ */
+export async function buy(ev) {
+  ev.preventDefault();
+  if (S.busy || !S.token) return;
+  // The key is kept until the server answers: a retry, even after a
+  // reload, buys at most one ticket for this click. No client seed here:
+  // it goes with the ticket's first card (docs/contract.md "Fairness").
+  const pending = { key: randomKey() };
+  local.set(KEY.pendingBuy, JSON.stringify(pending));
+  await completePurchase(pending);
+}
+
+/** Sends the purchase of `pending.key` (again after a reload: at most one ticket). */
+export async function completePurchase(pending) {
+  setBusy(true);
+  showAlert('');
+  try {
+    const r = await api.buy(S.token, pending.key);
+    local.set(KEY.pendingBuy, null);
+    S.balance = r.balance_cents;
+    notePrice(r.ticket.price_cents);
+    renderBalance();
+    location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
+  } catch (e) {
+    local.set(KEY.pendingBuy, null);
+    if (e.code === 'insufficient_funds') showAlert(withPrice('buy.funds'));
+    else if (e.code === 'sold_out') showAlert(t('buy.soldout'));
+    else if (showPurchaseRefusal(e)) { /* limits.js: the player's own limit or self-exclusion */ }
+    else if (e.status === 409) showAlert(errorText(e));
+    else if (e.status === 401) forgetToken();
+    else showAlert(errorText(e));
+    setBusy(false);
+    // From the result the message is at the top of the page: bring it into view.
+    if (document.body.dataset.view === 'game' && !$('alert').hidden) $('alert').scrollIntoView({ block: 'nearest' });
+  }
+}

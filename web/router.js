@@ -1,0 +1,55 @@
+// router.js: which screen the address shows. The hash routes: `#t=ID` one
+// ticket (ticket.js), `#v=ID` the check of a finished ticket
+// (verify-view.js), `#/regles`, `#/chances`, `#/limites`, `#/compte` the
+// pages of rules.js, limits.js and account.js; anything else the home
+// (home.js). Also the page's busy state (`body[data-state]`).
+//
+// Needs every screen's module (to open and redraw it) and state.js.
+
+import { accountPage } from './account.js';
+import { showAlert } from './dom.js';
+import { openHome, renderHome } from './home.js';
+import { limitsPage } from './limits.js';
+import { rulesPage, oddsPage } from './rules.js';
+import { S } from './state.js';
+import { openTicket, renderGame, renderControls } from './ticket.js';
+import { openVerify, renderVerdict } from './verify-view.js';
+
+/** The pages of hash routes `#/regles`, `#/chances`, `#/limites`, `#/compte`. */
+const PAGES = [rulesPage, oddsPage, limitsPage, accountPage];
+const pageFor = (hash) => PAGES.find((p) => hash === `#/${p.hash}`);
+
+/** Shows the screen `view` (`#view-{view}`) and hides the others. */
+export function show(view) {
+  // Another screen starts at its top (not at the last one's scroll, under the sticky header).
+  if (document.body.dataset.view && document.body.dataset.view !== view) window.scrollTo(0, 0);
+  for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== `view-${view}`;
+  document.body.dataset.view = view;
+}
+
+/** Opens the screen of the address's hash. */
+export async function route() {
+  showAlert('');
+  const page = pageFor(location.hash);
+  if (page) return page.open();
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (h.get('t')) return openTicket(h.get('t'));
+  if (h.get('v')) return openVerify(h.get('v'));
+  return openHome();
+}
+
+/** Draws the screen on show again (a new language, a new touch setting). */
+export function rerender() {
+  const v = document.body.dataset.view;
+  if (v === 'game' && S.ticket) renderGame();
+  else if (v === 'home') renderHome();
+  else if (v === 'verify' && S.verdict) renderVerdict(S.verdict.record, S.verdict.v);
+  else PAGES.find((p) => p.view === v)?.render();
+}
+
+/** Busy: the page waits for the server, and the table's controls say so. */
+export function setBusy(b) {
+  S.busy = b;
+  document.body.dataset.state = b ? 'busy' : 'idle';
+  renderControls();
+}

@@ -1,0 +1,92 @@
+// settings.js: the header's settings (language, animations, sounds), the
+// texts of the page in its language, and the header's balance.
+//
+// Needs state.js (`S.anim`, `S.sound`, `S.balance`, the storage), dom.js,
+// i18n.js, sound.js, router.js (a change of language redraws the screen)
+// and account.js (the logout button).
+
+import { askLogout } from './account.js';
+import { $, ANIM_MS, withPrice } from './dom.js';
+import { t, setLang, setTouch, lang, money, LANGS } from './i18n.js';
+import { rerender } from './router.js';
+import { sound } from './sound.js';
+import { S, local, KEY } from './state.js';
+
+/** Every text of the page in its language (again after a change of language or price). */
+export function applyStrings() {
+  document.documentElement.lang = lang();
+  document.title = t('doc.title');
+  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
+  for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
+  const other = LANGS.find((l) => l !== lang());
+  $('lang').setAttribute('lang', other);
+  renderPrice();
+  renderBalance();
+}
+
+/** The texts that say a ticket's price: the server's (purchase.js), or none while it has not said it. */
+export function renderPrice() {
+  $('buy-text').textContent = withPrice('buy.text');
+  $('buy').textContent = withPrice('buy.button');
+  $('again').textContent = withPrice('result.again');
+}
+
+function setAnim(on, persist) {
+  S.anim = on;
+  document.documentElement.dataset.anim = on ? 'on' : 'off';
+  document.documentElement.style.setProperty('--dur', on ? `${ANIM_MS}ms` : '0ms');
+  $('anim-toggle').checked = on;
+  if (persist) local.set(KEY.anim, on ? '1' : '0');
+}
+
+function setSound(on, persist) {
+  S.sound = on;
+  $('sound-toggle').checked = on;
+  document.documentElement.dataset.sound = on ? 'on' : 'off';
+  if (persist) local.set(KEY.sound, on ? '1' : '0');
+}
+
+/** The language, animations, sounds and touch settings: from the address, the storage or the device. */
+export function initSettings() {
+  const q = new URLSearchParams(location.search);
+  const qLang = q.get('lang');
+  setLang(qLang || local.get(KEY.lang) || 'fr');
+  const reduced = window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  const saved = local.get(KEY.anim);
+  // ?anim=0 (tests, demos) turns animations off for this visit only.
+  setAnim(q.get('anim') === '0' ? false : saved != null ? saved === '1' : !reduced, false);
+  $('anim-toggle').addEventListener('change', (e) => setAnim(e.target.checked, true));
+  // Sounds: on unless the device asks for reduced motion (or the player muted them).
+  const savedSound = local.get(KEY.sound);
+  setSound(savedSound != null ? savedSound === '1' : !reduced, false);
+  $('sound-toggle').addEventListener('change', (e) => {
+    setSound(e.target.checked, true);
+    if (e.target.checked) sound('card');
+  });
+  // A touch screen is touched, not clicked: "Touchez le paquet".
+  const coarse = window.matchMedia && window.matchMedia('(pointer: coarse)');
+  setTouch(!!coarse && coarse.matches);
+  coarse?.addEventListener?.('change', (e) => {
+    setTouch(e.matches);
+    applyStrings();
+    rerender();
+  });
+  $('lang').addEventListener('click', () => {
+    local.set(KEY.lang, setLang(LANGS.find((l) => l !== lang())));
+    applyStrings();
+    rerender();
+  });
+  // account.js: a warning that fits the account (with or without a login).
+  $('logout').addEventListener('click', askLogout);
+}
+
+/** The header's balance (and the logout button while there is a token). */
+export function renderBalance() {
+  const box = $('balance-box');
+  box.hidden = S.balance == null;
+  if (S.balance != null) {
+    $('balance').textContent = money(S.balance);
+    $('balance').dataset.cents = String(S.balance);
+  }
+  $('logout').hidden = !S.token;
+}

@@ -1,0 +1,47 @@
+// sound.js: the page's sounds, synthesized with WebAudio (no sound file):
+// a card's flick, a won, lost or tied trick, and a short fanfare for a
+// winning ticket. Muted in the settings; the context starts on the
+// player's first click (browsers allow no sound before).
+//
+// Needs state.js (the sounds setting, `S.sound`).
+
+import { S } from './state.js';
+
+const audio = { ctx: null };
+
+function tone(c, at, freq, dur, { type = 'triangle', gain = 0.07, to = null } = {}) {
+  const o = c.createOscillator();
+  const g = c.createGain();
+  o.type = type;
+  o.frequency.setValueAtTime(freq, at);
+  if (to) o.frequency.exponentialRampToValueAtTime(to, at + dur);
+  g.gain.setValueAtTime(0.0001, at);
+  g.gain.exponentialRampToValueAtTime(gain, at + 0.012);
+  g.gain.exponentialRampToValueAtTime(0.0001, at + dur);
+  o.connect(g).connect(c.destination);
+  o.start(at);
+  o.stop(at + dur + 0.02);
+}
+
+/** Plays `kind` (card, won, lost, tie, extra, win) when sounds are on. */
+export function sound(kind) {
+  if (!S.sound) return;
+  document.body.dataset.sound = kind;
+  const AC = window.AudioContext || window.webkitAudioContext;
+  if (!AC) return;
+  try {
+    if (!audio.ctx) audio.ctx = new AC();
+    const c = audio.ctx;
+    if (c.state === 'suspended') c.resume().catch(() => {});
+    const now = c.currentTime + 0.01;
+    const notes = {
+      card: [[0, 900, 0.07, { type: 'square', gain: 0.025, to: 300 }]],
+      won: [[0, 660, 0.12], [0.1, 880, 0.18]],
+      lost: [[0, 330, 0.16], [0.12, 247, 0.24]],
+      tie: [[0, 523, 0.12], [0.14, 523, 0.12]],
+      extra: [[0, 523, 0.1], [0.09, 659, 0.1], [0.18, 784, 0.2]],
+      win: [[0, 523, 0.14], [0.12, 659, 0.14], [0.24, 784, 0.14], [0.36, 1047, 0.45, { gain: 0.09 }]],
+    }[kind] || [];
+    for (const [dt, f, d, opts] of notes) tone(c, now + dt, f, d, opts);
+  } catch { /* no sound on this device */ }
+}

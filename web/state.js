@@ -1,0 +1,63 @@
+// state.js: the page's one state object `S`, the browser's storage
+// (`local`, under the keys of `KEY`), and the paper tickets' own tokens.
+//
+// Shows nothing; needs nothing. Every other module of the page imports it.
+
+/** The browser's storage keys (localStorage). */
+export const KEY = {
+  token: 'asc.token', lang: 'asc.lang', anim: 'asc.anim', sound: 'asc.sound', paper: 'asc.paper',
+  scratched: 'asc.scratched', pendingBuy: 'asc.pendingBuy', current: 'asc.current',
+  // Per ticket, the seed the browser drew (or the player typed) before the first card.
+  seeds: 'asc.seeds',
+  // The action sent and not answered yet: `{id, body}`.
+  pendingAct: 'asc.pendingAct',
+};
+/** localStorage that never throws (private mode keeps to this tab). */
+export const local = {
+  get(k) {
+    try { return localStorage.getItem(k); } catch { return null; }
+  },
+  set(k, v) {
+    try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch { /* private mode: this tab only */ }
+  },
+  json(k, dflt) {
+    try { return JSON.parse(this.get(k)) ?? dflt; } catch { return dflt; }
+  },
+};
+
+/** The page's one state object; every module reads and writes it. */
+export const S = {
+  token: local.get(KEY.token),
+  balance: null,
+  anim: true,
+  sound: false,
+  ticket: null, // the server's last word on the open ticket
+  view: null, // what the table shows, rebuilt from the record and the answers' events
+  busy: false,
+  scratched: false,
+  sending: false, // an action is on its way (its retries included)
+  celebrate: null, // the id of a ticket just won here: its result celebrates once
+  verdict: null, // the verification view's `{record, v}`
+  // "Mes tickets" (history.js): the tickets loaded, and how the server pages them.
+  tickets: null,
+  ticketsPaged: false,
+  ticketsNext: null,
+  ticketsShown: 0,
+  // The price of a ticket on sale (cents), as the server says it (purchase.js); null until known.
+  price: null,
+};
+
+// A paper ticket opened on this device keeps its own bearer token (from
+// POST /api/tickets/redeem), per serial: a reload resumes it without an
+// account, and it opens the ticket even when it is not in the player's list.
+export const paperTokens = () => local.json(KEY.paper, {});
+export const tokenFor = (id) => paperTokens()[id] || S.token;
+export const hasPaperToken = (id) => !!paperTokens()[id];
+export function keepPaperToken(id, token) {
+  const paper = paperTokens();
+  if (token == null) delete paper[id];
+  else paper[id] = token;
+  local.set(KEY.paper, JSON.stringify(paper));
+}
+/** A ticket sold in a shop: scratched on paper, its prize paid by a retailer. */
+export const isPaper = (tk) => !!tk && tk.channel === 'paper';
