@@ -12,7 +12,7 @@
 //!   TOML format, parsed into validated types.
 //! - [`payout`]: [`Payout`], exact expected payout, return to player, hit
 //!   rate, variance and a block's risk for a table.
-//! - [`simulate`]: [`simulate()`], multi-threaded, reproducible Monte Carlo games.
+//! - [`simulate`](mod@simulate): [`simulate()`], multi-threaded, reproducible Monte Carlo games.
 //! - [`stats`]: chi-square goodness of fit and its p-value.
 //! - [`fraction`]: helpers to print exact fractions as `"p/q"`.
 
