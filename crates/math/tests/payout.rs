@@ -304,7 +304,7 @@ fn the_example_block_risk_figures_are_pinned() {
         "P(prizes > sales) {}, independently {independent_exceed}",
         r.p_prizes_exceed_sales
     );
-    // The full complex FFT's figures (before issue 12) were further off:
+    // The full complex FFT's figures (`block_distribution_fft`) are further off:
     // mean 60998414.29091205 (5.5e-3 cents, 9e-11, from the exact mean),
     // standard deviation 753597.8996977087 (4e-7 too high), and P(prizes >
     // sales) 5.0269097795603045e-8, 4.4e-12 too high: each row's |phi|^n was

@@ -175,7 +175,7 @@ pub enum ActionError {
     Finished,
 }
 
-/// The ticket's result (CONTRACT.md `result`).
+/// The ticket's result (`docs/contract.md` `result`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GameResult {
     /// Tricks of the deciding game: 5 to 8 for a won ticket, 0 to 4 for a lost one.
@@ -341,7 +341,7 @@ impl Game {
 
     /// art. 3.2.2: As Capone's card is drawn uniformly among his remaining
     /// cards, independently of the player's card; the draw indexes his
-    /// cards sorted from 7 up to A (CONTRACT.md Fairness).
+    /// cards sorted from 7 up to A (`docs/contract.md` Fairness).
     #[inline(always)]
     fn play<S, E>(&mut self, card: Rank, source: &mut S, events: &mut E)
     where
@@ -376,7 +376,7 @@ impl Game {
     }
 
     /// art. 3.2.4.2, 3.2.5.2: one card for each side, drawn from the full
-    /// 16-card deck every time: two different cards of the deck (RULES.md).
+    /// 16-card deck every time: two different cards of the deck (`docs/rules.md`).
     #[inline(always)]
     fn deck_draw<S, E>(&mut self, for_: DeckFor, source: &mut S, events: &mut E) -> Outcome
     where
