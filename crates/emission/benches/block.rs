@@ -1,7 +1,7 @@
 //! One block of the example table (300 000 tickets): shuffled, numbered,
 //! coded and committed, and its block file; each beside its baseline in
-//! the same group (issue 12: the machine is shared, so compare within a
-//! run). Goal: one block in at most 60 ms.
+//! the same group (the machine is shared, so compare within a run). Goal:
+//! one block in at most 60 ms.
 //!
 //! `cargo bench -p as-capone-emission --bench block`
 
@@ -55,7 +55,7 @@ fn sha256(c: &mut Criterion) {
     g.finish();
 }
 
-/// One-block compressions of independent messages (issue 12, item 3): the
+/// One-block compressions of independent messages: the
 /// `sha2` crate one message at a time (its SHA-NI backend, the baseline)
 /// against `sha256x` with 1, 2 and 4 messages interleaved. Each is 4 096
 /// compressions from the initial state, as a block's hashes are.

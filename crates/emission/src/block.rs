@@ -261,7 +261,7 @@ pub struct TicketRecord {
     pub row: usize,
     /// That row's prizes (art. 3.1).
     pub prizes: PrizeSchedule,
-    /// The secret seed of the ticket's draws (CONTRACT.md Fairness),
+    /// The secret seed of the ticket's draws (`docs/contract.md` Fairness),
     /// revealed when the ticket is finished.
     pub server_seed: [u8; 32],
 }

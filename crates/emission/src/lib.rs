@@ -24,7 +24,7 @@
 //! - [`files`]: [`EmissionWriter`] (streams block files, then
 //!   `manifest.json`), [`Manifest`], the secret file.
 //! - [`verify`]: [`verify_dir`], everything `verify-block` re-checks.
-//! - [`print`]: [`ticket_svg`], one SVG page per paper ticket with its QR code.
+//! - [`print`](mod@print): [`ticket_svg`], one SVG page per paper ticket with its QR code.
 //!
 //! ## Use
 //!

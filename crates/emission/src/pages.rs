@@ -3,8 +3,8 @@
 //! with transparent huge pages where the system allows it
 //! (`/sys/kernel/mm/transparent_hugepage/enabled` set to `madvise` or
 //! `always`), so that filling them faults 2 MiB at a time instead of 4 KiB.
-//! Without the hint a block's first touch of its memory was a fifth of its
-//! CPU time, in the kernel (BENCHMARKS.md, issue 12 item 3).
+//! Without the hint a block's first touch of its memory is about a fifth
+//! of its CPU time, in the kernel (BENCHMARKS.md).
 //!
 //! It changes no byte of anything: a hint the kernel may ignore, whose
 //! failure is ignored too. Elsewhere than Linux it does nothing.

@@ -1,5 +1,5 @@
 //! Play codes: the secret printed under a paper ticket's scratch zone, typed
-//! (or scanned from the QR code) to play the duel online (CONTRACT.md,
+//! (or scanned from the QR code) to play the duel online (`docs/contract.md`,
 //! Retail tickets).
 //!
 //! A code is 80 random bits written as 16 characters of Crockford's base32

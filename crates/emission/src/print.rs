@@ -4,10 +4,11 @@
 //! name and price, the serial (visible, for the retailer), and a "zone à
 //! gratter" holding what the scratch coating hides: the prize schedule
 //! (art. 3.1), the play code, and a QR code that opens
-//! `BASE_URL/play?code=PLAYCODE` (CONTRACT.md, Retail tickets). The QR code
+//! `BASE_URL/play?code=PLAYCODE` (`docs/contract.md`, Retail tickets). The QR code
 //! is drawn by the `qrcode` crate's SVG renderer.
 
 use crate::block::TicketRecord;
+use format::euros_short_unsigned;
 use math::PrizeTable;
 use qrcode::render::svg;
 use qrcode::{EcLevel, QrCode};
@@ -22,23 +23,6 @@ const QR_SIDE: u32 = 150;
 /// The address a ticket's QR code opens.
 pub fn play_url(base_url: &str, ticket: &TicketRecord) -> String {
     format!("{}/play?code={}", base_url.trim_end_matches('/'), ticket.play_code)
-}
-
-/// `300` -> `3 €`, `1000000` -> `10 000 €`, `250` -> `2,50 €` (French style,
-/// no-break spaces).
-pub fn euros(cents: u64) -> String {
-    let units = (cents / 100).to_string();
-    let mut grouped = String::new();
-    for (i, ch) in units.chars().enumerate() {
-        if i > 0 && (units.len() - i).is_multiple_of(3) {
-            grouped.push('\u{a0}');
-        }
-        grouped.push(ch);
-    }
-    match cents % 100 {
-        0 => format!("{grouped}\u{a0}€"),
-        c => format!("{grouped},{c:02}\u{a0}€"),
-    }
 }
 
 /// Escapes text for SVG content and attributes.
@@ -72,14 +56,14 @@ pub fn ticket_svg(table: &PrizeTable, ticket: &TicketRecord, base_url: &str) -> 
 "##,
         cx = W / 2,
         game = esc(&table.game),
-        price = euros(table.price_cents),
+        price = euros_short_unsigned(table.price_cents),
         serial = ticket.serial,
         zw = W - 32,
     );
     for (i, tricks) in (5..=8u8).enumerate() {
         let y = 180 + 26 * i as u32;
         let prize = ticket.prizes.for_tricks(tricks);
-        let amount = if prize == 0 { "—".to_string() } else { euros(prize) };
+        let amount = if prize == 0 { "—".to_string() } else { euros_short_unsigned(prize) };
         let _ = writeln!(
             s,
             r##"<text x="60" y="{y}" font-size="17" fill="#222">{tricks} plis</text><text x="260" y="{y}" font-size="17" font-weight="bold" fill="#222" text-anchor="end">{amount}</text>"##
@@ -109,8 +93,10 @@ pub fn ticket_svg(table: &PrizeTable, ticket: &TicketRecord, base_url: &str) -> 
 mod tests {
     use super::*;
 
+    /// A printed ticket's amounts (the format crate's short style).
     #[test]
     fn euros_in_french_style() {
+        let euros = euros_short_unsigned;
         assert_eq!(euros(300), "3\u{a0}€");
         assert_eq!(euros(250), "2,50\u{a0}€");
         assert_eq!(euros(5), "0,05\u{a0}€");

@@ -17,7 +17,7 @@
 //! sold tickets, or the revealed seeds of finished ones) reveals nothing
 //! about its play codes or unrevealed seeds, nor about any other block.
 //!
-//! **Server seeds** (CONTRACT.md Fairness, 1): the ticket at position `p`
+//! **Server seeds** (`docs/contract.md` Fairness, 1): the ticket at position `p`
 //! (counted from 1) of a block gets the 32 bytes `32 (p - 1) .. 32 p` of the
 //! ChaCha20 keystream of the block's `server-seeds` key (the same stream
 //! layout as the shuffle's, see [`crate::shuffle`]): words `8 (p - 1)` to

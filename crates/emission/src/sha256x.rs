@@ -11,7 +11,7 @@
 //! through the rounds together, their instructions interleaved, so the
 //! core works on `N` independent chains. On the project's AMD EPYC (Zen 3)
 //! four lanes do a compression in about half the time of one stream
-//! (BENCHMARKS.md, item 3, has the figures).
+//! (BENCHMARKS.md has the figures).
 //!
 //! **What it computes.** Exactly FIPS 180-4 SHA-256: [`compress`] is the
 //! standard compression function applied to each lane's state and block,

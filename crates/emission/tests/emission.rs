@@ -423,8 +423,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     /// art. 3.1 and guarantee 6 for random tables: counts per row are the
     /// table's, and every ticket's proof verifies against the root; and
-    /// the block is the sequential definition's (issue 12: tickets hashed
-    /// four at a time, leaves and nodes by `sha256x`).
+    /// the block is the sequential definition's (tickets hashed four at a
+    /// time, leaves and nodes by `sha256x`).
     #[test]
     fn random_tables_give_exact_blocks_with_verifying_proofs(
         table in table_strategy(),
@@ -447,7 +447,7 @@ proptest! {
     }
 }
 
-/// Issue 12: a block, its tree and its files are the same bytes whatever
+/// A block, its tree and its files are the same bytes whatever
 /// the number of threads that make them, and the same as the sequential
 /// definition's.
 #[test]

@@ -54,7 +54,7 @@ impl Rank {
         self as u8
     }
 
-    /// The name used in data: `7 8 9 10 J Q K A` (CONTRACT.md).
+    /// The name used in data: `7 8 9 10 J Q K A` (`docs/contract.md`).
     pub fn as_str(self) -> &'static str {
         ["7", "8", "9", "10", "J", "Q", "K", "A"][self as usize]
     }
@@ -200,7 +200,7 @@ impl Hand {
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
-    /// The i-th card of the hand sorted from 7 up to A (CONTRACT.md Fairness:
+    /// The i-th card of the hand sorted from 7 up to A (`docs/contract.md` Fairness:
     /// the draw's result indexes the remaining cards in this order).
     /// Panics if `i >= self.len()`.
     #[inline]
@@ -264,7 +264,7 @@ impl<'de> Deserialize<'de> for Hand {
 pub const DECK_SIZE: u32 = 16;
 
 /// One card of the deck, by index 0..16 in the order
-/// `7 7 8 8 9 9 10 10 J J Q Q K K A A` (CONTRACT.md Fairness).
+/// `7 7 8 8 9 9 10 10 J J Q Q K K A A` (`docs/contract.md` Fairness).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeckCard(u8);
 

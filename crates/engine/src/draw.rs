@@ -1,6 +1,6 @@
 //! The one door through which randomness enters a game.
 //!
-//! Every random draw of the game is one of two kinds (RULES.md): As Capone's
+//! Every random draw of the game is one of two kinds (`docs/rules.md`): As Capone's
 //! card, uniform over his remaining hand (art. 3.2.2), or a deck draw of two
 //! different cards of 16 (art. 3.2.4.2, 3.2.5.2). The engine numbers its
 //! draws `0, 1, 2, ...` over the whole ticket and announces each one with
@@ -28,7 +28,7 @@ impl<S: DrawSource + ?Sized> DrawSource for &mut S {
     }
 }
 
-/// Unbiased scaling by rejection, exactly as CONTRACT.md (Fairness) writes it:
+/// Unbiased scaling by rejection, exactly as `docs/contract.md` (Fairness) writes it:
 /// take the next `u32` `x`, reject it while `x >= 2^32 - (2^32 mod m)`, and
 /// return `x mod m`. Guarantee 5.
 #[inline]

@@ -1,4 +1,4 @@
-//! The fair draw stream of CONTRACT.md (Fairness), written by hand so that it
+//! The fair draw stream of `docs/contract.md` (Fairness), written by hand so that it
 //! is pinned by golden vectors and can be audited line by line.
 //!
 //! Draw number `n` reads, for `c = 0, 1, 2, ...`, the blocks

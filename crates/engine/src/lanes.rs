@@ -82,8 +82,8 @@ pub struct Lane {
     /// of 8 is the Extra duel's, any other a tie-break's).
     pub trick: u32,
     /// The next word's bound, which says what it draws: As Capone's card
-    /// (his cards left, 1 to 8), the player's deck card ([`DECK_A`]) or As
-    /// Capone's ([`DECK_B`]).
+    /// (his cards left, 1 to 8), the player's deck card (`DECK_A`) or As
+    /// Capone's (`DECK_B`).
     pub bound: u32,
     /// Tricks the player took in this game.
     pub won: u32,

@@ -40,7 +40,7 @@ impl PrizeSchedule {
     }
 }
 
-/// Serialized as CONTRACT.md's `prizes_cents`: `{"5": 300, "6": 1500, ...}`.
+/// Serialized as `docs/contract.md`'s `prizes_cents`: `{"5": 300, "6": 1500, ...}`.
 impl Serialize for PrizeSchedule {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let map: BTreeMap<String, u64> = (5..=8u8).map(|t| (t.to_string(), self.for_tricks(t))).collect();

@@ -336,9 +336,11 @@ fn pair_fast<const M: u32, E: EventSink + ?Sized>(
 const WINDOW: usize = 24;
 
 /// How a game's tricks are played: [`PAIRS`] (the simulator's), or one
-/// trick a lookup with a branch on ties ([`SINGLE`]) or without
-/// ([`BRANCHLESS`]), kept for the benchmarks that compare them.
+/// trick a lookup with a branch on ties (`SINGLE`) or without
+/// ([`BRANCHLESS`]), kept for the benchmarks that compare them (feature
+/// `bench`).
 const PAIRS: u8 = 0;
+#[cfg(feature = "bench")]
 const SINGLE: u8 = 1;
 const BRANCHLESS: u8 = 2;
 
@@ -429,7 +431,9 @@ pub fn play_weakest_first<W: Words16 + ?Sized, E: EventSink + ?Sized>(
 }
 
 /// [`play_weakest_first`] one trick a lookup, a tie taking a branch: the
-/// previous version, kept for the benchmark that compares them.
+/// previous version, kept for the benchmark that compares them (feature
+/// `bench`).
+#[cfg(feature = "bench")]
 #[inline]
 pub fn play_weakest_first_single<W: Words16 + ?Sized, E: EventSink + ?Sized>(
     prizes: PrizeSchedule,
@@ -443,7 +447,9 @@ pub fn play_weakest_first_single<W: Words16 + ?Sized, E: EventSink + ?Sized>(
 /// trick and selected without a branch, instead of a branch on each tie:
 /// fewer mispredicted branches, but the next trick's word then waits for
 /// this trick's table lookup (a chain of about 15 cycles a trick). Measured
-/// slower (BENCHMARKS.md); kept for the benchmark that compares them.
+/// slower (BENCHMARKS.md); kept for the benchmark that compares them
+/// (feature `bench`).
+#[cfg(feature = "bench")]
 #[inline]
 pub fn play_weakest_first_branchless<W: Words16 + ?Sized, E: EventSink + ?Sized>(
     prizes: PrizeSchedule,

@@ -8,7 +8,7 @@
 //! | function | example | used by |
 //! |---|---|---|
 //! | [`euros`] | `1 500,00 €` | the counter's and the player's messages |
-//! | [`euros_short`] | `3 €`, `2,50 €` | printed tickets |
+//! | [`euros_short`], [`euros_short_unsigned`] | `3 €`, `2,50 €` | printed tickets |
 //! | [`euros_plain`] | `3.00 €` | the command line |
 //! | [`iso8601`] | `2026-12-03T08:43:11.716Z` | reports, logs, the API |
 //! | [`french_date`] | `03/12/2026 08:43 UTC` | the counter |
@@ -42,10 +42,19 @@ pub fn euros(cents: i64) -> String {
 /// French style, whole euros without cents: `300` -> `3 €`,
 /// `1000000` -> `10 000 €`, `250` -> `2,50 €` (a printed ticket).
 pub fn euros_short(cents: i64) -> String {
-    let c = cents.unsigned_abs();
+    short(sign(cents), cents.unsigned_abs())
+}
+
+/// [`euros_short`] of an unsigned amount: a prize table's amounts are
+/// unsigned 64-bit cents, past `i64::MAX` for a table read from JSON.
+pub fn euros_short_unsigned(cents: u64) -> String {
+    short("", cents)
+}
+
+fn short(sign: &str, c: u64) -> String {
     match c % 100 {
-        0 => format!("{}{}\u{a0}€", sign(cents), grouped(c / 100)),
-        r => format!("{}{},{r:02}\u{a0}€", sign(cents), grouped(c / 100)),
+        0 => format!("{sign}{}\u{a0}€", grouped(c / 100)),
+        r => format!("{sign}{},{r:02}\u{a0}€", grouped(c / 100)),
     }
 }
 
@@ -96,6 +105,9 @@ mod tests {
         assert_eq!(euros_short(1_000_000), "10\u{a0}000\u{a0}€");
         assert_eq!(euros_short(250), "2,50\u{a0}€");
         assert_eq!(euros_short(100_000_000), "1\u{a0}000\u{a0}000\u{a0}€");
+        assert_eq!(euros_short(-250), "-2,50\u{a0}€");
+        assert_eq!(euros_short_unsigned(250), "2,50\u{a0}€");
+        assert_eq!(euros_short_unsigned(u64::MAX), "184\u{a0}467\u{a0}440\u{a0}737\u{a0}095\u{a0}516,15\u{a0}€");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `as-capone odds --table`: the payout figures of the example table, whose
 //! cost is the distribution of a block's prizes on a lattice of 2^21 points
-//! (issue 12: under 0.2 s). Each beside its baseline in the same group, the
-//! machine being shared.
+//! (goal: under 0.2 s). Each beside its baseline in the same group: the
+//! machine is shared, so compare within a run.
 //!
 //! `cargo bench -p as-capone-math --bench odds`
 

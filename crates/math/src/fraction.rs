@@ -1,4 +1,4 @@
-//! Exact fractions as CONTRACT.md writes them: reduced `"p/q"` strings
+//! Exact fractions as `docs/contract.md` writes them: reduced `"p/q"` strings
 //! (`"1/1"` for a certainty, `"0/1"` for zero).
 
 use num_bigint::BigInt;

@@ -8,11 +8,11 @@
 //! ## Layout
 //! - [`odds`]: [`Odds`], the exact distribution of tricks per game and of a
 //!   ticket's final outcome, by enumeration of As Capone's 8! orders.
-//! - [`table`]: [`PrizeTable`], the prize table of art. 3.1 in CONTRACT.md's
+//! - [`table`]: [`PrizeTable`], the prize table of art. 3.1 in `docs/contract.md`'s
 //!   TOML format, parsed into validated types.
 //! - [`payout`]: [`Payout`], exact expected payout, return to player, hit
 //!   rate, variance and a block's risk for a table.
-//! - [`simulate`]: [`simulate()`], multi-threaded, reproducible Monte Carlo games.
+//! - [`simulate`](mod@simulate): [`simulate()`], multi-threaded, reproducible Monte Carlo games.
 //! - [`stats`]: chi-square goodness of fit and its p-value.
 //! - [`fraction`]: helpers to print exact fractions as `"p/q"`.
 

@@ -46,7 +46,7 @@ pub enum FinalOutcome {
 }
 
 impl FinalOutcome {
-    /// The five outcomes, in the order of CONTRACT.md's `final` object.
+    /// The five outcomes, in the order of `docs/contract.md`'s `final` object.
     pub const ALL: [FinalOutcome; 5] = [
         FinalOutcome::Tricks(5),
         FinalOutcome::Tricks(6),
@@ -68,7 +68,7 @@ impl FinalOutcome {
         }
     }
 
-    /// The key of CONTRACT.md's JSON: `"5"` .. `"8"`, `"lose"`.
+    /// The key of `docs/contract.md`'s JSON: `"5"` .. `"8"`, `"lose"`.
     pub fn key(self) -> String {
         match self {
             FinalOutcome::Tricks(t) => t.to_string(),
@@ -187,7 +187,7 @@ impl Odds {
         FinalOutcome::ALL.map(|o| self.final_chance(o).clone())
     }
 
-    /// CONTRACT.md's `odds --json` object, without `table`.
+    /// `docs/contract.md`'s `odds --json` object, without `table`.
     pub fn to_json(&self) -> Value {
         let per_round: serde_json::Map<String, Value> = self
             .per_round

@@ -26,7 +26,7 @@
 
 use crate::fraction::{approx, int, ratio};
 use crate::odds::{FinalOutcome, Odds};
-use crate::table::PrizeTable;
+use crate::table::{PrizeTable, ScheduleRow};
 use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::Zero;
@@ -107,7 +107,7 @@ impl Payout {
     pub fn compute(table: &PrizeTable, odds: &Odds) -> Payout {
         let n = u64::from(table.block_size);
         let finals = odds.final_chances();
-        let mut expected = BigRational::zero();
+        let expected = Payout::expected_cents(table, odds);
         let mut second_moment = BigRational::zero();
         let mut by_amount: BTreeMap<u64, BigRational> = BTreeMap::new();
         let mut winners = Vec::new();
@@ -120,7 +120,6 @@ impl Payout {
                 let p = &w_row * &finals[o.index()];
                 per_row[(t - 5) as usize] = int(row.tickets) * &finals[o.index()];
                 if prize > 0 {
-                    expected += &p * int(prize);
                     second_moment += &p * int(prize) * int(prize);
                     *by_amount.entry(prize).or_insert_with(BigRational::zero) += p;
                 }
@@ -132,7 +131,7 @@ impl Payout {
         let largest = table.schedules.iter().map(|r| r.prizes.largest()).max().unwrap_or(0);
         Payout {
             price_cents: table.price_cents,
-            rtp: &expected / int(table.price_cents),
+            rtp: per_price(table, &expected),
             expected_payout_cents: expected,
             hit_rate,
             variance_cents2: variance,
@@ -143,12 +142,47 @@ impl Payout {
         }
     }
 
+    /// The expected prize of one ticket of the block, in cents: each row's
+    /// ([`Payout::row_expected_cents`]) weighted by its share of the block.
+    /// It is [`Payout::compute`]'s `expected_payout_cents`.
+    pub fn expected_cents(table: &PrizeTable, odds: &Odds) -> BigRational {
+        let n = u64::from(table.block_size);
+        table.schedules.iter().map(|row| ratio(row.tickets, n) * Payout::row_expected_cents(row, odds)).sum()
+    }
+
+    /// The table's exact return to player: the expected prize of a ticket
+    /// of the block over the price. It is [`Payout::compute`]'s `rtp`,
+    /// without the block's risk (an FFT) that `compute` adds: the one
+    /// formula for whoever needs the return to player alone.
+    pub fn table_rtp(table: &PrizeTable, odds: &Odds) -> BigRational {
+        per_price(table, &Payout::expected_cents(table, odds))
+    }
+
+    /// The expected prize of one ticket of schedule `row`, in cents: each
+    /// prize times the chance of its final outcome (the schedule does not
+    /// change the outcome, art. 3.2.3.3).
+    pub fn row_expected_cents(row: &ScheduleRow, odds: &Odds) -> BigRational {
+        FinalOutcome::ALL
+            .iter()
+            .filter_map(|&o| match o {
+                FinalOutcome::Tricks(t) => Some(odds.final_chance(o) * int(row.prizes.for_tricks(t))),
+                FinalOutcome::Lose => None,
+            })
+            .sum()
+    }
+
+    /// The return to player of a ticket of schedule `row` of `table`: its
+    /// expected prize over the price.
+    pub fn row_rtp(table: &PrizeTable, row: &ScheduleRow, odds: &Odds) -> BigRational {
+        per_price(table, &Payout::row_expected_cents(row, odds))
+    }
+
     /// Standard deviation of one ticket's prize, in cents (for reading).
     pub fn std_dev_cents(&self) -> f64 {
         approx(&self.variance_cents2).sqrt()
     }
 
-    /// CONTRACT.md's `table` object.
+    /// The `table` object of `odds --json` (`docs/contract.md`, Command line).
     pub fn to_json(&self) -> Value {
         use crate::fraction::to_string as f;
         json!({
@@ -170,6 +204,11 @@ impl Payout {
             },
         })
     }
+}
+
+/// An expected prize over the ticket's price: a return to player.
+fn per_price(table: &PrizeTable, expected_cents: &BigRational) -> BigRational {
+    expected_cents / int(table.price_cents)
 }
 
 /// Below this, a probability from the FFT is floating-point noise.

@@ -15,7 +15,7 @@
 
 use crate::odds::FinalOutcome;
 use engine::lanes::{BLOCK, LANES, Lanes, MAX_TICKETS_PER_BLOCK, finish_ticket, transpose};
-use engine::{Action, Discard, DrawSource, FastSource, Game, Phase, PrizeSchedule, sim};
+use engine::{Action, Discard, FastSource, Game, Phase, PrizeSchedule, sim};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
@@ -93,7 +93,9 @@ pub fn run_chunk(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, play_ticket)
 }
 
-/// [`run_chunk`] one trick a lookup (`sim::play_weakest_first_single`).
+/// [`run_chunk`] one trick a lookup (`sim::play_weakest_first_single`), for
+/// the benchmark that compares the engine's paths (feature `bench`).
+#[cfg(feature = "bench")]
 pub fn run_chunk_single(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, |src| {
         let (result, game) = sim::play_weakest_first_single(PrizeSchedule::NONE, src, &mut Discard);
@@ -102,6 +104,7 @@ pub fn run_chunk_single(seed: u64, chunk: u64, games: u64) -> SimCounts {
 }
 
 /// [`run_chunk_single`] with ties selected without a branch (`sim::play_weakest_first_branchless`).
+#[cfg(feature = "bench")]
 pub fn run_chunk_branchless(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, |src| {
         let (result, game) = sim::play_weakest_first_branchless(PrizeSchedule::NONE, src, &mut Discard);
@@ -249,7 +252,8 @@ pub fn run_chunk_lanes(seed: u64, chunk: u64, games: u64) -> SimCounts {
 }
 
 /// Plays chunks `0..chunks`, `games` tickets each, in the lanes of one
-/// thread: the summed counts (the lane benchmark).
+/// thread: the summed counts (the lane benchmark; feature `bench`).
+#[cfg(feature = "bench")]
 pub fn run_lanes(seed: u64, chunks: u64, games: u64) -> SimCounts {
     let mut next = 0..chunks;
     let mut total = SimCounts::default();
@@ -257,11 +261,13 @@ pub fn run_lanes(seed: u64, chunks: u64, games: u64) -> SimCounts {
     total
 }
 
-/// The simulator's baseline (benches, `profile_sim draws`): about a
+/// The simulator's baseline (benches, `profile_sim draws`; feature `bench`): about a
 /// ticket's worth of draws from [`FastSource`], without the engine: eight As Capone cards a game, 1.29
 /// games a ticket, and 1.5 deck draws of two numbers; a sum of the draws,
 /// so that none is optimized away.
+#[cfg(feature = "bench")]
 pub fn draws_only(tickets: u64) -> u32 {
+    use engine::DrawSource;
     let mut src = FastSource::from_u64(1, 0);
     let mut acc = 0u32;
     for t in 0..tickets {
@@ -316,7 +322,9 @@ pub fn simulate(cfg: &SimConfig, progress: &(dyn Fn(u64) + Sync)) -> (SimCounts,
 }
 
 /// [`simulate`] with one chunk at a time a thread on the pair path
-/// ([`run_chunk`]): the previous version, kept for the benchmark.
+/// ([`run_chunk`]): the previous version, kept for the benchmark (feature
+/// `bench`).
+#[cfg(feature = "bench")]
 pub fn simulate_pairs(cfg: &SimConfig, progress: &(dyn Fn(u64) + Sync)) -> (SimCounts, Duration) {
     let start = Instant::now();
     let chunks = cfg.games.div_ceil(CHUNK);

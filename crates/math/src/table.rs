@@ -1,5 +1,5 @@
 //! Prize tables (art. 3.1): the list of prize schedules of a block and the
-//! number of tickets per block that carry each one, in CONTRACT.md's TOML
+//! number of tickets per block that carry each one, in `docs/contract.md`'s TOML
 //! format (or the same shape in JSON, for the admin API).
 //!
 //! The official table is published in the notice of each emission and is
@@ -30,9 +30,8 @@
 //! 13. every row pays a prize above zero for each of 5, 6, 7 and 8 tricks
 //!     (art. 3.1, 3.2.3.3: from five tricks the game is won and wins the
 //!     prize of its count): a zero is refused ([`TableError::ZeroPrize`]),
-//!     and so is a missing count ([`TableError::MissingPrize`]), which
-//!     CONTRACT.md once read as "no prize" and its Emissions section now
-//!     refuses;
+//!     and so is a missing count ([`TableError::MissingPrize`]), which is
+//!     not "no prize" (`docs/contract.md`, Emissions);
 //! 14. more tricks never pay less: in each row the prizes for 5, 6, 7 and 8
 //!     tricks never fall (art. 3.2.3.3; equal prizes are allowed,
 //!     [`TableError::Decreasing`]).
@@ -207,7 +206,7 @@ const TOP_KEYS: &str = "game, code, price_cents, block_size, schedule";
 const ROW_KEYS: &str = "tickets, prizes_cents";
 
 impl PrizeTable {
-    /// Parses and validates a table in CONTRACT.md's TOML format.
+    /// Parses and validates a table in `docs/contract.md`'s TOML format.
     pub fn parse_toml(src: &str) -> Result<PrizeTable, TableError> {
         let doc: toml::Table = toml::from_str(src).map_err(|e| TableError::Syntax {
             format: "TOML",

@@ -1,7 +1,7 @@
 //! The exact odds checked by a second, independent method: a walk through the
 //! engine's own state machine over every draw outcome, with exact weights,
 //! under several player strategies (the player's choice cannot change the
-//! odds, RULES.md "What follows from the rules").
+//! odds, `docs/rules.md` "What follows from the rules").
 
 use as_capone_math::{FinalOutcome, Odds, fraction::ratio};
 use engine::{Action, DrawSource, Event, Game, Phase, PrizeSchedule, Rank};

@@ -308,8 +308,8 @@ fn rule_13_a_zero_prize_for_5_6_7_or_8_tricks_is_refused() {
 
 #[test]
 fn rule_13_a_missing_trick_count_is_refused_not_read_as_no_prize() {
-    // The old reading of CONTRACT.md ("a missing trick count means no prize
-    // for it") is superseded by its Emissions section and art. 3.1, 3.2.3.3.
+    // A missing trick count is refused, not read as no prize for it
+    // (`docs/contract.md`, Emissions; art. 3.1, 3.2.3.3).
     let e = refused(&with_row_2("{ 5 = 600, 8 = 2500000 }"));
     assert_eq!(e, TableError::MissingPrize { at: row(2, 11), tricks: 6 });
     assert_eq!(
