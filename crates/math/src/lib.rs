@@ -15,6 +15,12 @@
 //! - [`simulate`](mod@simulate): [`simulate()`], multi-threaded, reproducible Monte Carlo games.
 //! - [`stats`]: chi-square goodness of fit and its p-value.
 //! - [`fraction`]: helpers to print exact fractions as `"p/q"`.
+//!
+//! ## Feature `bench`
+//! Adds the simulation's paths that only the benchmarks and the profiling
+//! example compare with the one [`simulate()`] runs (`simulate::run_chunk_single`,
+//! `run_chunk_branchless`, `run_lanes`, `simulate_pairs`, `draws_only`); the
+//! product never enables it.
 
 pub mod fraction;
 pub mod odds;
