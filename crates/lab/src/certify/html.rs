@@ -4,7 +4,7 @@
 use super::analysis::{Distribution, Family, StreamReport, final_labels};
 use super::svg::{esc, heatmap, histogram, ratio_chart, rtp_chart};
 use super::{Report, Verdict};
-use crate::money;
+use format::euros_plain;
 use std::fmt::Write as _;
 
 /// A p-value as the page prints it: four decimals, or two significant
@@ -141,14 +141,14 @@ pub fn render(r: &Report) -> String {
         esc(&t.digest),
         esc(&t.game),
         esc(&t.code),
-        money(t.price_cents),
+        euros_plain(t.price_cents as i64),
         t.block_size,
         if t.regulation_deviations.is_empty() { "none".into() } else { esc(&t.regulation_deviations.join("; ")) }
     );
     for (i, row) in t.rows.iter().enumerate() {
         let _ = write!(w, "<tr><td>{}</td><td class=\"n\">{}</td>", i + 1, row.tickets);
         for c in row.prizes_cents {
-            let _ = write!(w, "<td class=\"n\">{}</td>", money(c));
+            let _ = write!(w, "<td class=\"n\">{}</td>", euros_plain(c as i64));
         }
         w.push_str("</tr>");
     }
@@ -215,7 +215,7 @@ pub fn render(r: &Report) -> String {
         pct(e.hit_rate.value),
         e.variance_cents2.fraction,
         e.std_dev_cents / 100.0,
-        money(e.largest_prize_cents),
+        euros_plain(e.largest_prize_cents as i64),
         esc(&e.legal_band.name),
         if e.legal_band.inside { "inside" } else { "OUTSIDE" },
         pct(e.legal_band.low.value),
@@ -225,7 +225,7 @@ pub fn render(r: &Report) -> String {
         let _ = write!(
             w,
             "<tr><td class=\"n\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{:.3e}</td></tr>",
-            money(pc.prize_cents),
+            euros_plain(pc.prize_cents as i64),
             pc.chance.fraction,
             pc.chance.value
         );
@@ -241,10 +241,10 @@ pub fn render(r: &Report) -> String {
     // Block risk.
     let b = &r.block_risk;
     let markers = vec![
-        (format!("mean {}", money(b.mean_cents.round() as u64)), b.mean_cents),
-        (format!("99th percentile {}", money(b.p99_cents.round() as u64)), b.p99_cents),
-        (format!("99.99th percentile {}", money(b.p9999_cents.round() as u64)), b.p9999_cents),
-        (format!("sales {}", money(b.sales_cents)), b.sales_cents as f64),
+        (format!("mean {}", euros_plain(b.mean_cents.round() as i64)), b.mean_cents),
+        (format!("99th percentile {}", euros_plain(b.p99_cents.round() as i64)), b.p99_cents),
+        (format!("99.99th percentile {}", euros_plain(b.p9999_cents.round() as i64)), b.p9999_cents),
+        (format!("sales {}", euros_plain(b.sales_cents as i64)), b.sales_cents as f64),
     ];
     let _ = write!(
         w,
@@ -256,13 +256,13 @@ pub fn render(r: &Report) -> String {
          <tr><th>Chance that a block's prizes exceed its sales</th><td class=\"n\">{:.3e}</td></tr>\
          <tr><th>99th percentile</th><td class=\"n\">{}</td></tr><tr><th>99.99th percentile</th><td class=\"n\">{}</td></tr></table>{}",
         r.table.block_size,
-        money(b.sales_cents),
+        euros_plain(b.sales_cents as i64),
         esc(&b.method),
-        money(b.mean_cents.round() as u64),
-        money(b.std_dev_cents.round() as u64),
+        euros_plain(b.mean_cents.round() as i64),
+        euros_plain(b.std_dev_cents.round() as i64),
         b.p_prizes_exceed_sales,
-        money(b.p99_cents.round() as u64),
-        money(b.p9999_cents.round() as u64),
+        euros_plain(b.p99_cents.round() as i64),
+        euros_plain(b.p9999_cents.round() as i64),
         histogram("Distribution of one block's total prizes", &b.histogram, &markers)
     );
 
@@ -426,7 +426,7 @@ fn stream_section(w: &mut String, n: usize, s: &StreamReport, r: &Report) {
         pct(s.rtp.observed),
         pct(s.rtp.expected.value),
         s.rtp.expected.fraction,
-        money(u64::try_from(s.rtp.prizes_cents).unwrap_or(u64::MAX)),
+        euros_plain(i64::try_from(s.rtp.prizes_cents).unwrap_or(i64::MAX)),
         s.rtp.z,
         fmt_p(s.rtp.p_value)
     );
