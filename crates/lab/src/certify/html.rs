@@ -37,6 +37,24 @@ th{background:#eef3f9}td.n{text-align:right;font-variant-numeric:tabular-nums}co
 pub fn render(r: &Report) -> String {
     let mut h = String::new();
     let w = &mut h;
+    head(w, r);
+    subject(w, r);
+    verdicts(w, r);
+    prize_table(w, r);
+    exact_odds(w, r);
+    for (i, st) in r.streams.iter().enumerate() {
+        stream_section(w, 5 + i, st, r);
+    }
+    let n = 5 + r.streams.len();
+    block_risk(w, r, n);
+    method(w, r, n);
+    appendix(w, r);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The document head, the title and the overall verdict.
+fn head(w: &mut String, r: &Report) {
     let _ = write!(
         w,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -60,8 +78,10 @@ pub fn render(r: &Report) -> String {
         r.checks.len() - failed,
         r.checks.len()
     );
+}
 
-    // Subject.
+/// 1. What was tested: the game, its rules, the program and the run.
+fn subject(w: &mut String, r: &Report) {
     let s = &r.subject;
     let dirty = match s.git_dirty {
         Some(true) => " (with uncommitted changes to tracked files at build time)",
@@ -99,8 +119,10 @@ pub fn render(r: &Report) -> String {
         r.run.threads,
         r.run.seconds
     );
+}
 
-    // Verdicts.
+/// 2. Every check and its verdict.
+fn verdicts(w: &mut String, r: &Report) {
     let p = &r.parameters;
     let _ = write!(
         w,
@@ -125,8 +147,10 @@ pub fn render(r: &Report) -> String {
         );
     }
     w.push_str("</table>");
+}
 
-    // Table.
+/// 3. The prize table, its digests and its canonical form.
+fn prize_table(w: &mut String, r: &Report) {
     let t = &r.table;
     let _ = write!(
         w,
@@ -157,8 +181,10 @@ pub fn render(r: &Report) -> String {
         "</table><details><summary>Canonical form (what the digest hashes)</summary><pre>{}</pre></details>",
         esc(&t.canonical)
     );
+}
 
-    // Exact odds.
+/// 4. The exact odds and payout.
+fn exact_odds(w: &mut String, r: &Report) {
     let e = &r.exact;
     w.push_str(
         "<h2>4. Exact odds and payout</h2><p class=\"note\">Rational numbers computed by enumeration (As Capone's \
@@ -231,14 +257,10 @@ pub fn render(r: &Report) -> String {
         );
     }
     w.push_str("</table>");
+}
 
-    // Streams.
-    for (i, st) in r.streams.iter().enumerate() {
-        stream_section(w, 5 + i, st, r);
-    }
-    let n = 5 + r.streams.len();
-
-    // Block risk.
+/// Section `n`: the distribution of one block's total prizes.
+fn block_risk(w: &mut String, r: &Report, n: usize) {
     let b = &r.block_risk;
     let markers = vec![
         (format!("mean {}", euros_plain(b.mean_cents.round() as i64)), b.mean_cents),
@@ -265,8 +287,10 @@ pub fn render(r: &Report) -> String {
         euros_plain(b.p9999_cents.round() as i64),
         histogram("Distribution of one block's total prizes", &b.histogram, &markers)
     );
+}
 
-    // Method.
+/// Section `n`: how the figures are computed.
+fn method(w: &mut String, r: &Report, n: usize) {
     let _ = write!(
         w,
         "<h2>{}. Method</h2><ul>\
@@ -289,8 +313,10 @@ pub fn render(r: &Report) -> String {
         n + 1,
         r.parameters.min_expected
     );
+}
 
-    // Appendix.
+/// The dieharder appendix.
+fn appendix(w: &mut String, r: &Report) {
     let _ = write!(
         w,
         "<h2>Appendix: dieharder</h2><p>The raw 32-bit streams, tested with dieharder's whole battery: \
@@ -337,8 +363,6 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
-    h.push_str("</body></html>\n");
-    h
 }
 
 fn dist_table(w: &mut String, title: &str, d: &Distribution) {

@@ -2,10 +2,11 @@
 
 use super::state::{clip, diff, refresh, setup, snapshot};
 use super::wire::{Answer, exchange, json_ct, printable, req};
-use super::{Case, Want, corpus};
+use super::{Case, Ctx, Want, corpus};
 use crate::reliability::{Backend, Database, ReliabilityArgs, Rng, Server};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The verdict on one answer.
@@ -73,26 +74,38 @@ fn judge(case: &Case, a: &Answer, stall_cap: f64, head: bool) -> Result<(), Stri
     }
 }
 
-pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
-    println!("\n== hostile requests on sqlite ==");
-    let db = Database::create(args, Backend::Sqlite, "hostile")?.expect("SQLite is always there");
-    let server = Server::start(&db, &["--initial-blocks", "2"])?;
-    let began = Instant::now();
-    let mut ctx = setup(&server.addr)?;
-    let sqlite_file =
-        db.sqlite_file().filter(|_| std::process::Command::new("sqlite3").arg("-version").output().is_ok());
-    let mut rng = Rng::new(seed ^ 0x4057);
-    let cases = corpus(&mut rng);
-    let stall = Duration::from_secs(args.stall_cap_secs);
-    let normal_timeout = Duration::from_secs(15);
+/// One category's tally.
+#[derive(Default)]
+struct Cat {
+    cases: u64,
+    passed: u64,
+    in_shape: u64,
+    bare: u64,
+    failures: Vec<Value>,
+}
 
+/// One case's answer: its index in the corpus, the answer, the bytes sent,
+/// and what went wrong beside the answer (state changed, a metric label).
+type Outcome = (usize, Answer, Vec<u8>, Option<String>);
+
+/// What the cases did, before they are judged.
+struct Played {
+    results: Vec<Outcome>,
+    changed_cases: u64,
+    slow_changed: Vec<String>,
+}
+
+/// Runs the corpus: the slow cases in the background, the others one by
+/// one with a snapshot of the state after each.
+fn play(ctx: &mut Ctx, cases: &[Case], sqlite_file: Option<&Path>, stall: Duration) -> anyhow::Result<Played> {
+    let normal_timeout = Duration::from_secs(NORMAL_TIMEOUT_SECS);
     // The slow cases in the background (they wait for timeouts).
     let slow: Vec<_> = cases
         .iter()
         .enumerate()
         .filter(|(_, c)| c.slow)
         .map(|(i, c)| {
-            let bytes = (c.build)(&ctx);
+            let bytes = (c.build)(ctx);
             let addr = ctx.addr.clone();
             let drip = c.drip;
             let timeout = if matches!(c.want, Want::Closed) { stall } else { normal_timeout };
@@ -100,24 +113,14 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
         })
         .collect();
 
-    #[derive(Default)]
-    struct Cat {
-        cases: u64,
-        passed: u64,
-        in_shape: u64,
-        bare: u64,
-        failures: Vec<Value>,
-    }
-    let mut cats: BTreeMap<&'static str, Cat> = BTreeMap::new();
     let mut changed_cases = 0u64;
-    let mut server_errors = 0u64;
-    let mut results: Vec<(usize, Answer, Vec<u8>, Option<String>)> = Vec::new();
-    let mut before = snapshot(&ctx, sqlite_file.as_deref());
+    let mut results: Vec<Outcome> = Vec::new();
+    let mut before = snapshot(ctx, sqlite_file);
     for (i, case) in cases.iter().enumerate() {
         if case.slow {
             continue;
         }
-        let bytes = (case.build)(&ctx);
+        let bytes = (case.build)(ctx);
         let head_only = bytes.starts_with(b"HEAD ");
         let a = exchange(&ctx.addr, &bytes, head_only, normal_timeout, false);
         let mut extra = None;
@@ -130,7 +133,7 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
                 ));
             }
         }
-        let after = snapshot(&ctx, sqlite_file.as_deref());
+        let after = snapshot(ctx, sqlite_file);
         let d = diff(&before, &after);
         if !d.is_empty() {
             changed_cases += 1;
@@ -139,8 +142,8 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
                 Some(e) => format!("{e}; {note}"),
                 None => note,
             });
-            refresh(&mut ctx)?;
-            before = snapshot(&ctx, sqlite_file.as_deref());
+            refresh(ctx)?;
+            before = snapshot(ctx, sqlite_file);
         } else {
             before = after;
         }
@@ -148,14 +151,26 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
     }
     for (i, h) in slow {
         let a = h.join().unwrap_or_default();
-        results.push((i, a, (cases[i].build)(&ctx), None));
+        results.push((i, a, (cases[i].build)(ctx), None));
     }
     // Slow cases could not be snapshotted one by one: one check at the end.
-    let end = snapshot(&ctx, sqlite_file.as_deref());
+    let end = snapshot(ctx, sqlite_file);
     let slow_changed = diff(&before, &end);
-    let mut stalls = Vec::new();
     results.sort_by_key(|r| r.0);
-    for (i, a, bytes, extra) in &results {
+    Ok(Played { results, changed_cases, slow_changed })
+}
+
+/// Judges every answer into its category's tally; returns the number of
+/// 5xx answers and the half-sent requests' figures.
+fn tally(
+    cases: &[Case],
+    results: &[Outcome],
+    stall: Duration,
+    cats: &mut BTreeMap<&'static str, Cat>,
+) -> (u64, Vec<Value>) {
+    let mut server_errors = 0u64;
+    let mut stalls = Vec::new();
+    for (i, a, bytes, extra) in results {
         let case = &cases[*i];
         let cat = cats.entry(case.cat).or_default();
         cat.cases += 1;
@@ -191,19 +206,23 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
             })),
         }
     }
-    // Registrations in a burst: some must be refused (429, Retry-After).
+    (server_errors, stalls)
+}
+
+/// Registrations in a burst: some must be refused (429, Retry-After).
+/// Returns the number of 5xx answers and the burst's figures.
+fn burst(addr: &str, cats: &mut BTreeMap<&'static str, Cat>) -> (u64, Value) {
     let burst = 300usize;
-    let addr = ctx.addr.clone();
+    let normal_timeout = Duration::from_secs(NORMAL_TIMEOUT_SECS);
     let burst_began = Instant::now();
     let answers: Vec<Answer> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..10)
             .map(|_| {
-                let addr = addr.clone();
                 s.spawn(move || {
                     (0..burst / 10)
                         .map(|_| {
                             exchange(
-                                &addr,
+                                addr,
                                 &req("POST", "/api/players", &[json_ct()], b"{}"),
                                 false,
                                 normal_timeout,
@@ -221,7 +240,6 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
     let limited: Vec<&Answer> = answers.iter().filter(|a| a.status == Some(429)).collect();
     let limited_ok = limited.iter().all(|a| a.in_shape() && a.header("retry-after").is_some());
     let burst_5xx = answers.iter().filter(|a| a.status.is_some_and(|s| s >= 500)).count() as u64;
-    server_errors += burst_5xx;
     let cat = cats.entry("registration_burst").or_default();
     cat.cases += 1;
     cat.in_shape += limited.len() as u64;
@@ -236,13 +254,13 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
             "problem": "registrations are not rate-limited: a 429 with Retry-After was expected within the burst",
         }));
     }
+    (burst_5xx, json!({"requests": burst, "created": created, "refused_429": limited.len(), "seconds": burst_secs}))
+}
 
-    let error_lines = server.errors.lock().unwrap().clone();
-    drop(server);
-    let total: u64 = cats.values().map(|c| c.cases).sum();
-    let passed: u64 = cats.values().map(|c| c.passed).sum();
+/// Prints the categories, the half-sent requests and every failure.
+fn print_tally(cats: &BTreeMap<&'static str, Cat>, stalls: &[Value], stall_cap_secs: u64, total: u64, passed: u64) {
     println!("  {:<20} {:>6} {:>7} {:>7} {:>9} {:>6}", "category", "cases", "passed", "failed", "in shape", "bare");
-    for (name, c) in &cats {
+    for (name, c) in cats {
         println!(
             "  {:<20} {:>6} {:>7} {:>7} {:>9} {:>6}",
             name,
@@ -254,18 +272,18 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
         );
     }
     println!("  {:<20} {:>6} {:>7} {:>7}", "total", total, passed, total - passed);
-    for s in &stalls {
+    for s in stalls {
         println!(
             "  half-sent request {:?}: {}",
             s["case"],
             if s["open_at_cap"].as_bool().unwrap_or(false) {
-                format!("still open after {} s", args.stall_cap_secs)
+                format!("still open after {} s", stall_cap_secs)
             } else {
                 format!("closed by the server after {} s", s["closed_after_s"])
             }
         );
     }
-    for (name, c) in &cats {
+    for (name, c) in cats {
         for f in &c.failures {
             println!(
                 "  FAIL [{name}] {}\n       request: {}\n       answer:  {}\n       problem: {}",
@@ -276,6 +294,37 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
             );
         }
     }
+}
+
+/// The time a case's answer may take, but for the half-sent ones.
+const NORMAL_TIMEOUT_SECS: u64 = 15;
+
+/// Starts a server on a fresh SQLite database, sends it the whole corpus and
+/// a burst of registrations, and returns the report's JSON.
+pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
+    println!("\n== hostile requests on sqlite ==");
+    let db = Database::create(args, Backend::Sqlite, "hostile")?.expect("SQLite is always there");
+    let server = Server::start(&db, &["--initial-blocks", "2"])?;
+    let began = Instant::now();
+    let mut ctx = setup(&server.addr)?;
+    let sqlite_file =
+        db.sqlite_file().filter(|_| std::process::Command::new("sqlite3").arg("-version").output().is_ok());
+    let mut rng = Rng::new(seed ^ 0x4057);
+    let cases = corpus(&mut rng);
+    let stall = Duration::from_secs(args.stall_cap_secs);
+
+    let played = play(&mut ctx, &cases, sqlite_file.as_deref(), stall)?;
+    let (changed_cases, slow_changed) = (played.changed_cases, played.slow_changed);
+    let mut cats: BTreeMap<&'static str, Cat> = BTreeMap::new();
+    let (mut server_errors, stalls) = tally(&cases, &played.results, stall, &mut cats);
+    let (burst_5xx, burst_figures) = burst(&ctx.addr, &mut cats);
+    server_errors += burst_5xx;
+
+    let error_lines = server.errors.lock().unwrap().clone();
+    drop(server);
+    let total: u64 = cats.values().map(|c| c.cases).sum();
+    let passed: u64 = cats.values().map(|c| c.passed).sum();
+    print_tally(&cats, &stalls, args.stall_cap_secs, total, passed);
     if !slow_changed.is_empty() {
         println!("  CHANGED STATE during the slow cases: {}", slow_changed.join("; "));
     }
@@ -304,7 +353,7 @@ pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
         "server_errors_5xx": server_errors,
         "row_counts_checked": sqlite_file.is_some(),
         "half_sent": stalls,
-        "burst": {"requests": burst, "created": created, "refused_429": limited.len(), "seconds": burst_secs},
+        "burst": burst_figures,
         "categories": categories,
         "server_error_log_lines": error_lines,
         "seconds": began.elapsed().as_secs_f64(),
