@@ -1,5 +1,5 @@
 //! `as-capone odds [--table FILE] [--json]`: the exact odds, and with a
-//! table its payout figures (CONTRACT.md).
+//! table its payout figures (docs/contract.md).
 
 use clap::Args;
 use format::euros_plain;
@@ -14,7 +14,7 @@ pub struct OddsArgs {
     /// A prize table (TOML): adds the payout figures.
     #[arg(long)]
     pub table: Option<PathBuf>,
-    /// Print CONTRACT.md's JSON object instead of text.
+    /// Print docs/contract.md's JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }

@@ -23,7 +23,7 @@ pub struct PlayArgs {
     /// The prize table the ticket's schedule is drawn from (default: the example table).
     #[arg(long)]
     pub table: Option<PathBuf>,
-    /// Your client seed, mixed into every draw (CONTRACT.md Fairness).
+    /// Your client seed, mixed into every draw (docs/contract.md, "Fairness").
     #[arg(long, default_value = "terminal")]
     pub client_seed: String,
 }

@@ -2,7 +2,7 @@
 //! output of the game's two draw sources, as 32-bit words on stdout, for
 //! outside test suites (`dieharder -a -g 200`, TestU01, PractRand).
 //!
-//! - `fair`: the fair stream of CONTRACT.md (Fairness) exactly as a played
+//! - `fair`: the fair stream of docs/contract.md ("Fairness") exactly as a played
 //!   ticket reads it: for draws `n = 0, 1, 2, ...` the first HMAC block of
 //!   each draw, `HMAC-SHA256(server_seed, "{client_seed}:{serial}:{n}:0")`,
 //!   its eight big-endian words in order (a draw rarely needs a second

@@ -1,5 +1,5 @@
 //! `as-capone report --db URL [--emission N] [--json]`: the operator's
-//! figures of every emission (CONTRACT.md Operator), read straight from the
+//! figures of every emission (docs/contract.md, "Operator"), read straight from the
 //! database (SQLite read-only, or PostgreSQL): per block, tickets printed,
 //! sold, in play, won and lost, prizes won, paid and owed, and the return
 //! to player so far beside the table's exact expectation. The same figures

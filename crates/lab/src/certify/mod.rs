@@ -387,7 +387,7 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         "fair",
         "Fair stream",
         "engine::FairStream: HMAC-SHA256(server seed, \"client:serial:n:c\") with rejection scaling \
-         (CONTRACT.md Fairness), a new server seed per ticket (the draws of played tickets)",
+         (docs/contract.md, Fairness), a new server seed per ticket (the draws of played tickets)",
         &cfg,
         &table,
         &odds,

@@ -6,7 +6,7 @@
 //! purchase goes into a client-side journal: ticket id, seq, the exact
 //! request body and the exact answer bytes. A request that got no answer
 //! (the server died under it) is sent again, identical, after the restart:
-//! CONTRACT.md's retry rule (the same `seq` and body, or the same
+//! docs/contract.md's retry rule (the same `seq` and body, or the same
 //! Idempotency-Key, returns the identical answer and draws nothing new).
 //!
 //! After each kill, before the restart: the ledger (every movement sums to
@@ -21,7 +21,8 @@
 //! and the operator's report must count exactly the tickets the players
 //! hold. At the end, the whole journal is replayed.
 
-use super::{Backend, Database, PRICE, ReliabilityArgs, Rng, START_CENTS, Server, next_action};
+use super::{Backend, Database, ReliabilityArgs, Rng, START_CENTS, Server, next_action};
+use math::table::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -485,10 +486,11 @@ async fn check_balances(url: &str, db: &Database, shared: &Shared, tokens: &[Opt
         let (s, b) = send(&c, reqwest::Method::GET, format!("{url}/api/me"), Some(token), None, None).await?;
         anyhow::ensure!(s == 200, "GET /api/me: {s}");
         let me: Value = serde_json::from_slice(&b)?;
-        let want = START_CENTS - PRICE * tickets.len() as i64 + prizes;
+        let price = REGULATION_PRICE_CENTS as i64;
+        let want = START_CENTS - price * tickets.len() as i64 + prizes;
         if me["balance_cents"].as_i64() != Some(want) {
             shared.fail(format!(
-                "balance {} != {START_CENTS} - {PRICE} x {} tickets + {prizes} prizes = {want}",
+                "balance {} != {START_CENTS} - {price} x {} tickets + {prizes} prizes = {want}",
                 me["balance_cents"],
                 tickets.len()
             ));

@@ -1,5 +1,5 @@
 //! `as-capone reliability <kills|soak|hostile|accounts|all>`: the fault and load
-//! evidence of issue 11, run against the real `as-capone serve` binary (this
+//! evidence, run against the real `as-capone serve` binary (this
 //! very executable, started as a child process on a fresh temporary
 //! database), so that it exercises the code players hit.
 //!
@@ -271,8 +271,10 @@ impl Drop for TempDir {
     }
 }
 
+// testkit: this copy of the tests' fixture table gives way to the test kit's.
 /// The prize table of these runs: blocks of 2 000 tickets, so that a
-/// database starts in a moment (the tests' table).
+/// database starts in a moment (the tests' table), at the regulation's
+/// price ([`math::table::REGULATION_PRICE_CENTS`]).
 pub const TABLE: &str = r#"
 game = "As Capone"
 code = "REL"
@@ -292,8 +294,6 @@ prizes_cents = { 5 = 600, 6 = 3000, 7 = 20000, 8 = 200000 }
 pub const START_CENTS: i64 = 1_000_000_000;
 /// The operator token of the servers started here.
 pub const OPERATOR_TOKEN: &str = "reliability-operator-token-0123456789";
-/// Per-ticket price of [`TABLE`].
-pub const PRICE: i64 = 300;
 
 /// A database for one part: a SQLite file in a temp folder, or a fresh
 /// PostgreSQL database (dropped at the end).
