@@ -597,7 +597,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
         let handles: Vec<_> = players
             .drain(..)
             .enumerate()
-            .map(|(i, p)| rt.spawn(play(url.clone(), i, p, shared.clone(), rng.next())))
+            .map(|(i, p)| rt.spawn(play(url.clone(), i, p, shared.clone(), rng.next_u64())))
             .collect();
         std::thread::sleep(Duration::from_millis(window));
         server.kill();
@@ -633,7 +633,7 @@ fn after_kill(
     if audit.first_broken.is_some() {
         shared.fail(format!("after kill {}: audit chain broken: {audit:?}", k + 1));
     }
-    if (k + 1) % 10 == 0 || k + 1 == args.kills {
+    if (k + 1).is_multiple_of(10) || k + 1 == args.kills {
         let (c, tally) = (&shared.counters, &run.tally);
         println!(
             "  kill {:>4}/{}: {} actions, {} purchases answered; {} replayed; lost {} changed {} re-rolls {} 5xx {} ({:.0} s)",

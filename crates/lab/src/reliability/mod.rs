@@ -27,12 +27,12 @@
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
 //! status is non-zero when any check failed.
 
-mod accounts;
-mod guessing;
-mod hostile;
-mod kills;
-mod shops;
-mod soak;
+pub mod accounts;
+pub mod guessing;
+pub mod hostile;
+pub mod kills;
+pub mod shops;
+pub mod soak;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -230,7 +230,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x5851_f42d_4c95_7f2d)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -239,10 +239,10 @@ impl Rng {
     }
     /// Uniform in `lo..=hi`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
+        lo + self.next_u64() % (hi - lo + 1)
     }
     pub fn hex(&mut self, bytes: usize) -> String {
-        (0..bytes).map(|_| format!("{:02x}", self.next() as u8)).collect()
+        (0..bytes).map(|_| format!("{:02x}", self.next_u64() as u8)).collect()
     }
 }
 
