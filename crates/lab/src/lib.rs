@@ -22,6 +22,8 @@
 //! - [`report`]: `as-capone report`, the operator's figures of every
 //!   emission read from the database (the same code as the admin API), or
 //!   the certification report when given a prize table.
+//! - [`rng_stream`]: the raw words of the two draw sources, which
+//!   `as-capone rng-stream` pipes into dieharder for the report's appendix.
 //!
 //! Each part's clap arguments ([`reliability::ReliabilityArgs`],
 //! [`loadtest::LoadtestArgs`], [`report::ReportArgs`]) live beside it, so the
@@ -31,6 +33,7 @@ pub mod certify;
 pub mod loadtest;
 pub mod reliability;
 pub mod report;
+pub mod rng_stream;
 
 use math::PrizeTable;
 use std::path::Path;
