@@ -20,8 +20,8 @@ use std::process::ExitCode;
 /// mimalloc rather than glibc's allocator: the server allocates and frees
 /// small buffers across threads (a request's task builds what the SQLite
 /// writer frees, and the other way round), where glibc's malloc and free
-/// were about a tenth of the server's CPU (BENCHMARKS.md, on the allocator). It changes no output; the
-/// golden tests pin every output.
+/// were about a tenth of the server's CPU (BENCHMARKS.md, on the
+/// allocator). It changes no output; the golden tests pin every output.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
