@@ -1,31 +1,27 @@
 //! `as-capone`: one binary for players, operators and auditors. Thin clap
-//! commands over the crates `engine`, `math`, `emission` and `server`.
+//! commands over the crates `engine`, `math`, `emission`, `server` and
+//! `lab` (the reliability runs, the load generator and the reports).
 //!
-//! Layout: one module per command (`odds`, `simulate`, `play`, `emit`, ...).
+//! Layout: one module per command (`odds`, `simulate`, `play`, `emit`, ...);
+//! the commands of `lab` are called straight from here.
 
-mod certify;
 mod emit;
-mod loadtest;
 mod odds;
 mod play;
-mod reliability;
-mod report;
 mod rng_stream;
 mod serve;
 mod simulate;
 mod verify;
 
 use clap::{Parser, Subcommand};
-use math::PrizeTable;
-use std::path::Path;
+use lab::{loadtest, reliability, report};
 use std::process::ExitCode;
 
 /// mimalloc rather than glibc's allocator: the server allocates and frees
 /// small buffers across threads (a request's task builds what the SQLite
 /// writer frees, and the other way round), where glibc's malloc and free
-/// were about a tenth of the server's CPU (BENCHMARKS.md, "Issue 12, item
-/// 1: the allocator, a 9 KB future, ..."). It changes no output; the
-/// golden tests pin every output.
+/// were about a tenth of the server's CPU (BENCHMARKS.md, on the
+/// allocator). It changes no output; the golden tests pin every output.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -52,7 +48,7 @@ enum Command {
     VerifyBlock(emit::VerifyBlockArgs),
     /// The game server and its web page.
     Serve(serve::ServeArgs),
-    /// Check a finished ticket's public record (CONTRACT.md Fairness).
+    /// Check a finished ticket's public record (docs/contract.md, "Fairness").
     Verify(verify::VerifyArgs),
     /// The operator's figures of every emission, from the database.
     Report(report::ReportArgs),
@@ -64,15 +60,7 @@ enum Command {
     Reliability(reliability::ReliabilityArgs),
 }
 
-/// Loads and validates a prize table, naming the file in errors.
-pub fn load_table(path: &Path) -> anyhow::Result<PrizeTable> {
-    PrizeTable::load(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
-/// Cents as euros: `1234` -> `12.34 €`.
-pub fn money(cents: u64) -> String {
-    format!("{}.{:02} €", cents / 100, cents % 100)
-}
+pub use lab::load_table;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -1,8 +1,8 @@
 //! `as-capone odds [--table FILE] [--json]`: the exact odds, and with a
-//! table its payout figures (CONTRACT.md).
+//! table its payout figures (docs/contract.md).
 
-use crate::money;
 use clap::Args;
+use format::euros_plain;
 use math::fraction::{approx, to_string as frac};
 use math::payout::{LegalBand, Payout};
 use math::{FinalOutcome, Odds, PrizeTable};
@@ -14,7 +14,7 @@ pub struct OddsArgs {
     /// A prize table (TOML): adds the payout figures.
     #[arg(long)]
     pub table: Option<PathBuf>,
-    /// Print CONTRACT.md's JSON object instead of text.
+    /// Print docs/contract.md's JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -110,7 +110,7 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
         t.game,
         t.code,
         t.block_size,
-        money(t.price_cents),
+        euros_plain(t.price_cents as i64),
         t.schedules.len(),
         &t.digest()[..16]
     );
@@ -134,7 +134,7 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
         format_cents_f(p.std_dev_cents()),
         frac(&p.variance_cents2)
     );
-    let _ = writeln!(w, "  largest possible prize: {}", money(p.largest_prize_cents));
+    let _ = writeln!(w, "  largest possible prize: {}", euros_plain(p.largest_prize_cents as i64));
     let band = LegalBand::scratch();
     let _ = writeln!(
         w,
@@ -156,7 +156,7 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
     }
     let _ = writeln!(w, "\n  Chance of each prize (per ticket sold, over a block):");
     for (cents, chance) in &p.prize_chances {
-        let _ = writeln!(w, "    {:>14}  {:<26} {}", money(*cents), frac(chance), pct(chance));
+        let _ = writeln!(w, "    {:>14}  {:<26} {}", euros_plain(*cents as i64), frac(chance), pct(chance));
     }
     let _ = writeln!(w, "\n  Expected prizes per block, by schedule row and tricks:");
     let _ = writeln!(w, "    {:<4} {:>8}  {:>12} {:>12} {:>12} {:>12}", "row", "tickets", "5", "6", "7", "8");
@@ -177,7 +177,7 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
         w,
         "\n  A block's risk ({} tickets, {} of sales; {}):",
         t.block_size,
-        money(t.price_cents * u64::from(t.block_size)),
+        euros_plain((t.price_cents * u64::from(t.block_size)) as i64),
         r.method
     );
     let _ = writeln!(w, "    expected prizes of a block   {}", format_cents_f(r.mean_cents));

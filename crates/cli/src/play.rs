@@ -3,12 +3,12 @@
 //! the deck when a deck draw is due. The ticket draws from the same fair
 //! stream as the server, and its seed is revealed at the end.
 
-use crate::money;
 use clap::Args;
 use engine::DrawSource;
 use engine::{
     Action, DeckFor, Event, FairStream, FastSource, Game, Next, Outcome, Phase, PrizeSchedule, Rank, commitment,
 };
+use format::euros_plain;
 use math::PrizeTable;
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Write};
@@ -23,7 +23,7 @@ pub struct PlayArgs {
     /// The prize table the ticket's schedule is drawn from (default: the example table).
     #[arg(long)]
     pub table: Option<PathBuf>,
-    /// Your client seed, mixed into every draw (CONTRACT.md Fairness).
+    /// Your client seed, mixed into every draw (docs/contract.md, "Fairness").
     #[arg(long, default_value = "terminal")]
     pub client_seed: String,
 }
@@ -73,16 +73,16 @@ pub fn session(
     let prizes = schedule_of(table, server_seed);
     let mut source = FairStream::new(server_seed, client_seed, &serial);
     let mut game = Game::new(prizes);
-    writeln!(out, "As Capone: ticket {serial}, {}", money(table.price_cents))?;
+    writeln!(out, "As Capone: ticket {serial}, {}", euros_plain(table.price_cents as i64))?;
     writeln!(out, "Commitment (SHA-256 of the server seed): {}", commitment(server_seed))?;
     writeln!(out, "Under the scratch zone, the prizes of this ticket:")?;
     writeln!(
         out,
         "  5 tricks: {}   6 tricks: {}   7 tricks: {}   8 tricks: {}",
-        money(prizes.for_tricks(5)),
-        money(prizes.for_tricks(6)),
-        money(prizes.for_tricks(7)),
-        money(prizes.for_tricks(8))
+        euros_plain(prizes.for_tricks(5) as i64),
+        euros_plain(prizes.for_tricks(6) as i64),
+        euros_plain(prizes.for_tricks(7) as i64),
+        euros_plain(prizes.for_tricks(8) as i64)
     )?;
     writeln!(
         out,
@@ -141,7 +141,7 @@ pub fn session(
     let result = game.result().expect("finished");
     writeln!(out)?;
     if result.prize_cents > 0 {
-        writeln!(out, "You win {} with {} tricks!", money(result.prize_cents), result.tricks)?;
+        writeln!(out, "You win {} with {} tricks!", euros_plain(result.prize_cents as i64), result.tricks)?;
     } else {
         writeln!(out, "Lost ticket ({} tricks in the deciding game).", result.tricks)?;
     }
@@ -176,7 +176,7 @@ pub fn describe(e: Event) -> String {
         Event::GameOver { tricks, next: Next::Finished } => format!("Game over with {tricks} tricks."),
         Event::ExtraGame { game } => format!("Extra game {}: eight new cards each, the same prizes.", game - 1),
         Event::Finished { tricks, prize_cents } => {
-            format!("Ticket finished: {tricks} tricks, prize {}", money(prize_cents))
+            format!("Ticket finished: {tricks} tricks, prize {}", euros_plain(prize_cents as i64))
         }
     }
 }

@@ -25,7 +25,7 @@ pub struct SimulateArgs {
     /// A prize table: adds the simulated payout and return to player.
     #[arg(long)]
     pub table: Option<PathBuf>,
-    /// Print CONTRACT.md's JSON object instead of text.
+    /// Print docs/contract.md's JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }

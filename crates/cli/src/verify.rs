@@ -1,6 +1,6 @@
 //! `as-capone verify FILE [--manifest FILE | --root HEX]`: checks a ticket's
-//! public record, as saved from `GET /api/tickets/{id}/record` (CONTRACT.md
-//! Fairness, guarantee 6): its leaf and inclusion proof up to its block's
+//! public record, as saved from `GET /api/tickets/{id}/record` (docs/contract.md,
+//! "Fairness", guarantee 6): its leaf and inclusion proof up to its block's
 //! root, that root against the published one when given, then the seed,
 //! every draw and the result. The checks are `server::record::verify_against`,
 //! shared with the server's tests.

@@ -432,7 +432,7 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
                 return Ok(());
             }
             "play" => {
-                // Any order gives the same odds (RULES.md); play the highest card.
+                // Any order gives the same odds (docs/rules.md); play the highest card.
                 let card = ticket.hand.last().context("hand")?;
                 json!({"seq": seq, "action": "play", "card": card}).to_string()
             }

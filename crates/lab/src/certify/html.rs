@@ -4,7 +4,7 @@
 use super::analysis::{Distribution, Family, StreamReport, final_labels};
 use super::svg::{esc, heatmap, histogram, ratio_chart, rtp_chart};
 use super::{Report, Verdict};
-use crate::money;
+use format::euros_plain;
 use std::fmt::Write as _;
 
 /// A p-value as the page prints it: four decimals, or two significant
@@ -37,6 +37,24 @@ th{background:#eef3f9}td.n{text-align:right;font-variant-numeric:tabular-nums}co
 pub fn render(r: &Report) -> String {
     let mut h = String::new();
     let w = &mut h;
+    head(w, r);
+    subject(w, r);
+    verdicts(w, r);
+    prize_table(w, r);
+    exact_odds(w, r);
+    for (i, st) in r.streams.iter().enumerate() {
+        stream_section(w, 5 + i, st, r);
+    }
+    let n = 5 + r.streams.len();
+    block_risk(w, r, n);
+    method(w, r, n);
+    appendix(w, r);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The document head, the title and the overall verdict.
+fn head(w: &mut String, r: &Report) {
     let _ = write!(
         w,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -60,8 +78,10 @@ pub fn render(r: &Report) -> String {
         r.checks.len() - failed,
         r.checks.len()
     );
+}
 
-    // Subject.
+/// 1. What was tested: the game, its rules, the program and the run.
+fn subject(w: &mut String, r: &Report) {
     let s = &r.subject;
     let dirty = match s.git_dirty {
         Some(true) => " (with uncommitted changes to tracked files at build time)",
@@ -99,8 +119,10 @@ pub fn render(r: &Report) -> String {
         r.run.threads,
         r.run.seconds
     );
+}
 
-    // Verdicts.
+/// 2. Every check and its verdict.
+fn verdicts(w: &mut String, r: &Report) {
     let p = &r.parameters;
     let _ = write!(
         w,
@@ -125,8 +147,10 @@ pub fn render(r: &Report) -> String {
         );
     }
     w.push_str("</table>");
+}
 
-    // Table.
+/// 3. The prize table, its digests and its canonical form.
+fn prize_table(w: &mut String, r: &Report) {
     let t = &r.table;
     let _ = write!(
         w,
@@ -141,14 +165,14 @@ pub fn render(r: &Report) -> String {
         esc(&t.digest),
         esc(&t.game),
         esc(&t.code),
-        money(t.price_cents),
+        euros_plain(t.price_cents as i64),
         t.block_size,
         if t.regulation_deviations.is_empty() { "none".into() } else { esc(&t.regulation_deviations.join("; ")) }
     );
     for (i, row) in t.rows.iter().enumerate() {
         let _ = write!(w, "<tr><td>{}</td><td class=\"n\">{}</td>", i + 1, row.tickets);
         for c in row.prizes_cents {
-            let _ = write!(w, "<td class=\"n\">{}</td>", money(c));
+            let _ = write!(w, "<td class=\"n\">{}</td>", euros_plain(c as i64));
         }
         w.push_str("</tr>");
     }
@@ -157,8 +181,10 @@ pub fn render(r: &Report) -> String {
         "</table><details><summary>Canonical form (what the digest hashes)</summary><pre>{}</pre></details>",
         esc(&t.canonical)
     );
+}
 
-    // Exact odds.
+/// 4. The exact odds and payout.
+fn exact_odds(w: &mut String, r: &Report) {
     let e = &r.exact;
     w.push_str(
         "<h2>4. Exact odds and payout</h2><p class=\"note\">Rational numbers computed by enumeration (As Capone's \
@@ -215,7 +241,7 @@ pub fn render(r: &Report) -> String {
         pct(e.hit_rate.value),
         e.variance_cents2.fraction,
         e.std_dev_cents / 100.0,
-        money(e.largest_prize_cents),
+        euros_plain(e.largest_prize_cents as i64),
         esc(&e.legal_band.name),
         if e.legal_band.inside { "inside" } else { "OUTSIDE" },
         pct(e.legal_band.low.value),
@@ -225,26 +251,22 @@ pub fn render(r: &Report) -> String {
         let _ = write!(
             w,
             "<tr><td class=\"n\">{}</td><td class=\"mono\">{}</td><td class=\"n\">{:.3e}</td></tr>",
-            money(pc.prize_cents),
+            euros_plain(pc.prize_cents as i64),
             pc.chance.fraction,
             pc.chance.value
         );
     }
     w.push_str("</table>");
+}
 
-    // Streams.
-    for (i, st) in r.streams.iter().enumerate() {
-        stream_section(w, 5 + i, st, r);
-    }
-    let n = 5 + r.streams.len();
-
-    // Block risk.
+/// Section `n`: the distribution of one block's total prizes.
+fn block_risk(w: &mut String, r: &Report, n: usize) {
     let b = &r.block_risk;
     let markers = vec![
-        (format!("mean {}", money(b.mean_cents.round() as u64)), b.mean_cents),
-        (format!("99th percentile {}", money(b.p99_cents.round() as u64)), b.p99_cents),
-        (format!("99.99th percentile {}", money(b.p9999_cents.round() as u64)), b.p9999_cents),
-        (format!("sales {}", money(b.sales_cents)), b.sales_cents as f64),
+        (format!("mean {}", euros_plain(b.mean_cents.round() as i64)), b.mean_cents),
+        (format!("99th percentile {}", euros_plain(b.p99_cents.round() as i64)), b.p99_cents),
+        (format!("99.99th percentile {}", euros_plain(b.p9999_cents.round() as i64)), b.p9999_cents),
+        (format!("sales {}", euros_plain(b.sales_cents as i64)), b.sales_cents as f64),
     ];
     let _ = write!(
         w,
@@ -256,17 +278,19 @@ pub fn render(r: &Report) -> String {
          <tr><th>Chance that a block's prizes exceed its sales</th><td class=\"n\">{:.3e}</td></tr>\
          <tr><th>99th percentile</th><td class=\"n\">{}</td></tr><tr><th>99.99th percentile</th><td class=\"n\">{}</td></tr></table>{}",
         r.table.block_size,
-        money(b.sales_cents),
+        euros_plain(b.sales_cents as i64),
         esc(&b.method),
-        money(b.mean_cents.round() as u64),
-        money(b.std_dev_cents.round() as u64),
+        euros_plain(b.mean_cents.round() as i64),
+        euros_plain(b.std_dev_cents.round() as i64),
         b.p_prizes_exceed_sales,
-        money(b.p99_cents.round() as u64),
-        money(b.p9999_cents.round() as u64),
+        euros_plain(b.p99_cents.round() as i64),
+        euros_plain(b.p9999_cents.round() as i64),
         histogram("Distribution of one block's total prizes", &b.histogram, &markers)
     );
+}
 
-    // Method.
+/// Section `n`: how the figures are computed.
+fn method(w: &mut String, r: &Report, n: usize) {
     let _ = write!(
         w,
         "<h2>{}. Method</h2><ul>\
@@ -289,8 +313,10 @@ pub fn render(r: &Report) -> String {
         n + 1,
         r.parameters.min_expected
     );
+}
 
-    // Appendix.
+/// The dieharder appendix.
+fn appendix(w: &mut String, r: &Report) {
     let _ = write!(
         w,
         "<h2>Appendix: dieharder</h2><p>The raw 32-bit streams, tested with dieharder's whole battery: \
@@ -337,8 +363,6 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
-    h.push_str("</body></html>\n");
-    h
 }
 
 fn dist_table(w: &mut String, title: &str, d: &Distribution) {
@@ -426,7 +450,7 @@ fn stream_section(w: &mut String, n: usize, s: &StreamReport, r: &Report) {
         pct(s.rtp.observed),
         pct(s.rtp.expected.value),
         s.rtp.expected.fraction,
-        money(u64::try_from(s.rtp.prizes_cents).unwrap_or(u64::MAX)),
+        euros_plain(i64::try_from(s.rtp.prizes_cents).unwrap_or(i64::MAX)),
         s.rtp.z,
         fmt_p(s.rtp.p_value)
     );

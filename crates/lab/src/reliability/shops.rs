@@ -16,7 +16,8 @@
 //! the operator's report counts each ticket sold once and each prize paid
 //! once, and the ledger and the audit chain are sound.
 
-use super::{Backend, Database, OPERATOR_TOKEN, PRICE, ReliabilityArgs, Rng, Server, TABLE, next_action};
+use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, Rng, Server, TABLE, next_action};
+use math::table::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
@@ -270,8 +271,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     }
     // Nothing applied twice: the report counts each sale and each payment once.
     let totals = rt.block_on(super::report_totals(&db.url))?;
-    let expected =
-        json!({"sold": tally.sold, "sales_cents": tally.sold * PRICE, "prizes_paid_cents": tally.prizes_paid_cents});
+    let expected = json!({"sold": tally.sold, "sales_cents": tally.sold * REGULATION_PRICE_CENTS as i64, "prizes_paid_cents": tally.prizes_paid_cents});
     for (k, v) in expected.as_object().into_iter().flatten() {
         if totals[k] != *v {
             tally.failures.push(format!("the report's {k} is {}, the shops were answered {v}", totals[k]));

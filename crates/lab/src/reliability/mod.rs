@@ -1,5 +1,5 @@
 //! `as-capone reliability <kills|soak|hostile|accounts|all>`: the fault and load
-//! evidence of issue 11, run against the real `as-capone serve` binary (this
+//! evidence, run against the real `as-capone serve` binary (this
 //! very executable, started as a child process on a fresh temporary
 //! database), so that it exercises the code players hit.
 //!
@@ -27,12 +27,12 @@
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
 //! status is non-zero when any check failed.
 
-mod accounts;
-mod guessing;
-mod hostile;
-mod kills;
-mod shops;
-mod soak;
+pub mod accounts;
+pub mod guessing;
+pub mod hostile;
+pub mod kills;
+pub mod shops;
+pub mod soak;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -230,7 +230,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x5851_f42d_4c95_7f2d)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -239,10 +239,10 @@ impl Rng {
     }
     /// Uniform in `lo..=hi`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
+        lo + self.next_u64() % (hi - lo + 1)
     }
     pub fn hex(&mut self, bytes: usize) -> String {
-        (0..bytes).map(|_| format!("{:02x}", self.next() as u8)).collect()
+        (0..bytes).map(|_| format!("{:02x}", self.next_u64() as u8)).collect()
     }
 }
 
@@ -271,8 +271,10 @@ impl Drop for TempDir {
     }
 }
 
+// testkit: this copy of the tests' fixture table gives way to the test kit's.
 /// The prize table of these runs: blocks of 2 000 tickets, so that a
-/// database starts in a moment (the tests' table).
+/// database starts in a moment (the tests' table), at the regulation's
+/// price ([`math::table::REGULATION_PRICE_CENTS`]).
 pub const TABLE: &str = r#"
 game = "As Capone"
 code = "REL"
@@ -292,8 +294,6 @@ prizes_cents = { 5 = 600, 6 = 3000, 7 = 20000, 8 = 200000 }
 pub const START_CENTS: i64 = 1_000_000_000;
 /// The operator token of the servers started here.
 pub const OPERATOR_TOKEN: &str = "reliability-operator-token-0123456789";
-/// Per-ticket price of [`TABLE`].
-pub const PRICE: i64 = 300;
 
 /// A database for one part: a SQLite file in a temp folder, or a fresh
 /// PostgreSQL database (dropped at the end).

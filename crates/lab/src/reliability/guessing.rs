@@ -79,7 +79,7 @@ impl Client {
 fn wrong_codes(seed: u64) -> impl Iterator<Item = String> {
     let mut rng = super::Rng::new(seed);
     std::iter::repeat_with(move || {
-        let bits = (u128::from(rng.next()) << 16) ^ u128::from(rng.next() & 0xffff);
+        let bits = (u128::from(rng.next_u64()) << 16) ^ u128::from(rng.next_u64() & 0xffff);
         emission::PlayCode::from_bits(bits & ((1u128 << 80) - 1)).to_string()
     })
 }

@@ -62,7 +62,7 @@ impl DrawFactory for SimFactory {
     fn begin_ticket(&self, _source: &mut FastSource, _ticket: u64) {}
 }
 
-/// The fair stream of played tickets ([`FairStream`], CONTRACT.md Fairness):
+/// The fair stream of played tickets ([`FairStream`], docs/contract.md, "Fairness"):
 /// each ticket its own server seed, `SHA-256(key || ticket)`, a fixed client
 /// seed and a serial naming the ticket, exactly as the server builds it.
 pub struct FairFactory {

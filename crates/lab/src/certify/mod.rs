@@ -36,7 +36,7 @@ pub const THRESHOLD: f64 = 0.001;
 pub const FORMAT: &str = "as-capone certification report v1";
 /// The rules the engine follows.
 pub const RULES: &str = "Annexe 3 to the regulation of the \"Illiko Live\" game offer, game \"As Capone\" \
-    (articles 1 to 3), as read in shared/spec/RULES.md";
+    (articles 1 to 3), as read in docs/rules.md";
 /// How the dieharder appendix is produced.
 pub const DIEHARDER_COMMAND: &str = "as-capone rng-stream --source fair | dieharder -a -g 200 > fair.dieharder.txt; \
     as-capone rng-stream --source sim | dieharder -a -g 200 > sim.dieharder.txt";
@@ -387,7 +387,7 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         "fair",
         "Fair stream",
         "engine::FairStream: HMAC-SHA256(server seed, \"client:serial:n:c\") with rejection scaling \
-         (CONTRACT.md Fairness), a new server seed per ticket (the draws of played tickets)",
+         (docs/contract.md, Fairness), a new server seed per ticket (the draws of played tickets)",
         &cfg,
         &table,
         &odds,

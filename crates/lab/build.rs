@@ -4,9 +4,10 @@
 //!   (no git, or not a git checkout: a source tarball);
 //! - `AS_CAPONE_GIT_DIRTY`: "true" when tracked files had uncommitted changes
 //!   at build time, "false" when not, "unknown" without git;
-//! - `AS_CAPONE_RULES_DIGESTS`: `sha256  FILE` of the rules' files
-//!   (`shared/spec/RULES.md` and the French regulation), where the build
-//!   finds them beside the checkout, separated by `;`; empty when not found.
+//! - `AS_CAPONE_RULES_DIGESTS`: `sha256  FILE` of the repository's rules'
+//!   files (`docs/rules.md` and the French regulation
+//!   `docs/reglement-as-capone.fr.txt`), separated by `;`; empty when
+//!   neither is found.
 //!
 //! The report also hashes the executable itself at run time: that digest
 //! names the exact file whatever the build said.
@@ -49,27 +50,29 @@ fn main() {
         println!("cargo:rerun-if-changed={path}");
     }
 
+    // The rules' files of this repository, from the workspace root (two
+    // levels above this crate's manifest).
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest.join("../..");
     let mut digests = Vec::new();
-    for spec in [manifest.join("../../shared/spec"), manifest.join("../../../shared/spec")] {
-        for name in ["RULES.md", "reglement-as-capone.fr.txt"] {
-            let f = spec.join(name);
-            if !f.exists() {
-                continue;
-            }
-            println!("cargo:rerun-if-changed={}", f.display());
-            let digest = Command::new("sha256sum")
-                .arg(&f)
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
-                .and_then(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().next().map(String::from));
-            if let Some(d) = digest {
-                digests.push(format!("{d}  shared/spec/{name}"));
-            }
+    // Watch the folder too, so that a rules file added later is hashed.
+    if root.join("docs").is_dir() {
+        println!("cargo:rerun-if-changed={}", root.join("docs").display());
+    }
+    for name in ["docs/rules.md", "docs/reglement-as-capone.fr.txt"] {
+        let f = root.join(name);
+        if !f.exists() {
+            continue;
         }
-        if !digests.is_empty() {
-            break;
+        println!("cargo:rerun-if-changed={}", f.display());
+        let digest = Command::new("sha256sum")
+            .arg(&f)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().next().map(String::from));
+        if let Some(d) = digest {
+            digests.push(format!("{d}  {name}"));
         }
     }
     println!("cargo:rustc-env=AS_CAPONE_RULES_DIGESTS={}", digests.join(";"));

@@ -1,5 +1,5 @@
 //! `as-capone report --db URL [--emission N] [--json]`: the operator's
-//! figures of every emission (CONTRACT.md Operator), read straight from the
+//! figures of every emission (docs/contract.md, "Operator"), read straight from the
 //! database (SQLite read-only, or PostgreSQL): per block, tickets printed,
 //! sold, in play, won and lost, prizes won, paid and owed, and the return
 //! to player so far beside the table's exact expectation. The same figures
@@ -11,8 +11,8 @@
 //! Exactly one of `--db` and `--table` is given.
 
 use crate::certify;
-use crate::money;
 use clap::Args;
+use format::euros_plain;
 use server::store::{EmissionReport, Figures, iso8601, report_from};
 use std::path::PathBuf;
 
@@ -137,7 +137,7 @@ fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
 }
 
 fn row(label: &str, f: &Figures) -> String {
-    let euros = |c: i64| money(c.max(0) as u64);
+    let euros = |c: i64| euros_plain(c.max(0));
     format!(
         "{label:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>14} {:>14} {:>12}\n",
         f.printed,
@@ -159,7 +159,7 @@ pub fn text(r: &EmissionReport) -> String {
         r.code,
         r.channel.as_str(),
         r.table_digest,
-        money(r.price_cents.max(0) as u64),
+        euros_plain(r.price_cents.max(0)),
         r.block_size
     );
     out += &format!(

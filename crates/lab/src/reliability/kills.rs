@@ -6,7 +6,7 @@
 //! purchase goes into a client-side journal: ticket id, seq, the exact
 //! request body and the exact answer bytes. A request that got no answer
 //! (the server died under it) is sent again, identical, after the restart:
-//! CONTRACT.md's retry rule (the same `seq` and body, or the same
+//! docs/contract.md's retry rule (the same `seq` and body, or the same
 //! Idempotency-Key, returns the identical answer and draws nothing new).
 //!
 //! After each kill, before the restart: the ledger (every movement sums to
@@ -21,7 +21,8 @@
 //! and the operator's report must count exactly the tickets the players
 //! hold. At the end, the whole journal is replayed.
 
-use super::{Backend, Database, PRICE, ReliabilityArgs, Rng, START_CENTS, Server, next_action};
+use super::{Backend, Database, ReliabilityArgs, Rng, START_CENTS, Server, next_action};
+use math::table::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -485,10 +486,11 @@ async fn check_balances(url: &str, db: &Database, shared: &Shared, tokens: &[Opt
         let (s, b) = send(&c, reqwest::Method::GET, format!("{url}/api/me"), Some(token), None, None).await?;
         anyhow::ensure!(s == 200, "GET /api/me: {s}");
         let me: Value = serde_json::from_slice(&b)?;
-        let want = START_CENTS - PRICE * tickets.len() as i64 + prizes;
+        let price = REGULATION_PRICE_CENTS as i64;
+        let want = START_CENTS - price * tickets.len() as i64 + prizes;
         if me["balance_cents"].as_i64() != Some(want) {
             shared.fail(format!(
-                "balance {} != {START_CENTS} - {PRICE} x {} tickets + {prizes} prizes = {want}",
+                "balance {} != {START_CENTS} - {price} x {} tickets + {prizes} prizes = {want}",
                 me["balance_cents"],
                 tickets.len()
             ));
@@ -509,6 +511,22 @@ async fn check_balances(url: &str, db: &Database, shared: &Shared, tokens: &[Opt
     Ok(())
 }
 
+/// What a kills run has counted so far, beside the shared counters.
+struct Run {
+    started: Instant,
+    blocks: u64,
+    tally: CheckTally,
+    ledger_checks: u64,
+    audit_entries: u64,
+    survived: u32,
+    start_ms: Vec<u128>,
+    server_error_lines: Vec<String>,
+    down_ms_total: u128,
+}
+
+/// Starts the server on the same database `--kills` times, each time checks
+/// the journal of answers against it, then loads it and SIGKILLs it at a
+/// random moment; returns the report's JSON.
 pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runtime::Runtime) -> anyhow::Result<Value> {
     let label = format!("kills-{}", backend.name());
     println!("\n== kills on {}: {} SIGKILLs under load, {} players ==", backend.name(), args.kills, args.players);
@@ -520,7 +538,17 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     let blocks = ((args.kills as u64 * args.kill_window_ms * 300 / 1000 / 2000) + 3).clamp(3, 20); // the server emits at most 20 blocks per call
     let blocks_s = blocks.to_string();
     let extra = ["--initial-blocks", blocks_s.as_str()];
-    let started = Instant::now();
+    let mut run = Run {
+        started: Instant::now(),
+        blocks,
+        tally: CheckTally::default(),
+        ledger_checks: 0,
+        audit_entries: 0,
+        survived: 0,
+        start_ms: Vec::new(),
+        server_error_lines: Vec::new(),
+        down_ms_total: 0,
+    };
     let shared = Arc::new(Shared {
         journal: Mutex::default(),
         counters: Counters::default(),
@@ -529,21 +557,14 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     });
     let mut rng = Rng::new(seed);
     let mut players: Vec<Player> = vec![Player::default(); args.players];
-    let mut tally = CheckTally::default();
-    let mut ledger_checks = 0u64;
-    let mut audit_entries = 0u64;
-    let mut survived = 0u32;
     let mut checked_upto = 0usize;
-    let mut start_ms = Vec::new();
-    let mut server_error_lines = Vec::new();
-    let mut down_ms_total = 0u128;
     for k in 0..=args.kills {
         let t_down = Instant::now();
         let mut server = Server::start(&db, &extra)?;
-        down_ms_total += t_down.elapsed().as_millis();
-        start_ms.push(server.start_ms);
+        run.down_ms_total += t_down.elapsed().as_millis();
+        run.start_ms.push(server.start_ms);
         if k > 0 {
-            survived += 1;
+            run.survived += 1;
         }
         let url = server.url.clone();
         let tokens: Vec<Option<String>> = players.iter().map(|p| p.token.clone()).collect();
@@ -559,14 +580,14 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
         if last {
             which = (0..total).collect(); // the end: the whole journal
         }
-        rt.block_on(check(&url, &shared, &tokens, &which, &mut tally))?;
+        rt.block_on(check(&url, &shared, &tokens, &which, &mut run.tally))?;
         checked_upto = total;
         if k % 10 == 0 || last {
             rt.block_on(check_balances(&url, &db, &shared, &tokens))?;
-            tally.balance_checks += 1;
+            run.tally.balance_checks += 1;
         }
         if last {
-            server_error_lines.extend(server.errors.lock().unwrap().clone());
+            run.server_error_lines.extend(server.errors.lock().unwrap().clone());
             server.kill();
             break;
         }
@@ -576,45 +597,74 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
         let handles: Vec<_> = players
             .drain(..)
             .enumerate()
-            .map(|(i, p)| rt.spawn(play(url.clone(), i, p, shared.clone(), rng.next())))
+            .map(|(i, p)| rt.spawn(play(url.clone(), i, p, shared.clone(), rng.next_u64())))
             .collect();
         std::thread::sleep(Duration::from_millis(window));
         server.kill();
         for h in handles {
             players.push(rt.block_on(h)?);
         }
-        server_error_lines.extend(server.errors.lock().unwrap().clone());
-        // Ledger and audit chain, on the database as the kill left it.
-        let (ledger, audit) = rt.block_on(super::check_ledger_and_audit(&db))?;
-        ledger_checks += 1;
-        audit_entries = audit.entries;
-        if !ledger.is_sound() {
-            shared.fail(format!("after kill {}: ledger unsound: {ledger:?}", k + 1));
-        }
-        if audit.first_broken.is_some() {
-            shared.fail(format!("after kill {}: audit chain broken: {audit:?}", k + 1));
-        }
-        if (k + 1) % 10 == 0 || k + 1 == args.kills {
-            let c = &shared.counters;
-            println!(
-                "  kill {:>4}/{}: {} actions, {} purchases answered; {} replayed; lost {} changed {} re-rolls {} 5xx {} ({:.0} s)",
-                k + 1,
-                args.kills,
-                c.answered_actions.load(Ordering::Relaxed),
-                c.answered_purchases.load(Ordering::Relaxed),
-                tally.replayed_actions + tally.replayed_purchases,
-                tally.lost,
-                tally.changed + c.changed.load(Ordering::Relaxed),
-                tally.rerolls,
-                tally.server_errors + c.server_errors.load(Ordering::Relaxed),
-                started.elapsed().as_secs_f64()
-            );
-        }
+        run.server_error_lines.extend(server.errors.lock().unwrap().clone());
+        after_kill(args, k, rt, &db, &shared, &mut run)?;
         if players.iter().all(|p| p.sold_out) {
             shared.fail("every ticket was sold: more --initial-blocks needed".into());
             break;
         }
     }
+    Ok(summary(args, backend, &shared, run))
+}
+
+/// Kill number `k + 1` just happened: checks the ledger and the audit chain
+/// on the database as the kill left it, and prints the progress every ten.
+fn after_kill(
+    args: &ReliabilityArgs,
+    k: u32,
+    rt: &tokio::runtime::Runtime,
+    db: &Database,
+    shared: &Shared,
+    run: &mut Run,
+) -> anyhow::Result<()> {
+    let (ledger, audit) = rt.block_on(super::check_ledger_and_audit(db))?;
+    run.ledger_checks += 1;
+    run.audit_entries = audit.entries;
+    if !ledger.is_sound() {
+        shared.fail(format!("after kill {}: ledger unsound: {ledger:?}", k + 1));
+    }
+    if audit.first_broken.is_some() {
+        shared.fail(format!("after kill {}: audit chain broken: {audit:?}", k + 1));
+    }
+    if (k + 1).is_multiple_of(10) || k + 1 == args.kills {
+        let (c, tally) = (&shared.counters, &run.tally);
+        println!(
+            "  kill {:>4}/{}: {} actions, {} purchases answered; {} replayed; lost {} changed {} re-rolls {} 5xx {} ({:.0} s)",
+            k + 1,
+            args.kills,
+            c.answered_actions.load(Ordering::Relaxed),
+            c.answered_purchases.load(Ordering::Relaxed),
+            tally.replayed_actions + tally.replayed_purchases,
+            tally.lost,
+            tally.changed + c.changed.load(Ordering::Relaxed),
+            tally.rerolls,
+            tally.server_errors + c.server_errors.load(Ordering::Relaxed),
+            run.started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// The verdict, printed and as the report's JSON.
+fn summary(args: &ReliabilityArgs, backend: Backend, shared: &Shared, run: Run) -> Value {
+    let Run {
+        started,
+        blocks,
+        tally,
+        ledger_checks,
+        audit_entries,
+        survived,
+        mut start_ms,
+        server_error_lines,
+        down_ms_total,
+    } = run;
     let c = &shared.counters;
     let failures = shared.failures.lock().unwrap().clone();
     let lost = tally.lost;
@@ -682,5 +732,5 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
         ledger_checks,
         if ok { "PASS" } else { "FAIL" }
     );
-    Ok(summary)
+    summary
 }
