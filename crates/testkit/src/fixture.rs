@@ -82,9 +82,7 @@ pub fn table_toml(code: &str, price_cents: u64, block_size: u32, rows: &[(u32, [
 pub fn table_json(code: &str, price_cents: u64, block_size: u32, rows: &[(u32, [u64; 4])]) -> Value {
     let schedule: Vec<Value> = rows
         .iter()
-        .map(|(tickets, p)| {
-            json!({"tickets": tickets, "prizes_cents": {"5": p[0], "6": p[1], "7": p[2], "8": p[3]}})
-        })
+        .map(|(tickets, p)| json!({"tickets": tickets, "prizes_cents": {"5": p[0], "6": p[1], "7": p[2], "8": p[3]}}))
         .collect();
     json!({
         "game": "As Capone", "code": code, "price_cents": price_cents, "block_size": block_size,

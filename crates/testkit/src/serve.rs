@@ -44,7 +44,14 @@ pub fn sqlite_url(dir: &Path, name: &str) -> String {
 pub fn serve_command(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Command {
     let mut c = Command::new(exe);
     c.arg("serve")
-        .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--registrations-per-address", "0", "--table"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--allow-non-regulation-table",
+            "--registrations-per-address",
+            "0",
+            "--table",
+        ])
         .arg(dir.join("table.toml"))
         .arg("--db")
         .arg(db_url)
@@ -193,6 +200,13 @@ impl Server {
     /// SIGKILL: no shutdown, no flush; waits for the process to end.
     pub fn kill(&mut self) {
         kill(&mut self.child);
+    }
+
+    /// SIGKILL to a server that must still be running: the error of the
+    /// kill (a process that already exited) or of the wait.
+    pub fn sigkill(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.kill()?;
+        self.child.wait()
     }
 
     /// The process, for what this type does not do (signals, exit status).

@@ -65,7 +65,12 @@ impl Plan {
 /// Plays ticket `serial` with the fixed seed and `client_seed` to its end,
 /// `choose` picking the card of each play from the hand (it is told how
 /// many cards were played before).
-pub fn play(serial: &str, client_seed: &str, prizes: PrizeSchedule, mut choose: impl FnMut(Hand, usize) -> Rank) -> Plan {
+pub fn play(
+    serial: &str,
+    client_seed: &str,
+    prizes: PrizeSchedule,
+    mut choose: impl FnMut(Hand, usize) -> Rank,
+) -> Plan {
     let mut stream = FairStream::new(&SEED, client_seed, serial);
     let mut game = Game::new(prizes);
     let (mut actions, mut events) = (Vec::new(), Vec::new());
