@@ -10,7 +10,6 @@ mod common;
 
 use serde_json::{Value, json};
 use server::record::{Record, verify};
-use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ const TABLE: &str = common::BLOCKS_OF_2000;
 const START: i64 = 1_000_000;
 
 /// Starts the server on the test's table and database.
-fn start(dir: &std::path::Path) -> (Child, String) {
+fn start(dir: &std::path::Path) -> common::Server {
     let start = START.to_string();
     common::start_server(
         dir,
@@ -73,14 +72,14 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), TABLE).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let (mut child, url) = start(dir.path());
+    let mut server = start(dir.path());
+    let url = server.url.clone();
     let seen: Seen = Arc::default();
     let tokens: Arc<Mutex<Vec<String>>> = Arc::default();
     rt.block_on(async {
         let tasks: Vec<_> = (0..16).map(|_| tokio::spawn(player(url.clone(), seen.clone(), tokens.clone()))).collect();
         tokio::time::sleep(Duration::from_millis(1500)).await;
-        child.kill().unwrap(); // SIGKILL: no shutdown, no flush
-        child.wait().unwrap();
+        server.sigkill().unwrap(); // SIGKILL: no shutdown, no flush
         for t in tasks {
             t.await.unwrap();
         }
@@ -89,7 +88,8 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
     let tokens = tokens.lock().unwrap().clone();
     assert!(seen.len() > 200, "enough actions were answered before the kill: {}", seen.len());
 
-    let (mut child, url) = start(dir.path());
+    let mut server = start(dir.path());
+    let url = server.url.clone();
     rt.block_on(async {
         let c = reqwest::Client::new();
         // Every answered action is kept: the same request gives the same bytes.
@@ -146,8 +146,7 @@ fn sigkill_in_the_middle_loses_nothing_that_was_answered() {
             assert_eq!(me["balance_cents"].as_i64().unwrap(), START - 300 * tickets.len() as i64 + prizes);
         }
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
+    server.sigkill().unwrap();
 
     // The ledger and the audit chain, checked in-process on the same file.
     rt.block_on(async {

@@ -7,7 +7,10 @@ use serde_json::Value;
 use std::process::Command;
 use std::time::Instant;
 
-const TABLE: &str = "game = \"As Capone\"\ncode = \"LDT\"\nprice_cents = 300\nblock_size = 1000\n[[schedule]]\ntickets = 1000\nprizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }\n";
+/// Blocks of 1 000 tickets of one row.
+fn table() -> String {
+    testkit::fixture::table_toml("LDT", 300, 1000, &[(1000, [300, 1000, 10000, 100000])])
+}
 
 fn loadtest(url: &str, extra: &[&str]) -> (Value, f64) {
     let t0 = Instant::now();
@@ -31,8 +34,9 @@ fn lat_max(v: &Value) -> f64 {
 #[test]
 fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("table.toml"), TABLE).unwrap();
-    let (mut server, url) = common::start_server(dir.path(), "load.db", &["--initial-blocks", "1"]);
+    std::fs::write(dir.path().join("table.toml"), table()).unwrap();
+    let mut server = common::start_server(dir.path(), "load.db", &["--initial-blocks", "1"]);
+    let url = server.url.clone();
 
     let (v, _) = loadtest(&url, &[]);
     assert_eq!(v["games"], 12);
@@ -87,6 +91,5 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.sigkill().unwrap();
 }

@@ -11,7 +11,6 @@
 mod common;
 
 use serde_json::{Value, json};
-use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,21 +28,9 @@ const CEILING_MIB: u64 = 400;
 /// A flood request's status, `Retry-After` and kind.
 type Answer = (u16, Option<String>, &'static str);
 
-/// The server, killed when dropped: a failing test leaves no server behind.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A figure of `/proc/PID/status` in KiB (`VmHWM`, `VmRSS`).
 fn status_kib(pid: u32, field: &str) -> u64 {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = text.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no {field} in {text}"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    testkit::serve::status_kib(pid, field).unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
 async fn post(c: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> (u16, Value, Option<String>) {
@@ -99,13 +86,12 @@ fn p99(v: &mut [Duration]) -> Duration {
 fn a_flood_of_logins_keeps_memory_bounded_and_games_fast() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
-    let (child, url) = common::start_server(
+    let server = common::start_server(
         dir.path(),
         "flood.db",
         &["--start-balance-cents", "10000000", "--demo-token", "", "--logins-per-address", "0"],
     );
-    let pid = child.id();
-    let _server = Proc(child);
+    let (pid, url) = (server.pid, server.url.clone());
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let c = reqwest::Client::new();

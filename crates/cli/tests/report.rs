@@ -1,5 +1,5 @@
 //! `as-capone report --db URL`: the operator's figures read from the
-//! database by the binary are the admin API's (CONTRACT.md Operator), and
+//! database by the binary are the admin API's (docs/contract.md Operator), and
 //! follow what was sold and played.
 
 mod common;
@@ -19,11 +19,12 @@ fn report(db: &str, extra: &[&str]) -> (bool, String) {
 fn report_gives_the_admin_apis_figures_from_the_database() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
-    let (mut server, url) = common::start_server(
+    let mut server = common::start_server(
         dir.path(),
         "report.db",
         &["--initial-blocks", "1", "--demo-token", "", "--operator-tokens", OPERATOR],
     );
+    let url = server.url.clone();
     let db = format!("sqlite://{}", dir.path().join("report.db").display());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let admin: Value = rt.block_on(async {
@@ -80,6 +81,5 @@ fn report_gives_the_admin_apis_figures_from_the_database() {
     assert!(!ok && text.contains("no emission 9"), "{text}");
     let (ok, text) = report(&format!("sqlite://{}", dir.path().join("missing.db").display()), &[]);
     assert!(!ok && text.contains("no database file"), "{text}");
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.sigkill().unwrap();
 }

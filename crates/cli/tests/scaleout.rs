@@ -20,22 +20,20 @@
 //! - the audit log holds one entry per player, sale and finished game, and
 //!   its hash chain verifies once sealed.
 //!
-//! The test runs on the local PostgreSQL (see `server/tests/common/pgdb.rs`);
+//! The test runs on the local PostgreSQL (see `testkit::pg`);
 //! without one it says so and passes, unless `AS_CAPONE_REQUIRE_POSTGRES`
 //! is set.
 
 mod common;
-#[path = "../../server/tests/common/pgdb.rs"]
-mod pgdb;
 
 use serde_json::{Value, json};
 use server::record::{Record, verify};
 use sqlx::Connection;
 use std::collections::{HashMap, HashSet};
-use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use testkit::pg as pgdb;
 
 const TABLE: &str = common::BLOCKS_OF_2000;
 const START: i64 = 1_000_000;
@@ -43,26 +41,11 @@ const PRICE: i64 = 300;
 const PLAYERS: usize = 32;
 const NAMES: [&str; 2] = ["A", "B"];
 
-/// A server process, killed (SIGKILL) when dropped: a failing test leaves
-/// no server behind.
-struct Proc(Child);
-
-impl Proc {
-    fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn spawn(dir: &std::path::Path, db: &str) -> Proc {
+/// A server process on `db`, not yet listening; killed (SIGKILL) when
+/// dropped, as the server it becomes: a failing test leaves no server behind.
+fn spawn(dir: &std::path::Path, db: &str) -> common::Spawned {
     let start = START.to_string();
-    Proc(common::spawn_server(dir, db, &["--start-balance-cents", &start, "--demo-token", "", "--initial-blocks", "2"]))
+    common::spawn_server(dir, db, &["--start-balance-cents", &start, "--demo-token", "", "--initial-blocks", "2"])
 }
 
 /// Where the players find the two processes: per process, its generation
@@ -271,6 +254,221 @@ async fn get(c: &reqwest::Client, url: &str, token: &str) -> Value {
     resp.json().await.unwrap()
 }
 
+/// Every answer is replayed byte for byte, by both processes (guarantee
+/// 4), whichever of them gave it first.
+async fn every_answer_replayed_by_both(
+    c: &reqwest::Client,
+    urls: &[String; 2],
+    purchases: &[(String, Purchase)],
+    actions: &[(String, Action)],
+) {
+    let purchases = Arc::new(purchases.to_vec());
+    let actions = Arc::new(actions.to_vec());
+    let workers = 16;
+    let tasks: Vec<_> = (0..workers)
+        .map(|w| {
+            let (c, urls, purchases, actions) = (c.clone(), urls.clone(), purchases.clone(), actions.clone());
+            tokio::spawn(async move {
+                for (token, p) in purchases.iter().skip(w).step_by(workers) {
+                    for (i, url) in urls.iter().enumerate() {
+                        let resp = c
+                            .post(format!("{url}/api/tickets"))
+                            .bearer_auth(token)
+                            .header("Idempotency-Key", &p.key)
+                            .json(&json!({}))
+                            .send()
+                            .await
+                            .unwrap();
+                        let status = resp.status().as_u16();
+                        let again = resp.bytes().await.unwrap();
+                        assert_eq!(
+                            status,
+                            201,
+                            "purchase {} replayed by {}: {}",
+                            p.key,
+                            NAMES[i],
+                            String::from_utf8_lossy(&again)
+                        );
+                        assert!(
+                            again == p.bytes,
+                            "purchase {} replayed by {}:\n  first: {}\n  again: {}",
+                            p.key,
+                            NAMES[i],
+                            String::from_utf8_lossy(&p.bytes),
+                            String::from_utf8_lossy(&again)
+                        );
+                    }
+                }
+                for (token, a) in actions.iter().skip(w).step_by(workers) {
+                    for (i, url) in urls.iter().enumerate() {
+                        let resp = c
+                            .post(format!("{url}/api/tickets/{}/actions", a.ticket))
+                            .bearer_auth(token)
+                            .json(&a.body)
+                            .send()
+                            .await
+                            .unwrap();
+                        let status = resp.status().as_u16();
+                        let again = resp.bytes().await.unwrap();
+                        let what = format!("ticket {} seq {} replayed by {}", a.ticket, a.seq, NAMES[i]);
+                        assert_eq!(status, 200, "{what}: {}", String::from_utf8_lossy(&again));
+                        assert!(
+                            again == a.bytes,
+                            "{what}:\n  first: {}\n  again: {}",
+                            String::from_utf8_lossy(&a.bytes),
+                            String::from_utf8_lossy(&again)
+                        );
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+/// Per player, from both processes: the tickets are exactly the ones
+/// bought, no serial belongs to two players, every action answered is in
+/// them, every finished record verifies, and the balance adds up.
+async fn every_players_tickets_records_and_balance(c: &reqwest::Client, urls: &[String; 2], logs: &[PlayerLog]) {
+    let mut owner: HashMap<String, usize> = HashMap::new();
+    for (p, log) in logs.iter().enumerate() {
+        let url = &urls[p % 2];
+        let list = get(c, &format!("{url}/api/tickets"), &log.token).await;
+        let other = get(c, &format!("{}/api/tickets", urls[1 - p % 2]), &log.token).await;
+        assert_eq!(list, other, "player {p}: both processes list the same tickets");
+        let tickets = list["tickets"].as_array().unwrap();
+        let ids: HashSet<String> = tickets.iter().map(|t| t["id"].as_str().unwrap().to_string()).collect();
+        let bought: HashSet<String> = log.purchases.iter().map(|p| p.ticket.clone()).collect();
+        assert_eq!(ids, bought, "player {p} holds exactly the tickets bought");
+        assert_eq!(ids.len(), tickets.len());
+        let mut prizes = 0;
+        for t in tickets {
+            let id = t["id"].as_str().unwrap();
+            let serial = t["serial"].as_str().unwrap().to_string();
+            if let Some(q) = owner.insert(serial.clone(), p) {
+                panic!("serial {serial} is in the tickets of players {q} and {p}");
+            }
+            let answered: Vec<u64> = log.actions.iter().filter(|a| a.ticket == id).map(|a| a.seq).collect();
+            let seq = t["seq"].as_u64().unwrap();
+            assert_eq!(answered, (0..seq).collect::<Vec<_>>(), "ticket {id}: every applied action was answered once");
+            if t["phase"] == "finished" {
+                prizes += t["result"]["prize_cents"].as_i64().unwrap();
+                let record: Record = c
+                    .get(format!("{}/api/tickets/{id}/record", urls[seq as usize % 2]))
+                    .bearer_auth(&log.token)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                assert_eq!(record.actions.len() as u64, seq, "ticket {id}: the record holds every action once");
+                let v = verify(&record);
+                assert!(v.is_valid(), "ticket {id}: {v}");
+            }
+        }
+        for url in urls {
+            let me = get(c, &format!("{url}/api/me"), &log.token).await;
+            assert_eq!(
+                me["balance_cents"].as_i64().unwrap(),
+                START - PRICE * tickets.len() as i64 + prizes,
+                "player {p}'s balance at {url}: start - tickets + prizes"
+            );
+        }
+    }
+}
+
+/// The database's own view: every ticket sold at most once, every action
+/// applied once with its draw, the ledger sound (guarantee 3); the audit
+/// entries by kind.
+async fn the_database_agrees(
+    db_url: &str,
+    sold_count: i64,
+    finished_count: i64,
+    answered_actions: i64,
+) -> Vec<(String, i64)> {
+    let mut conn = sqlx::PgConnection::connect(db_url).await.unwrap();
+    let count = |sql: &'static str| sqlx::query_scalar::<_, i64>(sql);
+
+    // Every ticket sold at most once.
+    let db_sold = count("SELECT COUNT(*) FROM tickets WHERE status = 'sold'").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(db_sold, sold_count, "tickets sold in the database = tickets the players got");
+    let double_sales: Vec<i64> = sqlx::query_scalar(
+        "SELECT ticket_id FROM movements WHERE reason = 'ticket_sale' GROUP BY ticket_id HAVING COUNT(*) > 1",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert!(double_sales.is_empty(), "tickets with two sales: {double_sales:?}");
+    let sales =
+        count("SELECT COUNT(*) FROM movements WHERE reason = 'ticket_sale'").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(sales, sold_count, "one sale movement per ticket sold");
+    let keys = count("SELECT COUNT(*) FROM idempotency_keys").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(keys, sold_count, "one idempotency record per purchase");
+    let players = count("SELECT COUNT(*) FROM players").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(players, PLAYERS as i64, "one row per player registered");
+
+    // Every action applied once: per ticket, as many actions as its seq,
+    // numbered 0..seq, each with its draw (number seq), and as many
+    // draws as the stored game says it took.
+    let rows: Vec<(String, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT t.serial, g.seq,
+                    (SELECT COUNT(*) FROM actions a WHERE a.ticket_id = t.id),
+                    (SELECT COALESCE(MAX(a.seq) + 1, 0) FROM actions a WHERE a.ticket_id = t.id),
+                    (SELECT COUNT(*) FROM actions a WHERE a.ticket_id = t.id AND a.draw_kind IS NOT NULL
+                        AND a.draw_capone IS NOT NULL),
+                    CAST(g.state_json::json->>'draws' AS BIGINT)
+               FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id
+              WHERE t.status = 'sold'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(rows.len() as i64, sold_count, "one game per ticket sold");
+    let mut db_actions = 0;
+    for (serial, seq, n_actions, next_seq, n_draws, next_n) in &rows {
+        assert_eq!(n_actions, seq, "ticket {serial}: one action row per applied action");
+        assert_eq!(next_seq, seq, "ticket {serial}: actions numbered 0..seq");
+        assert_eq!(n_draws, seq, "ticket {serial}: one draw stored with each action");
+        assert_eq!(next_n, seq, "ticket {serial}: the game took one draw per action");
+        assert!(*n_draws >= 8, "ticket {serial}: {n_draws} draws (eight tricks at least)");
+        db_actions += n_actions;
+    }
+    assert_eq!(db_actions, answered_actions, "every action in the database was answered, once");
+    let finished =
+        count("SELECT COUNT(*) FROM ticket_games WHERE phase = 'finished'").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(finished, finished_count, "finished games in the database = games the players finished");
+
+    // The ledger: every player's balance is its entries, the whole sums
+    // to zero (guarantee 3).
+    let sum: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(amount_cents), 0)::BIGINT FROM ledger_entries")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(sum, 0, "the ledger sums to zero");
+    let mismatched: Vec<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT a.id, a.balance_cents, COALESCE((SELECT SUM(l.amount_cents) FROM ledger_entries l WHERE l.account_id = a.id), 0)::BIGINT
+               FROM accounts a WHERE a.kind = 'player'",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(mismatched.len(), PLAYERS);
+    for (id, balance, entries) in &mismatched {
+        assert_eq!(balance, entries, "account {id}: balance = sum of its entries");
+    }
+    let by_kind: Vec<(String, i64)> =
+        sqlx::query_as("SELECT kind, COUNT(*) FROM audit_log GROUP BY kind ORDER BY kind")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    eprintln!("audit entries by kind: {by_kind:?}");
+    conn.close().await.unwrap();
+    by_kind
+}
+
 #[test]
 fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
     let t0 = Instant::now();
@@ -281,10 +479,10 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
 
     // Both processes start at the same moment on the empty database: one
     // migrates and emits, the other must wait for it, not do it again.
-    let mut a = spawn(dir.path(), &db.url);
-    let mut b = spawn(dir.path(), &db.url);
-    let url_a = common::wait_listening(&mut a.0, "A");
-    let url_b = common::wait_listening(&mut b.0, "B");
+    let (a, b) = (spawn(dir.path(), &db.url), spawn(dir.path(), &db.url));
+    let mut a = a.wait_listening("A");
+    let mut b = b.wait_listening("B");
+    let (url_a, url_b) = (a.url.clone(), b.url.clone());
     eprintln!("A on {url_a}, B on {url_b}, started in {:.2} s", t0.elapsed().as_secs_f64());
 
     let procs = Arc::new(Procs { slots: [Mutex::new((0, url_a)), Mutex::new((0, url_b))] });
@@ -296,8 +494,8 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
         a.kill(); // SIGKILL: no shutdown, no flush, requests in flight cut
         eprintln!("A killed at {:.2} s", t0.elapsed().as_secs_f64());
         tokio::time::sleep(Duration::from_millis(1000)).await;
-        a = spawn(dir.path(), &db.url);
-        let url = common::wait_listening(&mut a.0, "A again");
+        a = spawn(dir.path(), &db.url).wait_listening("A again");
+        let url = a.url.clone();
         eprintln!("A restarted on {url} at {:.2} s", t0.elapsed().as_secs_f64());
         procs.up(0, url);
         tokio::time::sleep(Duration::from_millis(2000)).await;
@@ -347,127 +545,10 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
     rt.block_on(async {
         let c = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
 
-        // Every answer is replayed byte for byte, by both processes
-        // (guarantee 4), whichever of them gave it first.
-        let purchases = Arc::new(purchases.clone());
-        let actions = Arc::new(actions.clone());
-        let workers = 16;
-        let tasks: Vec<_> = (0..workers)
-            .map(|w| {
-                let (c, urls, purchases, actions) = (c.clone(), urls.clone(), purchases.clone(), actions.clone());
-                tokio::spawn(async move {
-                    for (token, p) in purchases.iter().skip(w).step_by(workers) {
-                        for (i, url) in urls.iter().enumerate() {
-                            let resp = c
-                                .post(format!("{url}/api/tickets"))
-                                .bearer_auth(token)
-                                .header("Idempotency-Key", &p.key)
-                                .json(&json!({}))
-                                .send()
-                                .await
-                                .unwrap();
-                            let status = resp.status().as_u16();
-                            let again = resp.bytes().await.unwrap();
-                            assert_eq!(
-                                status,
-                                201,
-                                "purchase {} replayed by {}: {}",
-                                p.key,
-                                NAMES[i],
-                                String::from_utf8_lossy(&again)
-                            );
-                            assert!(
-                                again == p.bytes,
-                                "purchase {} replayed by {}:\n  first: {}\n  again: {}",
-                                p.key,
-                                NAMES[i],
-                                String::from_utf8_lossy(&p.bytes),
-                                String::from_utf8_lossy(&again)
-                            );
-                        }
-                    }
-                    for (token, a) in actions.iter().skip(w).step_by(workers) {
-                        for (i, url) in urls.iter().enumerate() {
-                            let resp = c
-                                .post(format!("{url}/api/tickets/{}/actions", a.ticket))
-                                .bearer_auth(token)
-                                .json(&a.body)
-                                .send()
-                                .await
-                                .unwrap();
-                            let status = resp.status().as_u16();
-                            let again = resp.bytes().await.unwrap();
-                            let what = format!("ticket {} seq {} replayed by {}", a.ticket, a.seq, NAMES[i]);
-                            assert_eq!(status, 200, "{what}: {}", String::from_utf8_lossy(&again));
-                            assert!(
-                                again == a.bytes,
-                                "{what}:\n  first: {}\n  again: {}",
-                                String::from_utf8_lossy(&a.bytes),
-                                String::from_utf8_lossy(&again)
-                            );
-                        }
-                    }
-                })
-            })
-            .collect();
-        for t in tasks {
-            t.await.unwrap();
-        }
+        every_answer_replayed_by_both(&c, &urls, &purchases, &actions).await;
         eprintln!("every answer replayed by both at {:.2} s", t0.elapsed().as_secs_f64());
 
-        // Per player, from both processes: the tickets are exactly the ones
-        // bought, no serial belongs to two players, every action answered is
-        // in them, every finished record verifies, and the balance adds up.
-        let mut owner: HashMap<String, usize> = HashMap::new();
-        for (p, log) in logs.iter().enumerate() {
-            let url = &urls[p % 2];
-            let list = get(&c, &format!("{url}/api/tickets"), &log.token).await;
-            let other = get(&c, &format!("{}/api/tickets", urls[1 - p % 2]), &log.token).await;
-            assert_eq!(list, other, "player {p}: both processes list the same tickets");
-            let tickets = list["tickets"].as_array().unwrap();
-            let ids: HashSet<String> = tickets.iter().map(|t| t["id"].as_str().unwrap().to_string()).collect();
-            let bought: HashSet<String> = log.purchases.iter().map(|p| p.ticket.clone()).collect();
-            assert_eq!(ids, bought, "player {p} holds exactly the tickets bought");
-            assert_eq!(ids.len(), tickets.len());
-            let mut prizes = 0;
-            for t in tickets {
-                let id = t["id"].as_str().unwrap();
-                let serial = t["serial"].as_str().unwrap().to_string();
-                if let Some(q) = owner.insert(serial.clone(), p) {
-                    panic!("serial {serial} is in the tickets of players {q} and {p}");
-                }
-                let answered: Vec<u64> = log.actions.iter().filter(|a| a.ticket == id).map(|a| a.seq).collect();
-                let seq = t["seq"].as_u64().unwrap();
-                assert_eq!(
-                    answered,
-                    (0..seq).collect::<Vec<_>>(),
-                    "ticket {id}: every applied action was answered once"
-                );
-                if t["phase"] == "finished" {
-                    prizes += t["result"]["prize_cents"].as_i64().unwrap();
-                    let record: Record = c
-                        .get(format!("{}/api/tickets/{id}/record", urls[seq as usize % 2]))
-                        .bearer_auth(&log.token)
-                        .send()
-                        .await
-                        .unwrap()
-                        .json()
-                        .await
-                        .unwrap();
-                    assert_eq!(record.actions.len() as u64, seq, "ticket {id}: the record holds every action once");
-                    let v = verify(&record);
-                    assert!(v.is_valid(), "ticket {id}: {v}");
-                }
-            }
-            for url in &urls {
-                let me = get(&c, &format!("{url}/api/me"), &log.token).await;
-                assert_eq!(
-                    me["balance_cents"].as_i64().unwrap(),
-                    START - PRICE * tickets.len() as i64 + prizes,
-                    "player {p}'s balance at {url}: start - tickets + prizes"
-                );
-            }
-        }
+        every_players_tickets_records_and_balance(&c, &urls, &logs).await;
         eprintln!("every player's tickets, records and balance checked at {:.2} s", t0.elapsed().as_secs_f64());
 
         // Both processes report the same games in play, whichever sold them.
@@ -506,78 +587,7 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
         })
         .count() as i64;
     rt.block_on(async {
-        let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
-        let count = |sql: &'static str| sqlx::query_scalar::<_, i64>(sql);
-
-        // Every ticket sold at most once.
-        let db_sold = count("SELECT COUNT(*) FROM tickets WHERE status = 'sold'").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(db_sold, sold_count, "tickets sold in the database = tickets the players got");
-        let double_sales: Vec<i64> = sqlx::query_scalar(
-            "SELECT ticket_id FROM movements WHERE reason = 'ticket_sale' GROUP BY ticket_id HAVING COUNT(*) > 1",
-        )
-        .fetch_all(&mut conn)
-        .await
-        .unwrap();
-        assert!(double_sales.is_empty(), "tickets with two sales: {double_sales:?}");
-        let sales = count("SELECT COUNT(*) FROM movements WHERE reason = 'ticket_sale'").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(sales, sold_count, "one sale movement per ticket sold");
-        let keys = count("SELECT COUNT(*) FROM idempotency_keys").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(keys, sold_count, "one idempotency record per purchase");
-        let players = count("SELECT COUNT(*) FROM players").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(players, PLAYERS as i64, "one row per player registered");
-
-        // Every action applied once: per ticket, as many actions as its seq,
-        // numbered 0..seq, each with its draw (number seq), and as many
-        // draws as the stored game says it took.
-        let rows: Vec<(String, i64, i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT t.serial, g.seq,
-                    (SELECT COUNT(*) FROM actions a WHERE a.ticket_id = t.id),
-                    (SELECT COALESCE(MAX(a.seq) + 1, 0) FROM actions a WHERE a.ticket_id = t.id),
-                    (SELECT COUNT(*) FROM actions a WHERE a.ticket_id = t.id AND a.draw_kind IS NOT NULL
-                        AND a.draw_capone IS NOT NULL),
-                    CAST(g.state_json::json->>'draws' AS BIGINT)
-               FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id
-              WHERE t.status = 'sold'",
-        )
-        .fetch_all(&mut conn)
-        .await
-        .unwrap();
-        assert_eq!(rows.len() as i64, sold_count, "one game per ticket sold");
-        let mut db_actions = 0;
-        for (serial, seq, n_actions, next_seq, n_draws, next_n) in &rows {
-            assert_eq!(n_actions, seq, "ticket {serial}: one action row per applied action");
-            assert_eq!(next_seq, seq, "ticket {serial}: actions numbered 0..seq");
-            assert_eq!(n_draws, seq, "ticket {serial}: one draw stored with each action");
-            assert_eq!(next_n, seq, "ticket {serial}: the game took one draw per action");
-            assert!(*n_draws >= 8, "ticket {serial}: {n_draws} draws (eight tricks at least)");
-            db_actions += n_actions;
-        }
-        assert_eq!(db_actions, actions.len() as i64, "every action in the database was answered, once");
-        let finished = count("SELECT COUNT(*) FROM ticket_games WHERE phase = 'finished'").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(finished, finished_count, "finished games in the database = games the players finished");
-
-        // The ledger: every player's balance is its entries, the whole sums
-        // to zero (guarantee 3).
-        let sum: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(amount_cents), 0)::BIGINT FROM ledger_entries")
-            .fetch_one(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(sum, 0, "the ledger sums to zero");
-        let mismatched: Vec<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT a.id, a.balance_cents, COALESCE((SELECT SUM(l.amount_cents) FROM ledger_entries l WHERE l.account_id = a.id), 0)::BIGINT
-               FROM accounts a WHERE a.kind = 'player'",
-        )
-        .fetch_all(&mut conn)
-        .await
-        .unwrap();
-        assert_eq!(mismatched.len(), PLAYERS);
-        for (id, balance, entries) in &mismatched {
-            assert_eq!(balance, entries, "account {id}: balance = sum of its entries");
-        }
-        let by_kind: Vec<(String, i64)> =
-            sqlx::query_as("SELECT kind, COUNT(*) FROM audit_log GROUP BY kind ORDER BY kind").fetch_all(&mut conn).await.unwrap();
-        eprintln!("audit entries by kind: {by_kind:?}");
-        conn.close().await.unwrap();
+        let by_kind = the_database_agrees(&db.url, sold_count, finished_count, actions.len() as i64).await;
 
         // The server's own checks, in-process on the same database.
         let app = common::in_process_app(db.url.clone(), dir.path()).await;

@@ -3,9 +3,10 @@
 //! refused; a SQLite file already served by another process is refused.
 
 use sqlx::Connection;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use testkit::pg as pgdb;
+use testkit::serve::Spawned;
 
 fn serve(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_as-capone"));
@@ -35,27 +36,17 @@ fn an_unreachable_postgres_is_waited_for_then_refused_with_the_reason() {
 fn a_sqlite_file_serves_one_process_and_the_second_is_told_why() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("one.db").display());
-    let mut first = serve(&["--db", &db, "--initial-blocks", "1"]).stderr(Stdio::piped()).spawn().unwrap();
-    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let line = lines.next().expect("the first server logs").unwrap();
-        if line.contains("listening on") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the first server did not start");
-    }
+    let mut first = Spawned::new(&mut serve(&["--db", &db, "--initial-blocks", "1"]))
+        .unwrap()
+        .try_wait_listening(Some("first"), Duration::from_secs(120))
+        .expect("the first server starts");
     let second = serve(&["--db", &db]).output().unwrap();
     let log = String::from_utf8_lossy(&second.stderr);
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.sigkill().unwrap();
     assert!(!second.status.success(), "{log}");
     assert!(log.contains("another as-capone process is serving"), "{log}");
     assert!(log.contains("postgres"), "it says where several processes go: {log}");
 }
-
-#[path = "../../server/tests/common/pgdb.rs"]
-mod pgdb;
 
 /// `/healthz` says 503 while the database refuses connections, and 200
 /// again once it takes them: a load balancer can take the process out and
@@ -67,13 +58,12 @@ fn healthz_follows_the_postgres_database() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("table.toml"),
-        "game = \"As Capone\"\ncode = \"HLT\"\nprice_cents = 300\nblock_size = 100\n\n[[schedule]]\ntickets = 100\n\
-         prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }\n",
+        testkit::fixture::table_toml("HLT", 300, 100, &[(100, [300, 1000, 10000, 100000])]),
     )
     .unwrap();
     let table = dir.path().join("table.toml");
     let key = dir.path().join("server.key");
-    let mut child = serve(&[
+    let mut server = Spawned::new(&mut serve(&[
         "--db",
         &db.url,
         "--table",
@@ -83,18 +73,10 @@ fn healthz_follows_the_postgres_database() {
         "--allow-non-regulation-table",
         "--key-file",
         key.to_str().unwrap(),
-    ])
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("the server logs").unwrap();
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            break format!("http://{}", rest.split([',', ' ']).next().unwrap());
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    ]))
+    .unwrap()
+    .wait_listening("server");
+    let url = server.url.clone();
     rt.block_on(async {
         let health = || async { reqwest::get(format!("{url}/healthz")).await.unwrap() };
         assert_eq!(health().await.status(), 200);
@@ -124,7 +106,6 @@ fn healthz_follows_the_postgres_database() {
             .unwrap();
         assert_eq!(r.status(), 201);
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
+    server.sigkill().unwrap();
     rt.block_on(db.drop_db());
 }

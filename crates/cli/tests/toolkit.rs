@@ -1,5 +1,5 @@
 //! The auditor's and player's commands, through the real binary: `odds`,
-//! `simulate` and `play` (CONTRACT.md, command line).
+//! `simulate` and `play` (docs/contract.md, command line).
 
 use serde_json::Value;
 use std::io::Write;

@@ -107,9 +107,7 @@ fn prize_table() {
     write(t, "example-canonical.toml", example.to_toml().as_bytes());
     write(t, "example.json", serde_json::to_string_pretty(&example).unwrap().as_bytes());
     write(t, "example-compact.json", serde_json::to_string(&example).unwrap().as_bytes());
-    let small = "game = \"As Capone\"\ncode = \"TST\"\nprice_cents = 300\nblock_size = 100\n\n[[schedule]]\n\
-                 tickets = 60\nprizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }\n\n[[schedule]]\n\
-                 tickets = 40\nprizes_cents = { 5 = 500, 6 = 2000, 7 = 20000, 8 = 200000 }\n";
+    let small = testkit::TABLE.trim_start();
     write(t, "small.toml", small.as_bytes());
     let cases: &[(&str, &str)] = &[
         ("unknown-key", "extra = 1\n"),

@@ -47,6 +47,7 @@
 use serde_json::Value;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
+use testkit::TABLE;
 
 /// The largest emission (tickets over all its blocks) a fuzz input may
 /// make the server write.
@@ -55,21 +56,6 @@ pub const MAX_TICKETS_EMITTED: u64 = 2_000;
 const OPERATOR: &str = "operator-token-of-the-fuzz-harness";
 const SHOP_A: &str = "retailer-token-of-the-fuzz-harness";
 const SHOP_B: &str = "retailer-token-of-another-shop";
-
-const TABLE: &str = r#"
-game = "As Capone"
-code = "TST"
-price_cents = 300
-block_size = 100
-
-[[schedule]]
-tickets = 60
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
-
-[[schedule]]
-tickets = 40
-prizes_cents = { 5 = 500, 6 = 2000, 7 = 20000, 8 = 200000 }
-"#;
 
 /// The server of this process and what the setup made.
 struct Harness {

@@ -33,16 +33,17 @@ use server::record::{
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-const TABLE: &str = "game = \"As Capone\"\ncode = \"ASC\"\nprice_cents = 300\nblock_size = 20\n\
-    [[schedule]]\ntickets = 15\nprizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 1000000 }\n\
-    [[schedule]]\ntickets = 5\nprizes_cents = { 5 = 600, 6 = 2000, 7 = 20000, 8 = 2500000 }\n";
+/// The harness's table: blocks of 20 tickets.
+fn table() -> String {
+    testkit::fixture::table_toml("ASC", 300, 20, &[(15, [300, 1000, 10000, 1000000]), (5, [600, 2000, 20000, 2500000])])
+}
 
 /// The real records: the 20 tickets of block 2 of emission 3, played with
 /// the highest card first, then with the lowest.
 pub fn reference_records() -> &'static [Record] {
     static REFS: OnceLock<Vec<Record>> = OnceLock::new();
     REFS.get_or_init(|| {
-        let table = math::PrizeTable::parse_toml(TABLE).expect("the harness's table");
+        let table = math::PrizeTable::parse_toml(&table()).expect("the harness's table");
         let e = emission::Emission::new(3, table, EmissionSeed::from_bytes([7; 32])).expect("an emission");
         let mut out = Vec::new();
         for position in 1..=20 {

@@ -1,4 +1,4 @@
-//! Every error code of CONTRACT.md, in its shape, changing nothing (guarantee 7).
+//! Every error code of docs/contract.md, in its shape, changing nothing (guarantee 7).
 
 use crate::helpers::*;
 use serde_json::json;
@@ -52,7 +52,7 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     assert_error(&app.post(&actions, Some(&token), json!({"seq": 0, "action": "fold"})).await, 400, "bad_request");
     assert_error(&app.post(&actions, Some(&token), json!({"seq": -1, "action": "draw"})).await, 400, "bad_request");
     // A purchase takes no client seed, even a valid one: it comes with the
-    // ticket's first action (CONTRACT.md Fairness, 2).
+    // ticket's first action (docs/contract.md Fairness, 2).
     assert_error(
         &app.post("/api/tickets", Some(&token), json!({"client_seed": "valid-seed"})).await,
         400,

@@ -158,7 +158,7 @@ async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
     assert_eq!(r.status, 201);
     assert_eq!(r.bytes, a.bytes);
     // ...and a body with a client seed is refused (400: the seed comes with
-    // the first action, CONTRACT.md Fairness 2), debiting nothing.
+    // the first action, docs/contract.md Fairness 2), debiting nothing.
     assert_error(&buy("key-1", json!({"client_seed": "t"})).await, 400, "bad_request");
     assert_error(&buy("key-9", json!({"client_seed": "t"})).await, 400, "bad_request");
     assert_eq!(app.balance(&token).await, START - 300);

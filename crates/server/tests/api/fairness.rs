@@ -16,7 +16,7 @@ async fn guarantee_6_records_of_finished_games_verify_and_tampering_fails() {
         assert_eq!(unfinished.json["server_seed"], serde_json::Value::Null);
         assert_eq!(unfinished.json["client_seed"], serde_json::Value::Null, "not played yet");
         assert!(!verify(&serde_json::from_value::<Record>(unfinished.json).unwrap()).is_valid());
-        // CONTRACT.md Fairness 2: the player's seed comes with the first action.
+        // docs/contract.md Fairness 2: the player's seed comes with the first action.
         let end = play_out_with(&app, &token, &t, Some(&seed)).await;
         assert_eq!(end["client_seed"], seed);
         let r = app.get(&format!("/api/tickets/{id}/record"), Some(&token)).await;

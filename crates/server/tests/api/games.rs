@@ -160,7 +160,7 @@ async fn tickets_are_listed_newest_first_and_shown_as_the_contract_says() {
     assert_eq!(a["capone_cards_left"], 8);
     assert_eq!(a["commitment"], engine::commitment(&SEED));
     assert_eq!(a["server_seed"], serde_json::Value::Null);
-    // CONTRACT.md Fairness 2: no client seed before the first action; an
+    // docs/contract.md Fairness 2: no client seed before the first action; an
     // online ticket is in play from its purchase.
     assert_eq!(a["client_seed"], serde_json::Value::Null);
     assert_eq!(a["channel"], "online");
@@ -213,7 +213,7 @@ async fn sales_move_to_the_next_block_and_stop_when_all_are_sold() {
         assert!(s.starts_with(if i < 100 { "TST-001-00001-" } else { "TST-001-00002-" }), "{s} at sale {i}");
         assert!(serials.insert(s));
     }
-    // All sold: 503 sold_out (CONTRACT.md).
+    // All sold: 503 sold_out (docs/contract.md).
     let r = app.post("/api/tickets", Some(&token), json!({})).await;
     assert_error(&r, 503, "sold_out");
     assert_eq!(app.balance(&token).await, 300 * 250 - 300 * 200, "a refused sale debits nothing");

@@ -1,5 +1,4 @@
-//! What a hostile test of the server found, each case fixed and kept here
-//! (issue 11, item 6): bounded metric labels, the header-read timeout, the
+//! Hostile requests to the server, each case kept here: bounded metric labels, the header-read timeout, the
 //! connection cap, a bounded graceful shutdown, an announced body over the
 //! limit refused at once, undecodable paths and unknown fields refused in
 //! the error shape, HEAD on the page's files, and the per-address limit of

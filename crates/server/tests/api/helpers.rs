@@ -1,4 +1,4 @@
-use engine::{Action, DrawSource, Event, FairStream, FastSource, Game, Phase, PrizeSchedule};
+use engine::{Action, Event, PrizeSchedule};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use server::fairness::ServerSeeds;
@@ -6,12 +6,9 @@ use server::keys::ServerKey;
 use server::{App, AppOptions, Config};
 use std::path::{Path, PathBuf};
 
-#[path = "../common/fixture.rs"]
-mod fixture;
-pub use fixture::{SEED, START, TABLE};
-
-#[path = "../common/pgdb.rs"]
-mod pgdb;
+use testkit::pg as pgdb;
+pub use testkit::steer::Plan;
+pub use testkit::{SEED, START, TABLE};
 
 /// The storage a test binary runs its tests on (`crate::BACKEND`): `api`
 /// on SQLite, `api_pg` on PostgreSQL; the test bodies are the same.
@@ -25,14 +22,14 @@ pub enum Backend {
 pub const OPERATOR: &str = "operator-token-of-the-api-tests";
 
 /// The retailers every test server knows (`Config::retailer_tokens`,
-/// "SHOP NAME:TOKEN", CONTRACT.md Operator): each token names its shop.
+/// "SHOP NAME:TOKEN", docs/contract.md Operator): each token names its shop.
 pub const SHOP_A: &str = "Tabac de la Gare";
 pub const SHOP_A_TOKEN: &str = "retailer-token-tabac-de-la-gare";
 pub const SHOP_B: &str = "Bar des Sports";
 pub const SHOP_B_TOKEN: &str = "retailer-token-bar-des-sports";
 
 /// The client seed the tests send with a ticket's first action (`seq` 0,
-/// CONTRACT.md Fairness 2): [`action_body`] sends it and [`search`] plans
+/// docs/contract.md Fairness 2): [`action_body`] sends it and [`search`] plans
 /// with it, so that a plan found offline is the game the server plays.
 pub const CLIENT_SEED: &str = "api-test-client-seed";
 
@@ -213,7 +210,7 @@ impl TestApp {
         r.json["token"].as_str().unwrap().to_string()
     }
 
-    /// Buys a ticket (a purchase takes no client seed, CONTRACT.md Fairness 2).
+    /// Buys a ticket (a purchase takes no client seed, docs/contract.md Fairness 2).
     pub async fn buy(&self, token: &str) -> Value {
         let r = self.post("/api/tickets", Some(token), json!({})).await;
         assert_eq!(r.status, 201, "{}", r.json);
@@ -329,7 +326,7 @@ impl TestApp {
         store.check_audit_chain().await.expect("check_audit_chain")
     }
 
-    /// A retailer's call (CONTRACT.md Retail tickets): `POST /api/retail/{op}`
+    /// A retailer's call (docs/contract.md Retail tickets): `POST /api/retail/{op}`
     /// (`sell`, `validate` or `pay`) with `{"serial"}` and this bearer token.
     pub async fn retail(&self, op: &str, token: Option<&str>, serial: &str) -> Resp {
         self.post(&format!("/api/retail/{op}"), token, json!({ "serial": serial })).await
@@ -458,10 +455,7 @@ impl TestApp {
 
 /// The body of action `seq`; the first one (`seq` 0) brings [`CLIENT_SEED`].
 pub fn action_body(seq: u64, a: Action) -> Value {
-    let mut body = match a {
-        Action::Play { card } => json!({"seq": seq, "action": "play", "card": card.as_str()}),
-        Action::Draw => json!({"seq": seq, "action": "draw"}),
-    };
+    let mut body = testkit::steer::action_json(seq, a);
     if seq == 0 {
         body["client_seed"] = json!(CLIENT_SEED);
     }
@@ -499,46 +493,15 @@ pub fn prizes_of(ticket: &Value) -> PrizeSchedule {
     serde_json::from_value(ticket["prizes_cents"].clone()).unwrap()
 }
 
-/// A whole ticket played offline with the server's seed: the actions and
-/// the events of each action.
-pub struct Plan {
-    pub actions: Vec<Action>,
-    pub events: Vec<Vec<Event>>,
-    pub game: Game,
-}
-
-/// Tries up to `tries` random card orders on this ticket and returns the
-/// first plan whose events satisfy `want`: with the fixed seed and the
-/// ticket's client seed, or [`CLIENT_SEED`] for a ticket not played yet
-/// (what [`action_body`] sends at `seq` 0).
+/// Tries up to `tries` random card orders on this ticket
+/// ([`testkit::steer::search`]) and returns the first plan whose events
+/// satisfy `want`: with the fixed seed and the ticket's client seed, or
+/// [`CLIENT_SEED`] for a ticket not played yet (what [`action_body`] sends
+/// at `seq` 0).
 pub fn search(ticket: &Value, tries: u64, want: impl Fn(&Plan) -> bool) -> Option<Plan> {
     let serial = ticket["serial"].as_str().unwrap();
     let client_seed = ticket["client_seed"].as_str().unwrap_or(CLIENT_SEED);
-    let prizes = prizes_of(ticket);
-    for k in 0..tries {
-        let mut choices = FastSource::from_u64(k, 7);
-        let mut stream = FairStream::new(&SEED, client_seed, serial);
-        let mut game = Game::new(prizes);
-        let mut plan = Plan { actions: Vec::new(), events: Vec::new(), game: game.clone() };
-        while !game.is_finished() {
-            let a = match game.phase() {
-                Phase::Play => {
-                    let hand = game.hand();
-                    Action::play(hand.nth(choices.below(hand.len())))
-                }
-                _ => Action::Draw,
-            };
-            let mut ev = Vec::new();
-            game.apply(a, &mut stream, &mut ev).unwrap();
-            plan.actions.push(a);
-            plan.events.push(ev);
-        }
-        plan.game = game;
-        if want(&plan) {
-            return Some(plan);
-        }
-    }
-    None
+    testkit::steer::search(serial, client_seed, prizes_of(ticket), tries, want)
 }
 
 /// Buys tickets until one admits a plan with `want` (at most `max_tickets`).

@@ -21,6 +21,8 @@ extern crate as_capone_server as server;
 pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
 mod emissions;
+mod emissions_desk;
+mod emissions_report;
 mod errors;
 mod exactly_once;
 mod fairness;
@@ -32,5 +34,8 @@ mod migrations;
 mod money;
 mod ops;
 mod paper;
+mod paper_codes;
+mod paper_report;
+mod paper_retries;
 mod player;
 mod schemathesis;

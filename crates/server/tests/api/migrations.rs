@@ -2,7 +2,7 @@
 //! it holds come through unchanged, and a migration that finds rows it
 //! cannot carry over refuses, changing nothing.
 //!
-//! Migration 3 (issue 12, fewer pages per action) moves each action's draw
+//! Migration 3 (fewer pages per action) moves each action's draw
 //! into the action's row, counts unfinished games from a partial index and
 //! drops the audit log's unique index on `hash`.
 

@@ -1,4 +1,4 @@
-//! The player's own account over HTTP (issue 13, docs/player-api.md): a
+//! The player's own account over HTTP (docs/player-api.md): a
 //! login and password kept across devices, sessions, limits on their play
 //! checked in the purchase's transaction, self-exclusion, the odds page's
 //! figures and the history's pages.
@@ -328,7 +328,7 @@ async fn the_history_comes_in_pages_with_dates_and_games() {
     assert_eq!(last.json["tickets"].as_array().unwrap().len(), 1);
     assert_eq!(last.json["tickets"][0]["id"], ids[0]);
     assert_eq!(last.json["next"], Value::Null);
-    // Without a limit: every ticket, and no `next`, as CONTRACT.md has it.
+    // Without a limit: every ticket, and no `next`, as docs/contract.md has it.
     let all = app.get("/api/tickets", Some(&token)).await;
     assert_eq!(all.json["tickets"].as_array().unwrap().len(), 3);
     assert!(all.json.get("next").is_none());

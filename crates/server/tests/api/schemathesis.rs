@@ -1,4 +1,4 @@
-//! The API's own document is exact (issue 11, item 5): Schemathesis
+//! The API's own document is exact: Schemathesis
 //! (PyPI) generates requests from `/api/openapi.json` against the real
 //! server and checks every answer with `--checks all`: no 5xx, every
 //! status, header and body as documented, schema-valid data accepted and

@@ -3,7 +3,7 @@
 //! `BACKEND = Postgres`, so that every test starts the real server on a
 //! fresh PostgreSQL database of its own, created on the machine's server
 //! (`AS_CAPONE_TEST_PG`, default `postgres://postgres@127.0.0.1:5432/postgres`)
-//! and dropped at the end (tests/common/pgdb.rs).
+//! and dropped at the end (`testkit::pg`).
 //!
 //! Where PostgreSQL is unreachable every test here says so on stderr and
 //! passes without doing anything, unless `AS_CAPONE_REQUIRE_POSTGRES` is
@@ -18,6 +18,10 @@ pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
 
 #[path = "../api/emissions.rs"]
 mod emissions;
+#[path = "../api/emissions_desk.rs"]
+mod emissions_desk;
+#[path = "../api/emissions_report.rs"]
+mod emissions_report;
 #[path = "../api/errors.rs"]
 mod errors;
 #[path = "../api/exactly_once.rs"]
@@ -38,5 +42,11 @@ mod money;
 mod ops;
 #[path = "../api/paper.rs"]
 mod paper;
+#[path = "../api/paper_codes.rs"]
+mod paper_codes;
+#[path = "../api/paper_report.rs"]
+mod paper_report;
+#[path = "../api/paper_retries.rs"]
+mod paper_retries;
 #[path = "../api/player.rs"]
 mod player;

@@ -36,6 +36,85 @@ async fn go(b: &Browser, hash: &str, view: &str) {
     .await;
 }
 
+/// The ticket, scratched and played to the end: in play, at a tie, at the
+/// Extra duel, in an Extra game, the result, the check and the history.
+async fn play_the_ticket(b: &Browser, size: &str, plan: &Plan, found: &mut Vec<String>, n: &mut usize) {
+    b.click("#reveal").await;
+    let (mut tie, mut duel, mut extra) = (false, false, false);
+    for (i, a) in plan.actions.iter().enumerate() {
+        let target = match a {
+            Action::Play { card } => format!("#player-hand button[data-card='{}']", card.as_str()),
+            Action::Draw => "#deck".to_string(),
+        };
+        b.click(&target).await;
+        b.wait_seq(i + 1).await;
+        let phase = b.exec("return document.getElementById('view-game').dataset.phase", json!([])).await;
+        let game = b.exec("return document.getElementById('view-game').dataset.game", json!([])).await;
+        b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
+        if i == 0 {
+            check(b, size, "10-game-in-play", found, n).await;
+        }
+        if phase == "tie_break" && !tie {
+            tie = true;
+            check(b, size, "11-tie-break", found, n).await;
+        }
+        if phase == "extra_draw" && !duel {
+            duel = true;
+            check(b, size, "12-extra-duel", found, n).await;
+        }
+        if game != "1" && phase == "play" && !extra {
+            extra = true;
+            check(b, size, "13-extra-game", found, n).await;
+        }
+    }
+    assert!(tie && duel && extra, "the plan has a tie, an Extra duel and an Extra game");
+    b.wait_for("!document.getElementById('result').hidden", "the result").await;
+    b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
+    check(b, size, "14-result", found, n).await;
+    b.click("#verify-btn").await;
+    assert_eq!(b.wait_verdict().await, "true");
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    check(b, size, "15-verify", found, n).await;
+    go(b, "#", "home").await;
+    b.exec("document.getElementById('tickets-panel').scrollIntoView({block: 'start'})", json!([])).await;
+    check(b, size, "16-history", found, n).await;
+}
+
+/// A paper ticket sold by the shop and opened from its QR code, then a
+/// wrong play code; the paper ticket's serial.
+async fn paper_ticket_screens(
+    srv: &TestServer,
+    b: &Browser,
+    size: &str,
+    found: &mut Vec<String>,
+    n: &mut usize,
+) -> String {
+    let em = srv
+        .post("/api/admin/emissions", Some(OPERATOR), &json!({"table": TABLE, "blocks": 1, "channel": "paper"}))
+        .await;
+    let text = srv
+        .get_text(&format!("/api/admin/emissions/{}/blocks/1/print.csv", em["emission"].as_u64().unwrap()), OPERATOR)
+        .await;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let first: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| first[header.iter().position(|h| *h == name).unwrap()].to_string();
+    let (paper_serial, code) = (col("serial"), col("play_code"));
+    srv.post("/api/retail/sell", Some(RETAILER), &json!({"serial": paper_serial})).await;
+    b.goto(&format!("{}/play?code={code}&anim=0", srv.url)).await;
+    b.wait_for(
+        "document.body.dataset.view === 'game' && document.body.dataset.state === 'idle' && document.getElementById('view-game').dataset.seq === '0'",
+        "the paper ticket",
+    )
+    .await;
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    check(b, size, "19-paper-ticket", found, n).await;
+    b.goto(&format!("{}/play?code=7K3M-Q9ZD-XW4P-2HRT&anim=0", srv.url)).await;
+    b.wait_for("!document.getElementById('paper-error').hidden", "the message").await;
+    check(b, size, "20-paper-wrong-code", found, n).await;
+    paper_serial
+}
+
 async fn every_screen(screen: Screen, size: &str) {
     let srv = spawn_server_with(|c| {
         c.operator_tokens = vec![OPERATOR.into()];
@@ -100,45 +179,7 @@ async fn every_screen(screen: Screen, size: &str) {
     b.choose_seed(&plan.client_seed).await;
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     check(&b, size, "09-ticket-scratch", &mut found, &mut n).await;
-    b.click("#reveal").await;
-    let (mut tie, mut duel, mut extra) = (false, false, false);
-    for (i, a) in plan.actions.iter().enumerate() {
-        let target = match a {
-            Action::Play { card } => format!("#player-hand button[data-card='{}']", card.as_str()),
-            Action::Draw => "#deck".to_string(),
-        };
-        b.click(&target).await;
-        b.wait_seq(i + 1).await;
-        let phase = b.exec("return document.getElementById('view-game').dataset.phase", json!([])).await;
-        let game = b.exec("return document.getElementById('view-game').dataset.game", json!([])).await;
-        b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
-        if i == 0 {
-            check(&b, size, "10-game-in-play", &mut found, &mut n).await;
-        }
-        if phase == "tie_break" && !tie {
-            tie = true;
-            check(&b, size, "11-tie-break", &mut found, &mut n).await;
-        }
-        if phase == "extra_draw" && !duel {
-            duel = true;
-            check(&b, size, "12-extra-duel", &mut found, &mut n).await;
-        }
-        if game != "1" && phase == "play" && !extra {
-            extra = true;
-            check(&b, size, "13-extra-game", &mut found, &mut n).await;
-        }
-    }
-    assert!(tie && duel && extra, "the plan has a tie, an Extra duel and an Extra game");
-    b.wait_for("!document.getElementById('result').hidden", "the result").await;
-    b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
-    check(&b, size, "14-result", &mut found, &mut n).await;
-    b.click("#verify-btn").await;
-    assert_eq!(b.wait_verdict().await, "true");
-    b.exec("window.scrollTo(0, 0)", json!([])).await;
-    check(&b, size, "15-verify", &mut found, &mut n).await;
-    go(&b, "#", "home").await;
-    b.exec("document.getElementById('tickets-panel').scrollIntoView({block: 'start'})", json!([])).await;
-    check(&b, size, "16-history", &mut found, &mut n).await;
+    play_the_ticket(&b, size, &plan, &mut found, &mut n).await;
 
     // A purchase refused by the player's own limit (1 ticket a day, one bought).
     let token = b.token().await;
@@ -168,29 +209,7 @@ async fn every_screen(screen: Screen, size: &str) {
     b.click("#logout-cancel").await;
 
     // Paper: a ticket sold by a shop, opened from its QR code; a wrong code.
-    let em = srv
-        .post("/api/admin/emissions", Some(OPERATOR), &json!({"table": TABLE, "blocks": 1, "channel": "paper"}))
-        .await;
-    let text = srv
-        .get_text(&format!("/api/admin/emissions/{}/blocks/1/print.csv", em["emission"].as_u64().unwrap()), OPERATOR)
-        .await;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let first: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| first[header.iter().position(|h| *h == name).unwrap()].to_string();
-    let (paper_serial, code) = (col("serial"), col("play_code"));
-    srv.post("/api/retail/sell", Some(RETAILER), &json!({"serial": paper_serial})).await;
-    b.goto(&format!("{}/play?code={code}&anim=0", srv.url)).await;
-    b.wait_for(
-        "document.body.dataset.view === 'game' && document.body.dataset.state === 'idle' && document.getElementById('view-game').dataset.seq === '0'",
-        "the paper ticket",
-    )
-    .await;
-    b.exec("window.scrollTo(0, 0)", json!([])).await;
-    check(&b, size, "19-paper-ticket", &mut found, &mut n).await;
-    b.goto(&format!("{}/play?code=7K3M-Q9ZD-XW4P-2HRT&anim=0", srv.url)).await;
-    b.wait_for("!document.getElementById('paper-error').hidden", "the message").await;
-    check(&b, size, "20-paper-wrong-code", &mut found, &mut n).await;
+    let paper_serial = paper_ticket_screens(&srv, &b, size, &mut found, &mut n).await;
 
     // The shop's counter.
     b.open("/shop").await;

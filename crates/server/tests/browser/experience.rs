@@ -1,4 +1,4 @@
-//! The game screens of issue 13, on a desktop window and on a 390 px phone:
+//! The game screens, on a desktop window and on a 390 px phone:
 //! a ticket with an Extra game (the Extra duel's outcome said on the table
 //! in a banner, the earlier games recalled, every game recapped on the
 //! result with the deciding one marked), "Acheter un autre ticket" buying
@@ -126,6 +126,165 @@ async fn balance_shown(b: &Browser) -> i64 {
     v.as_str().unwrap().parse().unwrap()
 }
 
+/// Plays `plan` by clicking (or touching), checking the table after each
+/// action, the prompt at the first tie and the Extra banner and the
+/// earlier game's recall when the Extra game starts.
+async fn play_through_the_extra_game(b: &Browser, plan: &Plan, phone: bool, width: u64, name: &str) {
+    let first_tie = plan.first(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. })).unwrap();
+    let extra_game = plan.first(|e| matches!(e, Event::ExtraGame { .. })).unwrap();
+    for (i, a) in plan.actions.iter().enumerate() {
+        match a {
+            Action::Play { card } => {
+                press(b, &format!("#player-hand button[data-card='{}']", card.as_str()), phone).await
+            }
+            Action::Draw => press(b, "#deck", phone).await,
+        }
+        b.wait_seq(i + 1).await;
+        assert_table_shows(b, &plan.events[i], i).await;
+        // Whose card is whose, under the two cards in the middle.
+        assert_eq!(texts(b, "#trick .slot-label").await, ["As Capone", "Vous"], "action {i}");
+        if i == first_tie {
+            let prompt = b.text("#prompt").await;
+            let verb = if phone { "Touchez le paquet" } else { "Cliquez sur le paquet" };
+            assert!(prompt.contains(verb), "a {} screen: {prompt}", if phone { "touch" } else { "mouse" });
+        }
+        if i < extra_game {
+            assert!(b.exec("return document.getElementById('extra-banner').hidden", json!([])).await == true);
+        }
+        if i == extra_game {
+            // The Extra duel won, said on the table (not only to screen readers).
+            assert!(on_screen(b, "#extra-banner").await, "action {i}: the Extra banner is on screen");
+            let banner = b.text("#extra-banner-title").await;
+            assert_eq!(banner, "Duel Extra gagné : huit nouvelles cartes — 2e partie");
+            assert!(b.text("#extra-banner").await.contains("seule la dernière partie décide"));
+            // The trick strip starts again, and the earlier game is recalled under it.
+            let empty = b.exec("return document.querySelectorAll('#history li.empty').length", json!([])).await;
+            assert_eq!(empty, 8, "a new game: eight tricks to play");
+            assert!(on_screen(b, "#games-earlier").await);
+            assert_eq!(b.text("#games-earlier").await, "Parties précédentes : 1re partie : 4 plis, duel Extra gagné");
+            if phone {
+                assert_fits(b, width, "the Extra banner").await;
+            }
+            b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
+            b.shot(&format!("{name}-extra-banner")).await;
+        }
+        if i == extra_game + 1 && matches!(plan.actions[i], Action::Play { .. }) {
+            // The new game's first trick: the banner goes, the recall stays.
+            assert!(b.exec("return document.getElementById('extra-banner').hidden", json!([])).await == true);
+            assert!(on_screen(b, "#games-earlier").await);
+        }
+    }
+}
+
+/// "Acheter un autre ticket" on the result of a ticket that won `prize`:
+/// the lobby's purchase, its price on the button, one ticket debited by
+/// the page and by the server; the new ticket's serial.
+async fn buy_again(
+    b: &Browser,
+    srv: &TestServer,
+    token: &str,
+    prize: i64,
+    phone: bool,
+    width: u64,
+    name: &str,
+) -> String {
+    // "Acheter un autre ticket": the lobby's purchase, its price on the button.
+    let before = balance_shown(b).await;
+    assert_eq!(before, START - 300 + prize);
+    let label = plain(&b.text("#again").await);
+    assert_eq!(label, "Acheter un autre ticket — 3,00 €", "the button says what it costs, as the lobby's does");
+    press(b, "#again", phone).await;
+    let second = serial_of_sale(2);
+    b.wait_for(
+        &format!(
+            "document.body.dataset.view === 'game' && document.getElementById('view-game').dataset.id === '{second}'"
+        ),
+        "the next ticket",
+    )
+    .await;
+    b.wait_seq(0).await;
+    assert!(b.exec("return document.getElementById('result').hidden", json!([])).await == true, "a fresh ticket");
+    assert_eq!(b.text("#game-title").await, format!("Ticket {second}"));
+    assert!(on_screen(b, "#scratch-canvas").await, "its prizes to scratch");
+    assert_eq!(balance_shown(b).await, before - 300, "the page debits one ticket");
+    let me = srv.get("/api/me", token).await;
+    assert_eq!(me["balance_cents"], before - 300, "the server debited one ticket, once");
+    let list = srv.get("/api/tickets", token).await;
+    let serials: Vec<&str> =
+        list["tickets"].as_array().unwrap().iter().map(|t| t["serial"].as_str().unwrap()).collect();
+    assert_eq!(serials.len(), 2, "exactly one more ticket: {serials:?}");
+    assert!(serials.contains(&second.as_str()));
+    assert_eq!(
+        b.exec("return localStorage.getItem('asc.pendingBuy')", json!([])).await,
+        Value::Null,
+        "the purchase is settled"
+    );
+    // The new ticket is the player's to play: its own seed, not yet sent.
+    b.choose_seed("another-seed").await;
+    if phone {
+        assert_fits(b, width, "the next ticket").await;
+    }
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    b.shot(&format!("{name}-bought-again")).await;
+    second
+}
+
+/// The check of ticket `serial`: the verdict in plain words, the detail
+/// folded away; then, on a record changed on its way, the failure in plain
+/// words with its number of problems, the detail open.
+async fn the_verdict_in_plain_words(
+    b: &Browser,
+    url: &str,
+    serial: &str,
+    anim: bool,
+    phone: bool,
+    width: u64,
+    name: &str,
+) {
+    // The check: the verdict in plain words, the detail folded away.
+    b.goto(&format!("{}/{}#t={serial}", url, if anim { "" } else { "?anim=0" })).await;
+    b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('result').hidden", "the ticket")
+        .await;
+    press(b, "#verify-btn", phone).await;
+    assert_eq!(b.wait_verdict().await, "true");
+    assert_eq!(b.text("#verdict").await, "Partie honnête : les cartes ne pouvaient plus changer après votre achat.");
+    assert!(on_screen(b, "#verdict-more").await);
+    assert!(b.text("#verdict-more").await.contains("Votre navigateur a refait seul tous les calculs"));
+    assert_eq!(b.exec("return document.getElementById('verify-details').open", json!([])).await, false);
+    assert!(!on_screen(b, "#verify-checks").await, "the technical detail is folded away");
+    let passed = b.exec("return document.querySelectorAll('#verify-checks li.ok').length", json!([])).await;
+    assert_eq!(passed, 7, "every check still there, folded");
+    if phone {
+        assert_fits(b, width, "the verdict").await;
+    }
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    b.shot(&format!("{name}-verdict")).await;
+    press(b, "#verify-details > summary", phone).await;
+    assert!(on_screen(b, "#verify-checks").await, "the detail unfolds");
+
+    // A record changed on its way (one of As Capone's cards): a failure in
+    // plain words, with its number of problems in good French, the detail open.
+    b.alter_records_in_flight().await;
+    press(b, "#verify-back", phone).await;
+    b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket").await;
+    press(b, "#verify-btn", phone).await;
+    assert_eq!(b.wait_verdict().await, "false");
+    let verdict = b.text("#verdict").await;
+    let problems = b.exec("return document.querySelectorAll('#verify-checks li.bad').length", json!([])).await;
+    let n = problems.as_u64().unwrap();
+    assert!(n >= 1);
+    let count = if n == 1 { "1 problème trouvé".to_string() } else { format!("{n} problèmes trouvés") };
+    assert_eq!(
+        verdict,
+        format!("ÉCHEC de la vérification : cette partie n’a pas pu être confirmée honnête ({count}).")
+    );
+    assert!(b.text("#verdict-more").await.starts_with("Ce que le serveur a enregistré ne correspond pas"));
+    assert_eq!(b.exec("return document.getElementById('verify-details').open", json!([])).await, true);
+    assert!(on_screen(b, "#verify-checks li.bad").await, "what is wrong is shown at once");
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
+    b.shot(&format!("{name}-verdict-failed")).await;
+}
+
 /// A whole ticket with an Extra game, then "Acheter un autre ticket", the
 /// history and the check, on `screen` (`anim`: with the animations and
 /// their suspense, or without).
@@ -179,50 +338,7 @@ async fn extra_recap_buy_again_history_and_verdict(screen: Screen, name: &str, a
         scratch(&b, "mouse").await;
     }
 
-    let first_tie = plan.first(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. })).unwrap();
-    let extra_game = plan.first(|e| matches!(e, Event::ExtraGame { .. })).unwrap();
-    for (i, a) in plan.actions.iter().enumerate() {
-        match a {
-            Action::Play { card } => {
-                press(&b, &format!("#player-hand button[data-card='{}']", card.as_str()), phone).await
-            }
-            Action::Draw => press(&b, "#deck", phone).await,
-        }
-        b.wait_seq(i + 1).await;
-        assert_table_shows(&b, &plan.events[i], i).await;
-        // Whose card is whose, under the two cards in the middle.
-        assert_eq!(texts(&b, "#trick .slot-label").await, ["As Capone", "Vous"], "action {i}");
-        if i == first_tie {
-            let prompt = b.text("#prompt").await;
-            let verb = if phone { "Touchez le paquet" } else { "Cliquez sur le paquet" };
-            assert!(prompt.contains(verb), "a {} screen: {prompt}", if phone { "touch" } else { "mouse" });
-        }
-        if i < extra_game {
-            assert!(b.exec("return document.getElementById('extra-banner').hidden", json!([])).await == true);
-        }
-        if i == extra_game {
-            // The Extra duel won, said on the table (not only to screen readers).
-            assert!(on_screen(&b, "#extra-banner").await, "action {i}: the Extra banner is on screen");
-            let banner = b.text("#extra-banner-title").await;
-            assert_eq!(banner, "Duel Extra gagné : huit nouvelles cartes — 2e partie");
-            assert!(b.text("#extra-banner").await.contains("seule la dernière partie décide"));
-            // The trick strip starts again, and the earlier game is recalled under it.
-            let empty = b.exec("return document.querySelectorAll('#history li.empty').length", json!([])).await;
-            assert_eq!(empty, 8, "a new game: eight tricks to play");
-            assert!(on_screen(&b, "#games-earlier").await);
-            assert_eq!(b.text("#games-earlier").await, "Parties précédentes : 1re partie : 4 plis, duel Extra gagné");
-            if phone {
-                assert_fits(&b, width, "the Extra banner").await;
-            }
-            b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
-            b.shot(&format!("{name}-extra-banner")).await;
-        }
-        if i == extra_game + 1 && matches!(plan.actions[i], Action::Play { .. }) {
-            // The new game's first trick: the banner goes, the recall stays.
-            assert!(b.exec("return document.getElementById('extra-banner').hidden", json!([])).await == true);
-            assert!(on_screen(&b, "#games-earlier").await);
-        }
-    }
+    play_through_the_extra_game(&b, &plan, phone, width, name).await;
 
     // The result: the prize, and every game with the deciding one marked.
     b.wait_for("!document.getElementById('result').hidden", "the result").await;
@@ -268,44 +384,7 @@ async fn extra_recap_buy_again_history_and_verdict(screen: Screen, name: &str, a
     b.exec("document.getElementById('result').scrollIntoView({block: 'start'})", json!([])).await;
     b.shot(&format!("{name}-result-recap")).await;
 
-    // "Acheter un autre ticket": the lobby's purchase, its price on the button.
-    let before = balance_shown(&b).await;
-    assert_eq!(before, START - 300 + prize);
-    let label = plain(&b.text("#again").await);
-    assert_eq!(label, "Acheter un autre ticket — 3,00 €", "the button says what it costs, as the lobby's does");
-    press(&b, "#again", phone).await;
-    let second = serial_of_sale(2);
-    b.wait_for(
-        &format!(
-            "document.body.dataset.view === 'game' && document.getElementById('view-game').dataset.id === '{second}'"
-        ),
-        "the next ticket",
-    )
-    .await;
-    b.wait_seq(0).await;
-    assert!(b.exec("return document.getElementById('result').hidden", json!([])).await == true, "a fresh ticket");
-    assert_eq!(b.text("#game-title").await, format!("Ticket {second}"));
-    assert!(on_screen(&b, "#scratch-canvas").await, "its prizes to scratch");
-    assert_eq!(balance_shown(&b).await, before - 300, "the page debits one ticket");
-    let me = srv.get("/api/me", &token).await;
-    assert_eq!(me["balance_cents"], before - 300, "the server debited one ticket, once");
-    let list = srv.get("/api/tickets", &token).await;
-    let serials: Vec<&str> =
-        list["tickets"].as_array().unwrap().iter().map(|t| t["serial"].as_str().unwrap()).collect();
-    assert_eq!(serials.len(), 2, "exactly one more ticket: {serials:?}");
-    assert!(serials.contains(&second.as_str()));
-    assert_eq!(
-        b.exec("return localStorage.getItem('asc.pendingBuy')", json!([])).await,
-        Value::Null,
-        "the purchase is settled"
-    );
-    // The new ticket is the player's to play: its own seed, not yet sent.
-    b.choose_seed("another-seed").await;
-    if phone {
-        assert_fits(&b, width, "the next ticket").await;
-    }
-    b.exec("window.scrollTo(0, 0)", json!([])).await;
-    b.shot(&format!("{name}-bought-again")).await;
+    let second = buy_again(&b, &srv, &token, prize, phone, width, name).await;
 
     // "Mes tickets": the date, the games (each one, the deciding one
     // marked), the tricks and the net result; the new ticket in play.
@@ -341,48 +420,7 @@ async fn extra_recap_buy_again_history_and_verdict(screen: Screen, name: &str, a
     b.exec(&format!("document.querySelector('{li}').scrollIntoView({{block: 'center'}})"), json!([])).await;
     b.shot(&format!("{name}-history")).await;
 
-    // The check: the verdict in plain words, the detail folded away.
-    b.goto(&format!("{}/{}#t={serial}", srv.url, if anim { "" } else { "?anim=0" })).await;
-    b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('result').hidden", "the ticket")
-        .await;
-    press(&b, "#verify-btn", phone).await;
-    assert_eq!(b.wait_verdict().await, "true");
-    assert_eq!(b.text("#verdict").await, "Partie honnête : les cartes ne pouvaient plus changer après votre achat.");
-    assert!(on_screen(&b, "#verdict-more").await);
-    assert!(b.text("#verdict-more").await.contains("Votre navigateur a refait seul tous les calculs"));
-    assert_eq!(b.exec("return document.getElementById('verify-details').open", json!([])).await, false);
-    assert!(!on_screen(&b, "#verify-checks").await, "the technical detail is folded away");
-    let passed = b.exec("return document.querySelectorAll('#verify-checks li.ok').length", json!([])).await;
-    assert_eq!(passed, 7, "every check still there, folded");
-    if phone {
-        assert_fits(&b, width, "the verdict").await;
-    }
-    b.exec("window.scrollTo(0, 0)", json!([])).await;
-    b.shot(&format!("{name}-verdict")).await;
-    press(&b, "#verify-details > summary", phone).await;
-    assert!(on_screen(&b, "#verify-checks").await, "the detail unfolds");
-
-    // A record changed on its way (one of As Capone's cards): a failure in
-    // plain words, with its number of problems in good French, the detail open.
-    b.alter_records_in_flight().await;
-    press(&b, "#verify-back", phone).await;
-    b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket").await;
-    press(&b, "#verify-btn", phone).await;
-    assert_eq!(b.wait_verdict().await, "false");
-    let verdict = b.text("#verdict").await;
-    let problems = b.exec("return document.querySelectorAll('#verify-checks li.bad').length", json!([])).await;
-    let n = problems.as_u64().unwrap();
-    assert!(n >= 1);
-    let count = if n == 1 { "1 problème trouvé".to_string() } else { format!("{n} problèmes trouvés") };
-    assert_eq!(
-        verdict,
-        format!("ÉCHEC de la vérification : cette partie n’a pas pu être confirmée honnête ({count}).")
-    );
-    assert!(b.text("#verdict-more").await.starts_with("Ce que le serveur a enregistré ne correspond pas"));
-    assert_eq!(b.exec("return document.getElementById('verify-details').open", json!([])).await, true);
-    assert!(on_screen(&b, "#verify-checks li.bad").await, "what is wrong is shown at once");
-    b.exec("window.scrollTo(0, 0)", json!([])).await;
-    b.shot(&format!("{name}-verdict-failed")).await;
+    the_verdict_in_plain_words(&b, &srv.url, &serial, anim, phone, width, name).await;
     b.close().await;
     srv.app.shutdown().await.unwrap();
 }
@@ -420,7 +458,7 @@ async fn the_history_pages_with_more_tickets() {
     }
     let first = serial_of_sale(1);
     for k in 0..plan.actions.len() {
-        srv.post(&format!("/api/tickets/{first}/actions"), Some(&token), &plan_action_json(&plan, k)).await;
+        srv.post(&format!("/api/tickets/{first}/actions"), Some(&token), &plan.action_body(k)).await;
     }
 
     b.open("/?anim=0").await;

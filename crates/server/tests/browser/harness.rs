@@ -4,7 +4,6 @@
 //! stopped when the test ends, panics included ([`Browser`]'s `Drop`).
 
 use crate::webdriver::{Screen, Session};
-use engine::{Action, Event, FairStream, Game, Hand, Phase, PrizeSchedule};
 use serde_json::{Value, json};
 use server::fairness::ServerSeeds;
 use server::{App, AppOptions, Config};
@@ -15,9 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../common/fixture.rs"]
-mod fixture;
-pub use fixture::{SEED, START, TABLE};
+pub use testkit::{SEED, START, TABLE};
 
 pub struct TestServer {
     pub app: App,
@@ -90,99 +87,7 @@ pub fn serial_of_sale(position: u32) -> String {
 
 // ------------------------------------------------------------------ plans
 
-/// A whole ticket played offline with the engine and the fair stream.
-pub struct Plan {
-    pub client_seed: String,
-    pub actions: Vec<Action>,
-    pub events: Vec<Vec<Event>>,
-    pub game: Game,
-}
-
-impl Plan {
-    pub fn all_events(&self) -> impl Iterator<Item = &Event> {
-        self.events.iter().flatten()
-    }
-    /// Index of the first action whose events satisfy `f`.
-    pub fn first(&self, f: impl Fn(&Event) -> bool) -> Option<usize> {
-        self.events.iter().position(|ev| ev.iter().any(&f))
-    }
-}
-
-/// The player's strategy in these tests: the `k`-th card of the hand (7 up), wrapping.
-fn pick(hand: Hand, k: usize) -> engine::Rank {
-    hand.nth((k % hand.len() as usize) as u32)
-}
-
-/// Plays `serial` with `client_seed` (the prizes do not change the draws).
-pub fn plan_for(serial: &str, client_seed: &str, prizes: PrizeSchedule) -> Plan {
-    let mut stream = FairStream::new(&SEED, client_seed, serial);
-    let mut game = Game::new(prizes);
-    let mut actions = Vec::new();
-    let mut events = Vec::new();
-    let mut k = 0usize;
-    while !game.is_finished() {
-        let a = match game.phase() {
-            Phase::Play => {
-                k += 3;
-                Action::play(pick(game.hand(), k))
-            }
-            _ => Action::Draw,
-        };
-        let mut ev = Vec::new();
-        game.apply(a, &mut stream, &mut ev).unwrap();
-        actions.push(a);
-        events.push(ev);
-    }
-    Plan { client_seed: client_seed.to_string(), actions, events, game }
-}
-
-/// Searches client seeds `"{prefix}-0"`, `"{prefix}-1"`, ... for a game of
-/// `serial` that satisfies `want`.
-pub fn find_seed(serial: &str, prefix: &str, want: impl Fn(&Plan) -> bool) -> Plan {
-    let prizes = PrizeSchedule::new([300, 1000, 10_000, 100_000]);
-    for k in 0..200_000 {
-        let plan = plan_for(serial, &format!("{prefix}-{k}"), prizes);
-        if want(&plan) {
-            return plan;
-        }
-    }
-    panic!("no client seed gives the wanted game");
-}
-
-pub fn action_json(seq: usize, a: Action) -> Value {
-    match a {
-        Action::Play { card } => json!({"seq": seq, "action": "play", "card": card.as_str()}),
-        Action::Draw => json!({"seq": seq, "action": "draw"}),
-    }
-}
-
-/// The body of action `seq` of a plan: the first one carries the client seed.
-pub fn plan_action_json(plan: &Plan, seq: usize) -> Value {
-    let mut body = action_json(seq, plan.actions[seq]);
-    if seq == 0 {
-        body["client_seed"] = json!(plan.client_seed);
-    }
-    body
-}
-
-/// The prize of `ticket` (Ticket JSON) for `tricks`: what the server pays.
-pub fn prize_of(ticket: &Value, tricks: u8) -> i64 {
-    if tricks < 5 {
-        return 0;
-    }
-    ticket["prizes_cents"][tricks.to_string()].as_i64().unwrap_or(0)
-}
-
-/// The cards the middle of the table must show after an action: those of
-/// its last trick or deck event.
-pub fn shown_after(events: &[Event]) -> Option<(String, String)> {
-    events.iter().rev().find_map(|e| match e {
-        Event::Trick { player, capone, .. } | Event::Deck { player, capone, .. } => {
-            Some((player.as_str().to_string(), capone.as_str().to_string()))
-        }
-        _ => None,
-    })
-}
+pub use testkit::steer::{Plan, action_json, find_seed, prize_of, shown_after};
 
 // ------------------------------------------------------------------ the browser
 

@@ -107,7 +107,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
         sent.as_array().unwrap().iter().map(|s| serde_json::from_str(s.as_str().unwrap()).unwrap()).collect();
     assert_eq!(sent.len(), 2, "one failed send, one retry: {sent:?}");
     assert_eq!(sent[0], sent[1], "the retry is the same request");
-    assert_eq!(sent[0], action_json(i - 1, plan.actions[i - 1]), "with the ticket's seq");
+    assert_eq!(sent[0], action_json(i as u64 - 1, plan.actions[i - 1]), "with the ticket's seq");
 
     // A request that never leaves: retried too.
     b.exec(FLAKY_FETCH, json!([false])).await;
@@ -144,7 +144,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
 
     // Another tab plays the next card: this page's next click is refused
     // (409) and the page reloads the ticket as the server has it.
-    srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &action_json(i, plan.actions[i])).await;
+    srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &action_json(i as u64, plan.actions[i])).await;
     let other_card = match plan.actions[i] {
         Action::Play { card } => engine::Rank::ALL.into_iter().find(|&r| r != card).unwrap(),
         Action::Draw => unreachable!("an Extra game starts with a card"),
@@ -167,7 +167,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
     // The server applied exactly the planned actions: nothing twice, nothing redrawn.
     let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
     assert_eq!(record["client_seed"], plan.client_seed.as_str());
-    let want: Vec<Value> = plan.actions.iter().enumerate().map(|(k, a)| action_json(k, *a)).collect();
+    let want: Vec<Value> = plan.actions.iter().enumerate().map(|(k, a)| action_json(k as u64, *a)).collect();
     assert_eq!(record["actions"], json!(want));
     let r = plan.game.result().unwrap();
     let prize = prize_of(&json!({"prizes_cents": record["prizes_cents"]}), r.tricks);

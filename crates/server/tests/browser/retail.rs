@@ -97,6 +97,100 @@ async fn counter(b: &Browser, button: &str) -> (String, bool, u64, String, Strin
     (s(0), s(1) == "true", v[2].as_u64().unwrap(), s(3), s(4), s(5))
 }
 
+/// The shop's counter: a wrong retailer token refused and asked again,
+/// then the ticket `serial` sold, sold again (the same answer), a ticket
+/// another shop sold (`theirs`) refused, and a mistyped check digit.
+async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs: &str) {
+    // The shop's counter: a wrong retailer token is refused and asked again.
+    b.open("/shop").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
+    assert_fits(b, "shop login").await;
+    b.type_into("#shop-token", "not-a-retailer-token-0000").await;
+    b.click("#login-go").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
+    assert_eq!(b.exec("return document.getElementById('serial').inputMode", json!([])).await, "text");
+    b.type_into("#serial", serial).await;
+    b.click("#do-sell").await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && document.body.dataset.view === 'login' && !document.getElementById('login-error').hidden",
+        "the token refused",
+    )
+    .await;
+    assert_eq!(b.text("#login-error").await, fr(b, "shop.err.auth", &[]).await);
+    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, Value::Null);
+    b.type_into("#shop-token", RETAILER).await;
+    b.click("#login-go").await;
+    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, RETAILER, "kept");
+
+    // Sold; sold again by this shop (its answer was lost, say): the
+    // sale's answer again, nothing sold twice.
+    let (action, ok, _, status, message, _) = counter(b, "#do-sell").await;
+    assert_eq!((action.as_str(), ok, status.as_str()), ("sell", true, "sold"), "{message}");
+    assert!(message.starts_with("Ticket vendu"), "{message}");
+    assert_fits(b, "sold").await;
+    b.shot("retail-1-sold").await;
+    let (_, ok, http, status, again, _) = counter(b, "#do-sell").await;
+    assert_eq!((ok, http, status.as_str()), (true, 200, "sold"), "{again}");
+    assert_eq!(again, fr(b, "shop.again.sell", &[]).await);
+    assert_eq!(b.exec("return document.getElementById('answer').dataset.replayed", json!([])).await, "true");
+    // A ticket another shop sold: refused, with who sold it.
+    srv.post("/api/retail/sell", Some(OTHER_RETAILER), &json!({"serial": theirs})).await;
+    b.type_into("#serial", theirs).await;
+    let (_, ok, http, _, message, title) = counter(b, "#do-sell").await;
+    assert_eq!((ok, http), (false, 409), "{message}");
+    assert_eq!(title, fr(b, "shop.refused.sell", &[]).await);
+    assert_eq!(message, fr(b, "shop.err.sold", &[("shop", OTHER_SHOP)]).await);
+    b.type_into("#serial", serial).await;
+    // A mistyped check digit: "check the serial", in the counter's words.
+    let last = serial.chars().last().unwrap().to_digit(10).unwrap();
+    let mistyped = format!("{}{}", &serial[..serial.len() - 1], (last + 1) % 10);
+    b.type_into("#serial", &mistyped).await;
+    let (_, ok, http, _, message, _) = counter(b, "#do-validate").await;
+    assert_eq!((ok, http), (false, 400), "{message}");
+    assert_eq!(message, fr(b, "shop.err.serial", &[]).await);
+    assert_fits(b, "mistyped serial").await;
+    b.shot("retail-2-mistyped").await;
+}
+
+/// At the counter (the token was kept), ticket `serial`, won `prize`:
+/// check, pay, check again, pay again (the payment's answer again).
+async fn validate_and_pay_at_the_counter(b: &Browser, serial: &str, prize: i64) {
+    // At the counter (the token was kept): check, pay, check again, pay again.
+    b.open("/shop").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
+    b.type_into("#serial", &serial.to_lowercase().replace('-', "")).await;
+    let (action, ok, _, status, message, _) = counter(b, "#do-validate").await;
+    assert_eq!((action.as_str(), ok, status.as_str()), ("validate", true, "won"), "{message}");
+    assert!(message.starts_with("Gagnant"), "{message}");
+    assert_eq!(b.exec("return document.getElementById('answer').dataset.kind", json!([])).await, "pay");
+    assert_eq!(
+        b.exec("return document.getElementById('answer-prize').dataset.cents", json!([])).await,
+        prize.to_string()
+    );
+    assert_fits(b, "validate").await;
+    b.shot("retail-5-validate").await;
+
+    let (_, ok, _, status, message, _) = counter(b, "#do-pay").await;
+    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
+    assert!(message.starts_with("Payez"), "{message}");
+    b.shot("retail-6-paid").await;
+
+    let (_, ok, _, status, message, _) = counter(b, "#do-validate").await;
+    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
+    assert!(message.starts_with("Déjà payé"), "{message}");
+    assert!(b.text("#answer-paid").await.contains(SHOP), "paid by: {}", b.text("#answer-paid").await);
+
+    // Paid again by the same shop (its answer lost, or a second press): the
+    // payment's answer again, and the screen says not to pay twice.
+    let (_, ok, http, status, message, _) = counter(b, "#do-pay").await;
+    assert_eq!((ok, http, status.as_str()), (true, 200, "paid"), "{message}");
+    assert_eq!(message, fr(b, "shop.again.pay", &[]).await);
+    assert_eq!(b.exec("return document.getElementById('answer').dataset.kind", json!([])).await, "info");
+    assert!(message.contains("Déjà payé"), "{message}");
+    assert_fits(b, "paid again").await;
+    b.shot("retail-7-paid-again").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_the_shop() {
     let srv = spawn_server_with(|c| {
@@ -143,56 +237,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
     assert_fits(&b, "unsold").await;
     b.shot("retail-0-unsold").await;
 
-    // The shop's counter: a wrong retailer token is refused and asked again.
-    b.open("/shop").await;
-    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
-    assert_fits(&b, "shop login").await;
-    b.type_into("#shop-token", "not-a-retailer-token-0000").await;
-    b.click("#login-go").await;
-    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
-    assert_eq!(b.exec("return document.getElementById('serial').inputMode", json!([])).await, "text");
-    b.type_into("#serial", serial).await;
-    b.click("#do-sell").await;
-    b.wait_for(
-        "document.body.dataset.state === 'idle' && document.body.dataset.view === 'login' && !document.getElementById('login-error').hidden",
-        "the token refused",
-    )
-    .await;
-    assert_eq!(b.text("#login-error").await, fr(&b, "shop.err.auth", &[]).await);
-    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, Value::Null);
-    b.type_into("#shop-token", RETAILER).await;
-    b.click("#login-go").await;
-    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, RETAILER, "kept");
-
-    // Sold; sold again by this shop (its answer was lost, say): the
-    // sale's answer again, nothing sold twice.
-    let (action, ok, _, status, message, _) = counter(&b, "#do-sell").await;
-    assert_eq!((action.as_str(), ok, status.as_str()), ("sell", true, "sold"), "{message}");
-    assert!(message.starts_with("Ticket vendu"), "{message}");
-    assert_fits(&b, "sold").await;
-    b.shot("retail-1-sold").await;
-    let (_, ok, http, status, again, _) = counter(&b, "#do-sell").await;
-    assert_eq!((ok, http, status.as_str()), (true, 200, "sold"), "{again}");
-    assert_eq!(again, fr(&b, "shop.again.sell", &[]).await);
-    assert_eq!(b.exec("return document.getElementById('answer').dataset.replayed", json!([])).await, "true");
-    // A ticket another shop sold: refused, with who sold it.
-    let theirs = printed[1].serial.as_str();
-    srv.post("/api/retail/sell", Some(OTHER_RETAILER), &json!({"serial": theirs})).await;
-    b.type_into("#serial", theirs).await;
-    let (_, ok, http, _, message, title) = counter(&b, "#do-sell").await;
-    assert_eq!((ok, http), (false, 409), "{message}");
-    assert_eq!(title, fr(&b, "shop.refused.sell", &[]).await);
-    assert_eq!(message, fr(&b, "shop.err.sold", &[("shop", OTHER_SHOP)]).await);
-    b.type_into("#serial", serial).await;
-    // A mistyped check digit: "check the serial", in the counter's words.
-    let last = serial.chars().last().unwrap().to_digit(10).unwrap();
-    let mistyped = format!("{}{}", &serial[..serial.len() - 1], (last + 1) % 10);
-    b.type_into("#serial", &mistyped).await;
-    let (_, ok, http, _, message, _) = counter(&b, "#do-validate").await;
-    assert_eq!((ok, http), (false, 400), "{message}");
-    assert_eq!(message, fr(&b, "shop.err.serial", &[]).await);
-    assert_fits(&b, "mistyped serial").await;
-    b.shot("retail-2-mistyped").await;
+    sell_at_the_counter(&b, &srv, serial, &printed[1].serial).await;
 
     // The player scans the QR code: the account loads, the ticket opens
     // with its prizes shown (scratched on paper) and joins the player's list.
@@ -269,40 +314,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
     b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
     b.shot("retail-4-result").await;
 
-    // At the counter (the token was kept): check, pay, check again, pay again.
-    b.open("/shop").await;
-    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
-    b.type_into("#serial", &serial.to_lowercase().replace('-', "")).await;
-    let (action, ok, _, status, message, _) = counter(&b, "#do-validate").await;
-    assert_eq!((action.as_str(), ok, status.as_str()), ("validate", true, "won"), "{message}");
-    assert!(message.starts_with("Gagnant"), "{message}");
-    assert_eq!(b.exec("return document.getElementById('answer').dataset.kind", json!([])).await, "pay");
-    assert_eq!(
-        b.exec("return document.getElementById('answer-prize').dataset.cents", json!([])).await,
-        prize.to_string()
-    );
-    assert_fits(&b, "validate").await;
-    b.shot("retail-5-validate").await;
-
-    let (_, ok, _, status, message, _) = counter(&b, "#do-pay").await;
-    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
-    assert!(message.starts_with("Payez"), "{message}");
-    b.shot("retail-6-paid").await;
-
-    let (_, ok, _, status, message, _) = counter(&b, "#do-validate").await;
-    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
-    assert!(message.starts_with("Déjà payé"), "{message}");
-    assert!(b.text("#answer-paid").await.contains(SHOP), "paid by: {}", b.text("#answer-paid").await);
-
-    // Paid again by the same shop (its answer lost, or a second press): the
-    // payment's answer again, and the screen says not to pay twice.
-    let (_, ok, http, status, message, _) = counter(&b, "#do-pay").await;
-    assert_eq!((ok, http, status.as_str()), (true, 200, "paid"), "{message}");
-    assert_eq!(message, fr(&b, "shop.again.pay", &[]).await);
-    assert_eq!(b.exec("return document.getElementById('answer').dataset.kind", json!([])).await, "info");
-    assert!(message.contains("Déjà payé"), "{message}");
-    assert_fits(&b, "paid again").await;
-    b.shot("retail-7-paid-again").await;
+    validate_and_pay_at_the_counter(&b, serial, prize).await;
 
     // The player's page says it was paid; the code again opens the same ticket.
     b.goto(&format!("{}/play?code={}&anim=0", srv.url, ticket.code.to_lowercase())).await;

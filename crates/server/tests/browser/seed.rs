@@ -1,4 +1,4 @@
-//! The player's seed on the ticket screen (CONTRACT.md Fairness): the
+//! The player's seed on the ticket screen (docs/contract.md Fairness): the
 //! browser draws one when an unplayed ticket opens, shows it with the
 //! ticket's commitment before the first card, lets the player change it
 //! (refusing what the server would refuse), sends it with the first card,

@@ -61,46 +61,19 @@ fn rust_valid(record: &Value) -> Option<bool> {
     Some(server::record::verify(&r).is_valid())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tampering() {
-    let srv = spawn_server().await;
-    let Some(b) = browser(&srv.url, Screen::Desktop { width: 1100, height: 900 }).await else { return };
-    let serial = serial_of_sale(1);
-    let plan = find_seed(&serial, "ver", |p| {
-        p.all_events().any(|e| matches!(e, Event::Deck { .. }))
-            && p.all_events().any(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. }))
-            && p.all_events().any(|e| matches!(e, Event::ExtraGame { .. }))
-    });
-
-    // A ticket played through the API, the client seed with the first card.
-    let player = srv.post("/api/players", None, &json!({})).await;
-    let token = player["token"].as_str().unwrap().to_string();
-    let bought = srv.post("/api/tickets", Some(&token), &json!({})).await;
-    assert_eq!(bought["ticket"]["serial"], serial.as_str());
-    for k in 0..plan.actions.len() {
-        srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &plan_action_json(&plan, k)).await;
-    }
-    let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
-    assert_eq!(rust_valid(&record), Some(true));
-    assert_eq!(record["client_seed"], plan.client_seed.as_str());
-    let emissions = srv.get("/api/emissions", "").await;
-    let published_root = emissions["emissions"][0]["blocks"][0]["root"].as_str().unwrap().to_string();
-    assert_eq!(record["root"], published_root.as_str(), "the ticket's block root is the published one");
-
-    b.open("/?anim=0").await;
-    // The page reads its token when it starts: store it, then reload.
-    b.exec("localStorage.setItem('asc.token', arguments[0]);", json!([token])).await;
-    b.refresh().await;
-    b.wait_for(
-        "document.body.dataset.state === 'idle' && document.getElementById('balance').dataset.cents !== ''",
-        "the player",
-    )
-    .await;
-
-    // The module: WebCrypto and the built-in SHA-256 agree with Rust, the
-    // Merkle leaf and proof included, against GET /api/emissions.
+/// The module: WebCrypto and the built-in SHA-256 agree with Rust, the
+/// Merkle leaf and proof included, against GET /api/emissions; the leaf's
+/// bytes and hash, SHA-256 and the HMAC of a draw as Rust computes them.
+async fn the_module_agrees_with_rust(
+    b: &Browser,
+    record: &Value,
+    emissions: &Value,
+    published_root: &str,
+    client_seed: &str,
+    serial: &str,
+) {
     for prefer in ["webcrypto", "js"] {
-        let v = verdict_in_page(&b, &record, prefer).await;
+        let v = verdict_in_page(b, record, prefer).await;
         assert_eq!(v["valid"], true, "{prefer}: {v}");
         assert_eq!(v["crypto"], prefer);
         assert_eq!(v["draws"].as_array().unwrap().len(), record["draws"].as_array().unwrap().len());
@@ -109,7 +82,7 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
             ["leaf", "proof", "published", "commitment", "replayed", "draws", "result"],
             "{prefer}: {v}"
         );
-        assert_eq!(v["published"]["root"], published_root.as_str());
+        assert_eq!(v["published"]["root"], published_root);
         assert_eq!(v["published"]["block"], 1);
         assert_eq!(v["published"]["emission"], 1);
         assert_eq!(v["published"]["source"], "GET /api/emissions");
@@ -148,7 +121,7 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
                out.push([m.toHex(m.hmacSha256Js(key, msg)), m.toHex(await (await web.hmac(key))(msg))]);
                done(out);
              }, e => done(String(e)));",
-            json!([format!("{}:{serial}:3:0", plan.client_seed)]),
+            json!([format!("{}:{serial}:3:0", client_seed)]),
         )
         .await;
     let inputs = [String::new(), "abc".into(), "x".repeat(55), "y".repeat(56), "z".repeat(64), "é".repeat(300)];
@@ -156,11 +129,16 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
         let want = hex::encode(Sha256::digest(s.as_bytes()));
         assert_eq!(hashes[k], json!([want, want]), "SHA-256 of input {k}");
     }
-    let block = hex::encode(FairStream::new(&SEED, &plan.client_seed, &serial).block(3, 0));
+    let block = hex::encode(FairStream::new(&SEED, client_seed, serial).block(3, 0));
     assert_eq!(hashes[inputs.len()], json!([block, block]), "HMAC block of draw 3");
+}
 
-    // Tampered records: the page and Rust refuse every one.
-    let mut tampered: Vec<(&str, Value)> = Vec::new();
+/// The real record with one thing changed: each draw's card (and a deck
+/// draw's player card), digits of the seed, the commitment, the client
+/// seed, the prize, the tricks, a draw missing, an action's seq, no seed,
+/// two cards swapped.
+fn tampered_records(record: &Value, client_seed: &str) -> Vec<(&'static str, Value)> {
+    let mut tampered: Vec<(&'static str, Value)> = Vec::new();
     let draws = record["draws"].as_array().unwrap().clone();
     for (k, d) in draws.iter().enumerate() {
         let mut t = record.clone();
@@ -186,7 +164,7 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     t["commitment"] = json!(hex::encode(Sha256::digest(b"another seed")));
     tampered.push(("the commitment", t));
     let mut t = record.clone();
-    t["client_seed"] = json!(format!("{}x", plan.client_seed));
+    t["client_seed"] = json!(format!("{}x", client_seed));
     tampered.push(("the client seed", t));
     let mut t = record.clone();
     t["result"]["prize_cents"] = json!(record["result"]["prize_cents"].as_u64().unwrap() + 100);
@@ -211,17 +189,14 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     t["actions"][x]["card"] = t["actions"][y]["card"].clone();
     t["actions"][y]["card"] = cx;
     tampered.push(("two cards swapped", t));
-    for (what, t) in &tampered {
-        let v = verdict_in_page(&b, t, "webcrypto").await;
-        assert_eq!(v["valid"], false, "the page accepts a record with {what} changed: {v}");
-        assert!(!v["problems"].as_array().unwrap().is_empty());
-        assert_eq!(rust_valid(t), Some(false), "Rust accepts (or cannot read) a record with {what} changed");
-    }
-    eprintln!("{} tampered records refused by verify.js and by Rust", tampered.len());
+    tampered
+}
 
-    // The record's ties to the published root: each change is refused with
-    // the problem that names it, by both hash implementations and by Rust.
-    let mut merkle: Vec<(&str, Value, &[&str])> = Vec::new();
+/// The real record with one of its ties to the published root changed,
+/// each with the problems that must name it: the prizes, the position, the
+/// block, the leaf's commitment, play code hash and row.
+fn merkle_changes(record: &Value) -> Vec<(&'static str, Value, &'static [&'static str])> {
+    let mut merkle: Vec<(&'static str, Value, &'static [&'static str])> = Vec::new();
     let mut t = record.clone();
     t["prizes_cents"]["8"] = json!(record["prizes_cents"]["8"].as_u64().unwrap() * 10);
     t["leaf"]["prizes_cents"] = t["prizes_cents"].clone();
@@ -248,6 +223,139 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     let mut t = record.clone();
     t["leaf"]["row"] = json!(record["leaf"]["row"].as_u64().unwrap() ^ 1);
     merkle.push(("the leaf's row", t, &["proof"]));
+    merkle
+}
+
+/// Records altered on their way to the page (`merkle`'s prizes, position,
+/// a proof node and the root), and a published root altered: the check
+/// view refuses each with its line.
+async fn altered_on_their_way_each_refused_with_its_line(
+    b: &Browser,
+    merkle: &[(&str, Value, &[&str])],
+    published_root: &str,
+) {
+    // Records altered on their way to the page, and a published root
+    // altered: each refused with its line.
+    b.exec(
+        r#"const real = window.fetch;
+           window.__tamperRecord = null;
+           window.__tamperRoot = null;
+           window.fetch = async (url, init) => {
+             const r = await real(url, init);
+             const u = String(url);
+             if (u.endsWith('/record') && window.__tamperRecord) {
+               return new Response(JSON.stringify(window.__tamperRecord), {status: 200, headers: {'Content-Type': 'application/json'}});
+             }
+             if (u.endsWith('/api/emissions') && window.__tamperRoot) {
+               const e = await r.json();
+               e.emissions[0].blocks[0].root = window.__tamperRoot;
+               return new Response(JSON.stringify(e), {status: 200, headers: {'Content-Type': 'application/json'}});
+             }
+             return r;
+           };"#,
+        json!([]),
+    )
+    .await;
+    let lines: [(&str, Value, Option<String>, &str); 5] = [
+        (
+            "the prizes",
+            merkle[0].1.clone(),
+            None,
+            "La preuve d’inclusion ne mène pas de la feuille du ticket à la racine",
+        ),
+        (
+            "the position",
+            merkle[3].1.clone(),
+            None,
+            "désignent l’émission 1, bloc 1, position 1, et non l’émission 1, bloc 1, position 2",
+        ),
+        ("a proof node", merkle[8].1.clone(), None, "La preuve d’inclusion ne mène pas"),
+        ("the root", merkle[merkle.len() - 1].1.clone(), None, "n’est pas celle publiée pour l’émission 1, bloc 1"),
+        (
+            "the published root",
+            Value::Null,
+            Some(other_hex(published_root)),
+            "n’est pas celle publiée pour l’émission 1, bloc 1",
+        ),
+    ];
+    for (what, rec, root, line) in lines {
+        b.exec("window.__tamperRecord = arguments[0]; window.__tamperRoot = arguments[1];", json!([rec, root])).await;
+        b.click("#verify-back").await;
+        b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket")
+            .await;
+        b.click("#verify-btn").await;
+        b.wait_verdict().await;
+        assert_eq!(
+            b.exec("return document.getElementById('verdict').dataset.valid", json!([])).await,
+            "false",
+            "{what}"
+        );
+        assert!(b.text("#verdict").await.contains("ÉCHEC"), "{what}");
+        let checks = b.text("#verify-checks li.bad").await;
+        let all = b
+            .exec("return [...document.querySelectorAll('#verify-checks li.bad')].map(e => e.textContent)", json!([]))
+            .await;
+        assert!(
+            all.as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains(line)),
+            "{what}: no line says {line:?}: {all} (first: {checks})"
+        );
+    }
+    b.exec("document.getElementById('verify-checks').scrollIntoView({block: 'start'})", json!([])).await;
+    b.shot("desktop-10b-verify-root-changed").await;
+    b.exec("window.__tamperRecord = null; window.__tamperRoot = null;", json!([])).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tampering() {
+    let srv = spawn_server().await;
+    let Some(b) = browser(&srv.url, Screen::Desktop { width: 1100, height: 900 }).await else { return };
+    let serial = serial_of_sale(1);
+    let plan = find_seed(&serial, "ver", |p| {
+        p.all_events().any(|e| matches!(e, Event::Deck { .. }))
+            && p.all_events().any(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. }))
+            && p.all_events().any(|e| matches!(e, Event::ExtraGame { .. }))
+    });
+
+    // A ticket played through the API, the client seed with the first card.
+    let player = srv.post("/api/players", None, &json!({})).await;
+    let token = player["token"].as_str().unwrap().to_string();
+    let bought = srv.post("/api/tickets", Some(&token), &json!({})).await;
+    assert_eq!(bought["ticket"]["serial"], serial.as_str());
+    for k in 0..plan.actions.len() {
+        srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &plan.action_body(k)).await;
+    }
+    let record: Value = srv.get(&format!("/api/tickets/{serial}/record"), &token).await;
+    assert_eq!(rust_valid(&record), Some(true));
+    assert_eq!(record["client_seed"], plan.client_seed.as_str());
+    let emissions = srv.get("/api/emissions", "").await;
+    let published_root = emissions["emissions"][0]["blocks"][0]["root"].as_str().unwrap().to_string();
+    assert_eq!(record["root"], published_root.as_str(), "the ticket's block root is the published one");
+
+    b.open("/?anim=0").await;
+    // The page reads its token when it starts: store it, then reload.
+    b.exec("localStorage.setItem('asc.token', arguments[0]);", json!([token])).await;
+    b.refresh().await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && document.getElementById('balance').dataset.cents !== ''",
+        "the player",
+    )
+    .await;
+
+    the_module_agrees_with_rust(&b, &record, &emissions, &published_root, &plan.client_seed, &serial).await;
+
+    // Tampered records: the page and Rust refuse every one.
+    let tampered = tampered_records(&record, &plan.client_seed);
+    for (what, t) in &tampered {
+        let v = verdict_in_page(&b, t, "webcrypto").await;
+        assert_eq!(v["valid"], false, "the page accepts a record with {what} changed: {v}");
+        assert!(!v["problems"].as_array().unwrap().is_empty());
+        assert_eq!(rust_valid(t), Some(false), "Rust accepts (or cannot read) a record with {what} changed");
+    }
+    eprintln!("{} tampered records refused by verify.js and by Rust", tampered.len());
+
+    // The record's ties to the published root: each change is refused with
+    // the problem that names it, by both hash implementations and by Rust.
+    let mut merkle = merkle_changes(&record);
     let steps = record["proof"].as_array().unwrap().len();
     assert!(steps >= 5, "a block of 100 tickets: 7 steps: {}", record["proof"]);
     for k in [0, steps / 2, steps - 1] {
@@ -305,75 +413,7 @@ async fn the_page_checks_a_record_as_the_rust_verifier_does_and_catches_tamperin
     assert!(checks.contains("Cette racine est celle publiée pour l’émission 1, bloc 1"), "{checks}");
     b.shot("desktop-9b-verify-root").await;
 
-    // Records altered on their way to the page, and a published root
-    // altered: each refused with its line.
-    b.exec(
-        r#"const real = window.fetch;
-           window.__tamperRecord = null;
-           window.__tamperRoot = null;
-           window.fetch = async (url, init) => {
-             const r = await real(url, init);
-             const u = String(url);
-             if (u.endsWith('/record') && window.__tamperRecord) {
-               return new Response(JSON.stringify(window.__tamperRecord), {status: 200, headers: {'Content-Type': 'application/json'}});
-             }
-             if (u.endsWith('/api/emissions') && window.__tamperRoot) {
-               const e = await r.json();
-               e.emissions[0].blocks[0].root = window.__tamperRoot;
-               return new Response(JSON.stringify(e), {status: 200, headers: {'Content-Type': 'application/json'}});
-             }
-             return r;
-           };"#,
-        json!([]),
-    )
-    .await;
-    let lines: [(&str, Value, Option<String>, &str); 5] = [
-        (
-            "the prizes",
-            merkle[0].1.clone(),
-            None,
-            "La preuve d’inclusion ne mène pas de la feuille du ticket à la racine",
-        ),
-        (
-            "the position",
-            merkle[3].1.clone(),
-            None,
-            "désignent l’émission 1, bloc 1, position 1, et non l’émission 1, bloc 1, position 2",
-        ),
-        ("a proof node", merkle[8].1.clone(), None, "La preuve d’inclusion ne mène pas"),
-        ("the root", merkle[merkle.len() - 1].1.clone(), None, "n’est pas celle publiée pour l’émission 1, bloc 1"),
-        (
-            "the published root",
-            Value::Null,
-            Some(other_hex(&published_root)),
-            "n’est pas celle publiée pour l’émission 1, bloc 1",
-        ),
-    ];
-    for (what, rec, root, line) in lines {
-        b.exec("window.__tamperRecord = arguments[0]; window.__tamperRoot = arguments[1];", json!([rec, root])).await;
-        b.click("#verify-back").await;
-        b.wait_for("document.body.dataset.view === 'game' && document.body.dataset.state === 'idle'", "the ticket")
-            .await;
-        b.click("#verify-btn").await;
-        b.wait_verdict().await;
-        assert_eq!(
-            b.exec("return document.getElementById('verdict').dataset.valid", json!([])).await,
-            "false",
-            "{what}"
-        );
-        assert!(b.text("#verdict").await.contains("ÉCHEC"), "{what}");
-        let checks = b.text("#verify-checks li.bad").await;
-        let all = b
-            .exec("return [...document.querySelectorAll('#verify-checks li.bad')].map(e => e.textContent)", json!([]))
-            .await;
-        assert!(
-            all.as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains(line)),
-            "{what}: no line says {line:?}: {all} (first: {checks})"
-        );
-    }
-    b.exec("document.getElementById('verify-checks').scrollIntoView({block: 'start'})", json!([])).await;
-    b.shot("desktop-10b-verify-root-changed").await;
-    b.exec("window.__tamperRecord = null; window.__tamperRoot = null;", json!([])).await;
+    altered_on_their_way_each_refused_with_its_line(&b, &merkle, &published_root).await;
 
     // ... and on a record altered on its way to the page (draw 2's card).
     b.alter_records_in_flight().await;

@@ -1,6 +1,6 @@
 //! A fresh PostgreSQL database for one test, dropped at the end.
 //!
-//! The server's tests run on the real PostgreSQL of the machine
+//! The tests that need PostgreSQL run on the real PostgreSQL of the machine
 //! (`AS_CAPONE_TEST_PG`, default `postgres://postgres@127.0.0.1:5432/postgres`,
 //! the maintenance database through which test databases are created and
 //! dropped). Where PostgreSQL is unreachable the tests that need it say so
@@ -15,13 +15,17 @@ pub fn admin_url() -> String {
     std::env::var("AS_CAPONE_TEST_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
+/// Whether a missing PostgreSQL is a failure (`AS_CAPONE_REQUIRE_POSTGRES`
+/// set, and neither empty nor `0`) rather than a loud skip.
 pub fn postgres_required() -> bool {
     std::env::var_os("AS_CAPONE_REQUIRE_POSTGRES").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// A database created for one test.
 pub struct TestDb {
+    /// The database's URL, for the server's `--db`.
     pub url: String,
+    /// The database's name (`as_capone_test_<pid>_<n>_<nanos>`).
     pub name: String,
     dropped: bool,
 }
