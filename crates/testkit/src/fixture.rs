@@ -49,6 +49,10 @@ tickets = 500
 prizes_cents = { 5 = 600, 6 = 3000, 7 = 20000, 8 = 200000 }
 "#;
 
+/// The rows of [`BLOCKS_OF_2000`]: (tickets, prizes for 5, 6, 7, 8 tricks).
+pub const BLOCKS_OF_2000_ROWS: [(u32, [u64; 4]); 2] =
+    [(1500, [300, 1000, 10000, 100000]), (500, [600, 3000, 20000, 200000])];
+
 /// The rows of the blocks of 50 that the emission and paper tests emit
 /// through the operator's desk: (tickets, prizes for 5, 6, 7, 8 tricks).
 pub const BLOCKS_OF_50_ROWS: [(u32, [u64; 4]); 2] = [(30, [300, 600, 5000, 50000]), (20, [300, 1500, 5000, 100000])];
@@ -98,7 +102,6 @@ mod tests {
     fn the_builder_writes_the_fixture_tables_as_they_are_written() {
         let small = [(60, [300, 1000, 10000, 100000]), (40, [500, 2000, 20000, 200000])];
         assert_eq!(table_toml("TST", 300, 100, &small), TABLE);
-        let big = [(1500, [300, 1000, 10000, 100000]), (500, [600, 3000, 20000, 200000])];
-        assert_eq!(table_toml("TST", 300, 2000, &big), BLOCKS_OF_2000);
+        assert_eq!(table_toml("TST", 300, 2000, &BLOCKS_OF_2000_ROWS), BLOCKS_OF_2000);
     }
 }

@@ -27,6 +27,8 @@ pub struct TestDb {
     pub url: String,
     /// The database's name (`as_capone_test_<pid>_<n>_<nanos>`).
     pub name: String,
+    /// The maintenance database it was created through.
+    admin: String,
     dropped: bool,
 }
 
@@ -36,38 +38,58 @@ impl TestDb {
     /// Creates `as_capone_test_<pid>_<n>`; `None` (after a loud message on
     /// stderr) when PostgreSQL cannot be reached and is not required.
     pub async fn create() -> Option<TestDb> {
-        let admin = admin_url();
-        let mut conn = match sqlx::PgConnection::connect(&admin).await {
+        match TestDb::create_on(&admin_url(), postgres_required(), "as_capone_test").await {
+            Ok(db) => db,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Creates `<prefix>_<pid>_<n>_<nanos>` through the maintenance database
+    /// `admin`. `Ok(None)` (after a loud message on stderr) when PostgreSQL
+    /// cannot be reached and `required` is false; an error when it is true.
+    pub async fn create_on(admin: &str, required: bool, prefix: &str) -> Result<Option<TestDb>, String> {
+        let mut conn = match sqlx::PgConnection::connect(admin).await {
             Ok(c) => c,
-            Err(e) if !postgres_required() => {
+            Err(e) if !required => {
                 eprintln!(
                     "skipped: PostgreSQL unreachable at {admin} ({e}); set AS_CAPONE_REQUIRE_POSTGRES=1 to fail instead"
                 );
-                return None;
+                return Ok(None);
             }
-            Err(e) => panic!("PostgreSQL is required (AS_CAPONE_REQUIRE_POSTGRES) and unreachable at {admin}: {e}"),
+            Err(e) => {
+                return Err(format!(
+                    "PostgreSQL is required (AS_CAPONE_REQUIRE_POSTGRES) and unreachable at {admin}: {e}"
+                ));
+            }
         };
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-        let name = format!("as_capone_test_{}_{n}_{nanos}", std::process::id());
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+        let name = format!("{prefix}_{}_{n}_{nanos}", std::process::id());
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut conn)
             .await
-            .expect("CREATE DATABASE");
+            .map_err(|e| format!("CREATE DATABASE {name}: {e}"))?;
         let _ = conn.close().await;
-        let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin);
-        Some(TestDb { url: format!("{base}/{name}"), name, dropped: false })
+        let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
+        Ok(Some(TestDb { url: format!("{base}/{name}"), name, admin: admin.to_string(), dropped: false }))
+    }
+
+    /// Leaves the database in place when this value is dropped (a run kept
+    /// for inspection).
+    pub fn keep(&mut self) {
+        self.dropped = true;
     }
 
     /// Drops the database (connections still open are terminated).
     pub async fn drop_db(mut self) {
-        drop_database(&self.name).await;
+        drop_database(&self.admin, &self.name).await;
         self.dropped = true;
     }
 }
 
-async fn drop_database(name: &str) {
-    if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url()).await {
+async fn drop_database(admin: &str, name: &str) {
+    if let Ok(mut conn) = sqlx::PgConnection::connect(admin).await {
         let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
         if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut conn).await {
             eprintln!("could not drop the test database {name}: {e}");
@@ -83,10 +105,10 @@ impl Drop for TestDb {
         if self.dropped {
             return;
         }
-        let name = self.name.clone();
+        let (admin, name) = (self.admin.clone(), self.name.clone());
         let _ = std::thread::spawn(move || {
             if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                rt.block_on(drop_database(&name));
+                rt.block_on(drop_database(&admin, &name));
             }
         })
         .join();

@@ -10,7 +10,7 @@
 //!   changing session going on; a logout ends the token it is made with;
 //!   the own token of an account without a login is never revoked (409).
 
-use super::{Backend, Database, ReliabilityArgs, Server};
+use super::{Backend, Database, ReliabilityArgs, start_server};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -49,7 +49,7 @@ fn peak_kib(pid: u32) -> Option<u64> {
 
 fn login_flood(args: &ReliabilityArgs, rt: &tokio::runtime::Runtime) -> anyhow::Result<Value> {
     let db = Database::create(args, Backend::Sqlite, "login-flood")?.expect("SQLite is always there");
-    let server = Server::start(&db, &["--logins-per-address", "0"])?;
+    let server = start_server(&db, &["--logins-per-address", "0"])?;
     let url = server.url.clone();
     let answers = rt.block_on(async {
         let c = reqwest::Client::new();
@@ -124,7 +124,7 @@ fn revocation(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Run
     let Some(db) = Database::create(args, backend, "revocation")? else {
         return Ok(json!({"backend": backend.name(), "skipped": true}));
     };
-    let server = Server::start(&db, &[])?;
+    let server = start_server(&db, &[])?;
     let url = server.url.clone();
     let failures = rt.block_on(async {
         let c = reqwest::Client::new();

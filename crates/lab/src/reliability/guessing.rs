@@ -7,7 +7,7 @@
 //!
 //! Each check names what must hold; the part fails if any does not.
 
-use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, Server, TABLE};
+use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, start_server, table};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -103,7 +103,7 @@ fn config_file(db: &Database) -> anyhow::Result<std::path::PathBuf> {
 async fn sold_paper_code(c: &Client, base: &str) -> anyhow::Result<String> {
     let r = c
         .send(c.http.post(format!("{base}/api/admin/emissions")).bearer_auth(OPERATOR_TOKEN).json(&json!({
-            "table": TABLE, "blocks": 1, "channel": "paper"
+            "table": table(), "blocks": 1, "channel": "paper"
         })))
         .await?;
     anyhow::ensure!(r.status == 201, "paper emission: {} {}", r.status, r.json);
@@ -138,9 +138,9 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Runtim
     };
     let config = config_file(&db)?;
     let config = config.to_str().unwrap_or_default().to_string();
-    let server = Server::start(&db, &["--initial-blocks", "1", "--config", &config])?;
+    let server = start_server(&db, &["--initial-blocks", "1", "--config", &config])?;
     let second = match backend {
-        Backend::Postgres => Some(Server::start(&db, &["--initial-blocks", "1", "--config", &config])?),
+        Backend::Postgres => Some(start_server(&db, &["--initial-blocks", "1", "--config", &config])?),
         Backend::Sqlite => None,
     };
     let mut checks = Checks::default();

@@ -21,7 +21,7 @@
 //! and the operator's report must count exactly the tickets the players
 //! hold. At the end, the whole journal is replayed.
 
-use super::{Backend, Database, ReliabilityArgs, Rng, START_CENTS, Server, next_action};
+use super::{Backend, Database, ReliabilityArgs, Rng, START_CENTS, next_action, start_server};
 use math::table::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -560,7 +560,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     let mut checked_upto = 0usize;
     for k in 0..=args.kills {
         let t_down = Instant::now();
-        let mut server = Server::start(&db, &extra)?;
+        let mut server = start_server(&db, &extra)?;
         run.down_ms_total += t_down.elapsed().as_millis();
         run.start_ms.push(server.start_ms);
         if k > 0 {

@@ -37,11 +37,9 @@ pub mod soak;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug, Clone)]
@@ -271,24 +269,17 @@ impl Drop for TempDir {
     }
 }
 
-// testkit: this copy of the tests' fixture table gives way to the test kit's.
-/// The prize table of these runs: blocks of 2 000 tickets, so that a
-/// database starts in a moment (the tests' table), at the regulation's
-/// price ([`math::table::REGULATION_PRICE_CENTS`]).
-pub const TABLE: &str = r#"
-game = "As Capone"
-code = "REL"
-price_cents = 300
-block_size = 2000
-
-[[schedule]]
-tickets = 1500
-prizes_cents = { 5 = 300, 6 = 1000, 7 = 10000, 8 = 100000 }
-
-[[schedule]]
-tickets = 500
-prizes_cents = { 5 = 600, 6 = 3000, 7 = 20000, 8 = 200000 }
-"#;
+/// The prize table of these runs: the test kit's blocks of 2 000 tickets
+/// (a database starts in a moment) under game code `REL`, at the
+/// regulation's price ([`math::table::REGULATION_PRICE_CENTS`]).
+pub fn table() -> String {
+    testkit::fixture::table_toml(
+        "REL",
+        math::table::REGULATION_PRICE_CENTS,
+        2000,
+        &testkit::fixture::BLOCKS_OF_2000_ROWS,
+    )
+}
 
 /// Play money of every player of these runs: nobody runs out.
 pub const START_CENTS: i64 = 1_000_000_000;
@@ -296,11 +287,13 @@ pub const START_CENTS: i64 = 1_000_000_000;
 pub const OPERATOR_TOKEN: &str = "reliability-operator-token-0123456789";
 
 /// A database for one part: a SQLite file in a temp folder, or a fresh
-/// PostgreSQL database (dropped at the end).
+/// PostgreSQL database from the test kit (dropped at the end unless
+/// `--keep`).
 pub struct Database {
     pub url: String,
     pub backend: Backend,
-    pg: Option<(String, String)>, // (admin url, database name)
+    /// Held for its drop, which drops the database.
+    _pg: Option<testkit::pg::TestDb>,
     pub dir: TempDir,
 }
 
@@ -308,30 +301,22 @@ impl Database {
     /// `Ok(None)` when PostgreSQL is unreachable and not required.
     pub fn create(args: &ReliabilityArgs, backend: Backend, label: &str) -> anyhow::Result<Option<Database>> {
         let dir = TempDir::new(label, args.keep)?;
-        std::fs::write(dir.path.join("table.toml"), TABLE)?;
+        std::fs::write(dir.path.join("table.toml"), table())?;
         match backend {
             Backend::Sqlite => {
-                let url = format!("sqlite://{}", dir.path.join("rel.db").display());
-                Ok(Some(Database { url, backend, pg: None, dir }))
+                let url = testkit::serve::sqlite_url(&dir.path, "rel.db");
+                Ok(Some(Database { url, backend, _pg: None, dir }))
             }
             Backend::Postgres => {
-                let admin = args.pg_admin.clone();
-                if let Err(e) = psql(&admin, "SELECT 1") {
-                    if args.require_postgres {
-                        anyhow::bail!(
-                            "PostgreSQL is required (AS_CAPONE_REQUIRE_POSTGRES) and unreachable at {admin}: {e}"
-                        );
-                    }
-                    eprintln!(
-                        "skipped: PostgreSQL unreachable at {admin} ({e}); set AS_CAPONE_REQUIRE_POSTGRES=1 to fail instead"
-                    );
-                    return Ok(None);
+                let prefix = format!("as_capone_rel_{}", label.replace('-', "_"));
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                let created =
+                    rt.block_on(testkit::pg::TestDb::create_on(&args.pg_admin, args.require_postgres, &prefix));
+                let Some(mut pg) = created.map_err(anyhow::Error::msg)? else { return Ok(None) };
+                if args.keep {
+                    pg.keep();
                 }
-                let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.subsec_nanos();
-                let name = format!("as_capone_rel_{}_{}_{nanos}", std::process::id(), label.replace('-', "_"));
-                psql(&admin, &format!("CREATE DATABASE {name}"))?;
-                let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin.clone());
-                Ok(Some(Database { url: format!("{base}/{name}"), backend, pg: Some((admin, name)), dir }))
+                Ok(Some(Database { url: pg.url.clone(), backend, _pg: Some(pg), dir }))
             }
         }
     }
@@ -344,7 +329,7 @@ impl Database {
     }
 
     pub fn key_file(&self) -> PathBuf {
-        self.dir.path.join("server.key")
+        testkit::serve::key_file(&self.dir.path)
     }
 
     /// The server's configuration, for in-process checks of the ledger and
@@ -362,140 +347,31 @@ impl Database {
     }
 }
 
-impl Drop for Database {
-    fn drop(&mut self) {
-        if let Some((admin, name)) = &self.pg
-            && !self.dir.keep
-            && let Err(e) = psql(admin, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        {
-            eprintln!("could not drop the database {name}: {e}");
-        }
-    }
-}
+/// A running `as-capone serve` child process of a run (the test kit's:
+/// killed when dropped).
+pub type Server = testkit::serve::Server;
 
-/// Runs one SQL statement with `psql`.
-fn psql(url: &str, sql: &str) -> anyhow::Result<String> {
-    let out = Command::new("psql")
-        .arg(url)
-        .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
-        .env("PGCONNECT_TIMEOUT", "5")
-        .stdin(Stdio::null())
-        .output()
-        .context("running psql")?;
-    anyhow::ensure!(out.status.success(), "psql: {}", String::from_utf8_lossy(&out.stderr).trim());
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// A running `as-capone serve` child process.
-pub struct Server {
-    pub child: Child,
-    pub url: String,
-    pub addr: String,
-    pub pid: u32,
-    /// ERROR and panic lines of its log after the start.
-    pub errors: Arc<Mutex<Vec<String>>>,
-    /// WARN lines of its log after the start.
-    #[allow(dead_code)]
-    pub warnings: Arc<AtomicU64>,
-    pub start_ms: u128,
-}
-
-impl Server {
-    /// Starts `as-capone serve` on port 0 and waits for its start line.
-    pub fn start(db: &Database, extra: &[&str]) -> anyhow::Result<Server> {
-        let began = Instant::now();
-        let exe = std::env::current_exe()?;
-        let mut child = Command::new(exe)
-            .arg("serve")
-            .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--table"])
-            .arg(db.dir.path.join("table.toml"))
-            .arg("--db")
-            .arg(&db.url)
-            .arg("--key-file")
-            .arg(db.key_file())
-            .args(["--start-balance-cents", &START_CENTS.to_string(), "--demo-token", ""])
-            .args(["--operator-tokens", OPERATOR_TOKEN])
-            .args(extra)
-            .env("RUST_LOG", "info")
-            .env_remove("AS_CAPONE_CONFIG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("starting as-capone serve")?;
-        let pid = child.id();
-        let stderr = child.stderr.take().context("stderr")?;
-        let (tx, rx) = mpsc::channel::<String>();
-        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
-        let warnings = Arc::new(AtomicU64::new(0));
-        let (e2, w2) = (errors.clone(), warnings.clone());
-        std::thread::spawn(move || {
-            let mut started = false;
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if started {
-                    if line.contains(" ERROR ") || line.contains("panicked") {
-                        let mut e = e2.lock().unwrap();
-                        if e.len() < 50 {
-                            e.push(line);
-                        }
-                    } else if line.contains(" WARN ") {
-                        w2.fetch_add(1, Ordering::Relaxed);
-                    }
-                } else {
-                    started = line.contains("listening on http://");
-                    let _ = tx.send(line);
-                }
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let mut log = Vec::new();
-        loop {
-            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(line) => {
-                    if let Some(rest) = line.split("listening on http://").nth(1) {
-                        let addr = rest.split([',', ' ']).next().unwrap_or_default().to_string();
-                        return Ok(Server {
-                            child,
-                            url: format!("http://{addr}"),
-                            addr,
-                            pid,
-                            errors,
-                            warnings,
-                            start_ms: began.elapsed().as_millis(),
-                        });
-                    }
-                    log.push(line);
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    anyhow::bail!("the server did not start; its log:\n{}", log.join("\n"));
-                }
-            }
-        }
-    }
-
-    /// SIGKILL: no shutdown, no flush.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Resident memory in KiB (`VmRSS` of /proc/PID/status).
-    pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-        line.split_whitespace().nth(1)?.parse().ok()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill();
-        }
-    }
+/// Starts this executable's `serve` on port 0 with the run's table,
+/// database, key, play money and operator token, then `extra`, and waits
+/// (at most 120 s) for its start line.
+pub fn start_server(db: &Database, extra: &[&str]) -> anyhow::Result<Server> {
+    let exe = std::env::current_exe()?;
+    let mut command = Command::new(exe);
+    command
+        .arg("serve")
+        .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--table"])
+        .arg(db.dir.path.join("table.toml"))
+        .arg("--db")
+        .arg(&db.url)
+        .arg("--key-file")
+        .arg(db.key_file())
+        .args(["--start-balance-cents", &START_CENTS.to_string(), "--demo-token", ""])
+        .args(["--operator-tokens", OPERATOR_TOKEN])
+        .args(extra)
+        .env("RUST_LOG", "info")
+        .env_remove("AS_CAPONE_CONFIG");
+    let spawned = testkit::serve::Spawned::new(&mut command).context("starting as-capone serve")?;
+    spawned.try_wait_listening(None, Duration::from_secs(120)).map_err(anyhow::Error::msg)
 }
 
 /// The ledger and the audit chain, checked in-process on a database no
@@ -537,12 +413,4 @@ pub fn quantile_ms(v: &mut [u32], p: f64) -> f64 {
     v[i] as f64 / 1000.0
 }
 
-/// The next action of a ticket: its first card, or a click on the deck.
-pub fn next_action(t: &Value) -> Value {
-    let seq = t["seq"].as_u64().unwrap_or(0);
-    if t["phase"] == "play" {
-        json!({"seq": seq, "action": "play", "card": t["hand"][0]})
-    } else {
-        json!({"seq": seq, "action": "draw"})
-    }
-}
+pub use testkit::steer::next_action;

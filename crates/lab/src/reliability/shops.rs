@@ -16,7 +16,7 @@
 //! the operator's report counts each ticket sold once and each prize paid
 //! once, and the ledger and the audit chain are sound.
 
-use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, Rng, Server, TABLE, next_action};
+use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, Rng, Server, next_action, start_server, table};
 use math::table::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -116,7 +116,7 @@ impl Shops<'_> {
                 tokio::time::sleep(Duration::from_millis(self.rng.range(0, 15))).await;
                 self.server.kill();
                 let _ = sent.await;
-                self.server = Server::start(self.db, extra)?;
+                self.server = start_server(self.db, extra)?;
             }
             Loss::AtOnce => {
                 let tasks: Vec<_> = (0..4)
@@ -242,7 +242,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     // sold until enough have won).
     let (tickets, winners) = if args.quick { (12, 4) } else { (60, 20) };
     let mut tally = Tally::default();
-    let server = Server::start(&db, &extra)?;
+    let server = start_server(&db, &extra)?;
     let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build()?;
     let mut shops = Shops { db: &db, server, client, rng: Rng::new(seed), turn: 0 };
     let outcome: anyhow::Result<()> = rt.block_on(async {
@@ -250,7 +250,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
             .client
             .post(format!("{}/api/admin/emissions", shops.url()))
             .bearer_auth(OPERATOR_TOKEN)
-            .json(&json!({"table": TABLE, "blocks": 1, "channel": "paper"}))
+            .json(&json!({"table": table(), "blocks": 1, "channel": "paper"}))
             .send()
             .await?;
         anyhow::ensure!(r.status() == 201, "paper emission: {}", r.status());

@@ -7,7 +7,7 @@
 //! samples may exceed the mean of the first third by at most 20 % plus
 //! `--rss-allowance-mib`.
 
-use super::{Backend, Database, ReliabilityArgs, Server, next_action, quantile_ms};
+use super::{Backend, Database, ReliabilityArgs, next_action, quantile_ms, start_server};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -112,7 +112,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Runtim
     };
     // About one purchase in eight requests; blocks of 2 000 tickets.
     let blocks = ((args.soak_rate * secs / 6.0 / 2000.0).ceil() as u64 + 2).to_string();
-    let server = Server::start(&db, &["--initial-blocks", &blocks])?;
+    let server = start_server(&db, &["--initial-blocks", &blocks])?;
     let players = 16usize;
     let interval = Duration::from_secs_f64(players as f64 / args.soak_rate.max(0.1));
     let window: Arc<Mutex<Interval>> = Arc::default();

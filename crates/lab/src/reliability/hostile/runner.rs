@@ -3,7 +3,7 @@
 use super::state::{clip, diff, refresh, setup, snapshot};
 use super::wire::{Answer, exchange, json_ct, printable, req};
 use super::{Case, Ctx, Want, corpus};
-use crate::reliability::{Backend, Database, ReliabilityArgs, Rng, Server};
+use crate::reliability::{Backend, Database, ReliabilityArgs, Rng, start_server};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -304,7 +304,7 @@ const NORMAL_TIMEOUT_SECS: u64 = 15;
 pub fn run(args: &ReliabilityArgs, seed: u64) -> anyhow::Result<Value> {
     println!("\n== hostile requests on sqlite ==");
     let db = Database::create(args, Backend::Sqlite, "hostile")?.expect("SQLite is always there");
-    let server = Server::start(&db, &["--initial-blocks", "2"])?;
+    let server = start_server(&db, &["--initial-blocks", "2"])?;
     let began = Instant::now();
     let mut ctx = setup(&server.addr)?;
     let sqlite_file =
