@@ -9,7 +9,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use server::record::{Record, verify};
+use record::{Record, verify};
 use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

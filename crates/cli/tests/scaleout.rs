@@ -29,7 +29,7 @@ mod common;
 mod pgdb;
 
 use serde_json::{Value, json};
-use server::record::{Record, verify};
+use record::{Record, verify};
 use sqlx::Connection;
 use std::collections::{HashMap, HashSet};
 use std::process::Child;

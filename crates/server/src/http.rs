@@ -524,13 +524,13 @@ pub async fn act(
 /// once it is finished.
 #[utoipa::path(get, path = "/api/tickets/{id}/record", tag = "tickets", security(("bearer" = [])),
     params(("id" = String, Path, description = "the ticket's id")),
-    responses((status = 200, description = "the public record", body = crate::record::Record), (status = 401, body = ErrorBody),
+    responses((status = 200, description = "the public record", body = crate::openapi::RecordDoc), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody)))]
 pub async fn record(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
     PathParam(id): PathParam<String>,
-) -> Result<Json<crate::record::Record>, AppError> {
+) -> Result<Json<record::Record>, AppError> {
     Ok(Json(state.store.record(&caller, &id).await?))
 }
 

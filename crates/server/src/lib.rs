@@ -56,7 +56,6 @@ mod listener;
 pub mod metrics;
 mod odds;
 mod openapi;
-pub mod record;
 mod retail;
 pub mod store;
 pub mod supply;

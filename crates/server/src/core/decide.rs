@@ -10,8 +10,8 @@ use super::{
 };
 use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
-use crate::record::draws_of;
 use engine::{FairStream, Game};
+use record::draws_of;
 use serde_json::json;
 
 /// What a decision leads to when it is not a refusal.

@@ -303,7 +303,7 @@ pub struct ActionWrite {
     pub created_ms: i64,
     /// The one draw the action took: number `seq` of the ticket's stream
     /// (every action takes exactly one, so draw `n` is action `n`'s).
-    pub draw: crate::record::RecordDraw,
+    pub draw: record::RecordDraw,
 }
 
 /// An Idempotency-Key's row (its answer is [`Changes::answer`]).

@@ -9,9 +9,9 @@ use crate::core::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAns
 use crate::core::{PaperRow, ShopAnswer};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
-use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
+use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
@@ -584,7 +584,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
     Ok(Inclusion {
         emission: number(emission)?,
         block: number(block)?,
-        proof: crate::record::proof_strings(&proof),
+        proof: record::proof_strings(&proof),
         root,
         leaf,
     })

@@ -8,8 +8,8 @@
 
 use crate::helpers::*;
 use engine::{Action, Rank};
+use record::{Record, verify};
 use serde_json::{Value, json};
-use server::record::{Record, verify};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
