@@ -13,7 +13,8 @@
 use crate::certify;
 use crate::money;
 use clap::Args;
-use server::store::{EmissionReport, Figures, iso8601, report_from};
+use format::iso8601;
+use server::{EmissionReport, Figures, report_from};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]

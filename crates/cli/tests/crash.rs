@@ -8,8 +8,8 @@
 
 mod common;
 
-use serde_json::{Value, json};
 use record::{Record, verify};
+use serde_json::{Value, json};
 use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

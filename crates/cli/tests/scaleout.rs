@@ -28,8 +28,8 @@ mod common;
 #[path = "../../server/tests/common/pgdb.rs"]
 mod pgdb;
 
-use serde_json::{Value, json};
 use record::{Record, verify};
+use serde_json::{Value, json};
 use sqlx::Connection;
 use std::collections::{HashMap, HashSet};
 use std::process::Child;

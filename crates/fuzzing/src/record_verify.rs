@@ -27,9 +27,7 @@
 
 use emission::{EmissionSeed, MerkleProof, Serial};
 use engine::{Action, GameResult, PrizeSchedule, Rank};
-use record::{
-    DrawKind, Published, Record, RecordAction, RecordDraw, parse_seed, play_offline, verify, verify_against,
-};
+use record::{DrawKind, Published, Record, RecordAction, RecordDraw, parse_seed, play_offline, verify, verify_against};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -9,12 +9,12 @@
 //!
 //!   cargo bench -p as-capone-server --bench writes
 
-use as_capone_server::api::ActionRequest;
-use as_capone_server::core::Caller;
-use as_capone_server::core::usecase::BuyRequest;
-use as_capone_server::keys::{Keyring, ServerKey};
-use as_capone_server::metrics::Metrics;
+use as_capone_server::ActionRequest;
+use as_capone_server::BuyRequest;
+use as_capone_server::Caller;
+use as_capone_server::Metrics;
 use as_capone_server::{Config, Store};
+use as_capone_server::{Keyring, ServerKey};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -38,7 +38,7 @@ async fn one_game(store: Arc<Store>, player: i64) -> usize {
             json!({"seq": seq, "action": "draw"})
         };
         let request: ActionRequest = serde_json::from_value(body).expect("an action");
-        let answer = store.act(&caller, &serial, request).await.expect("an action");
+        let answer = store.run_action(&caller, &serial, request).await.expect("an action");
         ticket = serde_json::from_str::<Value>(&answer).expect("JSON")["ticket"].take();
         actions += 1;
     }

@@ -7,58 +7,15 @@ use engine::{Action, Event, Game, GameResult, Hand, PrizeSchedule};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// The price of a ticket (art. 2: 3 €), in cents. The prize table carries
-/// it too; the server refuses a table with another price.
-pub const TICKET_PRICE_CENTS: i64 = 300;
-
 /// `POST /api/players` body.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayerBody {
     /// A display name, at most 64 characters, no control character.
     pub name: Option<String>,
-    /// A login to keep the account (with `password`), see [`NewPlayerBodyDoc`].
+    /// A login to keep the account (with `password`), as the OpenAPI document describes it.
     pub login: Option<String>,
     pub password: Option<String>,
-}
-
-/// The OpenAPI document of `POST /api/players`'s body (documentation
-/// only): a name alone, or a login with its password, so that every body
-/// the document allows is one the server takes.
-#[derive(ToSchema)]
-#[schema(as = NewPlayerBody)]
-#[allow(dead_code)]
-#[serde(untagged)]
-pub enum NewPlayerBodyDoc {
-    /// A player without a login (play at once; `PUT /api/me/credentials` later).
-    Anonymous(AnonymousPlayer),
-    /// A player who keeps their account with a login and a password.
-    WithLogin(PlayerWithLogin),
-}
-
-/// `{"name": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct AnonymousPlayer {
-    /// A display name, at most 64 characters, no control character.
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
-    name: Option<String>,
-}
-
-/// `{"name": "...", "login": "...", "password": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct PlayerWithLogin {
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
-    name: Option<String>,
-    /// 3 to 32 of `a-z 0-9 . _ -` (upper case is folded to lower case).
-    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
-    login: String,
-    /// 8 to 128 characters.
-    #[schema(min_length = 8, max_length = 128)]
-    password: String,
 }
 
 /// `POST /api/players` answer (201).
@@ -362,92 +319,6 @@ pub enum ActionKind {
     Draw,
 }
 
-/// The OpenAPI document of an action's body (documentation only): one of
-/// four exact shapes, so that every body the document allows is one the
-/// server reads (Schemathesis checks it). Whether the action fits the
-/// ticket's state (its `seq`, its phase, the cards in hand) is the game's
-/// rule, answered 409 or 422.
-#[derive(ToSchema)]
-#[schema(as = ActionBody)]
-#[allow(dead_code)]
-#[serde(untagged)]
-pub enum ActionBodyDoc {
-    /// The ticket's first action (`seq` 0): a card, and optionally the player's seed.
-    FirstPlay(FirstPlay),
-    /// A later card.
-    Play(LaterPlay),
-    /// The first action as a deck click (refused 422: a ticket starts with a card).
-    FirstDraw(FirstDraw),
-    /// A click on the 16-card deck (art. 3.2.4.2, 3.2.5.2).
-    Draw(LaterDraw),
-}
-
-/// `play`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "snake_case")]
-pub enum PlayTag {
-    Play,
-}
-
-/// `draw`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "snake_case")]
-pub enum DrawTag {
-    Draw,
-}
-
-/// `{"seq": 0, "action": "play", "card": "Q", "client_seed": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct FirstPlay {
-    #[schema(minimum = 0, maximum = 0)]
-    seq: u64,
-    action: PlayTag,
-    /// A card of the hand: `7` `8` `9` `10` `J` `Q` `K` `A` (any case).
-    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
-    card: String,
-    /// The player's seed: 1 to 64 printable ASCII characters, no space.
-    #[schema(pattern = "^[!-~]{1,64}$")]
-    client_seed: Option<String>,
-}
-
-/// `{"seq": n, "action": "play", "card": "Q"}`, n at least 1.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct LaterPlay {
-    #[schema(minimum = 1)]
-    seq: u64,
-    action: PlayTag,
-    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
-    card: String,
-}
-
-/// `{"seq": 0, "action": "draw", "client_seed": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct FirstDraw {
-    #[schema(minimum = 0, maximum = 0)]
-    seq: u64,
-    action: DrawTag,
-    #[schema(pattern = "^[!-~]{1,64}$")]
-    client_seed: Option<String>,
-}
-
-/// `{"seq": n, "action": "draw"}`, n at least 1.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct LaterDraw {
-    #[schema(minimum = 1)]
-    seq: u64,
-    action: DrawTag,
-}
-
 /// A JSON integer, as JSON Schema counts them: `1` or `1.0` (a number with
 /// no fractional part), within `u64`.
 /// A JSON integer in i64's range, also written as a whole float (`30.0`).
@@ -584,4 +455,35 @@ mod tests {
         assert!(ClientSeed::parse(&"x".repeat(65)).is_err());
         assert_eq!(ClientSeed::random().as_str().len(), 32);
     }
+}
+
+/// `GET /api/me/limits` answer, and that of every change of the limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct LimitsView {
+    /// `null`: no limit.
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+    /// A raise waiting for its cooling-off.
+    pub pending: Option<PendingView>,
+    /// The end of a self-exclusion in force (unix ms).
+    pub excluded_until_ms: Option<i64>,
+    pub used: UsageView,
+    pub cooling_off_hours: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PendingView {
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+    /// When these limits apply (unix ms).
+    pub from_ms: i64,
+}
+
+/// Online purchases in the limits' windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UsageView {
+    /// Tickets bought in the last 24 hours.
+    pub tickets_today: i64,
+    /// Cents spent in the last 7 days.
+    pub spent_week_cents: i64,
 }

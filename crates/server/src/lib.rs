@@ -42,29 +42,32 @@
 //! 8. Several processes may share one PostgreSQL database: the rows a
 //!    request decides on are locked while it decides ([`store`]).
 
-pub mod account;
-mod admin;
-pub mod api;
-pub mod app;
-pub mod config;
-pub mod core;
-pub mod error;
-pub mod fairness;
+mod api;
+mod app;
+mod config;
+mod core;
+mod error;
+mod fairness;
 mod http;
-pub mod keys;
-mod listener;
-pub mod metrics;
-mod odds;
-mod openapi;
-mod retail;
-pub mod store;
-pub mod supply;
-mod web;
+mod keys;
+mod metrics;
+mod store;
+mod supply;
 
+pub use api::ActionRequest;
 pub use app::{App, AppOptions};
 pub use config::Config;
+pub use core::retail::parse_serial;
+pub use core::{BuyRequest, Caller};
 pub use error::{AppError, StoreError};
-pub use store::{AuditCheck, LedgerCheck, Store};
+pub use fairness::ServerSeeds;
+pub use keys::{Keyring, ServerKey, parse_salt};
+pub use metrics::Metrics;
+pub use store::{
+    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, Store, now_ms,
+    report_from, sqlite_path, token_hash,
+};
+
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).
 pub fn init_logging() {
     use tracing_subscriber::EnvFilter;
@@ -75,4 +78,57 @@ pub fn init_logging() {
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// Layers run one way (ARCHITECTURE.md): `core` decides without the
+/// database or HTTP, `store` runs the core's use cases without HTTP.
+#[cfg(test)]
+mod layers {
+    use std::path::{Path, PathBuf};
+
+    /// What no file under `src/core` may mention.
+    const NOT_IN_CORE: &[&str] = &["crate::store", "crate::http", "super::super::store", "axum", "sqlx"];
+    /// What no file under `src/store` may mention.
+    const NOT_IN_STORE: &[&str] = &["crate::http", "axum"];
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Each file under `src/<layer>` that mentions a forbidden name, with the name.
+    fn offences(layer: &str, forbidden: &[&str]) -> Vec<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(layer);
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        assert!(!files.is_empty(), "no Rust file under {}", dir.display());
+        let mut found = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for name in forbidden {
+                if text.contains(name) {
+                    found.push(format!("{} mentions {name}", file.display()));
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn core_imports_neither_the_store_nor_http_nor_axum_nor_sqlx() {
+        let found = offences("core", NOT_IN_CORE);
+        assert!(found.is_empty(), "core must not depend on store or HTTP: {found:#?}");
+    }
+
+    #[test]
+    fn store_imports_no_http_module_nor_axum() {
+        let found = offences("store", NOT_IN_STORE);
+        assert!(found.is_empty(), "store must not depend on HTTP: {found:#?}");
+    }
 }

@@ -13,12 +13,13 @@
 //! [`usecase`] strings the three together once for every backend, so the
 //! rules of money, of `seq` and of idempotency are written once, here.
 
-pub mod decide;
+pub mod account;
 pub mod limits;
-pub mod player;
+pub mod online;
+pub mod retail;
 pub mod usecase;
 
-pub use usecase::{BuyRequest, Done, Op, Outcome, Unit};
+pub use usecase::{BuyRequest, Done, Op, Unit};
 
 use crate::api::SoldTicket;
 use engine::PrizeSchedule;
@@ -524,4 +525,13 @@ pub enum PlayerWrite {
     CloseSession { token_hash: String },
     /// The player's own token revoked (logout with it): it never works again.
     RevokeOwnToken { player: PlayerId },
+}
+
+/// What a decision leads to when it is not a refusal.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// The request was applied before: its stored answer, byte for byte.
+    Replay(String),
+    /// Write these, in one transaction.
+    Apply(Box<Changes>),
 }

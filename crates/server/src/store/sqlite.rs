@@ -35,7 +35,7 @@
 
 use super::Db;
 use super::audit::{self, Head};
-use super::plan::{Plan, Val};
+use super::plan::{Val, WritePlan};
 use super::reads::{
     ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
     NEXT_FOR_SALE_SQLITE, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale,
@@ -144,7 +144,7 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
 /// Statements the writer keeps prepared: the reads and each shape of plan
 /// statement its units run (a few dozen).
 const STATEMENT_CACHE: usize = 256;
-/// Plan statements with more values than this (an emission's chunks of
+/// WritePlan statements with more values than this (an emission's chunks of
 /// tickets) are prepared each time rather than kept.
 const CACHED_VALUES: usize = 64;
 
@@ -695,7 +695,7 @@ impl Unit for SqliteUnit<'_> {
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let seal = changes.audit.as_ref().map(|a| self.state.audit_head.seal(a));
-        let plan = Plan::of(changes, seal.as_ref());
+        let plan = WritePlan::of(changes, seal.as_ref());
         self.savepoint()?;
         for statement in plan.sqlite_statements() {
             let changed = if statement.values.len() <= CACHED_VALUES {

@@ -12,8 +12,8 @@ use engine::{Action, PrizeSchedule, Rank};
 use record::{Published, Record, parse_seed, verify, verify_against};
 use reqwest::Method;
 use serde_json::{Value, json};
-use server::fairness::ServerSeeds;
-use server::store::Figures;
+use server::Figures;
+use server::ServerSeeds;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 
@@ -96,7 +96,7 @@ async fn fairness_1_the_server_seed_is_the_one_committed_before_the_sale_whateve
     // The emission's public salt and the key kept outside the database
     // give every ticket's seed (crate::keys), whoever derives it.
     let salt_hex = app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await;
-    let salt = server::keys::parse_salt(&salt_hex).expect("a 32-byte salt");
+    let salt = server::parse_salt(&salt_hex).expect("a 32-byte salt");
     let emission_seed = app.server_key().emission_seed(&salt);
 
     let token = app.register().await;
@@ -145,7 +145,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
         .await;
     assert_eq!(r.status, 201, "{}", r.json);
     assert_eq!(r.json["emission"], 2);
-    let salt = server::keys::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 2").await).unwrap();
+    let salt = server::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 2").await).unwrap();
     let table = math::PrizeTable::from_json(&paper_table_json().to_string()).unwrap();
     let block = emission::Emission::new(2, table, key.emission_seed(&salt)).unwrap().generate_block(1).unwrap();
     assert_eq!(hex::encode(block.merkle_root), r.json["blocks"][0]["root"].as_str().unwrap());
@@ -158,7 +158,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
 
     // The online emission: a ticket sold and half played, one unsold. Their
     // seeds, and every play code, are nowhere in the database.
-    let salt = server::keys::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await).unwrap();
+    let salt = server::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await).unwrap();
     let online = key.emission_seed(&salt);
     let token = app.register().await;
     let t = app.buy(&token).await;
@@ -1108,7 +1108,7 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
             // The plan of the server's own query: the tickets come from an
             // index scan under the LIMIT, in sale order, never from a sort
             // of the block.
-            let sql = server::store::NEXT_FOR_SALE_POSTGRES;
+            let sql = server::NEXT_FOR_SALE_POSTGRES;
             let plan = pg_explain(&app, "COSTS OFF", sql).await;
             let mut nodes = Vec::new();
             plan_nodes(&plan["Plan"], &mut Vec::new(), &mut nodes);
@@ -1135,7 +1135,7 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
         }
         Backend::Sqlite => {
             assert_eq!(app.query_i64("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_stat%'").await, 0);
-            let plan = app.dump(&format!("EXPLAIN QUERY PLAN {}", server::store::NEXT_FOR_SALE_SQLITE)).await;
+            let plan = app.dump(&format!("EXPLAIN QUERY PLAN {}", server::NEXT_FOR_SALE_SQLITE)).await;
             assert!(plan.iter().any(|l| l.contains("tickets_unsold")), "{plan:#?}");
             assert!(!plan.iter().any(|l| l.contains("TEMP B-TREE")), "nothing sorts the tickets: {plan:#?}");
         }

@@ -6,7 +6,7 @@
 use crate::webdriver::{Screen, Session};
 use engine::{Action, Event, FairStream, Game, Hand, Phase, PrizeSchedule};
 use serde_json::{Value, json};
-use server::fairness::ServerSeeds;
+use server::ServerSeeds;
 use server::{App, AppOptions, Config};
 use std::io::{Read, Write};
 use std::net::TcpStream;
