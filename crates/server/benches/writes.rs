@@ -1,4 +1,4 @@
-//! Issue 12, item 1, the storage half of the server's figure: 64 players
+//! The storage half of the server's throughput figure: 64 players
 //! each playing one whole game (a purchase, then actions until it is
 //! finished) at once through [`Store`] on SQLite, without HTTP, with group
 //! commit (the server's default) and, as the baseline in the same group,
@@ -32,7 +32,7 @@ async fn one_game(store: Arc<Store>, player: i64) -> usize {
     while ticket["phase"] != "finished" {
         let seq = ticket["seq"].as_u64().expect("seq");
         let body = if ticket["phase"] == "play" {
-            // Any order gives the same odds (RULES.md); the highest card.
+            // Any order gives the same odds (docs/rules.md); the highest card.
             json!({"seq": seq, "action": "play", "card": ticket["hand"].as_array().and_then(|h| h.last()).expect("a hand")})
         } else {
             json!({"seq": seq, "action": "draw"})

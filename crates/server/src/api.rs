@@ -1,4 +1,4 @@
-//! The JSON shapes of the HTTP API (CONTRACT.md), and the request newtypes
+//! The JSON shapes of the HTTP API (docs/contract.md), and the request newtypes
 //! that parse rather than validate: [`ClientSeed`], [`ActionRequest`],
 //! [`IdempotencyKey`].
 
@@ -39,7 +39,7 @@ pub struct Me {
 
 /// `POST /api/tickets` body: nothing is needed. A `client_seed` here is
 /// refused: it comes with the ticket's first action, after the ticket (and
-/// its committed server seed) is assigned (CONTRACT.md Fairness, 2).
+/// its committed server seed) is assigned (docs/contract.md Fairness, 2).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuyBody {
@@ -74,7 +74,7 @@ impl From<GameResult> for ResultView {
     }
 }
 
-/// A ticket as the player sees it (CONTRACT.md "Ticket").
+/// A ticket as the player sees it (docs/contract.md "Ticket").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TicketView {
     pub id: String,
@@ -104,7 +104,7 @@ pub struct TicketView {
     pub server_seed: Option<String>,
     /// `online` or `paper`.
     pub channel: String,
-    /// `in_play` (a paper ticket: from its redemption), `won`, `lost` or `paid` (CONTRACT.md life cycle).
+    /// `in_play` (a paper ticket: from its redemption), `won`, `lost` or `paid` (docs/contract.md life cycle).
     pub status: String,
     /// A paper ticket's shop side; `null` online.
     pub retail: Option<RetailView>,
@@ -272,7 +272,7 @@ pub struct TicketList {
 pub struct ActionAnswer {
     pub ticket: TicketView,
     /// In the order they happened: `trick`, `deck`, `game_over`,
-    /// `extra_game`, `finished` (CONTRACT.md "Event").
+    /// `extra_game`, `finished` (docs/contract.md "Event").
     #[schema(value_type = Vec<Object>)]
     pub events: Vec<Event>,
     /// The player's balance; `null` for a paper ticket played with its own
@@ -282,7 +282,7 @@ pub struct ActionAnswer {
 
 /// `POST /api/tickets/{id}/actions` body: `{"seq": n, "action": "play",
 /// "card": "Q"}` or `{"seq": n, "action": "draw"}`; with the first action
-/// (`seq` 0) an optional `"client_seed"`. Read through [`ActionBody`], so
+/// (`seq` 0) an optional `"client_seed"`. Read through `ActionBody`, so
 /// that an unknown field is refused (400) like in every other body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "ActionBody")]
@@ -371,7 +371,7 @@ impl ActionRequest {
     }
 }
 
-/// A player's contribution to the draws (CONTRACT.md Fairness).
+/// A player's contribution to the draws (docs/contract.md Fairness).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientSeed(String);
 

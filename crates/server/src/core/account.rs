@@ -237,7 +237,7 @@ pub fn self_exclude(
 /// Which of a player's tokens a request came with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Via {
-    /// The player's own token (CONTRACT.md's, given at registration).
+    /// The player's own token (docs/contract.md's, given at registration).
     OwnToken,
     /// A session's token (by its hex SHA-256), opened with the login and password.
     Session(String),

@@ -4,8 +4,9 @@
 //! - a backend *loads* the rows a request needs ([`Account`], [`TicketRow`],
 //!   a [`StoredAnswer`], the ticket [`ForSale`]), locking them where several
 //!   processes may race (trait [`Unit`]);
-//! - [`decide`] is plain code that knows no database: given those rows and
-//!   the request it returns a refusal (an [`AppError`], nothing written), a
+//! - the decisions are plain code that knows no database, by channel
+//!   ([`online`], [`retail`], [`account`]): given those rows and the
+//!   request they return a refusal (an [`AppError`], nothing written), a
 //!   replay (the answer stored the first time), or one [`Changes`] value;
 //! - the backend *commits* the [`Changes`] atomically ([`Unit::apply`], then
 //!   its transaction's COMMIT) and only then is the answer sent.

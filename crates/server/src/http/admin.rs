@@ -1,4 +1,4 @@
-//! The operator's desk (CONTRACT.md Operator) and the public list of
+//! The operator's desk (docs/contract.md Operator) and the public list of
 //! emissions. Every `/api/admin/...` request needs one of the operator
 //! tokens of the configuration: none gets 401, a player's token 403.
 
@@ -68,7 +68,7 @@ fn whole_u32<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
 }
 
 /// The OpenAPI document of a prize table in a request (documentation
-/// only): its TOML text (CONTRACT.md's format, `examples/prize-table.toml`)
+/// only): its TOML text (docs/contract.md's format, `examples/prize-table.toml`)
 /// or the same as a JSON object. What JSON Schema cannot say is checked
 /// when the table is read, and refused with 400 and the rule broken: the
 /// TOML text's own content, the rows' tickets adding up to `block_size`,

@@ -8,7 +8,7 @@ use utoipa::{OpenApi, ToSchema};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "as-capone", description = "The As Capone game server (see spec/CONTRACT.md)"),
+    info(title = "as-capone", description = "The As Capone game server (see docs/contract.md)"),
     paths(
         super::account::create_player,
         super::account::me,

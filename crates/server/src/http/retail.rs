@@ -1,4 +1,4 @@
-//! The paper channel over HTTP (CONTRACT.md "Retail tickets"): the shops'
+//! The paper channel over HTTP (docs/contract.md "Retail tickets"): the shops'
 //! three endpoints, and redeeming a play code, with its limit on failed
 //! attempts per client address and in total.
 
