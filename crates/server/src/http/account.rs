@@ -1,6 +1,6 @@
 //! A player's own account over HTTP (docs/player-api.md): a login and a
 //! password (argon2id), sessions, the limits they set on their play and
-//! their self-exclusion. The decisions are [`crate::core::player`]'s; the
+//! their self-exclusion. The decisions are [`crate::core::account`]'s; the
 //! password work (tens of milliseconds of CPU by design) runs on the
 //! blocking pool, never on the SQLite writer.
 
