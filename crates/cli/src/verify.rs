@@ -2,7 +2,7 @@
 //! public record, as saved from `GET /api/tickets/{id}/record` (docs/contract.md,
 //! "Fairness", guarantee 6): its leaf and inclusion proof up to its block's
 //! root, that root against the published one when given, then the seed,
-//! every draw and the result. The checks are `server::record::verify_against`,
+//! every draw and the result. The checks are `record::verify_against`,
 //! shared with the server's tests.
 //!
 //! `--manifest` takes either the `manifest.json` of `as-capone emit` or the
@@ -11,7 +11,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use server::record::{Published, Record, verify_against};
+use record::{Published, Record, verify_against};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]

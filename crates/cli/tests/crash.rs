@@ -8,8 +8,8 @@
 
 mod common;
 
+use record::{Record, verify};
 use serde_json::{Value, json};
-use server::record::{Record, verify};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

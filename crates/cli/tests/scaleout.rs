@@ -26,8 +26,8 @@
 
 mod common;
 
+use record::{Record, verify};
 use serde_json::{Value, json};
-use server::record::{Record, verify};
 use sqlx::Connection;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,12 +1,12 @@
 //! `as-capone verify FILE` on records (guarantee 6): a record of a finished
 //! game verifies; a changed draw, seed or result makes it fail with a
-//! non-zero exit. Records come from `server::record::play_offline` (the
+//! non-zero exit. Records come from `record::play_offline` (the
 //! server's own record builder and engine) and from a game played over
 //! HTTP against the real server.
 
 use emission::{Emission, EmissionSeed, EmissionWriter};
 use engine::Rank;
-use server::record::{Record, play_offline};
+use record::{Record, play_offline};
 use std::path::Path;
 use std::process::Command;
 
@@ -145,7 +145,7 @@ fn guarantee_6_a_finished_record_verifies_and_any_change_fails() {
 /// every draw).
 #[test]
 fn guarantee_6_every_single_change_of_a_draw_the_seed_or_the_result_fails() {
-    use server::record::verify;
+    use record::verify;
     let good = record();
     assert!(verify(&good).is_valid());
     let mut checked = 0;

@@ -1,6 +1,6 @@
 //! `codes`: the parsers of play codes ([`emission::PlayCode::parse`]) and
 //! serials ([`emission::Serial::parse`], and the server's
-//! [`server::core::decide::parse_serial`] over it).
+//! [`server::parse_serial`] over it).
 //!
 //! The first input byte chooses a mode:
 //! - even: the rest is text given to every parser. What must hold: nothing
@@ -58,7 +58,7 @@ fn text_mode(s: &str) {
 
     // Serials.
     let parsed = Serial::parse(s);
-    let server = server::core::decide::parse_serial(s);
+    let server = server::parse_serial(s);
     match &parsed {
         Ok(serial) => {
             let text = serial.to_string();
@@ -190,7 +190,7 @@ fn typo_mode(rest: &[u8]) {
         let typo = String::from_utf8(typo).expect("ASCII");
         let parsed = Serial::parse(&typo);
         assert!(parsed.is_err(), "the typo {typo:?} of {text} is accepted as {:?}", parsed.unwrap());
-        assert!(server::core::decide::parse_serial(&typo).is_err());
+        assert!(server::parse_serial(&typo).is_err());
     }
 
     // Play codes: no check digit, by design.

@@ -104,7 +104,7 @@ fn start() -> Harness {
         ..server::Config::default()
     };
     let table = math::PrizeTable::parse_toml(TABLE).expect("the harness's table");
-    let options = server::AppOptions { config, table, seeds: server::fairness::ServerSeeds::FromKey };
+    let options = server::AppOptions { config, table, seeds: server::ServerSeeds::FromKey };
     let app = rt.block_on(server::App::start(options)).expect("the server starts");
     let url = app.url();
     let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().expect("a client");

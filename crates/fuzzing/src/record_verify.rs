@@ -1,9 +1,9 @@
-//! `record_verify`: the public record's verifier ([`server::record::verify`]
-//! and [`server::record::verify_against`]) on arbitrary records and on
+//! `record_verify`: the public record's verifier ([`record::verify`]
+//! and [`record::verify_against`]) on arbitrary records and on
 //! mutations of real, valid ones.
 //!
 //! The harness builds real records once: every ticket of a block of a
-//! small emission, played offline ([`server::record::play_offline`]) with
+//! small emission, played offline ([`record::play_offline`]) with
 //! two strategies. An input starting with `{` is JSON read as a record;
 //! any other input chooses a real record and one to four mutations of its
 //! fields (a character set, inserted, deleted or its case flipped, spaces
@@ -27,9 +27,7 @@
 
 use emission::{EmissionSeed, MerkleProof, Serial};
 use engine::{Action, GameResult, PrizeSchedule, Rank};
-use server::record::{
-    DrawKind, Published, Record, RecordAction, RecordDraw, parse_seed, play_offline, verify, verify_against,
-};
+use record::{DrawKind, Published, Record, RecordAction, RecordDraw, parse_seed, play_offline, verify, verify_against};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 

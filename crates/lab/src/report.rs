@@ -12,8 +12,8 @@
 
 use crate::certify;
 use clap::Args;
-use format::euros_plain;
-use server::store::{EmissionReport, Figures, iso8601, report_from};
+use format::{euros_plain, iso8601};
+use server::{EmissionReport, Figures, report_from};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]

@@ -1,4 +1,4 @@
-//! Issue 12, item 1, the storage half of the server's figure: 64 players
+//! The storage half of the server's throughput figure: 64 players
 //! each playing one whole game (a purchase, then actions until it is
 //! finished) at once through [`Store`] on SQLite, without HTTP, with group
 //! commit (the server's default) and, as the baseline in the same group,
@@ -9,12 +9,12 @@
 //!
 //!   cargo bench -p as-capone-server --bench writes
 
-use as_capone_server::api::ActionRequest;
-use as_capone_server::core::Caller;
-use as_capone_server::core::usecase::BuyRequest;
-use as_capone_server::keys::{Keyring, ServerKey};
-use as_capone_server::metrics::Metrics;
+use as_capone_server::ActionRequest;
+use as_capone_server::BuyRequest;
+use as_capone_server::Caller;
+use as_capone_server::Metrics;
 use as_capone_server::{Config, Store};
+use as_capone_server::{Keyring, ServerKey};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -32,13 +32,13 @@ async fn one_game(store: Arc<Store>, player: i64) -> usize {
     while ticket["phase"] != "finished" {
         let seq = ticket["seq"].as_u64().expect("seq");
         let body = if ticket["phase"] == "play" {
-            // Any order gives the same odds (RULES.md); the highest card.
+            // Any order gives the same odds (docs/rules.md); the highest card.
             json!({"seq": seq, "action": "play", "card": ticket["hand"].as_array().and_then(|h| h.last()).expect("a hand")})
         } else {
             json!({"seq": seq, "action": "draw"})
         };
         let request: ActionRequest = serde_json::from_value(body).expect("an action");
-        let answer = store.act(&caller, &serial, request).await.expect("an action");
+        let answer = store.run_action(&caller, &serial, request).await.expect("an action");
         ticket = serde_json::from_str::<Value>(&answer).expect("JSON")["ticket"].take();
         actions += 1;
     }

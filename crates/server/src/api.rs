@@ -1,4 +1,4 @@
-//! The JSON shapes of the HTTP API (CONTRACT.md), and the request newtypes
+//! The JSON shapes of the HTTP API (docs/contract.md), and the request newtypes
 //! that parse rather than validate: [`ClientSeed`], [`ActionRequest`],
 //! [`IdempotencyKey`].
 
@@ -7,58 +7,15 @@ use engine::{Action, Event, Game, GameResult, Hand, PrizeSchedule};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// The price of a ticket (art. 2: 3 €), in cents. The prize table carries
-/// it too; the server refuses a table with another price.
-pub const TICKET_PRICE_CENTS: i64 = 300;
-
 /// `POST /api/players` body.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayerBody {
     /// A display name, at most 64 characters, no control character.
     pub name: Option<String>,
-    /// A login to keep the account (with `password`), see [`NewPlayerBodyDoc`].
+    /// A login to keep the account (with `password`), as the OpenAPI document describes it.
     pub login: Option<String>,
     pub password: Option<String>,
-}
-
-/// The OpenAPI document of `POST /api/players`'s body (documentation
-/// only): a name alone, or a login with its password, so that every body
-/// the document allows is one the server takes.
-#[derive(ToSchema)]
-#[schema(as = NewPlayerBody)]
-#[allow(dead_code)]
-#[serde(untagged)]
-pub enum NewPlayerBodyDoc {
-    /// A player without a login (play at once; `PUT /api/me/credentials` later).
-    Anonymous(AnonymousPlayer),
-    /// A player who keeps their account with a login and a password.
-    WithLogin(PlayerWithLogin),
-}
-
-/// `{"name": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct AnonymousPlayer {
-    /// A display name, at most 64 characters, no control character.
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
-    name: Option<String>,
-}
-
-/// `{"name": "...", "login": "...", "password": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct PlayerWithLogin {
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
-    name: Option<String>,
-    /// 3 to 32 of `a-z 0-9 . _ -` (upper case is folded to lower case).
-    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
-    login: String,
-    /// 8 to 128 characters.
-    #[schema(min_length = 8, max_length = 128)]
-    password: String,
 }
 
 /// `POST /api/players` answer (201).
@@ -82,7 +39,7 @@ pub struct Me {
 
 /// `POST /api/tickets` body: nothing is needed. A `client_seed` here is
 /// refused: it comes with the ticket's first action, after the ticket (and
-/// its committed server seed) is assigned (CONTRACT.md Fairness, 2).
+/// its committed server seed) is assigned (docs/contract.md Fairness, 2).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuyBody {
@@ -117,7 +74,7 @@ impl From<GameResult> for ResultView {
     }
 }
 
-/// A ticket as the player sees it (CONTRACT.md "Ticket").
+/// A ticket as the player sees it (docs/contract.md "Ticket").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TicketView {
     pub id: String,
@@ -147,7 +104,7 @@ pub struct TicketView {
     pub server_seed: Option<String>,
     /// `online` or `paper`.
     pub channel: String,
-    /// `in_play` (a paper ticket: from its redemption), `won`, `lost` or `paid` (CONTRACT.md life cycle).
+    /// `in_play` (a paper ticket: from its redemption), `won`, `lost` or `paid` (docs/contract.md life cycle).
     pub status: String,
     /// A paper ticket's shop side; `null` online.
     pub retail: Option<RetailView>,
@@ -315,7 +272,7 @@ pub struct TicketList {
 pub struct ActionAnswer {
     pub ticket: TicketView,
     /// In the order they happened: `trick`, `deck`, `game_over`,
-    /// `extra_game`, `finished` (CONTRACT.md "Event").
+    /// `extra_game`, `finished` (docs/contract.md "Event").
     #[schema(value_type = Vec<Object>)]
     pub events: Vec<Event>,
     /// The player's balance; `null` for a paper ticket played with its own
@@ -325,7 +282,7 @@ pub struct ActionAnswer {
 
 /// `POST /api/tickets/{id}/actions` body: `{"seq": n, "action": "play",
 /// "card": "Q"}` or `{"seq": n, "action": "draw"}`; with the first action
-/// (`seq` 0) an optional `"client_seed"`. Read through [`ActionBody`], so
+/// (`seq` 0) an optional `"client_seed"`. Read through `ActionBody`, so
 /// that an unknown field is refused (400) like in every other body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "ActionBody")]
@@ -360,92 +317,6 @@ pub struct ActionBody {
 pub enum ActionKind {
     Play,
     Draw,
-}
-
-/// The OpenAPI document of an action's body (documentation only): one of
-/// four exact shapes, so that every body the document allows is one the
-/// server reads (Schemathesis checks it). Whether the action fits the
-/// ticket's state (its `seq`, its phase, the cards in hand) is the game's
-/// rule, answered 409 or 422.
-#[derive(ToSchema)]
-#[schema(as = ActionBody)]
-#[allow(dead_code)]
-#[serde(untagged)]
-pub enum ActionBodyDoc {
-    /// The ticket's first action (`seq` 0): a card, and optionally the player's seed.
-    FirstPlay(FirstPlay),
-    /// A later card.
-    Play(LaterPlay),
-    /// The first action as a deck click (refused 422: a ticket starts with a card).
-    FirstDraw(FirstDraw),
-    /// A click on the 16-card deck (art. 3.2.4.2, 3.2.5.2).
-    Draw(LaterDraw),
-}
-
-/// `play`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "snake_case")]
-pub enum PlayTag {
-    Play,
-}
-
-/// `draw`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "snake_case")]
-pub enum DrawTag {
-    Draw,
-}
-
-/// `{"seq": 0, "action": "play", "card": "Q", "client_seed": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct FirstPlay {
-    #[schema(minimum = 0, maximum = 0)]
-    seq: u64,
-    action: PlayTag,
-    /// A card of the hand: `7` `8` `9` `10` `J` `Q` `K` `A` (any case).
-    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
-    card: String,
-    /// The player's seed: 1 to 64 printable ASCII characters, no space.
-    #[schema(pattern = "^[!-~]{1,64}$")]
-    client_seed: Option<String>,
-}
-
-/// `{"seq": n, "action": "play", "card": "Q"}`, n at least 1.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct LaterPlay {
-    #[schema(minimum = 1)]
-    seq: u64,
-    action: PlayTag,
-    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
-    card: String,
-}
-
-/// `{"seq": 0, "action": "draw", "client_seed": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct FirstDraw {
-    #[schema(minimum = 0, maximum = 0)]
-    seq: u64,
-    action: DrawTag,
-    #[schema(pattern = "^[!-~]{1,64}$")]
-    client_seed: Option<String>,
-}
-
-/// `{"seq": n, "action": "draw"}`, n at least 1.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct LaterDraw {
-    #[schema(minimum = 1)]
-    seq: u64,
-    action: DrawTag,
 }
 
 /// A JSON integer, as JSON Schema counts them: `1` or `1.0` (a number with
@@ -500,7 +371,7 @@ impl ActionRequest {
     }
 }
 
-/// A player's contribution to the draws (CONTRACT.md Fairness).
+/// A player's contribution to the draws (docs/contract.md Fairness).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientSeed(String);
 
@@ -584,4 +455,35 @@ mod tests {
         assert!(ClientSeed::parse(&"x".repeat(65)).is_err());
         assert_eq!(ClientSeed::random().as_str().len(), 32);
     }
+}
+
+/// `GET /api/me/limits` answer, and that of every change of the limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct LimitsView {
+    /// `null`: no limit.
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+    /// A raise waiting for its cooling-off.
+    pub pending: Option<PendingView>,
+    /// The end of a self-exclusion in force (unix ms).
+    pub excluded_until_ms: Option<i64>,
+    pub used: UsageView,
+    pub cooling_off_hours: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PendingView {
+    pub tickets_per_day: Option<i64>,
+    pub spend_per_week_cents: Option<i64>,
+    /// When these limits apply (unix ms).
+    pub from_ms: i64,
+}
+
+/// Online purchases in the limits' windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UsageView {
+    /// Tickets bought in the last 24 hours.
+    pub tickets_today: i64,
+    /// Cents spent in the last 7 days.
+    pub spent_week_cents: i64,
 }

@@ -62,7 +62,7 @@ impl App {
         if let ServerSeeds::InsecureFixedForTests(_) = seeds {
             tracing::warn!("INSECURE: every ticket gets the same fixed server seed (tests only)");
         }
-        crate::admin::accepted_table(&table, config.allow_non_regulation_table)
+        crate::http::accepted_table(&table, config.allow_non_regulation_table)
             .map_err(|e| anyhow::anyhow!("prize table: {e}"))?;
         let (key, origin) = ServerKey::load(&config)?;
         tracing::info!("{origin}");
@@ -116,8 +116,8 @@ impl App {
                 limit: config.logins_per_address,
                 window_ms: config.login_window_s as i64 * 1000,
             },
-            session_ms: i64::from(config.session_days) * crate::core::player::DAY_MS,
-            password_hashes: Arc::new(crate::account::PasswordHashes::new(
+            session_ms: i64::from(config.session_days) * crate::core::account::DAY_MS,
+            password_hashes: Arc::new(crate::http::PasswordHashes::new(
                 config.password_hashes(),
                 Duration::from_millis(config.password_hash_wait_ms),
             )),
@@ -131,17 +131,17 @@ impl App {
                 let _ = stopped.wait_for(|stop| *stop).await;
             }
         };
-        let limits = crate::listener::Limits {
+        let limits = crate::http::listener::Limits {
             max_connections: config.max_connections,
             header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
             shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
         };
         let ops = ops_listener.map(|l| (l, crate::http::ops_router(state.clone())));
-        let mut tasks = vec![tokio::spawn(crate::listener::serve(listener, router(state), limits, stop_when()))];
+        let mut tasks = vec![tokio::spawn(crate::http::listener::serve(listener, router(state), limits, stop_when()))];
         tasks.push(tokio::spawn(expire_counters(store.clone(), longest_limit_window_ms(&config), stop_when())));
         if let Some((ops_listener, ops_app)) = ops {
-            let ops_limits = crate::listener::Limits { max_connections: OPS_MAX_CONNECTIONS, ..limits };
-            tasks.push(tokio::spawn(crate::listener::serve(ops_listener, ops_app, ops_limits, stop_when())));
+            let ops_limits = crate::http::listener::Limits { max_connections: OPS_MAX_CONNECTIONS, ..limits };
+            tasks.push(tokio::spawn(crate::http::listener::serve(ops_listener, ops_app, ops_limits, stop_when())));
         }
         let demo = if config.demo_token.is_empty() {
             String::new()

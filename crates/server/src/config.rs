@@ -66,7 +66,7 @@ pub struct Config {
     /// database of one process, `postgres://USER@HOST:PORT/DB` for one
     /// shared by several processes.
     pub db: String,
-    /// Prize table file (TOML, CONTRACT.md); `None` for the example table.
+    /// Prize table file (TOML, docs/contract.md); `None` for the example table.
     pub table: Option<PathBuf>,
     /// Play money credited to each new player, in cents.
     pub start_balance_cents: u64,

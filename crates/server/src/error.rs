@@ -1,4 +1,4 @@
-//! [`AppError`]: every refusal of the API, in the one shape of CONTRACT.md:
+//! [`AppError`]: every refusal of the API, in the one shape of docs/contract.md:
 //! `{"error": code, "message": text}`. A refused request changes nothing
 //! (guarantee 7): the core refuses before anything is written, and a
 //! failure inside a group commit undoes only its own writes (the batch is
@@ -7,11 +7,8 @@
 //! [`StoreError`]: what a storage backend can fail with, keeping the
 //! database's error as its `source`. It becomes an [`AppError::Storage`]
 //! and is logged, with its whole chain of causes, at the HTTP edge
-//! (`IntoResponse`), once, whatever built it.
+//! (`IntoResponse`, in `http`), once, whatever built it.
 
-use axum::extract::rejection::{BytesRejection, JsonRejection};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -152,27 +149,25 @@ pub struct ErrorBody {
 }
 
 impl AppError {
-    pub fn status(&self) -> StatusCode {
+    pub fn status(&self) -> u16 {
         match self {
-            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            AppError::InsufficientFunds { .. } => StatusCode::PAYMENT_REQUIRED,
-            AppError::Forbidden(_) | AppError::LimitReached(_) | AppError::SelfExcluded(_) => StatusCode::FORBIDDEN,
-            AppError::NotFound(_) => StatusCode::NOT_FOUND,
-            AppError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            AppError::Conflict(_) => StatusCode::CONFLICT,
-            AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            AppError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
-            AppError::InvalidAction(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            AppError::Timeout(_) | AppError::Unavailable(_) | AppError::Busy { .. } | AppError::SoldOut(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
-            AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => StatusCode::SERVICE_UNAVAILABLE,
-            AppError::Storage(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::BadRequest(_) => 400,
+            AppError::Unauthorized(_) => 401,
+            AppError::InsufficientFunds { .. } => 402,
+            AppError::Forbidden(_) | AppError::LimitReached(_) | AppError::SelfExcluded(_) => 403,
+            AppError::NotFound(_) => 404,
+            AppError::MethodNotAllowed(_) => 405,
+            AppError::Conflict(_) => 409,
+            AppError::PayloadTooLarge(_) => 413,
+            AppError::TooManyAttempts { .. } => 429,
+            AppError::InvalidAction(_) => 422,
+            AppError::Timeout(_) | AppError::Unavailable(_) | AppError::Busy { .. } | AppError::SoldOut(_) => 503,
+            AppError::Storage(StoreError::Unavailable(_) | StoreError::ShuttingDown) => 503,
+            AppError::Storage(_) | AppError::Internal(_) => 500,
         }
     }
 
-    /// The machine-readable code of CONTRACT.md.
+    /// The machine-readable code of docs/contract.md.
     pub fn code(&self) -> &'static str {
         match self {
             AppError::BadRequest(_) => "bad_request",
@@ -230,23 +225,6 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-impl IntoResponse for AppError {
-    /// The edge: a server-side failure (5xx) is logged here with its causes.
-    fn into_response(self) -> Response {
-        let status = self.status();
-        if status.is_server_error()
-            && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. })
-        {
-            tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
-        }
-        if let AppError::TooManyAttempts { retry_after_s, .. } | AppError::Busy { retry_after_s, .. } = &self {
-            let retry = retry_after_s.to_string();
-            return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(self.body())).into_response();
-        }
-        (status, axum::Json(self.body())).into_response()
-    }
-}
-
 impl From<engine::ActionError> for AppError {
     fn from(e: engine::ActionError) -> AppError {
         AppError::InvalidAction(e.to_string())
@@ -256,26 +234,5 @@ impl From<engine::ActionError> for AppError {
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> AppError {
         AppError::Storage(StoreError::from(e))
-    }
-}
-
-/// axum's own refusals of a body come out in the same shape.
-impl From<BytesRejection> for AppError {
-    fn from(r: BytesRejection) -> AppError {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::PayloadTooLarge(r.body_text())
-        } else {
-            AppError::BadRequest(r.body_text())
-        }
-    }
-}
-
-impl From<JsonRejection> for AppError {
-    fn from(r: JsonRejection) -> AppError {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::PayloadTooLarge(r.body_text())
-        } else {
-            AppError::BadRequest(r.body_text())
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! The operating system's CSPRNG, and how tests may fix every ticket's
-//! server seed (CONTRACT.md Fairness, guarantee 5 and 6). Real seeds are
+//! server seed (docs/contract.md Fairness, guarantee 5 and 6). Real seeds are
 //! derived from the server key when a block is emitted ([`crate::keys`]).
 
 use rand_core::{OsRng, TryRngCore};

@@ -1,4 +1,4 @@
-//! The server key and everything secret derived from it (CONTRACT.md
+//! The server key and everything secret derived from it (docs/contract.md
 //! Fairness, 4): a copy of the database must not reveal any unrevealed
 //! server seed nor any play code, so neither is stored.
 //!

@@ -399,8 +399,8 @@ async fn record_one(
         }
     }
     if record["server_seed"].is_string() {
-        let rec: server::record::Record = serde_json::from_value(record)?;
-        let v = server::record::verify(&rec);
+        let rec: record::Record = serde_json::from_value(record)?;
+        let v = record::verify(&rec);
         tally.records_verified += 1;
         if !v.is_valid() {
             tally.rerolls += 1;

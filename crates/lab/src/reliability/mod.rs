@@ -323,7 +323,7 @@ impl Database {
 
     pub fn sqlite_file(&self) -> Option<PathBuf> {
         match self.backend {
-            Backend::Sqlite => server::store::sqlite_path(&self.url),
+            Backend::Sqlite => server::sqlite_path(&self.url),
             Backend::Postgres => None,
         }
     }
@@ -378,10 +378,8 @@ pub fn start_server(db: &Database, extra: &[&str]) -> anyhow::Result<Server> {
 /// server is writing (after a kill, before the restart).
 pub async fn check_ledger_and_audit(db: &Database) -> anyhow::Result<(server::LedgerCheck, server::AuditCheck)> {
     let config = db.config();
-    let (key, _) = server::keys::ServerKey::load(&config)?;
-    let store =
-        server::Store::open(&config, Arc::new(server::metrics::Metrics::new()), server::keys::Keyring::new(key, None))
-            .await?;
+    let (key, _) = server::ServerKey::load(&config)?;
+    let store = server::Store::open(&config, Arc::new(server::Metrics::new()), server::Keyring::new(key, None)).await?;
     let ledger = store.check_ledger().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let audit = store.check_audit_chain().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     store.close().await.map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -391,7 +389,7 @@ pub async fn check_ledger_and_audit(db: &Database) -> anyhow::Result<(server::Le
 /// Totals of the operator's report over every emission (what
 /// `as-capone report --db URL --json` prints).
 pub async fn report_totals(url: &str) -> anyhow::Result<Value> {
-    let reports = server::store::report_from(url, None).await?;
+    let reports = server::report_from(url, None).await?;
     let mut t = serde_json::Map::new();
     for r in &reports {
         let v = serde_json::to_value(&r.totals)?;

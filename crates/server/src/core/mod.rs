@@ -4,8 +4,9 @@
 //! - a backend *loads* the rows a request needs ([`Account`], [`TicketRow`],
 //!   a [`StoredAnswer`], the ticket [`ForSale`]), locking them where several
 //!   processes may race (trait [`Unit`]);
-//! - [`decide`] is plain code that knows no database: given those rows and
-//!   the request it returns a refusal (an [`AppError`], nothing written), a
+//! - the decisions are plain code that knows no database, by channel
+//!   ([`online`], [`retail`], [`account`]): given those rows and the
+//!   request they return a refusal (an [`AppError`], nothing written), a
 //!   replay (the answer stored the first time), or one [`Changes`] value;
 //! - the backend *commits* the [`Changes`] atomically ([`Unit::apply`], then
 //!   its transaction's COMMIT) and only then is the answer sent.
@@ -13,12 +14,13 @@
 //! [`usecase`] strings the three together once for every backend, so the
 //! rules of money, of `seq` and of idempotency are written once, here.
 
-pub mod decide;
+pub mod account;
 pub mod limits;
-pub mod player;
+pub mod online;
+pub mod retail;
 pub mod usecase;
 
-pub use usecase::{BuyRequest, Done, Op, Outcome, Unit};
+pub use usecase::{BuyRequest, Done, Op, Unit};
 
 use crate::api::SoldTicket;
 use engine::PrizeSchedule;
@@ -303,7 +305,7 @@ pub struct ActionWrite {
     pub created_ms: i64,
     /// The one draw the action took: number `seq` of the ticket's stream
     /// (every action takes exactly one, so draw `n` is action `n`'s).
-    pub draw: crate::record::RecordDraw,
+    pub draw: record::RecordDraw,
 }
 
 /// An Idempotency-Key's row (its answer is [`Changes::answer`]).
@@ -524,4 +526,13 @@ pub enum PlayerWrite {
     CloseSession { token_hash: String },
     /// The player's own token revoked (logout with it): it never works again.
     RevokeOwnToken { player: PlayerId },
+}
+
+/// What a decision leads to when it is not a refusal.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// The request was applied before: its stored answer, byte for byte.
+    Replay(String),
+    /// Write these, in one transaction.
+    Apply(Box<Changes>),
 }

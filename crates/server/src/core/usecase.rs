@@ -4,16 +4,20 @@
 //! commits that unit when the outcome is [`Outcome::Applied`] and rolls it
 //! back otherwise.
 
-use super::decide::{self, Decision};
+use super::Decision;
+use super::account::{self, LimitsRequest};
 use super::limits::{self, Counter, RedeemLimits};
-use super::player::{self, LimitsRequest};
 use super::{
     Account, AccountId, Caller, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow,
     Usage,
 };
+use super::{online, retail};
 use crate::api::{ActionRequest, ClientSeed, IdempotencyKey};
 use crate::error::{AppError, StoreError};
 use std::future::Future;
+
+/// The price of a ticket (art. 2, docs/rules.md), in cents, as the ledger counts them.
+const REGULATION_PRICE_CENTS: i64 = math::table::REGULATION_PRICE_CENTS as i64;
 
 /// The loads and the commit a backend provides. Loads that say "locked"
 /// lock their row until the unit ends, so that two processes deciding on
@@ -77,15 +81,6 @@ pub enum Outcome {
     Applied(Box<Changes>),
 }
 
-impl Outcome {
-    pub fn answer(&self) -> &str {
-        match self {
-            Outcome::Replayed(a) => a,
-            Outcome::Applied(c) => &c.answer,
-        }
-    }
-}
-
 /// A purchase request. It draws nothing: the ticket's server seed was
 /// fixed when its block was emitted, the player's comes with the first action.
 #[derive(Debug, Clone)]
@@ -103,11 +98,11 @@ pub async fn create_player(
     now: i64,
 ) -> Result<(PlayerId, Box<Changes>), AppError> {
     let (player, account) = unit.insert_player(token_hash, name, now).await?;
-    let mut changes = decide::new_player(player, account, start_balance, now);
+    let mut changes = account::new_player(player, account, start_balance, now);
     // A login given at registration is written in the same unit.
     if let Some((login, hash)) = credentials {
         changes.player =
-            player::set_credentials(player, None, None, None, login, hash, &player::Via::OwnToken, now)?.player;
+            account::set_credentials(player, None, None, None, login, hash, &account::Via::OwnToken, now)?.player;
     }
     unit.apply(&changes).await?;
     Ok((player, Box::new(changes)))
@@ -123,24 +118,24 @@ pub async fn buy(unit: &mut impl Unit, player: PlayerId, request: &BuyRequest, n
         None => None,
     };
     if let Some(stored) = stored {
-        return commit(unit, decide::buy(&account, Some(stored), None, request, now)?).await;
+        return commit(unit, online::buy(&account, Some(stored), None, request, now)?).await;
     }
     // The limits the player set, checked here, in the purchase's unit:
     // the account is locked, so the player's purchases are counted in turn.
     let for_sale = unit.next_for_sale().await?;
     if let Some(limits) = unit.limits(player).await? {
-        let (day, week) = player::windows(now);
+        let (day, week) = account::windows(now);
         let usage = unit.usage(player, day, week).await?;
-        let price = for_sale.as_ref().map_or(crate::api::TICKET_PRICE_CENTS, |s| s.price_cents);
-        player::check_purchase(&limits, &usage, price, now)?;
+        let price = for_sale.as_ref().map_or(REGULATION_PRICE_CENTS, |s| s.price_cents);
+        account::check_purchase(&limits, &usage, price, now)?;
     }
-    commit(unit, decide::buy(&account, None, for_sale, request, now)?).await
+    commit(unit, online::buy(&account, None, for_sale, request, now)?).await
 }
 
 /// Applies a game action exactly once (guarantee 4). The ticket is locked
 /// first, then the account: the same order everywhere, so two units never
 /// wait for each other in a circle (a purchase never waits for a ticket).
-pub async fn act(
+pub async fn play_action(
     unit: &mut impl Unit,
     caller: &Caller,
     serial: &str,
@@ -160,7 +155,7 @@ pub async fn act(
             account = unit.account(player).await?;
         }
     }
-    commit(unit, decide::act(caller, ticket, stored, account, request, random_client_seed, now)?).await
+    commit(unit, online::decide_action(caller, ticket, stored, account, request, random_client_seed, now)?).await
 }
 
 /// The player's limits and usage, their account locked first (a purchase's
@@ -171,7 +166,7 @@ async fn limits_and_usage(
     now: i64,
 ) -> Result<(Option<LimitsRow>, Usage), AppError> {
     unit.account(player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
-    let (day, week) = player::windows(now);
+    let (day, week) = account::windows(now);
     Ok((unit.limits(player).await?, unit.usage(player, day, week).await?))
 }
 
@@ -211,7 +206,7 @@ async fn redeem(
         };
         return commit(unit, Decision::Apply(Box::new(changes))).await;
     };
-    let changes = decide::redeem(Some(row), player, token, now)?;
+    let changes = retail::redeem(Some(row), player, token, now)?;
     if changes.game.is_some() || changes.retail.is_some() {
         commit(unit, Decision::Apply(Box::new(changes))).await
     } else {
@@ -283,7 +278,7 @@ pub enum Op {
         login: String,
         password_hash: String,
         was: Option<String>,
-        via: player::Via,
+        via: account::Via,
     },
     /// A session, once the password matched the hash `verified`.
     OpenSession {
@@ -295,7 +290,7 @@ pub enum Op {
     /// A logout: the token the request came with stops working.
     Logout {
         player: PlayerId,
-        via: player::Via,
+        via: account::Via,
     },
     Buy {
         player: PlayerId,
@@ -303,7 +298,7 @@ pub enum Op {
     },
     /// A game action; `random_client_seed` is the seed a first action
     /// without one gets (drawn beforehand: decisions draw nothing).
-    Act {
+    PlayAction {
         caller: Caller,
         serial: String,
         request: ActionRequest,
@@ -357,7 +352,7 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             if let Some((login, _)) = credentials
                 && unit.login_owner(login).await?.is_some()
             {
-                return Err(player::login_taken(login));
+                return Err(account::login_taken(login));
             }
             let (player, changes) =
                 create_player(unit, token_hash, name.as_deref(), credentials.as_ref(), *start_balance, now).await?;
@@ -365,12 +360,12 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
         }
         Op::SetLimits { player, request, cooling_off_ms } => {
             let (current, usage) = limits_and_usage(unit, *player, now).await?;
-            let changes = player::set_limits(*player, current, *request, &usage, *cooling_off_ms, now)?;
+            let changes = account::set_limits(*player, current, *request, &usage, *cooling_off_ms, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::SelfExclude { player, days, cooling_off_ms } => {
             let (current, usage) = limits_and_usage(unit, *player, now).await?;
-            let changes = player::self_exclude(*player, current, *days, &usage, *cooling_off_ms, now)?;
+            let changes = account::self_exclude(*player, current, *days, &usage, *cooling_off_ms, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::SetCredentials { player, login, password_hash, was, via } => {
@@ -378,33 +373,33 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let owner = unit.login_owner(login).await?;
             let current = unit.password_hash(*player).await?;
             let changes =
-                player::set_credentials(*player, current, was.clone(), owner, login, password_hash, via, now)?;
+                account::set_credentials(*player, current, was.clone(), owner, login, password_hash, via, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::OpenSession { player, verified, token_hash, expires_ms } => {
             let current = unit.password_hash(*player).await?;
-            let changes = player::open_session(*player, current, verified, token_hash, *expires_ms, now)?;
+            let changes = account::open_session(*player, current, verified, token_hash, *expires_ms, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Logout { player, via } => {
             let current = match via {
-                player::Via::OwnToken => unit.password_hash(*player).await?,
-                player::Via::Session(_) => None,
+                account::Via::OwnToken => unit.password_hash(*player).await?,
+                account::Via::Session(_) => None,
             };
-            let changes = player::logout(*player, via, current.as_deref(), now)?;
+            let changes = account::logout(*player, via, current.as_deref(), now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
-        Op::Act { caller, serial, request, random_client_seed } => {
-            act(unit, caller, serial, request.clone(), random_client_seed, now).await?
+        Op::PlayAction { caller, serial, request, random_client_seed } => {
+            play_action(unit, caller, serial, request.clone(), random_client_seed, now).await?
         }
         Op::Sell { shop, shop_account, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
-            commit(unit, decide::sell(shop, *shop_account, row, now)?).await?
+            commit(unit, retail::sell(shop, *shop_account, row, now)?).await?
         }
         Op::Pay { shop, shop_account, any_shop, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
-            commit(unit, decide::pay(shop, *shop_account, *any_shop, row, now)?).await?
+            commit(unit, retail::pay(shop, *shop_account, *any_shop, row, now)?).await?
         }
         Op::Redeem { code_hash, player, token, network, limits } => {
             redeem(unit, code_hash, *player, token, network, limits, now).await?

@@ -20,7 +20,7 @@
 
 use super::{Db, Store, Writer, now_ms, on_db};
 use crate::api::Channel;
-use crate::core::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, Op, Unit};
+use crate::core::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, HOUSE_PRIZES, Op, Unit};
 use crate::error::{AppError, StoreError};
 use crate::keys::{Keyring, ServerKey, parse_salt};
 use crate::supply::{self, TicketSpec};
@@ -251,7 +251,7 @@ pub(super) async fn check_key(db: &Db, key: &ServerKey) -> anyhow::Result<()> {
 }
 
 /// What an emission is, to make its blocks.
-struct Plan {
+struct BlockPlan {
     id: i64,
     table: PrizeTable,
     channel: Channel,
@@ -354,7 +354,7 @@ impl Store {
                                 size: b.2,
                                 root: b.3.clone(),
                                 published_ms: b.4,
-                                published_at: iso8601(b.4),
+                                published_at: format::iso8601(b.4),
                             })
                         })
                         .collect::<Result<_, AppError>>()?,
@@ -444,7 +444,7 @@ async fn plan(
     new: Option<(PrizeTable, Channel)>,
     blocks: u32,
     (next_emission, next_block): (i64, i64),
-) -> Result<Plan, AppError> {
+) -> Result<BlockPlan, AppError> {
     let now = now_ms();
     let (id, table, channel, salt, first, new_row) = match (existing, new) {
         (Some(id), _) => {
@@ -490,7 +490,7 @@ async fn plan(
         )));
     }
     let blocks = (first..=last).zip(next_block..).map(|(n, row_id)| (n as u32, row_id)).collect();
-    Ok(Plan { id, table, channel, salt, blocks, new_row })
+    Ok(BlockPlan { id, table, channel, salt, blocks, new_row })
 }
 
 /// Where an emission's units go: one PostgreSQL transaction, or the
@@ -516,7 +516,11 @@ impl Sink for ViaWriter<'_> {
 
 /// Generates and writes every block of `plan` through `sink`, then
 /// publishes them all in one last unit with their audit entry.
-async fn write_blocks(plan: &Plan, keys: &Arc<Keyring>, sink: &mut impl Sink) -> Result<EmissionCreated, AppError> {
+async fn write_blocks(
+    plan: &BlockPlan,
+    keys: &Arc<Keyring>,
+    sink: &mut impl Sink,
+) -> Result<EmissionCreated, AppError> {
     let emission = u32::try_from(plan.id).map_err(|_| AppError::internal("emission number"))?;
     let status = match plan.channel {
         Channel::Online => "unsold",
@@ -633,11 +637,12 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
          LEFT JOIN ticket_games g ON g.ticket_id = t.id
          LEFT JOIN (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
                     JOIN ledger_entries l ON l.movement_id = m.id
-                    WHERE m.reason = 'prize' AND l.account_id <> 3 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
+                    WHERE m.reason = 'prize' AND l.account_id <> $2 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
          WHERE ($1 < 0 OR b.emission_id = $1)
          GROUP BY b.emission_id, b.number, b.root, b.published_ms ORDER BY b.emission_id, b.number",
     )
     .bind(only.map_or(-1, i64::from))
+    .bind(HOUSE_PRIZES)
     .fetch_all(pool)
     .await?);
     let mut out = Vec::new();
@@ -697,36 +702,11 @@ fn rtp(table: &PrizeTable, f: &Figures) -> Rtp {
     }
 }
 
-/// The table's exact return to player: the expected prize of a ticket of
-/// the block (each row weighted by its tickets) over the price.
+/// The table's exact return to player: [`math::Payout::table_rtp`], over
+/// the game's exact odds (computed once).
 fn expected_rtp(table: &PrizeTable) -> BigRational {
     static ODDS: std::sync::OnceLock<math::Odds> = std::sync::OnceLock::new();
-    let finals = ODDS.get_or_init(math::Odds::exact).final_chances();
-    let mut expected = BigRational::from_integer(BigInt::from(0));
-    for row in &table.schedules {
-        for (k, prize) in row.prizes.cents().iter().enumerate() {
-            let weight = BigRational::new(BigInt::from(row.tickets), BigInt::from(table.block_size));
-            expected += weight * &finals[k] * BigRational::from_integer(BigInt::from(*prize));
-        }
-    }
-    expected / BigRational::from_integer(BigInt::from(table.price_cents))
-}
-
-/// Unix milliseconds as UTC ISO 8601 (`2026-12-03T08:40:16.936Z`), for
-/// people and logs (Howard Hinnant's days-to-civil algorithm).
-pub fn iso8601(ms: i64) -> String {
-    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+    math::Payout::table_rtp(table, ODDS.get_or_init(math::Odds::exact))
 }
 
 /// Six decimals, for people.
@@ -737,14 +717,6 @@ fn decimal(r: &BigRational) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso8601_is_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        // date -u -d @1796287391.716 +%FT%T → 2026-12-03T08:43:11
-        assert_eq!(iso8601(1_796_287_391_716), "2026-12-03T08:43:11.716Z");
-        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
 
     #[test]
     fn the_expected_rtp_is_the_math_crates() {

@@ -27,27 +27,24 @@ mod retail;
 mod sqlite;
 
 pub use crate::core::limits::RedeemLimits;
-pub use audit::{AUDIT_GENESIS, AuditCheck, audit_hash};
-pub use emissions::{
-    BlockReport, EmissionCreated, EmissionReport, Figures, MAX_BLOCKS_PER_CALL, PublicBlock, PublicEmission,
-    PublishedBlock, Rtp, iso8601, report_from,
-};
+pub use audit::AuditCheck;
+pub use emissions::{EmissionCreated, EmissionReport, Figures, PublicEmission, report_from};
 pub use reads::LedgerCheck;
 /// The exact text each backend runs to find the next ticket for sale, for
 /// the tests that read its plan (`EXPLAIN`).
 pub use reads::{NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE};
 pub use retail::{Redeemed, code_hash};
 
-use crate::account::LimitsView;
+use crate::api::LimitsView;
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
-use crate::core::player::{LimitsRequest, Via};
+use crate::core::account::{LimitsRequest, Via};
 use crate::core::{BuyRequest, Caller, Done, Op, PlayerId};
 use crate::error::AppError;
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
-use crate::record::Record;
 use math::PrizeTable;
+use record::Record;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -276,7 +273,7 @@ impl Store {
     /// A write request, through the backend's shell. PostgreSQL's runs the
     /// whole use case on the request's task, a future of about 9 KB: it is
     /// boxed, so that every request's future (SQLite's too) stays small
-    /// rather than being copied at that size through axum's layers (4.6 %
+    /// rather than being copied at that size through the HTTP framework's layers (4.6 %
     /// of the server's CPU on SQLite, BENCHMARKS.md).
     async fn write(&self, op: Op) -> Result<Done, AppError> {
         match &self.writer {
@@ -303,8 +300,8 @@ impl Store {
 
     /// Applies an action exactly once (guarantee 4) and returns the JSON
     /// answer as stored.
-    pub async fn act(&self, caller: &Caller, serial: &str, request: ActionRequest) -> Result<String, AppError> {
-        let op = Op::Act {
+    pub async fn run_action(&self, caller: &Caller, serial: &str, request: ActionRequest) -> Result<String, AppError> {
+        let op = Op::PlayAction {
             caller: caller.clone(),
             serial: serial.to_string(),
             request,
@@ -443,7 +440,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    /// A request's future is moved whole through axum's layers, a copy of
+    /// A request's future is moved whole through the HTTP framework's layers, a copy of
     /// its size each time: PostgreSQL's use case, boxed, must not make
     /// every action's (SQLite's too) 9 KB again (BENCHMARKS.md).
     #[tokio::test]
@@ -453,7 +450,7 @@ mod tests {
         let keys = Keyring::new(crate::keys::ServerKey::from_bytes([1; 32]), None);
         let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
         let request: ActionRequest = serde_json::from_str(r#"{"seq":0,"action":"draw"}"#).unwrap();
-        let act = store.act(&Caller::Player(1), "X", request);
+        let act = store.run_action(&Caller::Player(1), "X", request);
         let buy = store.buy_ticket(1, BuyRequest { key: None });
         let (act, buy) = (std::mem::size_of_val(&act), std::mem::size_of_val(&buy));
         assert!(act <= 2048 && buy <= 2048, "act {act} bytes, buy {buy} bytes");

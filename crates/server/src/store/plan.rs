@@ -1,10 +1,10 @@
-//! [`Plan`]: the SQL statements that write one [`Changes`], built from named
+//! [`WritePlan`]: the SQL statements that write one [`Changes`], built from named
 //! columns (`("seq", value)`) rather than long lists of positional binds,
 //! and the same for both backends. Placeholders are numbered `$1, $2, ...`
 //! over the whole plan, which PostgreSQL reads in one statement
-//! ([`Plan::postgres_statement`]); the SQLite writer runs the statements
+//! ([`WritePlan::postgres_statement`]); the SQLite writer runs the statements
 //! one by one on its own connection, each prepared once
-//! ([`Plan::sqlite_statements`]).
+//! ([`WritePlan::sqlite_statements`]).
 //!
 //! Writes that depend on what was loaded are **guarded**: the ticket is
 //! sold only while `unsold`, the game moves on only from the `seq` it was
@@ -67,7 +67,7 @@ struct Part {
 
 /// The statements of one [`Changes`], with their values in order.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct WritePlan {
     parts: Vec<Part>,
     values: Vec<Val>,
 }
@@ -80,7 +80,7 @@ pub struct Seal {
     pub hash: String,
 }
 
-impl Plan {
+impl WritePlan {
     /// Adds a statement whose placeholders are the values made since the
     /// previous one.
     fn push_part(&mut self, name: &'static str, sql: String, guarded: bool) {
@@ -125,8 +125,8 @@ impl Plan {
     /// keys statement by statement (SQLite checks them so). `seal` chains
     /// the audit entry at once (the SQLite writer); without it the entry is
     /// left for the sealer (PostgreSQL).
-    pub fn of(changes: &Changes, seal: Option<&Seal>) -> Plan {
-        let mut p = Plan::default();
+    pub fn of(changes: &Changes, seal: Option<&Seal>) -> WritePlan {
+        let mut p = WritePlan::default();
         if let Some(s) = &changes.sale {
             p.update_guarded(
                 "sale",
@@ -440,7 +440,7 @@ impl Plan {
                 let login = self.placeholder(login.as_str().into());
                 let hash = self.placeholder(password_hash.as_str().into());
                 let own = if *revoke_own_token {
-                    let revoked = self.placeholder(crate::core::player::revoked_token_hash(*player).as_str().into());
+                    let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
                     format!(", token_hash = {revoked}")
                 } else {
                     String::new()
@@ -487,7 +487,7 @@ impl Plan {
                 self.push_part("logout", sql, false);
             }
             PlayerWrite::RevokeOwnToken { player } => {
-                let revoked = self.placeholder(crate::core::player::revoked_token_hash(*player).as_str().into());
+                let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
                 let id = self.placeholder((*player).into());
                 let sql = format!("UPDATE players SET token_hash = {revoked} WHERE id = {id}");
                 self.push_part("revoke_own_token", sql, true);
@@ -588,7 +588,7 @@ impl Plan {
     }
 }
 
-/// One statement of a plan, for SQLite ([`Plan::sqlite_statements`]).
+/// One statement of a plan, for SQLite ([`WritePlan::sqlite_statements`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement<'a> {
     pub name: &'static str,
@@ -659,7 +659,7 @@ mod tests {
 
     #[test]
     fn a_movement_is_three_named_statements_with_numbered_placeholders() {
-        let p = Plan::of(&movement_changes(), None);
+        let p = WritePlan::of(&movement_changes(), None);
         let statements: Vec<Statement> = p.sqlite_statements().collect();
         let texts: Vec<(&str, &str, usize, bool)> =
             statements.iter().map(|s| (s.name, s.sql.as_str(), s.values.len(), s.guarded)).collect();
@@ -689,7 +689,7 @@ mod tests {
 
     #[test]
     fn a_missing_guard_row_is_a_stale_write() {
-        let p = Plan::of(&movement_changes(), None);
+        let p = WritePlan::of(&movement_changes(), None);
         assert!(p.check_guards(&["balance".to_string()]).is_ok());
         assert!(matches!(p.check_guards(&[]), Err(StoreError::Stale(m)) if m.contains("balance")));
         assert!(p.check_guards(&["balance".to_string(), "balance".to_string()]).is_err());

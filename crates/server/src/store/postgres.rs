@@ -24,11 +24,11 @@
 //! chain is sealed after commit by one process at a time
 //! ([`super::audit`]).
 //!
-//! A unit's writes are one statement ([`Plan::postgres_statement`]): a
+//! A unit's writes are one statement ([`WritePlan::postgres_statement`]): a
 //! request is BEGIN, two or three loads, one write, COMMIT.
 
 use super::audit;
-use super::plan::Plan;
+use super::plan::WritePlan;
 use super::reads::{
     ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
     LimitsTuple, NEXT_FOR_SALE_POSTGRES, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT,
@@ -361,7 +361,7 @@ impl Unit for PgUnit {
     }
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
-        let plan = Plan::of(changes, None);
+        let plan = WritePlan::of(changes, None);
         let sql = plan.postgres_statement();
         let returned: Vec<String> =
             bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(&mut *self.tx).await?;

@@ -9,9 +9,9 @@ use crate::core::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAns
 use crate::core::{PaperRow, ShopAnswer};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
-use crate::record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
+use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
@@ -336,15 +336,15 @@ pub(super) async fn limits(
     player: PlayerId,
     cooling_off_ms: i64,
     now: i64,
-) -> Result<crate::account::LimitsView, AppError> {
-    let (day, week) = crate::core::player::windows(now);
+) -> Result<crate::api::LimitsView, AppError> {
+    let (day, week) = crate::core::account::windows(now);
     let (row, usage): (Option<LimitsTuple>, (i64, i64)) = on_db!(db, pool => {
         let row = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(pool).await?;
         let usage = sqlx::query_as(USAGE_SELECT).bind(player).bind(day).bind(week).fetch_one(pool).await?;
         (row, usage)
     });
     let usage = Usage { tickets_today: usage.0, spent_week_cents: usage.1 };
-    Ok(crate::core::player::view(&row.map(limits_row).unwrap_or_default(), &usage, cooling_off_ms, now))
+    Ok(crate::core::account::view(&row.map(limits_row).unwrap_or_default(), &usage, cooling_off_ms, now))
 }
 
 /// The prize table on sale online: `(digest, toml)`.
@@ -584,7 +584,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
     Ok(Inclusion {
         emission: number(emission)?,
         block: number(block)?,
-        proof: crate::record::proof_strings(&proof),
+        proof: record::proof_strings(&proof),
         root,
         leaf,
     })

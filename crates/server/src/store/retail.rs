@@ -3,8 +3,8 @@
 //! token, the limit on failed redemptions, and the end of an emission's sale.
 
 use super::{Store, now_ms, on_db, reads};
-use crate::core::decide::{self, RetailAnswer};
 use crate::core::limits::RedeemLimits;
+use crate::core::retail::{RetailAnswer, parse_serial, retail_answer};
 use crate::core::usecase::PaperKey;
 use crate::core::{Changes, Effect, Op};
 use crate::error::AppError;
@@ -79,7 +79,7 @@ impl Store {
     /// The answer, and whether it is the stored answer of the shop's
     /// earlier sale (a retry: nothing written).
     pub async fn retail_sell(&self, shop: &str, serial: &str) -> Result<(String, bool), AppError> {
-        let serial = decide::parse_serial(serial)?;
+        let serial = parse_serial(serial)?;
         let op = Op::Sell { shop: shop.to_string(), shop_account: self.shop_account(shop)?, serial };
         let done = self.write(op).await?;
         Ok((done.answer, done.effect.is_none()))
@@ -89,7 +89,7 @@ impl Store {
     /// The answer, and whether it is the stored answer of the shop's
     /// earlier payment (a retry: nothing paid).
     pub async fn retail_pay(&self, shop: &str, serial: &str, any_shop: bool) -> Result<(String, bool), AppError> {
-        let serial = decide::parse_serial(serial)?;
+        let serial = parse_serial(serial)?;
         let op = Op::Pay { shop: shop.to_string(), shop_account: self.shop_account(shop)?, any_shop, serial };
         let done = self.write(op).await?;
         Ok((done.answer, done.effect.is_none()))
@@ -97,13 +97,13 @@ impl Store {
 
     /// What a shop's screen says of a ticket; changes nothing.
     pub async fn retail_validate(&self, serial: &str) -> Result<RetailAnswer, AppError> {
-        let serial = decide::parse_serial(serial)?;
+        let serial = parse_serial(serial)?;
         let row = reads::paper(&self.db, &self.keys, &PaperKey::Serial(serial)).await?;
         let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
         if row.channel != crate::api::Channel::Paper {
             return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
         }
-        Ok(decide::retail_answer(&row, now_ms()))
+        Ok(retail_answer(&row, now_ms()))
     }
 
     /// Opens the paper ticket of a play code (its hash), or counts a wrong

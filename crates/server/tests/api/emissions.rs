@@ -9,9 +9,9 @@ use crate::fairness::published_root;
 use crate::helpers::*;
 use crate::money::{play_out, play_out_with};
 use engine::{Action, PrizeSchedule, Rank};
+use record::{Published, Record, parse_seed, verify, verify_against};
 use serde_json::{Value, json};
-use server::fairness::ServerSeeds;
-use server::record::{Published, Record, parse_seed, verify, verify_against};
+use server::ServerSeeds;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 
@@ -83,7 +83,7 @@ async fn fairness_1_the_server_seed_is_the_one_committed_before_the_sale_whateve
     // The emission's public salt and the key kept outside the database
     // give every ticket's seed (crate::keys), whoever derives it.
     let salt_hex = app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await;
-    let salt = server::keys::parse_salt(&salt_hex).expect("a 32-byte salt");
+    let salt = server::parse_salt(&salt_hex).expect("a 32-byte salt");
     let emission_seed = app.server_key().emission_seed(&salt);
 
     let token = app.register().await;
@@ -132,7 +132,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
         .await;
     assert_eq!(r.status, 201, "{}", r.json);
     assert_eq!(r.json["emission"], 2);
-    let salt = server::keys::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 2").await).unwrap();
+    let salt = server::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 2").await).unwrap();
     let table = math::PrizeTable::from_json(&paper_table_json().to_string()).unwrap();
     let block = emission::Emission::new(2, table, key.emission_seed(&salt)).unwrap().generate_block(1).unwrap();
     assert_eq!(hex::encode(block.merkle_root), r.json["blocks"][0]["root"].as_str().unwrap());
@@ -145,7 +145,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
 
     // The online emission: a ticket sold and half played, one unsold. Their
     // seeds, and every play code, are nowhere in the database.
-    let salt = server::keys::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await).unwrap();
+    let salt = server::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await).unwrap();
     let online = key.emission_seed(&salt);
     let token = app.register().await;
     let t = app.buy(&token).await;

@@ -8,7 +8,7 @@ use crate::helpers::*;
 use engine::PrizeSchedule;
 use reqwest::Method;
 use serde_json::{Value, json};
-use server::fairness::ServerSeeds;
+use server::ServerSeeds;
 
 /// Every endpoint of the operator's desk, with a body it would accept.
 fn admin_endpoints() -> Vec<(Method, &'static str, Option<Value>)> {

@@ -7,7 +7,7 @@ use crate::helpers::*;
 use crate::money::play_out;
 use engine::{Action, Rank};
 use serde_json::{Value, json};
-use server::store::Figures;
+use server::Figures;
 use std::collections::BTreeMap;
 
 /// The operator's figures of one block or of the totals, as the report shows them.
@@ -252,7 +252,7 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
             // The plan of the server's own query: the tickets come from an
             // index scan under the LIMIT, in sale order, never from a sort
             // of the block.
-            let sql = server::store::NEXT_FOR_SALE_POSTGRES;
+            let sql = server::NEXT_FOR_SALE_POSTGRES;
             let plan = pg_explain(&app, "COSTS OFF", sql).await;
             let mut nodes = Vec::new();
             plan_nodes(&plan["Plan"], &mut Vec::new(), &mut nodes);
@@ -279,7 +279,7 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
         }
         Backend::Sqlite => {
             assert_eq!(app.query_i64("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_stat%'").await, 0);
-            let plan = app.dump(&format!("EXPLAIN QUERY PLAN {}", server::store::NEXT_FOR_SALE_SQLITE)).await;
+            let plan = app.dump(&format!("EXPLAIN QUERY PLAN {}", server::NEXT_FOR_SALE_SQLITE)).await;
             assert!(plan.iter().any(|l| l.contains("tickets_unsold")), "{plan:#?}");
             assert!(!plan.iter().any(|l| l.contains("TEMP B-TREE")), "nothing sorts the tickets: {plan:#?}");
         }

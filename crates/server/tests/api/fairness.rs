@@ -2,7 +2,7 @@
 
 use crate::helpers::*;
 use crate::money::play_out_with;
-use server::record::{Published, Record, verify, verify_against};
+use record::{Published, Record, verify, verify_against};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_6_records_of_finished_games_verify_and_tampering_fails() {

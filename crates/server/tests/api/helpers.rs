@@ -1,8 +1,8 @@
 use engine::{Action, Event, PrizeSchedule};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use server::fairness::ServerSeeds;
-use server::keys::ServerKey;
+use server::ServerKey;
+use server::ServerSeeds;
 use server::{App, AppOptions, Config};
 use std::path::{Path, PathBuf};
 

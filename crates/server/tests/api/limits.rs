@@ -137,7 +137,7 @@ async fn counters_whose_window_is_over_are_deleted() {
     // Guesses from ever new networks leave one counter each: the server
     // deletes those whose window is over (once a minute), and no other.
     let Some(app) = spawn_app_with(|c| c.trust_forwarded_for = true).await else { return };
-    let now = server::store::now_ms();
+    let now = server::now_ms();
     app.exec_sql(&format!(
         "INSERT INTO limit_counters VALUES ('redeem:10.0.0.0/24', {}, 3, 0), ('login:account:old', {}, 9, {})",
         now - 2 * 3_600_000,

@@ -8,8 +8,8 @@
 
 use crate::helpers::*;
 use engine::{Action, Rank};
+use record::{Record, verify};
 use serde_json::{Value, json};
-use server::record::{Record, verify};
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -460,7 +460,7 @@ async fn retail_tickets_every_impossible_move_is_refused_with_its_error_and_chan
     // Redeeming an online ticket's code: online codes are never printed,
     // but the key and the emission's public salt give them (crate::keys),
     // for the ticket sold online and for one still unsold.
-    let salt = server::keys::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await).unwrap();
+    let salt = server::parse_salt(&app.query_text("SELECT seed_salt FROM emissions WHERE id = 1").await).unwrap();
     let table = math::PrizeTable::parse_toml(TABLE).unwrap();
     let block =
         emission::Emission::new(1, table, app.server_key().emission_seed(&salt)).unwrap().generate_block(1).unwrap();
@@ -695,7 +695,7 @@ async fn retail_tickets_a_redeemed_ticket_is_in_play_before_its_first_action() {
     let totals = &r.json["totals"];
     assert_eq!((totals["sold"].as_i64(), totals["in_play"].as_i64()), (Some(2), Some(1)), "{totals}");
     // The figures the operator's report reads from the database directly.
-    let reports = server::store::report_from(&app.db_url, Some(emission as u32)).await.unwrap();
+    let reports = server::report_from(&app.db_url, Some(emission as u32)).await.unwrap();
     assert_eq!((reports[0].totals.sold, reports[0].totals.in_play), (2, 1));
     // Its redemption and its game were written together, with their audit entry.
     let redeemed = app.query_i64("SELECT COUNT(*) FROM audit_log WHERE kind = 'ticket_redeemed'").await;

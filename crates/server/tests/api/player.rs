@@ -43,7 +43,7 @@ async fn a_player_with_a_login_finds_the_same_account_on_another_device() {
     assert_eq!(s.status, 201, "{}", s.json);
     let session = s.json["token"].as_str().unwrap().to_string();
     assert_eq!(s.json["player_id"], r.json["player_id"]);
-    assert!(s.json["expires_ms"].as_i64().unwrap() > server::store::now_ms() + 29 * 86_400_000);
+    assert!(s.json["expires_ms"].as_i64().unwrap() > server::now_ms() + 29 * 86_400_000);
     let list = app.get("/api/tickets", Some(&session)).await;
     assert_eq!(list.json["tickets"][0]["id"], ticket["id"], "{}", list.json);
     assert_eq!(app.balance(&session).await, START - 300);
@@ -54,7 +54,7 @@ async fn a_player_with_a_login_finds_the_same_account_on_another_device() {
 
     // An expired session does not open the account, and goes at the next login.
     let player = r.json["player_id"].as_i64().unwrap();
-    let stale = server::store::token_hash("an-old-session-token");
+    let stale = server::token_hash("an-old-session-token");
     app.exec_sql(&format!("INSERT INTO sessions VALUES ('{stale}', {player}, 1, 2)")).await.unwrap();
     assert_error(&app.get("/api/me", Some("an-old-session-token")).await, 401, "unauthorized");
     assert_eq!(login(&app, "ana.lyon", "correct horse").await.status, 201);
@@ -233,7 +233,7 @@ async fn a_ticket_limit_refuses_the_next_purchase_with_403_and_debits_nothing() 
     assert_eq!(raise.json["tickets_per_day"], 1, "{}", raise.json);
     assert_eq!(raise.json["pending"]["tickets_per_day"], 5);
     let from = raise.json["pending"]["from_ms"].as_i64().unwrap();
-    assert!((from - server::store::now_ms() - 72 * 3_600_000).abs() < 60_000, "{}", raise.json);
+    assert!((from - server::now_ms() - 72 * 3_600_000).abs() < 60_000, "{}", raise.json);
     assert_eq!(raise.json["used"], json!({"tickets_today": 1, "spent_week_cents": 300}));
     assert_error(&app.post("/api/tickets", Some(&token), json!({})).await, 403, "limit_reached");
     // Other players are not limited.
@@ -280,7 +280,7 @@ async fn a_self_excluded_player_cannot_buy_but_can_finish_a_ticket() {
     let r = app.post("/api/me/self-exclusion", Some(&token), json!({"days": 30})).await;
     assert_eq!(r.status, 200, "{}", r.json);
     let until = r.json["excluded_until_ms"].as_i64().unwrap();
-    assert!((until - server::store::now_ms() - 30 * 86_400_000).abs() < 60_000);
+    assert!((until - server::now_ms() - 30 * 86_400_000).abs() < 60_000);
     let before = (app.balance(&token).await, money_rows(&app).await);
     assert_error(&app.post("/api/tickets", Some(&token), json!({})).await, 403, "self_excluded");
     assert_eq!((app.balance(&token).await, money_rows(&app).await), before);

@@ -5,7 +5,7 @@
 
 use crate::webdriver::{Screen, Session};
 use serde_json::{Value, json};
-use server::fairness::ServerSeeds;
+use server::ServerSeeds;
 use server::{App, AppOptions, Config};
 use std::io::{Read, Write};
 use std::net::TcpStream;

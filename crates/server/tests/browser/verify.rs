@@ -8,8 +8,8 @@
 use crate::harness::*;
 use crate::webdriver::Screen;
 use engine::{Event, FairStream, Outcome};
+use record::Record;
 use serde_json::{Value, json};
-use server::record::Record;
 use sha2::{Digest, Sha256};
 
 async fn verdict_in_page(b: &Browser, record: &Value, prefer: &str) -> Value {
@@ -58,7 +58,7 @@ fn chrono_year(ms: i64) -> i64 {
 
 fn rust_valid(record: &Value) -> Option<bool> {
     let r: Record = serde_json::from_value(record.clone()).ok()?;
-    Some(server::record::verify(&r).is_valid())
+    Some(record::verify(&r).is_valid())
 }
 
 /// The module: WebCrypto and the built-in SHA-256 agree with Rust, the
@@ -89,7 +89,7 @@ async fn the_module_agrees_with_rust(
         assert_eq!(v["published"]["published_ms"], emissions["emissions"][0]["blocks"][0]["published_ms"]);
     }
     // The leaf's bytes and hash as Rust computes them (ticket bytes v2).
-    let leaf: server::record::RecordLeaf = serde_json::from_value(record["leaf"].clone()).unwrap();
+    let leaf: record::RecordLeaf = serde_json::from_value(record["leaf"].clone()).unwrap();
     let leaf = leaf.leaf().unwrap();
     let (bytes, len) = leaf.bytes();
     let in_page = b

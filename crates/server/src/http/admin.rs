@@ -1,11 +1,11 @@
-//! The operator's desk (CONTRACT.md Operator) and the public list of
+//! The operator's desk (docs/contract.md Operator) and the public list of
 //! emissions. Every `/api/admin/...` request needs one of the operator
 //! tokens of the configuration: none gets 401, a player's token 403.
 
+use super::{AppState, PathParam, RequiredJson, bearer};
 use crate::api::Channel;
 use crate::error::{AppError, ErrorBody};
-use crate::http::{AppState, PathParam, RequiredJson, bearer};
-use crate::store::{EmissionCreated, EmissionReport, PublicEmission};
+use crate::store::{EmissionCreated, EmissionReport};
 use axum::Json;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
@@ -34,19 +34,6 @@ impl FromRequestParts<AppState> for Operator {
         }
         Err(AppError::Unauthorized("invalid operator token".into()))
     }
-}
-
-/// `GET /api/emissions`: every emission and its published blocks' roots.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Emissions {
-    pub emissions: Vec<PublicEmission>,
-}
-
-/// Every emission and its published blocks: the roots a player's record is checked against.
-#[utoipa::path(get, path = "/api/emissions", tag = "emissions",
-    responses((status = 200, description = "every emission, its table and its published blocks", body = Emissions)))]
-pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emissions>, AppError> {
-    Ok(Json(Emissions { emissions: state.store.public_emissions().await? }))
 }
 
 /// `POST /api/admin/emissions` body.
@@ -81,7 +68,7 @@ fn whole_u32<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
 }
 
 /// The OpenAPI document of a prize table in a request (documentation
-/// only): its TOML text (CONTRACT.md's format, `examples/prize-table.toml`)
+/// only): its TOML text (docs/contract.md's format, `examples/prize-table.toml`)
 /// or the same as a JSON object. What JSON Schema cannot say is checked
 /// when the table is read, and refused with 400 and the rule broken: the
 /// TOML text's own content, the rows' tickets adding up to `block_size`,

@@ -1,4 +1,4 @@
-//! [`Record`]: the public record of a ticket (CONTRACT.md Fairness), and
+//! [`Record`]: the public record of a ticket (docs/contract.md Fairness), and
 //! [`verify`], the check anyone can run on it (guarantee 6). The server
 //! builds records from the rows it stored; `as-capone verify` and the tests
 //! check them with the same code.
@@ -34,8 +34,8 @@ pub struct RecordAction {
     pub action: Action,
 }
 
-/// The two kinds of random draw (RULES.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+/// The two kinds of random draw (docs/rules.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DrawKind {
     /// As Capone's card, uniform over his remaining hand (art. 3.2.2).
@@ -61,21 +61,19 @@ impl DrawKind {
 }
 
 /// Random draw number `n`: `{"n", "kind", "player"?, "capone"}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordDraw {
     pub n: u64,
     pub kind: DrawKind,
     /// The player's card of a deck draw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<String>)]
     pub player: Option<Rank>,
     /// As Capone's card: `7` `8` `9` `10` `J` `Q` `K` `A`.
-    #[schema(value_type = String)]
     pub capone: Rank,
 }
 
 /// The public record of one ticket.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     pub serial: String,
     /// The player's seed, given with the first action; `null` before it.
@@ -84,13 +82,10 @@ pub struct Record {
     /// Hex; `null` until the ticket is finished.
     pub server_seed: Option<String>,
     /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
-    #[schema(value_type = Object)]
     pub prizes_cents: PrizeSchedule,
     /// `{"seq", "action": "play", "card"}` or `{"seq", "action": "draw"}`, in order.
-    #[schema(value_type = Vec<Object>)]
     pub actions: Vec<RecordAction>,
     pub draws: Vec<RecordDraw>,
-    #[schema(value_type = Option<crate::api::ResultView>)]
     pub result: Option<GameResult>,
     /// The emission's number, the block's and the ticket's position (from 1).
     pub emission: u32,
@@ -106,14 +101,13 @@ pub struct Record {
 }
 
 /// The fields of a ticket's Merkle leaf ([`emission::Leaf`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordLeaf {
     pub serial: String,
     pub position: u32,
     /// The schedule row of the table, from 0.
     pub row: u32,
     /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
-    #[schema(value_type = Object)]
     pub prizes_cents: PrizeSchedule,
     /// Hex SHA-256 of the play code (16 characters, no dashes).
     pub play_code_sha256: String,

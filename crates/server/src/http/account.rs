@@ -1,15 +1,17 @@
 //! A player's own account over HTTP (docs/player-api.md): a login and a
 //! password (argon2id), sessions, the limits they set on their play and
-//! their self-exclusion. The decisions are [`crate::core::player`]'s; the
+//! their self-exclusion. The decisions are [`crate::core::account`]'s; the
 //! password work (tens of milliseconds of CPU by design) runs on the
 //! blocking pool, never on the SQLite writer.
 
+use super::{AppState, Authed, AuthedVia, JsonBody, RequiredJson, bearer};
+use crate::api::{LimitsView, Me, NewPlayerBody, PlayerCreated, parse_name};
+use crate::core::account::LimitsRequest;
 use crate::core::limits;
-use crate::core::player::LimitsRequest;
 use crate::error::{AppError, ErrorBody};
-use crate::http::{AppState, Authed, AuthedVia, RequiredJson, bearer};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -17,37 +19,6 @@ use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 use std::time::Duration;
 use utoipa::ToSchema;
-
-/// `GET /api/me/limits` answer, and that of every change of the limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct LimitsView {
-    /// `null`: no limit.
-    pub tickets_per_day: Option<i64>,
-    pub spend_per_week_cents: Option<i64>,
-    /// A raise waiting for its cooling-off.
-    pub pending: Option<PendingView>,
-    /// The end of a self-exclusion in force (unix ms).
-    pub excluded_until_ms: Option<i64>,
-    pub used: UsageView,
-    pub cooling_off_hours: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct PendingView {
-    pub tickets_per_day: Option<i64>,
-    pub spend_per_week_cents: Option<i64>,
-    /// When these limits apply (unix ms).
-    pub from_ms: i64,
-}
-
-/// Online purchases in the limits' windows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct UsageView {
-    /// Tickets bought in the last 24 hours.
-    pub tickets_today: i64,
-    /// Cents spent in the last 7 days.
-    pub spent_week_cents: i64,
-}
 
 /// `PUT /api/me/limits` body: both fields, `null` for no limit.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -212,13 +183,56 @@ fn dummy_hash() -> &'static str {
 /// (the writer checks again in the unit that writes it).
 pub async fn ensure_login_free(state: &AppState, login: &str, player: Option<i64>) -> Result<(), AppError> {
     match state.store.login(login).await? {
-        Some((owner, _)) if Some(owner) != player => Err(crate::core::player::login_taken(login)),
+        Some((owner, _)) if Some(owner) != player => Err(crate::core::account::login_taken(login)),
         _ => Ok(()),
     }
 }
 
 fn json_answer(status: StatusCode, answer: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], answer).into_response()
+}
+
+/// Registers a player with the configured play money.
+#[utoipa::path(post, path = "/api/players", tag = "players",
+    request_body(content = Option<super::openapi::NewPlayerBodyDoc>, description = "optional"),
+    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody),
+              (status = 409, description = "the login is taken", body = ErrorBody),
+              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
+pub async fn create_player(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<NewPlayerBody>,
+) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
+    let ip = super::client_ip(&state, peer, &headers);
+    if let Some(admission) = state.registrations.admission("register", ip, "new players") {
+        state.store.admit(vec![admission]).await.inspect_err(|e| {
+            if matches!(e, AppError::TooManyAttempts { .. }) {
+                tracing::warn!(address = %ip, "registration limit reached");
+            }
+        })?;
+    }
+    let name = parse_name(body.name)?;
+    let credentials = match (body.login, body.password) {
+        (None, None) => None,
+        (Some(login), Some(password)) => {
+            let login = parse_login(&login)?;
+            check_password(&password)?;
+            ensure_login_free(&state, &login, None).await?;
+            Some((login, hash_password(&state.password_hashes, password).await?))
+        }
+        _ => return Err(AppError::BadRequest("login and password go together".into())),
+    };
+    let created = state.store.create_player(name, credentials).await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// The player and their balance.
+#[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = [])),
+    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, AppError> {
+    Ok(Json(state.store.me(player).await?))
 }
 
 /// The player's limits, their usage, a raise waiting and a self-exclusion.
@@ -299,7 +313,7 @@ pub async fn login(
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<LoginBody>,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), AppError> {
-    let ip = crate::retail::client_ip(&state, peer, &headers);
+    let ip = super::client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or password".into());
     // A malformed login is a wrong one: the answer says nothing more.
     let login = parse_login(&body.login).ok().filter(|_| body.password.chars().count() <= 128);
@@ -392,7 +406,7 @@ mod tests {
             tokio::spawn(async move { busy.run("slow", || std::thread::sleep(Duration::from_millis(500))).await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         let e = hash_password(&h, "correct horse".into()).await.unwrap_err();
-        assert_eq!((e.status().as_u16(), e.code()), (503, "unavailable"));
+        assert_eq!((e.status(), e.code()), (503, "unavailable"));
         let r = e.into_response();
         assert_eq!(r.headers()[header::RETRY_AFTER], "1");
         slow.await.unwrap().unwrap();

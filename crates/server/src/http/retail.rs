@@ -1,10 +1,10 @@
-//! The paper channel over HTTP (CONTRACT.md "Retail tickets"): the shops'
+//! The paper channel over HTTP (docs/contract.md "Retail tickets"): the shops'
 //! three endpoints, and redeeming a play code, with its limit on failed
 //! attempts per client address and in total.
 
-use crate::core::decide::RetailAnswer;
+use super::{AppState, RequiredJson, bearer, client_ip};
+use crate::core::retail::RetailAnswer;
 use crate::error::{AppError, ErrorBody};
-use crate::http::{AppState, RequiredJson, bearer};
 use crate::store::{Redeemed as RedeemOutcome, code_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, State};
@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 /// A shop, from its retailer token.
 pub struct Retailer(pub String);
@@ -135,34 +135,6 @@ pub async fn pay(
 ) -> Result<Response, AppError> {
     let (answer, replayed) = state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?;
     Ok(shop_answer(answer, replayed))
-}
-
-/// The client's address: the TCP peer, or behind trusted proxies
-/// (`trust_forwarded_for`) the address the nearest of them saw, which is
-/// the `trusted_proxy_hops`-th entry of `X-Forwarded-For` from the right
-/// (every header line of it, in order). The entries left of it are the
-/// client's own words and never used: a client that writes
-/// `X-Forwarded-For: 1.2.3.4` only adds an entry that is skipped. With
-/// fewer entries than proxies, or an entry that is not an address, the
-/// TCP peer is the client.
-pub(crate) fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
-    if !state.trust_forwarded_for || state.trusted_proxy_hops == 0 {
-        return peer.ip();
-    }
-    let entries: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let hops = state.trusted_proxy_hops as usize;
-    entries.len().checked_sub(hops).and_then(|i| parse_forwarded(entries[i])).unwrap_or_else(|| peer.ip())
-}
-
-/// An `X-Forwarded-For` entry: an address, with or without a port.
-fn parse_forwarded(entry: &str) -> Option<IpAddr> {
-    entry.parse::<IpAddr>().ok().or_else(|| entry.parse::<SocketAddr>().ok().map(|s| s.ip()))
 }
 
 /// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.

@@ -1,19 +1,31 @@
+//! What anyone may read, without an account: the exact odds, the public
+//! list of emissions, the health probe, the metrics, the OpenAPI document
+//! and the browser game's files.
+//!
 //! `GET /api/odds`: the exact odds and the prize table on sale online, for
 //! the player's "Chances et gains" page (docs/player-api.md). The figures
 //! are the math crate's exact fractions, the same strings as `as-capone
 //! odds --json`. The answer is computed once per table (about a tenth of a
 //! second, most of it the block's risk) and cached by the table's digest.
+//!
+//! The browser game: the files of the repository's `web/` folder, embedded
+//! in the binary (rust-embed), with `web/index.html` served at `/`.
 
+use super::AppState;
 use crate::error::{AppError, ErrorBody};
-use crate::http::AppState;
+use crate::store::PublicEmission;
+use axum::Json;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{Method, Uri, header};
 use axum::response::{IntoResponse, Response};
 use math::fraction::{approx, int, ratio, to_string};
 use math::{FinalOutcome, Odds, Payout, PrizeTable};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
+use serde::Serialize;
 use serde_json::{Value, json};
+use std::time::Duration;
+use utoipa::ToSchema;
 
 /// "1 chance in X": 1 / chance with two decimals ("2.83"); `null` for a
 /// chance of zero.
@@ -29,18 +41,15 @@ pub fn figures(table: &PrizeTable) -> Value {
     let odds = Odds::exact();
     let payout = Payout::compute(table, &odds);
     let finals = odds.final_chances();
-    let price = int(table.price_cents);
     let schedules: Vec<Value> = table
         .schedules
         .iter()
         .map(|row| {
-            let (mut win, mut row_expected) = (BigRational::zero(), BigRational::zero());
+            let mut win = BigRational::zero();
             for o in FinalOutcome::ALL {
                 let FinalOutcome::Tricks(t) = o else { continue };
-                let prize = row.prizes.for_tricks(t);
-                if prize > 0 {
+                if row.prizes.for_tricks(t) > 0 {
                     win += &finals[o.index()];
-                    row_expected += &finals[o.index()] * int(prize);
                 }
             }
             json!({
@@ -49,7 +58,7 @@ pub fn figures(table: &PrizeTable) -> Value {
                 "share": to_string(&ratio(row.tickets, table.block_size)),
                 "win_chance": to_string(&win),
                 "one_in": one_in(&win),
-                "rtp": to_string(&(row_expected / &price)),
+                "rtp": to_string(&Payout::row_rtp(table, row, &odds)),
             })
         })
         .collect();
@@ -136,6 +145,97 @@ pub async fn odds(State(state): State<AppState>) -> Result<Response, AppError> {
         }
     };
     Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
+}
+
+/// `GET /api/emissions`: every emission and its published blocks' roots.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Emissions {
+    pub emissions: Vec<PublicEmission>,
+}
+
+/// Every emission and its published blocks: the roots a player's record is checked against.
+#[utoipa::path(get, path = "/api/emissions", tag = "emissions",
+    responses((status = 200, description = "every emission, its table and its published blocks", body = Emissions)))]
+pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emissions>, AppError> {
+    Ok(Json(Emissions { emissions: state.store.public_emissions().await? }))
+}
+
+/// 200 when the database answers (within two seconds), 503 otherwise.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "ok"), (status = 503, body = ErrorBody)))]
+pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, AppError> {
+    match tokio::time::timeout(Duration::from_secs(2), state.store.health()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(error = %crate::error::error_chain(&e), "health check: the database does not answer");
+            return Err(AppError::Unavailable("the database does not answer".into()));
+        }
+        Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into())),
+    }
+    Ok(Json(serde_json::json!({"status": "ok"})))
+}
+
+/// Prometheus text format.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text")))]
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    // Games in play, whichever process sold them.
+    match state.store.active_games().await {
+        Ok(n) => state.metrics.active_games.set(n),
+        Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the active games"),
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
+}
+
+/// This document.
+pub async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], super::openapi::document_json()).into_response()
+}
+
+#[derive(rust_embed::Embed)]
+#[folder = "../../web/"]
+struct WebAssets;
+
+fn serve(path: &str) -> Option<Response> {
+    let file = WebAssets::get(path)?;
+    let mime = file.metadata.mimetype().to_string();
+    // no-cache: a new binary's page and modules are never mixed with old ones.
+    // The page makes no request outside its own origin (CSP).
+    let headers = [
+        (header::CONTENT_TYPE, mime),
+        (header::CACHE_CONTROL, "no-cache".to_string()),
+        (header::CONTENT_SECURITY_POLICY, CSP.to_string()),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+    ];
+    Some((headers, file.data.into_owned()).into_response())
+}
+
+const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
+                   connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// `GET /shop`: the retailer's page, `shop.html` (the game's page while there is none).
+pub async fn shop() -> Response {
+    serve("shop.html")
+        .or_else(|| serve("index.html"))
+        .unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+}
+
+/// `GET /` and `GET /play` (a paper ticket's QR code: `/play?code=...`): the game page.
+pub async fn index() -> Response {
+    serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+}
+
+/// Any other path: a file of `web/` (GET, or HEAD: hyper sends no body for
+/// HEAD), or 404 in the error shape.
+pub async fn asset_or_not_found(method: Method, uri: Uri) -> Response {
+    let path = uri.path().trim_start_matches('/');
+    if (method == Method::GET || method == Method::HEAD)
+        && !path.starts_with("api/")
+        && !path.contains("..")
+        && let Some(r) = serve(path)
+    {
+        return r;
+    }
+    AppError::NotFound(format!("no route for {method} {}", uri.path())).into_response()
 }
 
 #[cfg(test)]

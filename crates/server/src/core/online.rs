@@ -1,42 +1,19 @@
-//! The decisions: pure functions from loaded rows and a request to a
-//! refusal, a replay or one [`Changes`]. No database, no clock, no random
-//! numbers: the time and the seeds come in as arguments, so every rule of
-//! money (guarantee 3), of exactly-once play (guarantee 4) and of refusal
-//! (guarantee 7) is tested here without a database.
+//! The decisions of the online channel: a purchase and an action on a
+//! ticket. Pure functions from loaded rows and a request to a refusal, a
+//! replay or one [`Changes`]: no database, no clock, no random numbers (the
+//! time and the seeds come in as arguments), so every rule of money
+//! (guarantee 3), of exactly-once play (guarantee 4) and of refusal
+//! (guarantee 7) is tested here without a database (ARCHITECTURE.md).
 
 use super::{
-    Account, AccountId, ActionWrite, AuditRecord, Caller, Changes, ClientSeedWrite, Effect, ForSale, GameWrite,
-    IdempotencyWrite, Movement, PaperRow, PlayerId, Reason, RetailWrite, Sale, ShopAnswer, StoredAnswer, TicketRow,
+    Account, ActionWrite, AuditRecord, Caller, Changes, ClientSeedWrite, Decision, Effect, ForSale, GameWrite,
+    IdempotencyWrite, Movement, Reason, Sale, StoredAnswer, TicketRow,
 };
 use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
-use crate::record::draws_of;
 use engine::{FairStream, Game};
+use record::draws_of;
 use serde_json::json;
-
-/// What a decision leads to when it is not a refusal.
-#[derive(Debug, Clone)]
-pub enum Decision {
-    /// The request was applied before: its stored answer, byte for byte.
-    Replay(String),
-    /// Write these, in one transaction.
-    Apply(Box<Changes>),
-}
-
-/// A new player: the play money moves from the house to their account.
-pub fn new_player(player: PlayerId, account: AccountId, start_balance: i64, now: i64) -> Changes {
-    let empty = Account { player, id: account, balance_cents: 0 };
-    let movement = Movement::new(Reason::StartBalance, None, &empty, start_balance, now);
-    Changes {
-        movement: Some(movement),
-        audit: Some(AuditRecord {
-            created_ms: now,
-            kind: "player_created",
-            data_json: json!({"player_id": player, "balance_cents": start_balance}).to_string(),
-        }),
-        ..Changes::none(Effect::PlayerCreated)
-    }
-}
 
 /// The canonical text of a purchase request, to tell a retry (same key,
 /// same body) from a reuse of the key for another purchase. A purchase has
@@ -117,7 +94,7 @@ pub fn buy(
 /// `seq`, loaded when that `seq` is behind the ticket; `account` the
 /// player's, loaded when the action is to be applied; `random_client_seed`
 /// the seed a first action without one gets.
-pub fn act(
+pub fn decide_action(
     caller: &Caller,
     ticket: Option<TicketRow>,
     stored: Option<StoredAnswer>,
@@ -213,249 +190,11 @@ pub fn act(
     })))
 }
 
-/// The serial as the shop typed it, checked: any case, with or without dashes.
-pub fn parse_serial(typed: &str) -> Result<String, AppError> {
-    emission::Serial::parse(typed).map(|s| s.to_string()).map_err(|e| {
-        AppError::BadRequest(format!("{e}: check the serial, as printed on the ticket (e.g. ASC-001-00001-000042-81)"))
-    })
-}
-
-/// Euros for a shop's screen: `1 500,00 €`.
-pub fn euros(cents: i64) -> String {
-    let (e, c) = (cents / 100, cents % 100);
-    let digits = e.to_string();
-    let mut grouped = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push('\u{a0}');
-        }
-        grouped.push(ch);
-    }
-    format!("{grouped},{c:02}\u{a0}€")
-}
-
-/// A date for the counter: `03/12/2026 09:56 UTC`.
-pub fn french_date(ms: i64) -> String {
-    let iso = crate::store::iso8601(ms);
-    format!("{}/{}/{} {} UTC", &iso[8..10], &iso[5..7], &iso[0..4], &iso[11..16])
-}
-
-/// What the shop's screen says of a paper ticket (validate, and the
-/// answers of sell and pay): its status and the words for the counter.
-pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
-    let game = row.game.as_ref();
-    let result = game.and_then(|g| g.result());
-    let prize = result.map_or(0, |r| r.prize_cents as i64);
-    let r = &row.retail;
-    let (status, message) = match row.status.as_str() {
-        "printed" => ("printed", "Pas encore vendu : vendez-le avant que le joueur ne le joue.".to_string()),
-        "paid" => (
-            "paid",
-            format!(
-                "Déjà payé ({}) le {} par {}.",
-                euros(prize),
-                french_date(r.paid_ms.unwrap_or(0)),
-                r.paid_by.as_deref().unwrap_or("?")
-            ),
-        ),
-        // The play code opened it (its game exists): in play from then on,
-        // before its first action too.
-        _ => match (game, result) {
-            (None, _) => ("sold", "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into()),
-            (Some(_), None) => {
-                ("in_play", "Partie en cours : le joueur doit la terminer en ligne avant tout paiement.".into())
-            }
-            (Some(_), Some(_)) if prize == 0 => ("lost", "Perdant : rien à payer.".into()),
-            (Some(_), Some(_)) => match r.claim_until_ms {
-                Some(until) if now > until => (
-                    "won",
-                    format!(
-                        "Gagnant ({}), mais le délai de paiement a expiré le {}.",
-                        euros(prize),
-                        french_date(until)
-                    ),
-                ),
-                _ => ("won", format!("Gagnant : {} à payer.", euros(prize))),
-            },
-        },
-    };
-    RetailAnswer {
-        serial: row.serial.clone(),
-        status: status.to_string(),
-        prize_cents: prize,
-        message,
-        sold_by: r.sold_by.clone(),
-        paid_ms: r.paid_ms,
-        paid_by: r.paid_by.clone(),
-        claim_until_ms: r.claim_until_ms,
-    }
-}
-
-/// The answer stored for `shop`'s earlier request of the same operation,
-/// if `shop` made it: its retry (its answer was lost) gets it again.
-fn replay_for(stored: Option<&ShopAnswer>, shop: &str) -> Option<Decision> {
-    stored.filter(|s| s.shop == shop).map(|s| Decision::Replay(s.answer_json.clone()))
-}
-
-/// A paper ticket sold by `shop`; the same shop selling it again gets the
-/// answer of its sale (another shop: 409).
-pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64) -> Result<Decision, AppError> {
-    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
-    if row.channel != Channel::Paper {
-        return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
-    }
-    if row.status != "printed" {
-        if let Some(replay) = replay_for(row.sell_answer.as_ref(), shop) {
-            return Ok(replay);
-        }
-        let sold_by = row.retail.sold_by.as_deref().unwrap_or("?");
-        return Err(AppError::Conflict(format!("ticket {} is already sold (by {sold_by})", row.serial)));
-    }
-    if let Some(end) = row.sale_end_ms.filter(|e| *e <= now) {
-        return Err(AppError::Conflict(format!(
-            "the sale of ticket {}'s emission ended on {}",
-            row.serial,
-            french_date(end)
-        )));
-    }
-    let mut after = row.clone();
-    after.status = "sold".into();
-    after.retail.sold_by = Some(shop.to_string());
-    let mut answer = retail_answer(&after, now);
-    answer.message = format!("Ticket vendu ({}).", euros(row.price_cents));
-    Ok(Decision::Apply(Box::new(Changes {
-        retail: Some(RetailWrite::Sell { ticket_id: row.id, shop: shop.to_string(), sold_ms: now }),
-        movement: Some(Movement::retail(Reason::RetailSale, row.id, shop_account, row.price_cents, now)),
-        audit: Some(AuditRecord {
-            created_ms: now,
-            kind: "ticket_sold_in_shop",
-            data_json: json!({"serial": row.serial, "shop": shop, "price_cents": row.price_cents}).to_string(),
-        }),
-        answer: serde_json::to_string(&answer).expect("an answer serializes"),
-        ..Changes::none(Effect::Retail)
-    })))
-}
-
-/// A won paper ticket paid by `shop`, once; the same shop paying it again
-/// gets the answer of its payment (another shop: 409).
-pub fn pay(
-    shop: &str,
-    shop_account: AccountId,
-    any_shop: bool,
-    row: Option<PaperRow>,
-    now: i64,
-) -> Result<Decision, AppError> {
-    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
-    if row.channel != Channel::Paper {
-        return Err(AppError::Conflict(format!(
-            "ticket {} was sold online: its prize went to the player's account",
-            row.serial
-        )));
-    }
-    let said = retail_answer(&row, now);
-    match said.status.as_str() {
-        "won" => {}
-        "paid" => {
-            if let Some(replay) = replay_for(row.pay_answer.as_ref(), shop) {
-                return Ok(replay);
-            }
-            return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message)));
-        }
-        _ => return Err(AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, said.message))),
-    }
-    if let Some(until) = row.retail.claim_until_ms.filter(|u| now > *u) {
-        return Err(AppError::Conflict(format!(
-            "the claim deadline of ticket {} passed on {}",
-            row.serial,
-            french_date(until)
-        )));
-    }
-    let sold_by = row.retail.sold_by.clone().unwrap_or_default();
-    if sold_by != shop && !any_shop {
-        return Err(AppError::Forbidden(format!("ticket {} was sold by {sold_by}: it is paid there", row.serial)));
-    }
-    let mut after = row.clone();
-    after.status = "paid".into();
-    after.retail.paid_ms = Some(now);
-    after.retail.paid_by = Some(shop.to_string());
-    let mut answer = retail_answer(&after, now);
-    answer.message = format!("Payez {} au joueur.", euros(said.prize_cents));
-    Ok(Decision::Apply(Box::new(Changes {
-        retail: Some(RetailWrite::Pay { ticket_id: row.id, shop: shop.to_string(), paid_ms: now }),
-        movement: Some(Movement::retail(Reason::Prize, row.id, shop_account, said.prize_cents, now)),
-        audit: Some(AuditRecord {
-            created_ms: now,
-            kind: "ticket_paid",
-            data_json: json!({"serial": row.serial, "shop": shop, "prize_cents": said.prize_cents}).to_string(),
-        }),
-        answer: serde_json::to_string(&answer).expect("an answer serializes"),
-        ..Changes::none(Effect::Retail)
-    })))
-}
-
-/// A play code opens its sold paper ticket: its game is created the first
-/// time, a logged-in player's history gets it while it has no owner. The
-/// same code again changes nothing. `token` is the ticket's own token.
-pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now: i64) -> Result<Changes, AppError> {
-    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this play code: check it on the ticket".into()))?;
-    if row.channel != Channel::Paper {
-        return Err(AppError::Conflict(
-            "this code is an online ticket's: it is played from its owner's account".into(),
-        ));
-    }
-    if row.status == "printed" {
-        return Err(AppError::Conflict(
-            "this ticket is not sold yet: ask the shop to sell it (scan it at the counter), then open it".into(),
-        ));
-    }
-    let mut after = row.clone();
-    let first = after.game.is_none();
-    if first {
-        after.game = Some(Game::new(row.prizes));
-    }
-    let owner = match (row.owner, player) {
-        (None, Some(p)) => {
-            after.owner = Some(p);
-            Some(RetailWrite::Owner { ticket_id: row.id, serial: row.serial.clone(), owner: p })
-        }
-        _ => None,
-    };
-    let ticket = after.sold().ok_or_else(|| AppError::internal("a redeemed ticket without a game"))?;
-    let answer = json!({"ticket": ticket.ticket.view(), "token": token}).to_string();
-    Ok(Changes {
-        game: first.then(|| GameWrite { row: ticket.clone(), from_seq: None, finished_ms: None }),
-        retail: owner,
-        audit: first.then(|| AuditRecord {
-            created_ms: now,
-            kind: "ticket_redeemed",
-            data_json: json!({"serial": row.serial, "player_id": player}).to_string(),
-        }),
-        answer,
-        ..Changes::none(Effect::Retail)
-    })
-}
-
-/// The answer of the shop's three endpoints.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-pub struct RetailAnswer {
-    pub serial: String,
-    /// `printed`, `sold`, `in_play`, `won`, `lost` or `paid`.
-    #[schema(pattern = "^(printed|sold|in_play|won|lost|paid)$")]
-    pub status: String,
-    pub prize_cents: i64,
-    /// What to do, in words, for the counter.
-    pub message: String,
-    pub sold_by: Option<String>,
-    pub paid_ms: Option<i64>,
-    pub paid_by: Option<String>,
-    pub claim_until_ms: Option<i64>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::IdempotencyKey;
-    use crate::core::{BuyRequest, HOUSE_PLAY_MONEY, HOUSE_PRIZES, HOUSE_SALES};
+    use crate::core::{BuyRequest, HOUSE_PRIZES, HOUSE_SALES};
     use engine::{Action, Phase, PrizeSchedule, Rank};
 
     const NOW: i64 = 1_700_000_000_000;
@@ -500,16 +239,6 @@ mod tests {
     }
 
     #[test]
-    fn guarantee_3_a_new_player_gets_the_play_money_in_one_balanced_movement() {
-        let c = new_player(5, 50, 10_000, NOW);
-        let m = c.movement.unwrap();
-        assert_eq!(m.entries(), [(HOUSE_PLAY_MONEY, -10_000), (50, 10_000)]);
-        assert_eq!(m.id, "start:5");
-        assert_eq!((m.player_balance.unwrap().before, m.player_balance.unwrap().after), (0, 10_000));
-        assert_eq!(c.audit.unwrap().kind, "player_created");
-    }
-
-    #[test]
     fn guarantee_3_a_purchase_debits_the_price_and_sells_the_ticket_in_one_change() {
         let c = applied(buy(&account(1000), None, Some(for_sale()), &request(Some("k")), NOW));
         let m = c.movement.as_ref().unwrap();
@@ -551,17 +280,24 @@ mod tests {
     #[test]
     fn guarantee_7_no_money_or_no_ticket_is_refused() {
         let e = buy(&account(299), None, Some(for_sale()), &request(None), NOW).unwrap_err();
-        assert_eq!((e.status().as_u16(), e.code()), (402, "insufficient_funds"));
+        assert_eq!((e.status(), e.code()), (402, "insufficient_funds"));
         let e = buy(&account(1000), None, None, &request(None), NOW).unwrap_err();
-        assert_eq!((e.status().as_u16(), e.code()), (503, "sold_out"));
+        assert_eq!((e.status(), e.code()), (503, "sold_out"));
     }
 
     #[test]
     fn guarantee_4_an_action_applies_at_the_tickets_seq_and_replays_behind_it() {
         let row = sold_ticket();
         let play = req(0, Action::play(Rank::Ace));
-        let c =
-            applied(act(&Caller::Player(7), Some(row.clone()), None, Some(account(700)), play.clone(), &random(), NOW));
+        let c = applied(decide_action(
+            &Caller::Player(7),
+            Some(row.clone()),
+            None,
+            Some(account(700)),
+            play.clone(),
+            &random(),
+            NOW,
+        ));
         let action = c.action.as_ref().unwrap();
         assert_eq!((action.seq, action.request_json.as_str()), (0, play.canonical().as_str()));
         assert_eq!(action.draw.n, 0, "the action's one draw is number seq");
@@ -572,34 +308,36 @@ mod tests {
         // Behind the ticket's seq: the stored answer, or 409 for another body.
         let mut after = game.row.clone();
         let stored = StoredAnswer { request_json: play.canonical(), answer_json: c.answer.clone() };
-        match act(&Caller::Player(7), Some(after.clone()), Some(stored.clone()), None, play.clone(), &random(), NOW) {
+        match decide_action(
+            &Caller::Player(7),
+            Some(after.clone()),
+            Some(stored.clone()),
+            None,
+            play.clone(),
+            &random(),
+            NOW,
+        ) {
             Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
             _ => panic!("a retry replays"),
         }
         let other = req(0, Action::play(Rank::Seven));
-        let e = act(&Caller::Player(7), Some(after.clone()), Some(stored), None, other, &random(), NOW).unwrap_err();
+        let e = decide_action(&Caller::Player(7), Some(after.clone()), Some(stored), None, other, &random(), NOW)
+            .unwrap_err();
         assert_eq!(e.code(), "conflict");
         // Ahead of it: 409.
         let ahead = req(5, Action::Draw);
-        let e =
-            act(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), ahead, &random(), NOW).unwrap_err();
+        let e = decide_action(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), ahead, &random(), NOW)
+            .unwrap_err();
         assert_eq!(e.code(), "conflict");
         // Someone else's ticket, or none: 404, the same answer.
         after.owner = Some(8);
-        let e =
-            act(&Caller::Player(7), Some(after), None, Some(account(700)), play.clone(), &random(), NOW).unwrap_err();
+        let e = decide_action(&Caller::Player(7), Some(after), None, Some(account(700)), play.clone(), &random(), NOW)
+            .unwrap_err();
         assert_eq!(e.code(), "not_found");
         assert_eq!(
-            act(&Caller::Player(7), None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(),
+            decide_action(&Caller::Player(7), None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(),
             "not_found"
         );
-    }
-
-    #[test]
-    fn the_counter_reads_french_amounts_and_dates() {
-        assert_eq!(euros(150_000), "1\u{a0}500,00\u{a0}€");
-        assert_eq!(euros(300), "3,00\u{a0}€");
-        assert_eq!(french_date(1_796_287_391_716), "03/12/2026 08:43 UTC");
     }
 
     #[test]
@@ -607,7 +345,7 @@ mod tests {
         let row = sold_ticket();
         let mut first = req(0, Action::play(Rank::King));
         first.client_seed = Some("lucky-7".into());
-        let c = applied(act(
+        let c = applied(decide_action(
             &Caller::Player(7),
             Some(row.clone()),
             None,
@@ -625,7 +363,7 @@ mod tests {
         g.apply(Action::play(Rank::King), &mut stream, &mut Vec::new()).unwrap();
         assert_eq!(g, after.ticket.game);
         // Without one, the server's random seed is recorded.
-        let c = applied(act(
+        let c = applied(decide_action(
             &Caller::Player(7),
             Some(row.clone()),
             None,
@@ -638,16 +376,17 @@ mod tests {
         // Later: refused with 400, whatever the seq.
         let mut later = req(1, Action::play(Rank::Ace));
         later.client_seed = Some("again".into());
-        let e =
-            act(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), later, &random(), NOW).unwrap_err();
-        assert_eq!((e.status().as_u16(), e.code()), (400, "bad_request"));
+        let e = decide_action(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), later, &random(), NOW)
+            .unwrap_err();
+        assert_eq!((e.status(), e.code()), (400, "bad_request"));
         // A malformed one: 400.
         let mut bad = req(0, Action::play(Rank::Ace));
         bad.client_seed = Some("two words".into());
-        let e = act(&Caller::Player(7), Some(row), None, Some(account(700)), bad, &random(), NOW).unwrap_err();
+        let e =
+            decide_action(&Caller::Player(7), Some(row), None, Some(account(700)), bad, &random(), NOW).unwrap_err();
         assert_eq!(e.code(), "bad_request");
         // The second action records no seed again.
-        let c = applied(act(
+        let c = applied(decide_action(
             &Caller::Player(7),
             Some(after),
             None,
@@ -663,8 +402,9 @@ mod tests {
     fn guarantee_7_the_engine_refuses_an_illegal_action() {
         let row = sold_ticket();
         let draw = req(0, Action::Draw);
-        let e = act(&Caller::Player(7), Some(row), None, Some(account(700)), draw, &random(), NOW).unwrap_err();
-        assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_action"));
+        let e =
+            decide_action(&Caller::Player(7), Some(row), None, Some(account(700)), draw, &random(), NOW).unwrap_err();
+        assert_eq!((e.status(), e.code()), (422, "invalid_action"));
     }
 
     #[test]
@@ -678,7 +418,7 @@ mod tests {
                 Phase::Play => Action::play(row.ticket.game.hand().nth(0)),
                 _ => Action::Draw,
             };
-            let c = applied(act(
+            let c = applied(decide_action(
                 &Caller::Player(7),
                 Some(row),
                 None,
@@ -712,68 +452,5 @@ mod tests {
             }
         }
         assert!(seen_finish);
-    }
-
-    fn printed_paper() -> PaperRow {
-        PaperRow {
-            id: 42,
-            serial: "PAP-001-00001-000001-00".into(),
-            channel: Channel::Paper,
-            status: "printed".into(),
-            owner: None,
-            price_cents: 300,
-            prizes: PrizeSchedule::new([300, 1000, 10000, 100000]),
-            commitment: engine::commitment(&[9; 32]),
-            server_seed: [9; 32],
-            client_seed: None,
-            retail: crate::api::RetailView { sold_by: None, paid_ms: None, paid_by: None, claim_until_ms: None },
-            game: None,
-            sale_end_ms: None,
-            sold_ms: None,
-            sell_answer: None,
-            pay_answer: None,
-        }
-    }
-
-    #[test]
-    fn a_shop_selling_again_gets_its_stored_answer_and_another_shop_a_refusal() {
-        let Ok(Decision::Apply(c)) = sell("A", 9, Some(printed_paper()), NOW) else { panic!("sold") };
-        let mut after = printed_paper();
-        after.status = "sold".into();
-        after.retail.sold_by = Some("A".into());
-        after.sell_answer = Some(ShopAnswer { shop: "A".into(), answer_json: c.answer.clone() });
-        // Later (an emission closed since, a retry typed otherwise): the same bytes.
-        after.sale_end_ms = Some(NOW);
-        match sell("A", 9, Some(after.clone()), NOW + 1000) {
-            Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(sell("B", 8, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
-        // Another operation of the same shop: refused as before (not finished).
-        assert!(matches!(pay("A", 9, false, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
-        // Sold before answers were stored: refused as before.
-        after.sell_answer = None;
-        assert!(matches!(sell("A", 9, Some(after), NOW), Err(AppError::Conflict(_))));
-    }
-
-    #[test]
-    fn a_shop_paying_again_gets_its_stored_answer_and_another_shop_a_refusal() {
-        let mut paid = printed_paper();
-        paid.status = "paid".into();
-        paid.retail = crate::api::RetailView {
-            sold_by: Some("A".into()),
-            paid_ms: Some(NOW),
-            paid_by: Some("B".into()),
-            claim_until_ms: None,
-        };
-        paid.pay_answer = Some(ShopAnswer { shop: "B".into(), answer_json: "{\"paid\":1}".into() });
-        // The claim deadline passed since: the payer's retry still gets its answer.
-        paid.retail.claim_until_ms = Some(NOW + 1);
-        match pay("B", 8, true, Some(paid.clone()), NOW + 2) {
-            Ok(Decision::Replay(a)) => assert_eq!(a, "{\"paid\":1}"),
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(pay("A", 9, true, Some(paid.clone()), NOW), Err(AppError::Conflict(_))));
-        assert!(matches!(sell("B", 8, Some(paid), NOW), Err(AppError::Conflict(_))));
     }
 }

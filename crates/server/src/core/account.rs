@@ -1,14 +1,32 @@
-//! The decisions of a player's own account (issue 13, docs/player-api.md):
+//! The decisions of a player's own account (docs/player-api.md):
 //! the limits they set on their play and their self-exclusion, checked in
 //! the purchase's unit; their login and password; their sessions. Plain
-//! code like [`super::decide`]: the time, the password hashes and the
+//! code like [`super::online`]: the time, the password hashes and the
 //! session tokens come in as arguments.
 
-use super::{Changes, Effect, LimitsRow, PendingLimits, PlayerId, PlayerWrite, Usage};
-use crate::account::{LimitsView, PendingView, UsageView};
+use super::{
+    Account, AccountId, AuditRecord, Changes, Effect, LimitsRow, Movement, PendingLimits, PlayerId, PlayerWrite,
+    Reason, Usage,
+};
+use crate::api::{LimitsView, PendingView, UsageView};
 use crate::error::AppError;
-use crate::store::iso8601;
+use format::iso8601;
 use serde_json::json;
+
+/// A new player: the play money moves from the house to their account.
+pub fn new_player(player: PlayerId, account: AccountId, start_balance: i64, now: i64) -> Changes {
+    let empty = Account { player, id: account, balance_cents: 0 };
+    let movement = Movement::new(Reason::StartBalance, None, &empty, start_balance, now);
+    Changes {
+        movement: Some(movement),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "player_created",
+            data_json: json!({"player_id": player, "balance_cents": start_balance}).to_string(),
+        }),
+        ..Changes::none(Effect::PlayerCreated)
+    }
+}
 
 pub const DAY_MS: i64 = 86_400_000;
 pub const WEEK_MS: i64 = 7 * DAY_MS;
@@ -68,9 +86,9 @@ pub fn check_purchase(limits: &LimitsRow, usage: &Usage, price: i64, now: i64) -
     {
         return Err(AppError::LimitReached(format!(
             "your limit of {} a week would be passed: {} spent in the last 7 days, a ticket costs {}",
-            super::decide::euros(max),
-            super::decide::euros(usage.spent_week_cents),
-            super::decide::euros(price)
+            format::euros(max),
+            format::euros(usage.spent_week_cents),
+            format::euros(price)
         )));
     }
     Ok(())
@@ -219,7 +237,7 @@ pub fn self_exclude(
 /// Which of a player's tokens a request came with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Via {
-    /// The player's own token (CONTRACT.md's, given at registration).
+    /// The player's own token (docs/contract.md's, given at registration).
     OwnToken,
     /// A session's token (by its hex SHA-256), opened with the login and password.
     Session(String),
@@ -346,6 +364,16 @@ mod tests {
 
     const NOW: i64 = 1_800_000_000_000;
     const COOL: i64 = 72 * 3_600_000;
+
+    #[test]
+    fn guarantee_3_a_new_player_gets_the_play_money_in_one_balanced_movement() {
+        let c = new_player(5, 50, 10_000, NOW);
+        let m = c.movement.unwrap();
+        assert_eq!(m.entries(), [(super::super::HOUSE_PLAY_MONEY, -10_000), (50, 10_000)]);
+        assert_eq!(m.id, "start:5");
+        assert_eq!((m.player_balance.unwrap().before, m.player_balance.unwrap().after), (0, 10_000));
+        assert_eq!(c.audit.unwrap().kind, "player_created");
+    }
 
     fn row_of(c: &Changes) -> LimitsRow {
         match &c.player {

@@ -1,24 +1,46 @@
-//! The HTTP layer: [`router`], the handlers of CONTRACT.md's online channel,
-//! and the extractors that parse requests ([`Authed`], [`JsonBody`]) so that
-//! every refusal comes out as an [`AppError`].
+//! The HTTP layer, one file per audience:
+//! - this module: [`router`] and [`ops_router`], the middleware (metrics,
+//!   timeouts), the extractors that parse requests ([`Authed`],
+//!   [`JsonBody`], ...) so that every refusal comes out as an [`AppError`]
+//!   (whose `IntoResponse` is here), and the client's address;
+//! - [`game`]: online play (buy, tickets, actions, records);
+//! - [`account`]: player accounts, logins, sessions, limits;
+//! - [`retail`]: shops and paper tickets;
+//! - [`admin`]: the operator's desk;
+//! - [`public`]: odds, public emissions, health, metrics, the web page;
+//! - [`openapi`]: the OpenAPI document and its documentation-only types;
+//! - [`listener`]: the HTTP/1.1 connections themselves.
+//!
+//! Handlers parse, call the [`Store`] (which runs the core's use cases) and
+//! answer; no rule of money or of the game is decided here.
 
-use crate::api::{
-    ActionAnswer, ActionRequest, BuyBody, IdempotencyKey, Me, NewPlayerBody, PlayerCreated, Purchased, TicketEnvelope,
-    TicketList, parse_name,
-};
-use crate::core::{BuyRequest, Caller, PlayerId};
-use crate::error::{AppError, ErrorBody};
+mod account;
+mod admin;
+mod game;
+pub mod listener;
+mod openapi;
+mod public;
+mod retail;
+
+pub use account::PasswordHashes;
+pub use admin::accepted_table;
+
+use crate::api::{BuyBody, NewPlayerBody};
+use crate::core::{Caller, PlayerId};
+use crate::error::{AppError, error_chain};
 use crate::metrics::Metrics;
 use crate::store::Store;
+use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
+use axum::extract::rejection::{BytesRejection, JsonRejection};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde::de::DeserializeOwned;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,7 +70,7 @@ pub struct AppState {
     /// How long a session lasts.
     pub session_ms: i64,
     /// The bound on password hashes computed at once.
-    pub password_hashes: Arc<crate::account::PasswordHashes>,
+    pub password_hashes: Arc<account::PasswordHashes>,
     /// How long before a player's raised limit applies.
     pub cooling_off_ms: i64,
     /// `GET /api/odds` answers, by table digest.
@@ -86,8 +108,8 @@ impl PerNetwork {
 /// for a player's connection slot.
 pub fn ops_router(state: AppState) -> Router {
     Router::new()
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
+        .route("/healthz", get(public::healthz))
+        .route("/metrics", get(public::metrics))
         .fallback(|method: Method, uri: axum::http::Uri| async move {
             AppError::NotFound(format!(
                 "no route for {method} {} here: the operations listener serves /metrics and /healthz",
@@ -101,35 +123,35 @@ pub fn ops_router(state: AppState) -> Router {
 
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route("/api/players", post(create_player))
-        .route("/api/me", get(me))
-        .route("/api/me/limits", get(crate::account::get_limits).put(crate::account::put_limits))
-        .route("/api/me/self-exclusion", post(crate::account::self_exclusion))
-        .route("/api/me/credentials", axum::routing::put(crate::account::put_credentials))
-        .route("/api/sessions", post(crate::account::login))
-        .route("/api/sessions/current", axum::routing::delete(crate::account::logout))
-        .route("/api/odds", get(crate::odds::odds))
-        .route("/api/tickets", post(buy_ticket).get(list_tickets))
-        .route("/api/tickets/{id}", get(get_ticket))
-        .route("/api/tickets/{id}/actions", post(act))
-        .route("/api/tickets/{id}/record", get(record))
-        .route("/api/tickets/redeem", post(crate::retail::redeem))
-        .route("/api/retail/sell", post(crate::retail::sell))
-        .route("/api/retail/validate", post(crate::retail::validate))
-        .route("/api/retail/pay", post(crate::retail::pay))
-        .route("/api/admin/emissions/{id}/close", post(crate::admin::close_emission))
-        .route("/shop", get(crate::web::shop))
-        .route("/api/emissions", get(crate::admin::public_emissions))
-        .route("/api/admin/emissions", post(crate::admin::create_emission).get(crate::admin::list_emissions))
-        .route("/api/admin/emissions/{id}", get(crate::admin::get_emission))
-        .route("/api/admin/emissions/{id}/blocks", post(crate::admin::add_blocks))
-        .route("/api/admin/emissions/{id}/blocks/{n}/print.csv", get(crate::admin::print_file))
-        .route("/api/openapi.json", get(openapi))
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
-        .route("/", get(crate::web::index))
-        .route("/play", get(crate::web::index))
-        .fallback(crate::web::asset_or_not_found)
+        .route("/api/players", post(account::create_player))
+        .route("/api/me", get(account::me))
+        .route("/api/me/limits", get(account::get_limits).put(account::put_limits))
+        .route("/api/me/self-exclusion", post(account::self_exclusion))
+        .route("/api/me/credentials", axum::routing::put(account::put_credentials))
+        .route("/api/sessions", post(account::login))
+        .route("/api/sessions/current", axum::routing::delete(account::logout))
+        .route("/api/odds", get(public::odds))
+        .route("/api/tickets", post(game::buy_ticket).get(game::list_tickets))
+        .route("/api/tickets/{id}", get(game::get_ticket))
+        .route("/api/tickets/{id}/actions", post(game::post_action))
+        .route("/api/tickets/{id}/record", get(game::get_record))
+        .route("/api/tickets/redeem", post(retail::redeem))
+        .route("/api/retail/sell", post(retail::sell))
+        .route("/api/retail/validate", post(retail::validate))
+        .route("/api/retail/pay", post(retail::pay))
+        .route("/api/admin/emissions/{id}/close", post(admin::close_emission))
+        .route("/shop", get(public::shop))
+        .route("/api/emissions", get(public::public_emissions))
+        .route("/api/admin/emissions", post(admin::create_emission).get(admin::list_emissions))
+        .route("/api/admin/emissions/{id}", get(admin::get_emission))
+        .route("/api/admin/emissions/{id}/blocks", post(admin::add_blocks))
+        .route("/api/admin/emissions/{id}/blocks/{n}/print.csv", get(admin::print_file))
+        .route("/api/openapi.json", get(public::openapi))
+        .route("/healthz", get(public::healthz))
+        .route("/metrics", get(public::metrics))
+        .route("/", get(public::index))
+        .route("/play", get(public::index))
+        .fallback(public::asset_or_not_found)
         .method_not_allowed_fallback(method_not_allowed);
     api.layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(DefaultBodyLimit::max(state.body_limit))
@@ -168,7 +190,7 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
     // and perhaps the other way by a proxy in front: the way requests are
     // smuggled past it. Refused, and the connection closed, whatever follows.
     // hyper drops the length of such a request: the listener marks it.
-    let framed_twice = req.extensions().get::<crate::listener::FramedTwice>().is_some()
+    let framed_twice = req.extensions().get::<listener::FramedTwice>().is_some()
         || (req.headers().contains_key(header::CONTENT_LENGTH)
             && req.headers().contains_key(header::TRANSFER_ENCODING));
     let response = match announced {
@@ -269,7 +291,7 @@ impl FromRequestParts<AppState> for Authed {
 
 /// An authenticated player and which of their tokens the request came with
 /// (a logout, a password change: what ends and what keeps working).
-pub struct AuthedVia(pub PlayerId, pub crate::core::player::Via);
+pub struct AuthedVia(pub PlayerId, pub crate::core::account::Via);
 
 impl FromRequestParts<AppState> for AuthedVia {
     type Rejection = AppError;
@@ -385,182 +407,68 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for RequiredJson<T> {
     }
 }
 
-/// Registers a player with the configured play money.
-#[utoipa::path(post, path = "/api/players", tag = "players",
-    request_body(content = Option<crate::api::NewPlayerBodyDoc>, description = "optional"),
-    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody),
-              (status = 409, description = "the login is taken", body = ErrorBody),
-              (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
-              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
-pub async fn create_player(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
-    headers: HeaderMap,
-    JsonBody(body): JsonBody<NewPlayerBody>,
-) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
-    let ip = crate::retail::client_ip(&state, peer, &headers);
-    if let Some(admission) = state.registrations.admission("register", ip, "new players") {
-        state.store.admit(vec![admission]).await.inspect_err(|e| {
-            if matches!(e, AppError::TooManyAttempts { .. }) {
-                tracing::warn!(address = %ip, "registration limit reached");
-            }
-        })?;
+/// The client's address: the TCP peer, or behind trusted proxies
+/// (`trust_forwarded_for`) the address the nearest of them saw, which is
+/// the `trusted_proxy_hops`-th entry of `X-Forwarded-For` from the right
+/// (every header line of it, in order). The entries left of it are the
+/// client's own words and never used: a client that writes
+/// `X-Forwarded-For: 1.2.3.4` only adds an entry that is skipped. With
+/// fewer entries than proxies, or an entry that is not an address, the
+/// TCP peer is the client.
+pub fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+    if !state.trust_forwarded_for || state.trusted_proxy_hops == 0 {
+        return peer.ip();
     }
-    let name = parse_name(body.name)?;
-    let credentials = match (body.login, body.password) {
-        (None, None) => None,
-        (Some(login), Some(password)) => {
-            let login = crate::account::parse_login(&login)?;
-            crate::account::check_password(&password)?;
-            crate::account::ensure_login_free(&state, &login, None).await?;
-            Some((login, crate::account::hash_password(&state.password_hashes, password).await?))
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let hops = state.trusted_proxy_hops as usize;
+    entries.len().checked_sub(hops).and_then(|i| parse_forwarded(entries[i])).unwrap_or_else(|| peer.ip())
+}
+
+/// An `X-Forwarded-For` entry: an address, with or without a port.
+fn parse_forwarded(entry: &str) -> Option<IpAddr> {
+    entry.parse::<IpAddr>().ok().or_else(|| entry.parse::<SocketAddr>().ok().map(|s| s.ip()))
+}
+
+impl IntoResponse for AppError {
+    /// The edge: a server-side failure (5xx) is logged here with its causes.
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status()).expect("a refusal's status is a valid HTTP status");
+        if status.is_server_error()
+            && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. })
+        {
+            tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
         }
-        _ => return Err(AppError::BadRequest("login and password go together".into())),
-    };
-    let created = state.store.create_player(name, credentials).await?;
-    Ok((StatusCode::CREATED, Json(created)))
-}
-
-/// The player and their balance.
-#[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = [])),
-    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
-pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, AppError> {
-    Ok(Json(state.store.me(player).await?))
-}
-
-/// Buys the next ticket: debits its price and assigns it, in one transaction.
-#[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = [])),
-    request_body(content = Option<BuyBody>, description = "optional"),
-    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,128}$",
-            description = "1 to 128 printable ASCII characters: the same key again returns the same ticket and debits nothing")),
-    responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 402, body = ErrorBody),
-              (status = 403, description = "limit_reached or self_excluded (docs/player-api.md)", body = ErrorBody),
-              (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
-pub async fn buy_ticket(
-    State(state): State<AppState>,
-    Authed(player): Authed,
-    headers: HeaderMap,
-    JsonBody(body): JsonBody<BuyBody>,
-) -> Result<Response, AppError> {
-    let key = match headers.get("idempotency-key") {
-        Some(v) => Some(IdempotencyKey::parse(
-            v.to_str().map_err(|_| AppError::BadRequest("Idempotency-Key must be ASCII".into()))?,
-        )?),
-        None => None,
-    };
-    body.check()?;
-    let request = BuyRequest { key };
-    // The answer as stored: the same Idempotency-Key again gets the same bytes.
-    let answer = state.store.buy_ticket(player, request).await?;
-    Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())
-}
-
-/// `GET /api/tickets` query: a page (docs/player-api.md).
-#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct TicketsQuery {
-    /// At most this many tickets (1 to 100); absent: every ticket.
-    #[param(minimum = 1, maximum = 100)]
-    pub limit: Option<u32>,
-    /// Only tickets bought before this one (its id).
-    pub before: Option<String>,
-}
-
-/// The player's tickets, newest first; a page with `limit` (and `before`).
-#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = [])), params(TicketsQuery),
-    responses((status = 200, body = TicketList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list_tickets(
-    State(state): State<AppState>,
-    Authed(player): Authed,
-    query: Result<axum::extract::Query<TicketsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<TicketList>, AppError> {
-    let axum::extract::Query(q) =
-        query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
-    if q.limit.is_some_and(|n| !(1..=100).contains(&n)) {
-        return Err(AppError::BadRequest("limit must be 1 to 100".into()));
-    }
-    let tickets = state.store.tickets(player, q.limit, q.before.as_deref()).await?;
-    // A full page may have a next one; its first ticket is bought before the last of this one.
-    let next = match q.limit {
-        Some(n) if tickets.len() == n as usize => tickets.last().map(|t| t.id.clone()),
-        _ => None,
-    };
-    Ok(Json(TicketList { tickets, next }))
-}
-
-/// One of the player's tickets.
-#[utoipa::path(get, path = "/api/tickets/{id}", tag = "tickets", security(("bearer" = [])),
-    params(("id" = String, Path, description = "the ticket's id")),
-    responses((status = 200, body = TicketEnvelope), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get_ticket(
-    State(state): State<AppState>,
-    CallerAuth(caller): CallerAuth,
-    PathParam(id): PathParam<String>,
-) -> Result<Json<TicketEnvelope>, AppError> {
-    Ok(Json(TicketEnvelope { ticket: state.store.ticket(&caller, &id).await? }))
-}
-
-/// Applies one action exactly once; the same request again returns the
-/// identical answer.
-#[utoipa::path(post, path = "/api/tickets/{id}/actions", tag = "tickets", security(("bearer" = [])),
-    params(("id" = String, Path, description = "the ticket's id")),
-    request_body = crate::api::ActionBodyDoc,
-    responses((status = 200, body = ActionAnswer), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
-              (status = 422, body = ErrorBody)))]
-pub async fn act(
-    State(state): State<AppState>,
-    CallerAuth(caller): CallerAuth,
-    PathParam(id): PathParam<String>,
-    RequiredJson(request): RequiredJson<ActionRequest>,
-) -> Result<Response, AppError> {
-    let answer = state.store.act(&caller, &id, request).await?;
-    Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
-}
-
-/// The ticket's public record (CONTRACT.md Fairness); `server_seed` only
-/// once it is finished.
-#[utoipa::path(get, path = "/api/tickets/{id}/record", tag = "tickets", security(("bearer" = [])),
-    params(("id" = String, Path, description = "the ticket's id")),
-    responses((status = 200, description = "the public record", body = crate::record::Record), (status = 401, body = ErrorBody),
-              (status = 404, body = ErrorBody)))]
-pub async fn record(
-    State(state): State<AppState>,
-    CallerAuth(caller): CallerAuth,
-    PathParam(id): PathParam<String>,
-) -> Result<Json<crate::record::Record>, AppError> {
-    Ok(Json(state.store.record(&caller, &id).await?))
-}
-
-/// 200 when the database answers (within two seconds), 503 otherwise.
-#[utoipa::path(get, path = "/healthz", tag = "operations",
-    responses((status = 200, description = "ok"), (status = 503, body = ErrorBody)))]
-pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, AppError> {
-    match tokio::time::timeout(Duration::from_secs(2), state.store.health()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tracing::warn!(error = %crate::error::error_chain(&e), "health check: the database does not answer");
-            return Err(AppError::Unavailable("the database does not answer".into()));
+        if let AppError::TooManyAttempts { retry_after_s, .. } | AppError::Busy { retry_after_s, .. } = &self {
+            let retry = retry_after_s.to_string();
+            return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(self.body())).into_response();
         }
-        Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into())),
+        (status, axum::Json(self.body())).into_response()
     }
-    Ok(Json(serde_json::json!({"status": "ok"})))
 }
 
-/// Prometheus text format.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text")))]
-pub async fn metrics(State(state): State<AppState>) -> Response {
-    // Games in play, whichever process sold them.
-    match state.store.active_games().await {
-        Ok(n) => state.metrics.active_games.set(n),
-        Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the active games"),
+/// axum's own refusals of a body come out in the same shape.
+impl From<BytesRejection> for AppError {
+    fn from(r: BytesRejection) -> AppError {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            AppError::PayloadTooLarge(r.body_text())
+        } else {
+            AppError::BadRequest(r.body_text())
+        }
     }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
 
-/// This document.
-pub async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], crate::openapi::document_json()).into_response()
+impl From<JsonRejection> for AppError {
+    fn from(r: JsonRejection) -> AppError {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            AppError::PayloadTooLarge(r.body_text())
+        } else {
+            AppError::BadRequest(r.body_text())
+        }
+    }
 }

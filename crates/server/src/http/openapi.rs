@@ -1,0 +1,307 @@
+//! The OpenAPI document served at `/api/openapi.json`, generated from the
+//! handlers' and types' annotations (utoipa).
+
+use engine::{GameResult, PrizeSchedule, Rank};
+use record::RecordAction;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{OpenApi, ToSchema};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "as-capone", description = "The As Capone game server (see docs/contract.md)"),
+    paths(
+        super::account::create_player,
+        super::account::me,
+        super::account::get_limits,
+        super::account::put_limits,
+        super::account::self_exclusion,
+        super::account::put_credentials,
+        super::account::login,
+        super::account::logout,
+        super::public::odds,
+        super::game::buy_ticket,
+        super::game::list_tickets,
+        super::game::get_ticket,
+        super::game::post_action,
+        super::game::get_record,
+        super::public::public_emissions,
+        super::admin::create_emission,
+        super::admin::add_blocks,
+        super::admin::list_emissions,
+        super::admin::get_emission,
+        super::admin::print_file,
+        super::admin::close_emission,
+        super::retail::redeem,
+        super::retail::sell,
+        super::retail::validate,
+        super::retail::pay,
+        super::public::healthz,
+        super::public::metrics,
+    ),
+    components(schemas(
+        NewPlayerBodyDoc,
+        crate::api::PlayerCreated,
+        crate::api::Me,
+        crate::api::BuyBody,
+        crate::api::Purchased,
+        crate::api::TicketView,
+        crate::api::TicketEnvelope,
+        crate::api::TicketList,
+        ActionBodyDoc,
+        super::retail::CodeBody,
+        super::retail::SerialBody,
+        super::retail::Redeemed,
+        crate::core::retail::RetailAnswer,
+        super::admin::NewEmission,
+        super::admin::MoreBlocks,
+        super::admin::TableDoc,
+        super::public::Emissions,
+        super::admin::Reports,
+        crate::store::EmissionCreated,
+        crate::store::EmissionReport,
+        crate::api::ActionAnswer,
+        crate::api::ResultView,
+        crate::api::GameSummary,
+        crate::api::ExtraDuel,
+        crate::api::LimitsView,
+        crate::api::PendingView,
+        crate::api::UsageView,
+        super::account::LimitsBody,
+        super::account::SelfExclusionBody,
+        super::account::CredentialsBody,
+        super::account::LoginBody,
+        super::account::SessionCreated,
+        super::account::CredentialsSet,
+        crate::error::ErrorBody,
+    )),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+// The record crate links no OpenAPI generator (a verifier needs none), so
+// the document describes its types through these mirrors: same names, same
+// fields, same serde attributes, so the same schemas as `record::Record`'s JSON.
+
+/// The two kinds of random draw (docs/rules.md).
+#[derive(ToSchema)]
+#[schema(as = DrawKind)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum DrawKindDoc {
+    /// As Capone's card, uniform over his remaining hand (art. 3.2.2).
+    Capone,
+    /// A deck draw: two different cards of the 16 (art. 3.2.4.2, 3.2.5.2).
+    Deck,
+}
+
+/// Random draw number `n`: `{"n", "kind", "player"?, "capone"}`.
+#[derive(ToSchema)]
+#[schema(as = RecordDraw)]
+#[allow(dead_code)]
+pub struct RecordDrawDoc {
+    pub n: u64,
+    pub kind: DrawKindDoc,
+    /// The player's card of a deck draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub player: Option<Rank>,
+    /// As Capone's card: `7` `8` `9` `10` `J` `Q` `K` `A`.
+    #[schema(value_type = String)]
+    pub capone: Rank,
+}
+
+/// The public record of one ticket.
+#[derive(ToSchema)]
+#[schema(as = Record)]
+#[allow(dead_code)]
+pub struct RecordDoc {
+    pub serial: String,
+    /// The player's seed, given with the first action; `null` before it.
+    pub client_seed: Option<String>,
+    pub commitment: String,
+    /// Hex; `null` until the ticket is finished.
+    pub server_seed: Option<String>,
+    /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
+    #[schema(value_type = Object)]
+    pub prizes_cents: PrizeSchedule,
+    /// `{"seq", "action": "play", "card"}` or `{"seq", "action": "draw"}`, in order.
+    #[schema(value_type = Vec<Object>)]
+    pub actions: Vec<RecordAction>,
+    pub draws: Vec<RecordDrawDoc>,
+    #[schema(value_type = Option<crate::api::ResultView>)]
+    pub result: Option<GameResult>,
+    /// The emission's number, the block's and the ticket's position (from 1).
+    pub emission: u32,
+    pub block: u32,
+    pub position: u32,
+    /// The fields of the ticket's Merkle leaf (docs/fairness.md).
+    pub leaf: RecordLeafDoc,
+    /// The leaf's inclusion proof, from the leaf up: `"L<64 hex>"` when the
+    /// sibling is on the left, `"R<64 hex>"` when on the right.
+    pub proof: Vec<String>,
+    /// Hex Merkle root of the block, as published.
+    pub root: String,
+}
+
+/// The fields of a ticket's Merkle leaf ([`emission::Leaf`]).
+#[derive(ToSchema)]
+#[schema(as = RecordLeaf)]
+#[allow(dead_code)]
+pub struct RecordLeafDoc {
+    pub serial: String,
+    pub position: u32,
+    /// The schedule row of the table, from 0.
+    pub row: u32,
+    /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
+    #[schema(value_type = Object)]
+    pub prizes_cents: PrizeSchedule,
+    /// Hex SHA-256 of the play code (16 characters, no dashes).
+    pub play_code_sha256: String,
+    /// Hex SHA-256 of the server seed.
+    pub commitment: String,
+}
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The document as JSON text.
+pub fn document_json() -> String {
+    ApiDoc::openapi().to_json().expect("the OpenAPI document serializes")
+}
+
+// The request bodies as the document describes them: the exact shapes
+// the server takes, where serde alone would describe looser ones.
+
+/// The OpenAPI document of `POST /api/players`'s body (documentation
+/// only): a name alone, or a login with its password, so that every body
+/// the document allows is one the server takes.
+#[derive(ToSchema)]
+#[schema(as = NewPlayerBody)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum NewPlayerBodyDoc {
+    /// A player without a login (play at once; `PUT /api/me/credentials` later).
+    Anonymous(AnonymousPlayer),
+    /// A player who keeps their account with a login and a password.
+    WithLogin(PlayerWithLogin),
+}
+
+/// `{"name": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct AnonymousPlayer {
+    /// A display name, at most 64 characters, no control character.
+    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
+    name: Option<String>,
+}
+
+/// `{"name": "...", "login": "...", "password": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerWithLogin {
+    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
+    name: Option<String>,
+    /// 3 to 32 of `a-z 0-9 . _ -` (upper case is folded to lower case).
+    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
+    login: String,
+    /// 8 to 128 characters.
+    #[schema(min_length = 8, max_length = 128)]
+    password: String,
+}
+
+/// The OpenAPI document of an action's body (documentation only): one of
+/// four exact shapes, so that every body the document allows is one the
+/// server reads (Schemathesis checks it). Whether the action fits the
+/// ticket's state (its `seq`, its phase, the cards in hand) is the game's
+/// rule, answered 409 or 422.
+#[derive(ToSchema)]
+#[schema(as = ActionBody)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum ActionBodyDoc {
+    /// The ticket's first action (`seq` 0): a card, and optionally the player's seed.
+    FirstPlay(FirstPlay),
+    /// A later card.
+    Play(LaterPlay),
+    /// The first action as a deck click (refused 422: a ticket starts with a card).
+    FirstDraw(FirstDraw),
+    /// A click on the 16-card deck (art. 3.2.4.2, 3.2.5.2).
+    Draw(LaterDraw),
+}
+
+/// `play`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayTag {
+    Play,
+}
+
+/// `draw`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawTag {
+    Draw,
+}
+
+/// `{"seq": 0, "action": "play", "card": "Q", "client_seed": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct FirstPlay {
+    #[schema(minimum = 0, maximum = 0)]
+    seq: u64,
+    action: PlayTag,
+    /// A card of the hand: `7` `8` `9` `10` `J` `Q` `K` `A` (any case).
+    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
+    card: String,
+    /// The player's seed: 1 to 64 printable ASCII characters, no space.
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    client_seed: Option<String>,
+}
+
+/// `{"seq": n, "action": "play", "card": "Q"}`, n at least 1.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct LaterPlay {
+    #[schema(minimum = 1)]
+    seq: u64,
+    action: PlayTag,
+    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
+    card: String,
+}
+
+/// `{"seq": 0, "action": "draw", "client_seed": "..."}`
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct FirstDraw {
+    #[schema(minimum = 0, maximum = 0)]
+    seq: u64,
+    action: DrawTag,
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    client_seed: Option<String>,
+}
+
+/// `{"seq": n, "action": "draw"}`, n at least 1.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[serde(deny_unknown_fields)]
+pub struct LaterDraw {
+    #[schema(minimum = 1)]
+    seq: u64,
+    action: DrawTag,
+}
