@@ -18,7 +18,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{Method, Uri, header};
 use axum::response::{IntoResponse, Response};
-use math::fraction::{approx, int, ratio, to_string};
+use math::fraction::{approx, ratio, to_string};
 use math::{FinalOutcome, Odds, Payout, PrizeTable};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
