@@ -118,7 +118,7 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
         w,
         "  expected prize per ticket  {} cents = {}",
         frac(&p.expected_payout_cents),
-        format_cents_f(approx(&p.expected_payout_cents))
+        format::euros_plain_approx(approx(&p.expected_payout_cents))
     );
     let _ = writeln!(w, "  return to player           {} = {}", frac(&p.rtp), pct(&p.rtp));
     let _ = writeln!(
@@ -131,7 +131,7 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
     let _ = writeln!(
         w,
         "  standard deviation of the prize per ticket: {} (exact variance {} cents^2)",
-        format_cents_f(p.std_dev_cents()),
+        format::euros_plain_approx(p.std_dev_cents()),
         frac(&p.variance_cents2)
     );
     let _ = writeln!(w, "  largest possible prize: {}", euros_plain(p.largest_prize_cents as i64));
@@ -180,14 +180,10 @@ fn payout_human(t: &PrizeTable, p: &Payout) -> String {
         euros_plain((t.price_cents * u64::from(t.block_size)) as i64),
         r.method
     );
-    let _ = writeln!(w, "    expected prizes of a block   {}", format_cents_f(r.mean_cents));
-    let _ = writeln!(w, "    standard deviation           {}", format_cents_f(r.std_dev_cents));
+    let _ = writeln!(w, "    expected prizes of a block   {}", format::euros_plain_approx(r.mean_cents));
+    let _ = writeln!(w, "    standard deviation           {}", format::euros_plain_approx(r.std_dev_cents));
     let _ = writeln!(w, "    chance prizes exceed sales   {:.3e}", r.p_prizes_exceed_sales);
-    let _ = writeln!(w, "    99th percentile of prizes    {}", format_cents_f(r.p99_cents));
-    let _ = writeln!(w, "    99.99th percentile of prizes {}", format_cents_f(r.p9999_cents));
+    let _ = writeln!(w, "    99th percentile of prizes    {}", format::euros_plain_approx(r.p99_cents));
+    let _ = writeln!(w, "    99.99th percentile of prizes {}", format::euros_plain_approx(r.p9999_cents));
     s
-}
-
-fn format_cents_f(cents: f64) -> String {
-    format!("{:.2} €", cents / 100.0)
 }

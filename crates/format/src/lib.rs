@@ -10,6 +10,7 @@
 //! | [`euros`] | `1 500,00 €` | the counter's and the player's messages |
 //! | [`euros_short`], [`euros_short_unsigned`] | `3 €`, `2,50 €` | printed tickets |
 //! | [`euros_plain`] | `3.00 €` | the command line |
+//! | [`euros_plain_approx`] | `123.46 €` | the command line's estimates |
 //! | [`iso8601`] | `2026-12-03T08:43:11.716Z` | reports, logs, the API |
 //! | [`french_date`] | `03/12/2026 08:43 UTC` | the counter |
 //!
@@ -64,6 +65,12 @@ pub fn euros_plain(cents: i64) -> String {
     format!("{}{}.{:02} €", sign(cents), c / 100, c % 100)
 }
 
+/// Plain style for an amount that is an estimate, not a sum of cents (an
+/// expectation, a deviation, a percentile): `12345.678` -> `123.46 €`.
+pub fn euros_plain_approx(cents: f64) -> String {
+    format!("{:.2} €", cents / 100.0)
+}
+
 /// Unix milliseconds as UTC ISO 8601 (`2026-12-03T08:40:16.936Z`), by
 /// Howard Hinnant's days-to-civil algorithm.
 pub fn iso8601(ms: i64) -> String {
@@ -115,6 +122,7 @@ mod tests {
         assert_eq!(euros_plain(300), "3.00 €");
         assert_eq!(euros_plain(1_000_000), "10000.00 €");
         assert_eq!(euros_plain(7), "0.07 €");
+        assert_eq!(euros_plain_approx(12_345.678), "123.46 €");
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! the ticket is played to its end with allowed moves and ChaCha8 draws
 //! seeded from the input.
 //!
-//! What must hold (RULES.md, the engine's guarantees):
+//! What must hold (docs/rules.md, the engine's guarantees):
 //! - nothing panics (the engine's `debug_assert`s included, when built with
 //!   debug assertions);
 //! - [`Game::check`] and [`Game::apply`] agree on every action;

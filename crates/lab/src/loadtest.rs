@@ -82,7 +82,7 @@ struct Pace {
 }
 
 /// tokio's timer works in whole milliseconds and fires after its deadline:
-/// `examples/timer_lateness.rs` measured `sleep_until` waking 0.2 to 2.1
+/// `crates/cli/examples/timer_lateness.rs` measured `sleep_until` waking 0.2 to 2.1
 /// ms late (median 1.1 to 1.2 ms), so a sleep until the slot itself sent
 /// every paced request that much late and charged it to the server. A
 /// player wakes this much before its slot.

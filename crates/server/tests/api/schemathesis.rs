@@ -15,7 +15,7 @@
 //! A short pass runs here (`AS_CAPONE_SCHEMATHESIS_EXAMPLES`, default 12
 //! examples per operation and phase for the player, the operator's and the
 //! shop's runs a third of it: they cover few operations, and every
-//! operator's example that is accepted writes an emission); the README
+//! operator's example that is accepted writes an emission); docs/testing.md
 //! gives the long run. When `schemathesis` is not installed the test is
 //! skipped with a message, unless `AS_CAPONE_REQUIRE_SCHEMATHESIS=1` (CI),
 //! where it fails.
