@@ -31,17 +31,18 @@ pub fn action_json(seq: u64, a: Action) -> Value {
     }
 }
 
-/// A whole ticket played offline with the fixed seed: the client seed, the
-/// actions, the events of each action and the finished game.
+/// A ticket foreseen: played offline with the fixed seed before it is
+/// played over HTTP, with its client seed, its actions, the events of each
+/// action and the finished game.
 #[derive(Clone)]
-pub struct Plan {
+pub struct Foreseen {
     pub client_seed: String,
     pub actions: Vec<Action>,
     pub events: Vec<Vec<Event>>,
     pub game: Game,
 }
 
-impl Plan {
+impl Foreseen {
     /// Every event of the game, in order.
     pub fn all_events(&self) -> impl Iterator<Item = &Event> {
         self.events.iter().flatten()
@@ -70,7 +71,7 @@ pub fn play(
     client_seed: &str,
     prizes: PrizeSchedule,
     mut choose: impl FnMut(Hand, usize) -> Rank,
-) -> Plan {
+) -> Foreseen {
     let mut stream = FairStream::new(&SEED, client_seed, serial);
     let mut game = Game::new(prizes);
     let (mut actions, mut events) = (Vec::new(), Vec::new());
@@ -89,7 +90,7 @@ pub fn play(
         actions.push(a);
         events.push(ev);
     }
-    Plan { client_seed: client_seed.to_string(), actions, events, game }
+    Foreseen { client_seed: client_seed.to_string(), actions, events, game }
 }
 
 /// Tries up to `tries` random card orders (order `k` from
@@ -100,8 +101,8 @@ pub fn search(
     client_seed: &str,
     prizes: PrizeSchedule,
     tries: u64,
-    want: impl Fn(&Plan) -> bool,
-) -> Option<Plan> {
+    want: impl Fn(&Foreseen) -> bool,
+) -> Option<Foreseen> {
     (0..tries).find_map(|k| {
         let mut choices = FastSource::from_u64(k, 7);
         let plan = play(serial, client_seed, prizes, |hand, _| hand.nth(choices.below(hand.len())));
@@ -111,17 +112,17 @@ pub fn search(
 
 /// The browser tests' player: the card `3 (n + 1)` of the hand (7 up,
 /// wrapping) for its `n`-th play.
-pub fn plan_for(serial: &str, client_seed: &str, prizes: PrizeSchedule) -> Plan {
+pub fn foresee(serial: &str, client_seed: &str, prizes: PrizeSchedule) -> Foreseen {
     play(serial, client_seed, prizes, |hand, n| hand.nth((((n + 1) * 3) % hand.len() as usize) as u32))
 }
 
 /// Searches client seeds `"{prefix}-0"`, `"{prefix}-1"`, ... for a game of
-/// `serial` ([`plan_for`]; the prizes do not change the draws) that
+/// `serial` ([`foresee`]; the prizes do not change the draws) that
 /// satisfies `want`.
-pub fn find_seed(serial: &str, prefix: &str, want: impl Fn(&Plan) -> bool) -> Plan {
+pub fn find_seed(serial: &str, prefix: &str, want: impl Fn(&Foreseen) -> bool) -> Foreseen {
     let prizes = PrizeSchedule::new([300, 1000, 10_000, 100_000]);
     for k in 0..200_000 {
-        let plan = plan_for(serial, &format!("{prefix}-{k}"), prizes);
+        let plan = foresee(serial, &format!("{prefix}-{k}"), prizes);
         if want(&plan) {
             return plan;
         }

@@ -42,7 +42,7 @@ pub(crate) fn refused(record: &Record, published: &Published, what: &str) -> Str
 }
 
 /// Plays a found plan over HTTP to the end.
-pub(crate) async fn play_plan(app: &TestApp, token: &str, ticket: &Value, plan: &Plan) {
+pub(crate) async fn play_plan(app: &TestApp, token: &str, ticket: &Value, plan: &Foreseen) {
     let answers = app.play(token, ticket["id"].as_str().unwrap(), &plan.actions).await;
     assert_eq!(answers.last().unwrap().json["ticket"]["phase"], "finished");
 }

@@ -24,11 +24,11 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// of the block to the second player, one in five played out; in block 2, a
 /// win, a loss and one in play.
 async fn sell_two_blocks(app: &TestApp, players: &[String; 2]) {
-    let won = |p: &Plan| p.game.result().unwrap().prize_cents > 0;
-    let lost = |p: &Plan| p.game.result().unwrap().prize_cents == 0;
+    let won = |p: &Foreseen| p.game.result().unwrap().prize_cents > 0;
+    let lost = |p: &Foreseen| p.game.result().unwrap().prize_cents == 0;
     // Block 1: wins and losses played to the end, tickets never played, one half played.
     for token in players {
-        for want in [&won as &dyn Fn(&Plan) -> bool, &lost as &dyn Fn(&Plan) -> bool, &won] {
+        for want in [&won as &dyn Fn(&Foreseen) -> bool, &lost as &dyn Fn(&Foreseen) -> bool, &won] {
             let (t, plan) = find_ticket(app, token, 20, want).await;
             play_plan(app, token, &t, &plan).await;
         }

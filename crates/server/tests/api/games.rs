@@ -5,7 +5,7 @@ use engine::{DeckFor, Event, Next, Outcome};
 use serde_json::json;
 
 /// Plays a found plan over HTTP and checks every answer against the engine.
-async fn play_and_check(app: &TestApp, token: &str, ticket: &serde_json::Value, plan: &Plan) -> serde_json::Value {
+async fn play_and_check(app: &TestApp, token: &str, ticket: &serde_json::Value, plan: &Foreseen) -> serde_json::Value {
     let id = ticket["id"].as_str().unwrap();
     let answers = app.play(token, id, &plan.actions).await;
     let mut last = serde_json::Value::Null;

@@ -7,7 +7,7 @@ use server::{App, AppOptions, Config};
 use std::path::{Path, PathBuf};
 
 use testkit::pg as pgdb;
-pub use testkit::steer::Plan;
+pub use testkit::steer::Foreseen;
 pub use testkit::{SEED, START, TABLE};
 
 /// The storage a test binary runs its tests on (`crate::BACKEND`): `api`
@@ -485,7 +485,7 @@ impl Printed {
 
 /// [`search`] on a printed ticket not played yet: every paper ticket of a
 /// test server has the fixed seed [`SEED`] too.
-pub fn search_printed(p: &Printed, tries: u64, want: impl Fn(&Plan) -> bool) -> Option<Plan> {
+pub fn search_printed(p: &Printed, tries: u64, want: impl Fn(&Foreseen) -> bool) -> Option<Foreseen> {
     search(&p.unplayed(), tries, want)
 }
 
@@ -498,7 +498,7 @@ pub fn prizes_of(ticket: &Value) -> PrizeSchedule {
 /// satisfy `want`: with the fixed seed and the ticket's client seed, or
 /// [`CLIENT_SEED`] for a ticket not played yet (what [`action_body`] sends
 /// at `seq` 0).
-pub fn search(ticket: &Value, tries: u64, want: impl Fn(&Plan) -> bool) -> Option<Plan> {
+pub fn search(ticket: &Value, tries: u64, want: impl Fn(&Foreseen) -> bool) -> Option<Foreseen> {
     let serial = ticket["serial"].as_str().unwrap();
     let client_seed = ticket["client_seed"].as_str().unwrap_or(CLIENT_SEED);
     testkit::steer::search(serial, client_seed, prizes_of(ticket), tries, want)
@@ -509,8 +509,8 @@ pub async fn find_ticket(
     app: &TestApp,
     token: &str,
     max_tickets: usize,
-    want: impl Fn(&Plan) -> bool,
-) -> (Value, Plan) {
+    want: impl Fn(&Foreseen) -> bool,
+) -> (Value, Foreseen) {
     for _ in 0..max_tickets {
         let t = app.buy(token).await;
         if let Some(p) = search(&t, 300, &want) {
@@ -520,7 +520,7 @@ pub async fn find_ticket(
     panic!("no ticket among {max_tickets} admits the wanted plan");
 }
 
-pub fn all_events(p: &Plan) -> impl Iterator<Item = &Event> {
+pub fn all_events(p: &Foreseen) -> impl Iterator<Item = &Event> {
     p.events.iter().flatten()
 }
 

@@ -24,11 +24,11 @@ pub(crate) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
 }
 
-pub(crate) fn won(p: &Plan) -> bool {
+pub(crate) fn won(p: &Foreseen) -> bool {
     p.game.result().unwrap().prize_cents > 0
 }
 
-pub(crate) fn lost(p: &Plan) -> bool {
+pub(crate) fn lost(p: &Foreseen) -> bool {
     p.game.result().unwrap().prize_cents == 0
 }
 
@@ -44,7 +44,11 @@ pub(crate) async fn emit_paper(app: &TestApp, blocks: u32) -> u64 {
 
 /// The printed tickets not taken yet, in print order, that admit a plan
 /// with `want`; the first one is taken.
-pub(crate) fn pick(printed: &[Printed], taken: &mut HashSet<String>, want: impl Fn(&Plan) -> bool) -> (Printed, Plan) {
+pub(crate) fn pick(
+    printed: &[Printed],
+    taken: &mut HashSet<String>,
+    want: impl Fn(&Foreseen) -> bool,
+) -> (Printed, Foreseen) {
     for p in printed {
         if taken.contains(&p.serial) {
             continue;
@@ -108,7 +112,7 @@ pub(crate) async fn redeem_ok(app: &TestApp, code: &str, player: Option<&str>) -
 
 /// Plays a plan with `token` (a ticket's or its owner's) and checks every
 /// answer against the engine; the last ticket.
-pub(crate) async fn play_plan(app: &TestApp, token: &str, serial: &str, plan: &Plan) -> Vec<Resp> {
+pub(crate) async fn play_plan(app: &TestApp, token: &str, serial: &str, plan: &Foreseen) -> Vec<Resp> {
     let answers = app.play(token, serial, &plan.actions).await;
     for (i, (r, ev)) in answers.iter().zip(&plan.events).enumerate() {
         assert_eq!(r.json["events"], serde_json::to_value(ev).unwrap(), "events of action {i}");

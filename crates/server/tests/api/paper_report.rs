@@ -73,7 +73,7 @@ async fn online_run(app: &TestApp, players: &[String; 2]) -> Money {
     let mut online = Money::default();
     // Online: won and lost tickets played out, one in play, one never played.
     for token in players {
-        for want in [&won as &dyn Fn(&Plan) -> bool, &lost, &won] {
+        for want in [&won as &dyn Fn(&Foreseen) -> bool, &lost, &won] {
             let (t, plan) = find_ticket(app, token, 20, want).await;
             let answers = app.play(token, t["id"].as_str().unwrap(), &plan.actions).await;
             let prize = plan.game.result().unwrap().prize_cents as i64;
@@ -127,7 +127,7 @@ async fn operator_report_paid_and_owed_prizes_equal_the_stored_tickets_after_a_m
     let mut shop_a = (0i64, String::new());
     let mut shop_b = (0i64, String::new());
     for (want, shop, pay, owner) in [
-        (&won as &dyn Fn(&Plan) -> bool, SHOP_A, true, None),
+        (&won as &dyn Fn(&Foreseen) -> bool, SHOP_A, true, None),
         (&won, SHOP_B, true, Some(&players[0])),
         (&won, SHOP_A, false, None),
         (&won, SHOP_B, false, Some(&players[1])),

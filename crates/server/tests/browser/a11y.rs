@@ -38,7 +38,7 @@ async fn go(b: &Browser, hash: &str, view: &str) {
 
 /// The ticket, scratched and played to the end: in play, at a tie, at the
 /// Extra duel, in an Extra game, the result, the check and the history.
-async fn play_the_ticket(b: &Browser, size: &str, plan: &Plan, found: &mut Vec<String>, n: &mut usize) {
+async fn play_the_ticket(b: &Browser, size: &str, plan: &Foreseen, found: &mut Vec<String>, n: &mut usize) {
     b.click("#reveal").await;
     let (mut tie, mut duel, mut extra) = (false, false, false);
     for (i, a) in plan.actions.iter().enumerate() {

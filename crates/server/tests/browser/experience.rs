@@ -23,7 +23,7 @@ struct GameRecap {
     extra: Option<&'static str>,
 }
 
-fn games_of(plan: &Plan) -> Vec<GameRecap> {
+fn games_of(plan: &Foreseen) -> Vec<GameRecap> {
     let events: Vec<&Event> = plan.all_events().collect();
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -129,7 +129,7 @@ async fn balance_shown(b: &Browser) -> i64 {
 /// Plays `plan` by clicking (or touching), checking the table after each
 /// action, the prompt at the first tie and the Extra banner and the
 /// earlier game's recall when the Extra game starts.
-async fn play_through_the_extra_game(b: &Browser, plan: &Plan, phone: bool, width: u64, name: &str) {
+async fn play_through_the_extra_game(b: &Browser, plan: &Foreseen, phone: bool, width: u64, name: &str) {
     let first_tie = plan.first(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. })).unwrap();
     let extra_game = plan.first(|e| matches!(e, Event::ExtraGame { .. })).unwrap();
     for (i, a) in plan.actions.iter().enumerate() {
