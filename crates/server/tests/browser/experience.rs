@@ -57,19 +57,6 @@ fn plain(s: &str) -> String {
     s.replace(['\u{202f}', '\u{a0}'], " ")
 }
 
-/// Nothing scrolls sideways, and the viewport keeps the screen's width.
-async fn assert_fits(b: &Browser, width: u64, screen: &str) {
-    let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
-    assert_eq!(
-        w,
-        json!([width, width]),
-        "{screen}: the page is wider than the screen; too wide: {}",
-        b.overflowing().await
-    );
-    let over = b.overflow_x().await;
-    assert!(over <= 0, "{screen}: the page scrolls sideways by {over} px; too wide: {}", b.overflowing().await);
-}
-
 /// Is the element displayed, and (scrolled into view) inside the viewport?
 /// Asked for up to two seconds: a view fades in (animations on).
 async fn on_screen(b: &Browser, css: &str) -> bool {

@@ -457,3 +457,22 @@ fn kill_group(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The page fits a screen `width` CSS pixels wide: a phone widens its
+/// layout viewport to fit content that is too wide, so the viewport must
+/// stay at the screen's width, and nothing may scroll sideways.
+pub async fn assert_fits(b: &Browser, width: u64, screen: &str) {
+    let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
+    assert_eq!(
+        w,
+        json!([width, width]),
+        "{screen}: the page is wider than the screen; too wide: {}",
+        b.overflowing().await
+    );
+    let over = b.overflow_x().await;
+    assert!(
+        over <= 0,
+        "{screen}: the page scrolls sideways by {over} px at {width} px; too wide: {}",
+        b.overflowing().await
+    );
+}

@@ -8,19 +8,6 @@ use crate::webdriver::Screen;
 use engine::{Action, Event, Outcome};
 use serde_json::json;
 
-async fn assert_fits(b: &Browser, screen: &str) {
-    // A phone widens its layout viewport to fit content that is too wide:
-    // the page must keep it at the screen's 360 px, and scroll nothing sideways.
-    let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
-    assert_eq!(w, json!([360, 360]), "{screen}: the page is wider than the phone; too wide: {}", b.overflowing().await);
-    let over = b.overflow_x().await;
-    assert!(
-        over <= 0,
-        "{screen}: the page scrolls sideways by {over} px at 360 px; too wide: {}",
-        b.overflowing().await
-    );
-}
-
 /// Text that looks like a key of the strings table, leaked onto the page.
 const LEAKED_KEYS: &str = r#"
   const leaks = [];
@@ -43,17 +30,17 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
     });
 
     b.open("/?anim=0").await;
-    assert_fits(&b, "welcome").await;
+    assert_fits(&b, 360, "welcome").await;
     assert_eq!(b.exec(LEAKED_KEYS, json!([])).await, json!([]));
     b.shot("mobile-0-welcome").await;
     b.click("#register").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
-    assert_fits(&b, "home").await;
+    assert_fits(&b, 360, "home").await;
     b.shot("mobile-1-home").await;
     b.click("#buy").await;
     b.wait_seq(0).await;
     b.choose_seed(&plan.client_seed).await;
-    assert_fits(&b, "scratch").await;
+    assert_fits(&b, 360, "scratch").await;
     assert_eq!(b.exec(LEAKED_KEYS, json!([])).await, json!([]));
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.shot("mobile-2-scratch").await;
@@ -94,29 +81,29 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
         b.wait_seq(i + 1).await;
         assert_table_shows(&b, &plan.events[i], i).await;
         if i == 2 {
-            assert_fits(&b, "duel").await;
+            assert_fits(&b, 360, "duel").await;
             b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
             b.shot("mobile-3-duel").await;
         }
         if i == first_tie {
-            assert_fits(&b, "tie").await;
+            assert_fits(&b, 360, "tie").await;
             b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
             b.shot("mobile-4-tie").await;
         }
         if i == extra_duel {
-            assert_fits(&b, "extra duel").await;
+            assert_fits(&b, 360, "extra duel").await;
             b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
             b.shot("mobile-5-extra-duel").await;
         }
     }
     b.wait_for("!document.getElementById('result').hidden", "the result").await;
-    assert_fits(&b, "result").await;
+    assert_fits(&b, 360, "result").await;
     b.exec("document.getElementById('result').scrollIntoView({block: 'end'})", json!([])).await;
     b.shot("mobile-6-result").await;
 
     b.click("#verify-btn").await;
     assert_eq!(b.wait_verdict().await, "true");
-    assert_fits(&b, "verify").await;
+    assert_fits(&b, 360, "verify").await;
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.shot("mobile-7-verify").await;
 
@@ -133,7 +120,7 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
     assert!(b.text("#result-title").await.contains("You won"));
     assert!(b.text("#game-no").await.starts_with("Extra game"));
     assert_eq!(b.exec(LEAKED_KEYS, json!([])).await, json!([]));
-    assert_fits(&b, "result in English").await;
+    assert_fits(&b, 360, "result in English").await;
     b.exec("document.getElementById('table').scrollIntoView({block: 'start'})", json!([])).await;
     b.shot("mobile-8-result-en").await;
     b.close().await;

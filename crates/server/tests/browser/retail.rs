@@ -63,14 +63,6 @@ async fn fr(b: &Browser, key: &str, params: &[(&str, &str)]) -> String {
     s
 }
 
-/// Nothing scrolls sideways on the 390 px phone.
-async fn assert_fits(b: &Browser, screen: &str) {
-    let w = b.exec("return [window.innerWidth, screen.width]", json!([])).await;
-    assert_eq!(w, json!([390, 390]), "{screen}: the page is wider than the phone; too wide: {}", b.overflowing().await);
-    let over = b.overflow_x().await;
-    assert!(over <= 0, "{screen}: the page scrolls sideways by {over} px; too wide: {}", b.overflowing().await);
-}
-
 /// Clicks one of the counter's buttons and waits for the answer it shows:
 /// `[action, ok, http status, ticket status, message, title]`.
 async fn counter(b: &Browser, button: &str) -> (String, bool, u64, String, String, String) {
@@ -104,7 +96,7 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
     // The shop's counter: a wrong retailer token is refused and asked again.
     b.open("/shop").await;
     assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
-    assert_fits(b, "shop login").await;
+    assert_fits(b, 390, "shop login").await;
     b.type_into("#shop-token", "not-a-retailer-token-0000").await;
     b.click("#login-go").await;
     assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
@@ -127,7 +119,7 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
     let (action, ok, _, status, message, _) = counter(b, "#do-sell").await;
     assert_eq!((action.as_str(), ok, status.as_str()), ("sell", true, "sold"), "{message}");
     assert!(message.starts_with("Ticket vendu"), "{message}");
-    assert_fits(b, "sold").await;
+    assert_fits(b, 390, "sold").await;
     b.shot("retail-1-sold").await;
     let (_, ok, http, status, again, _) = counter(b, "#do-sell").await;
     assert_eq!((ok, http, status.as_str()), (true, 200, "sold"), "{again}");
@@ -148,7 +140,7 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
     let (_, ok, http, _, message, _) = counter(b, "#do-validate").await;
     assert_eq!((ok, http), (false, 400), "{message}");
     assert_eq!(message, fr(b, "shop.err.serial", &[]).await);
-    assert_fits(b, "mistyped serial").await;
+    assert_fits(b, 390, "mistyped serial").await;
     b.shot("retail-2-mistyped").await;
 }
 
@@ -167,7 +159,7 @@ async fn validate_and_pay_at_the_counter(b: &Browser, serial: &str, prize: i64) 
         b.exec("return document.getElementById('answer-prize').dataset.cents", json!([])).await,
         prize.to_string()
     );
-    assert_fits(b, "validate").await;
+    assert_fits(b, 390, "validate").await;
     b.shot("retail-5-validate").await;
 
     let (_, ok, _, status, message, _) = counter(b, "#do-pay").await;
@@ -187,7 +179,7 @@ async fn validate_and_pay_at_the_counter(b: &Browser, serial: &str, prize: i64) 
     assert_eq!(message, fr(b, "shop.again.pay", &[]).await);
     assert_eq!(b.exec("return document.getElementById('answer').dataset.kind", json!([])).await, "info");
     assert!(message.contains("Déjà payé"), "{message}");
-    assert_fits(b, "paid again").await;
+    assert_fits(b, 390, "paid again").await;
     b.shot("retail-7-paid-again").await;
 }
 
@@ -234,7 +226,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
     assert_eq!(b.exec("return location.search", json!([])).await, "?anim=0", "the code leaves the address bar");
     assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, "10000");
     assert_eq!(b.exec("return document.getElementById('buy-panel').hidden", json!([])).await, false);
-    assert_fits(&b, "unsold").await;
+    assert_fits(&b, 390, "unsold").await;
     b.shot("retail-0-unsold").await;
 
     sell_at_the_counter(&b, &srv, serial, &printed[1].serial).await;
@@ -267,7 +259,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
     let ticket_token = ticket_token.as_str().expect("the ticket's token is kept").to_string();
     assert!(ticket_token.starts_with(&format!("t1.{serial}.")), "{ticket_token}");
     b.choose_seed(&plan.client_seed).await;
-    assert_fits(&b, "paper ticket").await;
+    assert_fits(&b, 390, "paper ticket").await;
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.shot("retail-3-ticket").await;
 
@@ -310,7 +302,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
         (t["ticket"]["status"].as_str(), t["ticket"]["result"]["prize_cents"].as_i64()),
         (Some("won"), Some(prize))
     );
-    assert_fits(&b, "result").await;
+    assert_fits(&b, 390, "result").await;
     b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
     b.shot("retail-4-result").await;
 
@@ -332,7 +324,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
         .exec("return JSON.parse(localStorage.getItem('asc.paper') || '{}')[arguments[0]] || null", json!([serial]))
         .await;
     assert_eq!(same, ticket_token.as_str(), "the same code, the same ticket and token");
-    assert_fits(&b, "paid ticket").await;
+    assert_fits(&b, 390, "paid ticket").await;
     b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
     b.shot("retail-8-player-paid").await;
     b.close().await;
