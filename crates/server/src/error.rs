@@ -19,12 +19,15 @@ pub enum StoreError {
     /// The database cannot be reached, or no connection was free in time.
     #[error("database unavailable")]
     Unavailable(#[source] Arc<dyn std::error::Error + Send + Sync>),
-    /// The database refused or failed a statement.
+    /// The database refused or failed a statement; `retryable` when the
+    /// same request, run again from the start, may pass (a transient
+    /// conflict between transactions: see [`StoreError::is_retryable`]).
     #[error("database error")]
-    Database(#[source] Arc<sqlx::Error>),
-    /// SQLite, on the writer's own connection, refused or failed a statement.
-    #[error("database error")]
-    Sqlite(#[source] Arc<rusqlite::Error>),
+    Database {
+        retryable: bool,
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
     /// A stored row cannot be read back (a bug, or someone edited the data).
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
@@ -38,40 +41,11 @@ pub enum StoreError {
 
 impl StoreError {
     /// A transient conflict between transactions that the same request,
-    /// run again from the start, may pass: PostgreSQL's serialization
-    /// failure (40001) or deadlock (40P01), or a unique key taken by a
-    /// concurrent transaction (23505).
+    /// run again from the start, may pass (on PostgreSQL: a serialization
+    /// failure, a deadlock, or a unique key taken by a concurrent
+    /// transaction). The backend that built the error decided it.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            StoreError::Database(e) => match e.as_database_error().and_then(|d| d.code()) {
-                Some(code) => matches!(code.as_ref(), "40001" | "40P01" | "23505"),
-                None => false,
-            },
-            _ => false,
-        }
-    }
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> StoreError {
-        match e {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
-                StoreError::Unavailable(Arc::new(e))
-            }
-            e => StoreError::Database(Arc::new(e)),
-        }
-    }
-}
-
-impl From<rusqlite::Error> for StoreError {
-    fn from(e: rusqlite::Error) -> StoreError {
-        use rusqlite::ErrorCode::{CannotOpen, DatabaseBusy, DatabaseLocked, DiskFull, SystemIoFailure};
-        match e.sqlite_error_code() {
-            Some(DatabaseBusy | DatabaseLocked | DiskFull | CannotOpen | SystemIoFailure) => {
-                StoreError::Unavailable(Arc::new(e))
-            }
-            _ => StoreError::Sqlite(Arc::new(e)),
-        }
+        matches!(self, StoreError::Database { retryable: true, .. })
     }
 }
 
@@ -228,11 +202,5 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 impl From<engine::ActionError> for AppError {
     fn from(e: engine::ActionError) -> AppError {
         AppError::InvalidAction(e.to_string())
-    }
-}
-
-impl From<sqlx::Error> for AppError {
-    fn from(e: sqlx::Error) -> AppError {
-        AppError::Storage(StoreError::from(e))
     }
 }

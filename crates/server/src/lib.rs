@@ -117,6 +117,11 @@ mod layers {
     const NOT_IN_CORE: &[&str] = &["crate::store", "crate::http", "super::super::store", "axum", "sqlx"];
     /// What no file under `src/store` may mention.
     const NOT_IN_STORE: &[&str] = &["crate::http", "axum"];
+    /// The modules outside `src/core` that core uses: they must keep it free
+    /// of the store, HTTP and the database libraries too.
+    const USED_BY_CORE: &[&str] = &["api.rs", "error.rs"];
+    /// What those modules may not mention.
+    const NOT_UNDER_CORE: &[&str] = &["crate::store", "crate::http", "axum", "sqlx", "rusqlite"];
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -135,6 +140,10 @@ mod layers {
         let mut files = Vec::new();
         rust_files(&dir, &mut files);
         assert!(!files.is_empty(), "no Rust file under {}", dir.display());
+        mentions(files, forbidden)
+    }
+
+    fn mentions(files: Vec<PathBuf>, forbidden: &[&str]) -> Vec<String> {
         let mut found = Vec::new();
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -151,6 +160,13 @@ mod layers {
     fn core_imports_neither_the_store_nor_http_nor_axum_nor_sqlx() {
         let found = offences("core", NOT_IN_CORE);
         assert!(found.is_empty(), "core must not depend on store or HTTP: {found:#?}");
+    }
+
+    #[test]
+    fn what_core_uses_outside_it_names_no_store_http_or_database_library() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let found = mentions(USED_BY_CORE.iter().map(|f| src.join(f)).collect(), NOT_UNDER_CORE);
+        assert!(found.is_empty(), "core reaches the store, HTTP or a database through: {found:#?}");
     }
 
     #[test]

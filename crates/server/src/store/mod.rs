@@ -20,6 +20,7 @@
 
 mod audit;
 mod emissions;
+mod error;
 mod plan;
 mod postgres;
 mod reads;
