@@ -97,8 +97,10 @@ export async function launch(code) {
   } catch (e) {
     setLang(guessLang());
     H.applyStrings();
-    if (!(e instanceof ApiError) || e.status !== 401) document.body.dataset.mode = S.op ? 'operator' : 'internal';
-    showEnded(launchRefusal(e));
+    const why = launchRefusal(e);
+    // A server without operators is in the internal mode: its own welcome is behind the brand.
+    if (why === 'launch_unavailable' && !S.op) document.body.dataset.mode = 'internal';
+    showEnded(why);
   }
 }
 

@@ -43,7 +43,8 @@ export async function route() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.get('t')) return openTicket(h.get('t'));
   if (h.get('v')) return openVerify(h.get('v'));
-  if (S.ended && !S.token) return showEnded(S.ended);
+  // The operator's session is over (or its launch refused): no lobby of ours behind that page.
+  if (S.ended && !S.token && document.body.dataset.mode === 'operator') return showEnded(S.ended);
   return openHome();
 }
 

@@ -25,6 +25,7 @@ mod experience;
 mod game;
 mod limits;
 mod mobile;
+mod operator;
 mod paper;
 mod recovery;
 mod retail;
