@@ -98,8 +98,15 @@ export async function launch(code) {
     setLang(guessLang());
     H.applyStrings();
     const why = launchRefusal(e);
-    // A server without operators is in the internal mode: its own welcome is behind the brand.
-    if (why === 'launch_unavailable' && !S.op) document.body.dataset.mode = 'internal';
+    if (why === 'launch_unavailable' && !S.op) {
+      // A server without operators is in the internal mode: its own welcome is behind the brand.
+      document.body.dataset.mode = 'internal';
+    } else if (why !== 'launch_unavailable') {
+      // A link refused by an operator's server: no earlier session of this
+      // browser (maybe another player's) is opened in its place.
+      H.stopSession();
+      forget();
+    }
     showEnded(why);
   }
 }
