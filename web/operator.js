@@ -160,15 +160,18 @@ export async function noteMe(me) {
 
 /** The operator owns the accounts: ours are hidden (style.css), the lobby link shown. */
 export function applyMode() {
-  const on = !!S.op;
-  if (on || document.body.dataset.mode !== 'operator') document.body.dataset.mode = on ? 'operator' : 'internal';
+  if (S.op) document.body.dataset.mode = 'operator';
+  else if (document.body.dataset.mode !== 'operator') document.body.dataset.mode = 'internal';
   const link = $('lobby-link');
   const url = lobbyUrl();
   if (link) {
-    link.hidden = !on || !url;
+    link.hidden = document.body.dataset.mode !== 'operator' || !url;
     if (url) link.href = url;
   }
 }
+
+/** The operator's mode, with or without a session (one ended, a launch refused). */
+export const operatorMode = () => document.body.dataset.mode === 'operator';
 
 /** The return to player is shown: always in the internal mode, as the operator's flag says in its. */
 export const showRtp = () => !S.op || !!(S.op.flags && S.op.flags.show_rtp);
@@ -210,6 +213,7 @@ function forget() {
   local.set(KEY.op, null);
   local.set(KEY.pendingBuy, null);
   document.body.dataset.mode = 'operator';
+  applyMode();
 }
 
 /** A token refused in the operator's mode: the session is over (no welcome of ours behind it). */
@@ -301,6 +305,8 @@ export function initOperatorPages(ctx) {
 }
 
 async function openAccount() {
+  // No session: nothing of the operator's to show, only why.
+  if (!S.token) return showEnded(S.ended || 'expired');
   C.show('account');
   C.setBusy(true);
   if (S.token) {

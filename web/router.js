@@ -14,7 +14,7 @@ import { accountPage } from './account.js';
 import { showAlert } from './dom.js';
 import { openHome, renderHome } from './home.js';
 import { limitsPage } from './limits.js';
-import { endedPage, operatorPages, showEnded } from './operator.js';
+import { endedPage, operatorMode, operatorPages, showEnded } from './operator.js';
 import { rulesPage, oddsPage } from './rules.js';
 import { S } from './state.js';
 import { openTicket, renderGame, renderControls } from './ticket.js';
@@ -24,7 +24,7 @@ import { openVerify, renderVerdict } from './verify-view.js';
 const PAGES = [rulesPage, oddsPage, limitsPage, accountPage];
 const pageFor = (hash) => {
   const p = PAGES.find((x) => hash === `#/${x.hash}`);
-  return p && S.op && operatorPages[p.hash] ? operatorPages[p.hash] : p;
+  return p && (S.op || operatorMode()) && operatorPages[p.hash] ? operatorPages[p.hash] : p;
 };
 
 /** Shows the screen `view` (`#view-{view}`) and hides the others. */
@@ -44,7 +44,7 @@ export async function route() {
   if (h.get('t')) return openTicket(h.get('t'));
   if (h.get('v')) return openVerify(h.get('v'));
   // The operator's session is over (or its launch refused): no lobby of ours behind that page.
-  if (S.ended && !S.token && document.body.dataset.mode === 'operator') return showEnded(S.ended);
+  if (S.ended && !S.token && operatorMode()) return showEnded(S.ended);
   return openHome();
 }
 

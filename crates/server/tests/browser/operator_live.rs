@@ -363,9 +363,15 @@ async fn a_launch_link_used_twice_is_refused_in_the_players_language() {
         }
         axe_clean(&b, &format!("{lang} launch refused")).await;
         b.shot(&format!("operator-desktop-{lang}-launch-refused")).await;
-        // The brand does not lead to a welcome of ours.
+        // Neither the brand nor "Mon compte" leads to a welcome or an account of ours.
+        go(&b, "#/regles", "rules").await;
         b.click("#brand").await;
         assert_eq!(wait_ended(&b).await, "launch_invalid");
+        go(&b, "#/regles", "rules").await;
+        b.exec("location.hash = '#/compte'", json!([])).await;
+        assert_eq!(wait_ended(&b).await, "launch_invalid");
+        assert!(visible(&b, "#lobby-link").await, "{lang}: the operator's lobby stays in the header");
+        go(&b, "#", "ended").await;
     }
     b.close().await;
     w.stop().await;
