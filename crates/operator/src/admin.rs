@@ -37,18 +37,17 @@ fn same_token(given: &str, expected: &str) -> bool {
     Sha256::digest(given.as_bytes()) == Sha256::digest(expected.as_bytes())
 }
 
-/// The admin token from the bearer header or `token` (query or form).
-fn authorize(app: &App, headers: &HeaderMap, token: Option<&str>) -> Result<(), Response> {
+/// Checks the admin token from the bearer header or `token` (query or
+/// form); the refusal to send when it is missing or wrong.
+fn authorize(app: &App, headers: &HeaderMap, token: Option<&str>) -> Option<Response> {
     let Some(expected) = &app.admin_token else {
-        return Err(error(StatusCode::FORBIDDEN, "admin_disabled", "no admin token was configured (--admin-token)"));
+        return Some(error(StatusCode::FORBIDDEN, "admin_disabled", "no admin token was configured (--admin-token)"));
     };
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+    let bearer =
+        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
     match bearer.or(token) {
-        Some(given) if same_token(given, expected) => Ok(()),
-        _ => Err(error(StatusCode::UNAUTHORIZED, "unauthorized", "the admin token is missing or wrong")),
+        Some(given) if same_token(given, expected) => None,
+        _ => Some(error(StatusCode::UNAUTHORIZED, "unauthorized", "the admin token is missing or wrong")),
     }
 }
 
@@ -63,14 +62,14 @@ struct ChaosView {
 }
 
 async fn get_chaos(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorize(&app, &headers, None) {
+    if let Some(r) = authorize(&app, &headers, None) {
         return r;
     }
     Json(ChaosView { config: app.chaos.config(), counters: app.chaos.counters() }).into_response()
 }
 
 async fn put_chaos(State(app): State<Arc<App>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if let Err(r) = authorize(&app, &headers, None) {
+    if let Some(r) = authorize(&app, &headers, None) {
         return r;
     }
     let config: ChaosConfig = match serde_json::from_slice(&body) {
@@ -97,7 +96,7 @@ struct SetPlayer {
 }
 
 async fn set_player(State(app): State<Arc<App>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if let Err(r) = authorize(&app, &headers, None) {
+    if let Some(r) = authorize(&app, &headers, None) {
         return r;
     }
     let p: SetPlayer = match serde_json::from_slice(&body) {
@@ -111,7 +110,7 @@ async fn set_player(State(app): State<Arc<App>>, headers: HeaderMap, body: axum:
 }
 
 async fn get_player(State(app): State<Arc<App>>, headers: HeaderMap, Path(player): Path<String>) -> Response {
-    if let Err(r) = authorize(&app, &headers, None) {
+    if let Some(r) = authorize(&app, &headers, None) {
         return r;
     }
     match app.ledger.player(&player, now_ms()).await {
@@ -122,7 +121,7 @@ async fn get_player(State(app): State<Arc<App>>, headers: HeaderMap, Path(player
 }
 
 async fn list_players(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorize(&app, &headers, None) {
+    if let Some(r) = authorize(&app, &headers, None) {
         return r;
     }
     match app.ledger.players().await {
@@ -137,7 +136,7 @@ async fn list_players(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
 }
 
 async fn summary(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorize(&app, &headers, None) {
+    if let Some(r) = authorize(&app, &headers, None) {
         return r;
     }
     match app.ledger.summary().await {
@@ -147,11 +146,7 @@ async fn summary(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
 /// Cents as euros for the page (integer arithmetic).
@@ -165,7 +160,7 @@ struct TokenQuery {
 }
 
 async fn demo_page(State(app): State<Arc<App>>, headers: HeaderMap, Query(q): Query<TokenQuery>) -> Response {
-    if let Err(r) = authorize(&app, &headers, q.token.as_deref()) {
+    if let Some(r) = authorize(&app, &headers, q.token.as_deref()) {
         return r;
     }
     let players = match app.ledger.players().await {
@@ -226,7 +221,7 @@ fn page_error(status: StatusCode, message: &str) -> Response {
 }
 
 async fn demo_launch(State(app): State<Arc<App>>, headers: HeaderMap, Form(form): Form<DemoLaunch>) -> Response {
-    if let Err(r) = authorize(&app, &headers, form.token.as_deref()) {
+    if let Some(r) = authorize(&app, &headers, form.token.as_deref()) {
         return r;
     }
     let Some(game_url) = &app.game_url else {

@@ -141,8 +141,16 @@ fn request_sha256(kind: TxKind, request: &impl Serialize) -> String {
     sha256_hex(&serde_json::to_vec(&Canonical { kind: kind.as_str(), request }).expect("serializable"))
 }
 
+/// The largest amount of one transaction, in cents (ten million euros):
+/// sums of amounts then stay far within SQLite's 64-bit integers.
+pub const MAX_AMOUNT_CENTS: i64 = 1_000_000_000;
+
+/// The largest balance the staff can set, in cents.
+pub const MAX_BALANCE_CENTS: i64 = 1_000_000_000_000_000;
+
+/// 1 to `max` characters (not bytes: as JSON Schema's maxLength counts), none a control character.
 fn valid_ref(s: &str, max: usize) -> bool {
-    !s.is_empty() && s.len() <= max && s.chars().all(|c| !c.is_control())
+    !s.is_empty() && s.chars().count() <= max && s.chars().all(|c| !c.is_control())
 }
 
 /// The rules a request's shape must follow (400 otherwise).
@@ -164,10 +172,18 @@ fn check_player(player: &str) -> Result<(), Answer> {
 
 fn check_ids(transaction_id: &str, round_id: &str, amount_cents: i64) -> Result<(), Answer> {
     if !valid_ref(transaction_id, 128) || !valid_ref(round_id, 128) {
-        return Err(Answer::error(400, errors::BAD_REQUEST, "transaction and round ids are 1 to 128 printable characters"));
+        return Err(Answer::error(
+            400,
+            errors::BAD_REQUEST,
+            "transaction and round ids are 1 to 128 printable characters",
+        ));
     }
-    if amount_cents <= 0 {
-        return Err(Answer::error(400, errors::BAD_REQUEST, "amount_cents must be a strictly positive integer"));
+    if !(1..=MAX_AMOUNT_CENTS).contains(&amount_cents) {
+        return Err(Answer::error(
+            400,
+            errors::BAD_REQUEST,
+            format!("amount_cents is a whole number from 1 to {MAX_AMOUNT_CENTS}"),
+        ));
     }
     Ok(())
 }
@@ -200,16 +216,21 @@ impl Ledger {
         self.pool.close().await;
     }
 
-    async fn record_nonce(conn: &mut SqliteConnection, nonce: Option<&NonceUse>, now_ms: i64) -> Result<(), LedgerError> {
+    async fn record_nonce(
+        conn: &mut SqliteConnection,
+        nonce: Option<&NonceUse>,
+        now_ms: i64,
+    ) -> Result<(), LedgerError> {
         let Some(n) = nonce else { return Ok(()) };
         sqlx::query("DELETE FROM nonces WHERE seen_ms < ?").bind(n.forget_before_ms).execute(&mut *conn).await?;
-        let inserted = sqlx::query("INSERT INTO nonces (key_id, nonce, seen_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
-            .bind(&n.key_id)
-            .bind(&n.nonce)
-            .bind(now_ms)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
+        let inserted =
+            sqlx::query("INSERT INTO nonces (key_id, nonce, seen_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+                .bind(&n.key_id)
+                .bind(&n.nonce)
+                .bind(now_ms)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected();
         if inserted == 0 { Err(LedgerError::Replayed) } else { Ok(()) }
     }
 
@@ -220,7 +241,7 @@ impl Ledger {
         F: for<'c> AsyncFnOnce(&'c mut SqliteConnection) -> Result<Answer, sqlx::Error>,
     {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        Self::record_nonce(&mut *tx, nonce, now_ms).await?;
+        Self::record_nonce(&mut tx, nonce, now_ms).await?;
         let answer = body(&mut *tx).await?;
         tx.commit().await?;
         Ok(answer)
@@ -232,7 +253,12 @@ impl Ledger {
     }
 
     /// `POST /wallet/balance`.
-    pub async fn balance(&self, req: &BalanceRequest, nonce: Option<&NonceUse>, now_ms: i64) -> Result<Answer, LedgerError> {
+    pub async fn balance(
+        &self,
+        req: &BalanceRequest,
+        nonce: Option<&NonceUse>,
+        now_ms: i64,
+    ) -> Result<Answer, LedgerError> {
         if let Err(a) = check_currency(&req.currency).and_then(|()| check_player(&req.player)) {
             self.nonce_only(nonce, now_ms).await?;
             return Ok(a);
@@ -283,11 +309,12 @@ impl Ledger {
                 return Ok(a);
             }
             if kind == TxKind::Debit {
-                let tomb: Option<i64> =
-                    sqlx::query_scalar("SELECT 1 FROM transactions WHERE kind = 'rollback' AND debit_transaction_id = ?")
-                        .bind(&req.transaction_id)
-                        .fetch_optional(&mut *conn)
-                        .await?;
+                let tomb: Option<i64> = sqlx::query_scalar(
+                    "SELECT 1 FROM transactions WHERE kind = 'rollback' AND debit_transaction_id = ?",
+                )
+                .bind(&req.transaction_id)
+                .fetch_optional(&mut *conn)
+                .await?;
                 if tomb.is_some() {
                     return Ok(Answer::error(
                         409,
@@ -373,7 +400,11 @@ impl Ledger {
                 if valid_ref(&req.debit_transaction_id, 128) {
                     Ok(())
                 } else {
-                    Err(Answer::error(400, errors::BAD_REQUEST, "debit_transaction_id is 1 to 128 printable characters"))
+                    Err(Answer::error(
+                        400,
+                        errors::BAD_REQUEST,
+                        "debit_transaction_id is 1 to 128 printable characters",
+                    ))
                 }
             })
         {
@@ -438,17 +469,14 @@ impl Ledger {
         .await
     }
 
-    /// `POST /wallet/transactions`: the transactions applied in `[from_ms, to_ms)`.
+    /// `POST /wallet/transactions`: the transactions applied in `[from_ms, to_ms)`
+    /// (empty when `to_ms <= from_ms`).
     pub async fn transactions(
         &self,
         req: &TransactionsRequest,
         nonce: Option<&NonceUse>,
         now_ms: i64,
     ) -> Result<Answer, LedgerError> {
-        if req.from_ms > req.to_ms {
-            self.nonce_only(nonce, now_ms).await?;
-            return Ok(Answer::error(400, errors::BAD_REQUEST, "from_ms must not be after to_ms"));
-        }
         self.call(nonce, now_ms, async |conn| {
             let list = transactions_between(conn, req.from_ms, req.to_ms).await?;
             Ok(Answer::json(200, &TransactionsAnswer { transactions: list }))
@@ -473,7 +501,10 @@ impl Ledger {
         now_ms: i64,
     ) -> anyhow::Result<PlayerView> {
         anyhow::ensure!(valid_ref(player, 64), "a player reference is 1 to 64 printable characters");
-        anyhow::ensure!(balance_cents >= 0, "balance_cents must not be negative");
+        anyhow::ensure!(
+            (0..=MAX_BALANCE_CENTS).contains(&balance_cents),
+            "balance_cents is from 0 to {MAX_BALANCE_CENTS}"
+        );
         anyhow::ensure!(weekly_limit_cents.is_none_or(|l| l >= 0), "weekly_limit_cents must not be negative");
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
@@ -489,7 +520,7 @@ impl Ledger {
         .bind(now_ms)
         .execute(&mut *tx)
         .await?;
-        let old = balance_of(&mut *tx, player).await?.unwrap_or(0);
+        let old = balance_of(&mut tx, player).await?.unwrap_or(0);
         let delta = balance_cents - old;
         if delta != 0 {
             let id = sqlx::query("INSERT INTO adjustments (player, delta_cents, at_ms) VALUES (?, ?, ?)")
@@ -499,7 +530,7 @@ impl Ledger {
                 .execute(&mut *tx)
                 .await?
                 .last_insert_rowid();
-            move_money(&mut *tx, player, delta, &format!("adj:{id}"), now_ms).await?;
+            move_money(&mut tx, player, delta, &format!("adj:{id}"), now_ms).await?;
         }
         tx.commit().await?;
         self.player(player, now_ms).await?.context("the player just written")
@@ -530,10 +561,13 @@ impl Ledger {
     pub async fn summary(&self) -> anyhow::Result<Summary> {
         let mut conn = self.pool.acquire().await?;
         let (players, balances_cents): (i64, i64) =
-            sqlx::query_as("SELECT count(*), COALESCE(sum(balance_cents), 0) FROM players").fetch_one(&mut *conn).await?;
-        let house_cents: i64 = sqlx::query_scalar("SELECT COALESCE(sum(amount_cents), 0) FROM entries WHERE account = 'house'")
-            .fetch_one(&mut *conn)
-            .await?;
+            sqlx::query_as("SELECT count(*), COALESCE(sum(balance_cents), 0) FROM players")
+                .fetch_one(&mut *conn)
+                .await?;
+        let house_cents: i64 =
+            sqlx::query_scalar("SELECT COALESCE(sum(amount_cents), 0) FROM entries WHERE account = 'house'")
+                .fetch_one(&mut *conn)
+                .await?;
         let entries_sum_cents: i64 =
             sqlx::query_scalar("SELECT COALESCE(sum(amount_cents), 0) FROM entries").fetch_one(&mut *conn).await?;
         let mismatched: i64 = sqlx::query_scalar(
@@ -590,7 +624,10 @@ async fn player_row(conn: &mut SqliteConnection, player: &str) -> Result<Option<
 }
 
 async fn balance_of(conn: &mut SqliteConnection, player: &str) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT balance_cents FROM players WHERE player = ?").bind(player).fetch_optional(&mut *conn).await
+    sqlx::query_scalar("SELECT balance_cents FROM players WHERE player = ?")
+        .bind(player)
+        .fetch_optional(&mut *conn)
+        .await
 }
 
 async fn stakes_since(conn: &mut SqliteConnection, player: &str, since_ms: i64) -> Result<i64, sqlx::Error> {

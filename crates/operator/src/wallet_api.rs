@@ -151,7 +151,13 @@ fn bad_body(e: serde_json::Error) -> Answer {
 
 /// Parses the body and runs the call on the ledger (the nonce is recorded
 /// in the same transaction, or alone when the body is refused).
-async fn process(app: &App, call: Call, body: &[u8], nonce: Option<&NonceUse>, now: i64) -> Result<Answer, LedgerError> {
+async fn process(
+    app: &App,
+    call: Call,
+    body: &[u8],
+    nonce: Option<&NonceUse>,
+    now: i64,
+) -> Result<Answer, LedgerError> {
     let ledger = &app.ledger;
     macro_rules! parse {
         ($t:ty) => {

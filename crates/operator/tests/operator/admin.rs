@@ -24,9 +24,9 @@ async fn game_server(answer_keys: Keys) -> (String, Arc<std::sync::Mutex<Vec<Lau
         async move {
             let now = as_capone_operator::now_ms();
             let signed = Signed::from_headers(|n| headers.get(n).and_then(|v| v.to_str().ok()));
-            let checked = signed.clone().and_then(|sg| {
-                signer.check(Covered::Request { method: "POST", path: paths::LAUNCH }, &body, &sg, now)
-            });
+            let checked = signed
+                .clone()
+                .and_then(|sg| signer.check(Covered::Request { method: "POST", path: paths::LAUNCH }, &body, &sg, now));
             let (status, answer) = match checked {
                 Err(e) => (401, serde_json::json!({"error": "bad_signature", "message": e.to_string()})),
                 Ok(()) => {
@@ -35,14 +35,22 @@ async fn game_server(answer_keys: Keys) -> (String, Arc<std::sync::Mutex<Vec<Lau
                         (400, serde_json::json!({"error": "bad_request", "message": "language: fr or en"}))
                     } else {
                         seen.lock().unwrap().push(request);
-                        let a = LaunchAnswer { url: "http://game.test/?launch=C0DE".into(), code: "C0DE".into(), expires_ms: now + 60_000 };
+                        let a = LaunchAnswer {
+                            url: "http://game.test/?launch=C0DE".into(),
+                            code: "C0DE".into(),
+                            expires_ms: now + 60_000,
+                        };
                         (200, serde_json::to_value(a).unwrap())
                     }
                 }
             };
             let bytes = serde_json::to_vec(&answer).unwrap();
             let nonce = signed.map(|s| s.nonce).unwrap_or_default();
-            let sig = answer_keys.sign(Covered::Answer { method: "POST", path: paths::LAUNCH, status, request_nonce: &nonce }, &bytes, now);
+            let sig = answer_keys.sign(
+                Covered::Answer { method: "POST", path: paths::LAUNCH, status, request_nonce: &nonce },
+                &bytes,
+                now,
+            );
             let mut response = (StatusCode::from_u16(status).unwrap(), bytes).into_response();
             for (name, value) in sig.headers() {
                 response.headers_mut().insert(name, value.parse().unwrap());
@@ -63,7 +71,12 @@ fn request(language: &str) -> LaunchRequest {
         currency: "EUR".into(),
         language: language.into(),
         country: Some("FR".into()),
-        flags: LaunchFlags { show_rtp: true, session_timer: true, reality_check_minutes: Some(30), session_limit_minutes: None },
+        flags: LaunchFlags {
+            show_rtp: true,
+            session_timer: true,
+            reality_check_minutes: Some(30),
+            session_limit_minutes: None,
+        },
         lobby_url: None,
     }
 }
@@ -99,15 +112,24 @@ async fn players_summary_and_the_demo_lobby() {
     let base = op.running.url();
 
     // Players through the admin API.
-    let post = |body: serde_json::Value| op.http.post(format!("{base}/admin/players")).bearer_auth(ADMIN).json(&body).send();
+    let post =
+        |body: serde_json::Value| op.http.post(format!("{base}/admin/players")).bearer_auth(ADMIN).json(&body).send();
     assert_eq!(post(serde_json::json!({"player": "p1", "balance_cents": 5_000})).await.unwrap().status(), 200);
-    let r = post(serde_json::json!({"player": "<b>", "balance_cents": 100, "weekly_limit_cents": 50, "blocked": true})).await.unwrap();
+    let r = post(serde_json::json!({"player": "<b>", "balance_cents": 100, "weekly_limit_cents": 50, "blocked": true}))
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     let view: serde_json::Value = r.json().await.unwrap();
     assert_eq!((view["blocked"].as_bool(), view["weekly_limit_cents"].as_i64()), (Some(true), Some(50)));
     assert_eq!(post(serde_json::json!({"player": "p1", "balance_cents": -1})).await.unwrap().status(), 400);
     assert_eq!(post(serde_json::json!({"player": "", "balance_cents": 1})).await.unwrap().status(), 400);
-    let unauthorized = op.http.post(format!("{base}/admin/players")).json(&serde_json::json!({"player": "x", "balance_cents": 1})).send().await.unwrap();
+    let unauthorized = op
+        .http
+        .post(format!("{base}/admin/players"))
+        .json(&serde_json::json!({"player": "x", "balance_cents": 1}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unauthorized.status(), 401);
     // Lowering a balance is a withdrawal entry: still balanced.
     assert_eq!(post(serde_json::json!({"player": "p1", "balance_cents": 4_000})).await.unwrap().status(), 200);
@@ -116,7 +138,10 @@ async fn players_summary_and_the_demo_lobby() {
     let missing = op.http.get(format!("{base}/admin/players/zz")).bearer_auth(ADMIN).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     let summary = op.admin_get("/admin/summary").await;
-    assert_eq!((summary["players"].as_i64(), summary["balances_cents"].as_i64(), summary["house_cents"].as_i64()), (Some(2), Some(4_100), Some(-4_100)));
+    assert_eq!(
+        (summary["players"].as_i64(), summary["balances_cents"].as_i64(), summary["house_cents"].as_i64()),
+        (Some(2), Some(4_100), Some(-4_100))
+    );
     assert_eq!(summary["balanced"], true);
 
     // The lobby: the token in the query, names escaped, no script at all.
@@ -139,9 +164,18 @@ async fn players_summary_and_the_demo_lobby() {
     assert_eq!(r.headers()["location"], "http://game.test/?launch=C0DE");
     let launched = seen.lock().unwrap().pop().unwrap();
     assert_eq!((launched.player.as_str(), launched.language.as_str()), ("p1", "en"));
-    assert_eq!(launched.flags, LaunchFlags { show_rtp: true, session_timer: false, reality_check_minutes: Some(45), session_limit_minutes: None });
+    assert_eq!(
+        launched.flags,
+        LaunchFlags {
+            show_rtp: true,
+            session_timer: false,
+            reality_check_minutes: Some(45),
+            session_limit_minutes: None
+        }
+    );
     assert_eq!(launched.lobby_url, Some(format!("http://{}/", op.running.addr)));
     // The document is served.
-    let doc: serde_json::Value = op.http.get(format!("{base}/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let doc: serde_json::Value =
+        op.http.get(format!("{base}/openapi.json")).send().await.unwrap().json().await.unwrap();
     assert_eq!(doc["openapi"], "3.0.3");
 }

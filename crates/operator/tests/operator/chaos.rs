@@ -57,7 +57,8 @@ async fn every_chaos_mode_happens_and_the_ledger_stays_exact_and_balanced() {
             let mut expected = 100_000i64;
             for n in 0..30 {
                 let serial = format!("C-{p}-{n}");
-                let (status, _) = until_definite(&client, paths::DEBIT, &money(TxKind::Debit, &serial, &player, 300)).await;
+                let (status, _) =
+                    until_definite(&client, paths::DEBIT, &money(TxKind::Debit, &serial, &player, 300)).await;
                 assert_eq!(status, 200);
                 expected -= 300;
                 if n % 5 == 0 {

@@ -29,7 +29,8 @@ fn spawn(db: &std::path::Path) -> (Child, String) {
 }
 
 async fn balance(client: &WalletClient) -> i64 {
-    let r = client.call(paths::BALANCE, &BalanceRequest { player: "p1".into(), currency: CURRENCY.into() }).await.unwrap();
+    let r =
+        client.call(paths::BALANCE, &BalanceRequest { player: "p1".into(), currency: CURRENCY.into() }).await.unwrap();
     assert_eq!(r.status, 200);
     r.json::<WalletAnswer>().balance_cents
 }

@@ -7,7 +7,11 @@ use wallet::{BalanceRequest, CURRENCY, TransactionsAnswer, TransactionsRequest, 
 
 /// Sends `request` to `path` 20 times at once, each a separately signed
 /// delivery; returns the statuses and bodies.
-async fn twenty_at_once(op: &Op, path: &'static str, request: impl serde::Serialize + Clone + Send + Sync + 'static) -> Vec<(u16, Vec<u8>)> {
+async fn twenty_at_once(
+    op: &Op,
+    path: &'static str,
+    request: impl serde::Serialize + Clone + Send + Sync + 'static,
+) -> Vec<(u16, Vec<u8>)> {
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..20 {
         let (client, request) = (op.client.clone(), request.clone());
@@ -53,7 +57,8 @@ async fn the_same_debit_credit_and_rollback_sent_20_times_at_once_move_money_onc
     assert_eq!(op.balance("p1").await, 14_700);
 
     let list = export(&op).await.transactions;
-    let kinds: Vec<(&str, TxKind, bool)> = list.iter().map(|t| (t.transaction_id.as_str(), t.kind, t.rolled_back)).collect();
+    let kinds: Vec<(&str, TxKind, bool)> =
+        list.iter().map(|t| (t.transaction_id.as_str(), t.kind, t.rolled_back)).collect();
     assert_eq!(
         kinds,
         [
@@ -189,7 +194,11 @@ async fn every_refusal_is_given_stored_and_moves_nothing() {
     }
     let r = op.client.call(paths::ROLLBACK, &rollback("U-1", "nobody", 300)).await.unwrap();
     refused(&r, 404, errors::UNKNOWN_PLAYER);
-    let r = op.client.call(paths::BALANCE, &BalanceRequest { player: "nobody".into(), currency: CURRENCY.into() }).await.unwrap();
+    let r = op
+        .client
+        .call(paths::BALANCE, &BalanceRequest { player: "nobody".into(), currency: CURRENCY.into() })
+        .await
+        .unwrap();
     refused(&r, 404, errors::UNKNOWN_PLAYER);
 
     // Malformed requests.
@@ -200,12 +209,31 @@ async fn every_refusal_is_given_stored_and_moves_nothing() {
     refused(&op.client.call(paths::CREDIT, &zero).await.unwrap(), 400, errors::BAD_REQUEST);
     let junk = serde_json::json!({"transaction_id": "x", "amount_cents": "3"});
     refused(&op.client.call(paths::DEBIT, &junk).await.unwrap(), 400, errors::BAD_REQUEST);
-    let backwards = TransactionsRequest { from_ms: 10, to_ms: 5 };
-    refused(&op.client.call(paths::TRANSACTIONS, &backwards).await.unwrap(), 400, errors::BAD_REQUEST);
+    let huge = money(TxKind::Credit, "M-3", "limited", 1_000_000_001);
+    refused(&op.client.call(paths::CREDIT, &huge).await.unwrap(), 400, errors::BAD_REQUEST);
+    let long = money(TxKind::Credit, "M-4", &"é".repeat(65), 100);
+    refused(&op.client.call(paths::CREDIT, &long).await.unwrap(), 400, errors::BAD_REQUEST);
+    // 64 characters of two bytes each are a valid reference (of nobody here).
+    let wide = money(TxKind::Credit, "M-6", &"é".repeat(64), 100);
+    refused(&op.client.call(paths::CREDIT, &wide).await.unwrap(), 404, errors::UNKNOWN_PLAYER);
+    let control = money(TxKind::Credit, "M-5", "a\u{7}b", 100);
+    refused(&op.client.call(paths::CREDIT, &control).await.unwrap(), 400, errors::BAD_REQUEST);
 
-    let b = op.client.call(paths::BALANCE, &BalanceRequest { player: "poor".into(), currency: CURRENCY.into() }).await.unwrap();
+    let b = op
+        .client
+        .call(paths::BALANCE, &BalanceRequest { player: "poor".into(), currency: CURRENCY.into() })
+        .await
+        .unwrap();
     assert_eq!(b.status, 200);
-    assert_eq!(b.json::<WalletAnswer>(), WalletAnswer { transaction_id: None, balance_cents: 1_000, currency: "EUR".into(), operator_transaction_id: None });
+    assert_eq!(
+        b.json::<WalletAnswer>(),
+        WalletAnswer {
+            transaction_id: None,
+            balance_cents: 1_000,
+            currency: "EUR".into(),
+            operator_transaction_id: None
+        }
+    );
 
     let s = op.assert_balanced().await;
     assert_eq!(s.debits_refused, 3);
@@ -236,6 +264,8 @@ async fn the_export_is_the_period_asked() {
     assert_eq!(period(before, middle).await, [TxKind::Debit]);
     assert_eq!(period(middle, after).await, [TxKind::Credit]);
     assert_eq!(period(after, after + 1000).await, []);
+    // A period that ends before it begins is empty.
+    assert_eq!(period(after, before).await, []);
     let list = op.running.ledger().transactions_in(before, after).await.unwrap();
     assert_eq!((list[0].amount_cents, list[1].amount_cents, list[0].player.as_str()), (300, 900, "p1"));
 }
