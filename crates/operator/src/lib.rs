@@ -16,6 +16,8 @@
 //!   (`/admin/*`, bearer admin token), the demo page (`/`), the OpenAPI
 //!   document (`/openapi.json`).
 
+#![warn(missing_docs)]
+
 pub mod chaos;
 pub mod client;
 pub mod ledger;
