@@ -153,7 +153,8 @@ async fn killed_under_load_and_restarted_every_transaction_happened_once() {
         assert_eq!((again.status, &again.body), (*status, body), "the stored answer of {}", request.transaction_id);
     }
     // 100 debits of 100 and 28 credits of 150, once each.
-    assert_eq!(balance(&client).await, 10_000 - 100 * 100 + 28 * 150);
+    let (start, debits, credits) = (10_000, 100 * 100, 28 * 150);
+    assert_eq!(balance(&client).await, start - debits + credits);
     let summary: serde_json::Value = reqwest::Client::new()
         .get(format!("{base}/admin/summary"))
         .bearer_auth(ADMIN)
