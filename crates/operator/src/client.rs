@@ -38,7 +38,9 @@ fn http_client(timeout: Duration) -> reqwest::Client {
 
 /// Signs and sends `POST {game_url}/api/operator/launch`, checks the
 /// answer's signature (bound to this request's nonce) and returns the
-/// launch URL and its one-time code.
+/// launch URL and its one-time code. A refusal (any status but 200) is
+/// reported with its body whether or not its signature verifies: it is
+/// never acted upon as a launch.
 pub async fn launch(game_url: &str, keys: &Keys, request: &LaunchRequest) -> Result<LaunchAnswer, LaunchError> {
     let body = serde_json::to_vec(request).expect("serializable");
     let signed = keys.sign(Covered::Request { method: "POST", path: paths::LAUNCH }, &body, now_ms());

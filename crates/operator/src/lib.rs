@@ -53,7 +53,7 @@ pub struct PlayerSeed {
 }
 
 /// How to run the reference operator.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// Where to listen (port 0: any free port; see [`Running::addr`]).
     pub listen: SocketAddr,
@@ -69,6 +69,21 @@ pub struct Options {
     pub chaos: ChaosConfig,
     /// Players created at start when missing (an existing one is left as it is).
     pub players: Vec<PlayerSeed>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secrets: the keys print their ids only, the token not at all.
+        f.debug_struct("Options")
+            .field("listen", &self.listen)
+            .field("database", &self.database)
+            .field("keys", &self.keys)
+            .field("admin_token", &self.admin_token.as_ref().map(|_| "(set)"))
+            .field("game_url", &self.game_url)
+            .field("chaos", &self.chaos)
+            .field("players", &self.players)
+            .finish()
+    }
 }
 
 impl Options {
