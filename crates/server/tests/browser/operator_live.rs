@@ -37,8 +37,7 @@ impl World {
         let keys = Keys::parse(KEYS).unwrap();
         let mut options =
             reference::Options::new("127.0.0.1:0".parse().unwrap(), dir.path().join("operator.db"), keys.clone());
-        options.players =
-            vec![reference::PlayerSeed { player: PLAYER.into(), balance_cents: FUNDS }];
+        options.players = vec![reference::PlayerSeed { player: PLAYER.into(), balance_cents: FUNDS }];
         let op = reference::start(options).await.expect("the reference operator starts");
         let wallet_url = op.url();
         let srv = spawn_server_with(|c| {
@@ -62,7 +61,11 @@ impl World {
             lobby_url,
         };
         let answer = reference::launch(&self.srv.url, &self.keys, &request).await.expect("the launch");
-        assert!(answer.url.ends_with(&format!("/?launch={}", answer.code)), "the launch URL holds the code: {}", answer.url);
+        assert!(
+            answer.url.ends_with(&format!("/?launch={}", answer.code)),
+            "the launch URL holds the code: {}",
+            answer.url
+        );
         format!("/?launch={}&anim=0", answer.code)
     }
 
@@ -139,7 +142,15 @@ async fn the_lobby_in_the_players_language(screen: Screen, size: &str, lang: &st
     // The operator's balance, no play money, none of our accounts or limits.
     assert_eq!(cents(&b, "#balance").await, FUNDS, "{size}: the operator's balance");
     assert!(visible(&b, "#buy").await, "{size}: the purchase");
-    for css in ["#welcome", "#register", "#login-form", "#keep-panel", "#balance-box small", "#nav a[href='#/limites']", "#footer a[href='#/limites']"] {
+    for css in [
+        "#welcome",
+        "#register",
+        "#login-form",
+        "#keep-panel",
+        "#balance-box small",
+        "#nav a[href='#/limites']",
+        "#footer a[href='#/limites']",
+    ] {
         assert!(!visible(&b, css).await, "{size} {lang}: {css} is the operator's, not shown");
     }
     b.exec("document.getElementById('settings').open = true", json!([])).await;
@@ -298,8 +309,11 @@ async fn the_reality_check_says_time_and_net_result_then_continue_then_stop_to_t
     assert!(b.try_find("#reality").await.is_none(), "no second check in the same minute");
     assert!(visible(&b, "#buy").await);
     advance(&b, 121_000).await;
-    b.wait_for("document.getElementById('reality') && document.getElementById('reality').dataset.k === '2'", "the second check")
-        .await;
+    b.wait_for(
+        "document.getElementById('reality') && document.getElementById('reality').dataset.k === '2'",
+        "the second check",
+    )
+    .await;
     // Stop: the session ends on the server, and the player is back at the operator's lobby.
     b.click("#reality-stop").await;
     b.wait_for("location.href.includes('operator-lobby')", "the operator's lobby").await;
