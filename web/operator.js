@@ -91,6 +91,8 @@ export async function launch(code) {
     enter({
       token: a.token, player: a.player, flags: a.flags || {}, lobby_url: a.lobby_url ?? null,
       started_ms: a.session_started_ms, expires_ms: a.session_expires_ms,
+      // This browser's clock against the server's, which began the session just now (session.js).
+      skew_ms: Number.isFinite(a.session_started_ms) ? Date.now() - a.session_started_ms : 0,
     });
     H.applyStrings();
     await H.openHome();

@@ -11,7 +11,8 @@
 // - `session_limit_minutes`: the session ends the same way at that time.
 //
 // One ticker, once a second, drives all three from `sessionClock.now()`
-// against the session's start (`S.op.started_ms`, the server's).
+// against the session's start (`S.op.started_ms`, the server's, moved onto
+// this browser's clock by the difference seen at the launch, `skew_ms`).
 
 import { $, el } from './dom.js';
 import { t, money } from './i18n.js';
@@ -64,7 +65,8 @@ function tick() {
   const op = S.op;
   if (!op || !S.token || !Number.isFinite(op.started_ms)) return;
   const flags = op.flags || {};
-  const elapsed = Math.max(0, sessionClock.now() - op.started_ms);
+  // The server's start, on this browser's clock (a clock set wrong neither hurries nor delays a check).
+  const elapsed = Math.max(0, sessionClock.now() - (op.skew_ms || 0) - op.started_ms);
   renderTimer(flags.session_timer ? elapsed : null);
   if (ending) return;
   if (flags.session_limit_minutes > 0 && elapsed >= flags.session_limit_minutes * MIN) {

@@ -308,6 +308,13 @@ async fn the_reality_check_says_time_and_net_result_then_continue_then_stop_to_t
     tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
     assert!(b.try_find("#reality").await.is_none(), "no second check in the same minute");
     assert!(visible(&b, "#buy").await);
+    // A reload does not ask again the check answered (they are kept per session).
+    b.refresh().await;
+    b.wait_for("document.body.dataset.view === 'home' && document.body.dataset.state === 'idle'", "the lobby again")
+        .await;
+    advance(&b, 61_000).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    assert!(b.try_find("#reality").await.is_none(), "the first check is not asked twice");
     advance(&b, 121_000).await;
     b.wait_for(
         "document.getElementById('reality') && document.getElementById('reality').dataset.k === '2'",
