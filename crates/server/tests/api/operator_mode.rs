@@ -396,6 +396,56 @@ async fn guarantee_9_a_prize_waits_in_the_outbox_across_a_restart_and_is_credite
     p.stop().await;
 }
 
+#[tokio::test]
+async fn guarantee_9_a_finite_block_sells_each_ticket_exactly_once_whatever_the_wallet_refuses_or_loses() {
+    let Some(p) = pair().await else { return };
+    let token = p.session(RICH).await;
+    // Refusals (5xx without applying), lost answers after applying, and
+    // every call delivered twice: tickets go back to the pool and are sold again.
+    let chaos = ChaosConfig {
+        error_rate: 0.2,
+        drop_rate: 0.1,
+        drop_mode: DropMode::Close,
+        duplicate_rate: 0.3,
+        seed: Some(9),
+        ..ChaosConfig::default()
+    };
+    p.op.chaos().set(chaos).unwrap();
+    let (mut sold, mut unknown) = (0, 0);
+    loop {
+        let r = p.game.post("/api/tickets", Some(&token), json!({})).await;
+        match (r.status.as_u16(), r.json["error"].as_str()) {
+            (201, _) => sold += 1,
+            (503, Some("wallet_unavailable")) => unknown += 1,
+            (503, Some("sold_out")) => {
+                // Tickets whose rollback is still on its way come back to the pool.
+                p.settled().await;
+                let again = p.game.post("/api/tickets", Some(&token), json!({})).await;
+                match again.status.as_u16() {
+                    201 => sold += 1,
+                    503 if again.json["error"] == "sold_out" => break,
+                    503 if again.json["error"] == "wallet_unavailable" => unknown += 1,
+                    _ => panic!("{}", again.json),
+                }
+            }
+            _ => panic!("{}", r.json),
+        }
+        assert!(sold + unknown < 2_000, "the loop ends");
+    }
+    p.op.chaos().set(ChaosConfig::default()).unwrap();
+    // The two blocks of 100: each ticket sold once, to one round.
+    assert_eq!(sold, 200);
+    assert!(unknown > 0, "the chaos lost some answers");
+    assert_eq!(p.game.query_i64("SELECT COUNT(*) FROM tickets WHERE status = 'sold'").await, 200);
+    assert_eq!(p.game.query_i64("SELECT COUNT(DISTINCT ticket_id) FROM wallet_rounds WHERE state = 'sold'").await, 200);
+    assert_eq!(p.game.query_i64("SELECT COUNT(*) FROM wallet_rounds WHERE state = 'sold'").await, 200);
+    assert!(p.game.query_i64("SELECT COUNT(*) FROM wallet_rounds WHERE attempt > 1 AND state = 'sold'").await > 0);
+    assert_eq!(p.operator_balance(RICH).await, START_CENTS - 200 * 300);
+    let report = p.reconciled().await;
+    assert_eq!(report.sold, 200);
+    p.stop().await;
+}
+
 /// Runs the futures at once and gives their outputs in order.
 async fn futures_join<F: std::future::Future<Output = Resp>>(futures: impl Iterator<Item = F>) -> Vec<Resp> {
     let mut set = Vec::new();
