@@ -25,14 +25,17 @@ export async function openHome() {
   renderHome();
   if (S.token) {
     try {
-      const [me] = await Promise.all([api.me(S.token), loadTickets(false), loadPrice()]);
-      S.balance = me.balance_cents;
-      // operator.js: the operator's mode, its flags and its lobby (nothing in the internal mode).
-      await noteMe(me);
+      const [me] = await Promise.all([api.me(S.token).catch(balanceUnknown), loadTickets(false), loadPrice()]);
+      if (me) {
+        S.balance = me.balance_cents;
+        // operator.js: the operator's mode, its flags and its lobby (nothing in the internal mode).
+        await noteMe(me);
+      }
       // No table on sale to read the price from: the newest ticket's.
       notePrice(S.tickets.find((tk) => !isPaper(tk))?.price_cents);
       renderBalance();
       renderHome();
+      if (!me) showAlert(t('op.balance.unavailable'));
     } catch (e) {
       if (e.status === 401) forgetToken();
       else showAlert(errorText(e));
@@ -41,6 +44,15 @@ export async function openHome() {
   // account.js: who the player is, and a reminder to keep an account without a login.
   await accountOnHome();
   setBusy(false);
+}
+
+/**
+ * The operator's wallet did not give the balance (503 `wallet_unavailable`,
+ * operator mode): the lobby and the tickets still show, the balance unknown.
+ */
+function balanceUnknown(e) {
+  if (e && e.code === 'wallet_unavailable') return null;
+  throw e;
 }
 
 /** The token is refused: the page forgets it (and says so). */

@@ -322,7 +322,7 @@ async function openAccount() {
         C.setBusy(false);
         return sessionRefused();
       }
-      showAlert(C.errorText(e));
+      showAlert(e instanceof ApiError && e.code === 'wallet_unavailable' ? t('op.balance.unavailable') : C.errorText(e));
     }
   }
   renderAccount();

@@ -445,6 +445,17 @@ async fn each_refusal_of_the_operators_wallet_is_said_in_its_own_words() {
                 axe_clean(&b, &format!("refusal {code}")).await;
                 b.shot(&format!("operator-desktop-refused-{code}")).await;
             }
+            if code == "wallet_unavailable" {
+                // The wallet still down: the lobby and the tickets show, the balance said unknown.
+                b.refresh().await;
+                b.wait_for(
+                    "document.body.dataset.view === 'home' && document.body.dataset.state === 'idle'",
+                    "the lobby",
+                )
+                .await;
+                assert_eq!(b.text("#alert").await, b.string(lang, "op.balance.unavailable", &[]).await);
+                assert!(visible(&b, "#buy").await && visible(&b, "#tickets-panel").await, "{lang}: the lobby shows");
+            }
             let mut c = w.op.chaos().config();
             c.error_rate = 0.0;
             w.op.chaos().set(c).unwrap();
