@@ -150,7 +150,8 @@ pub async fn exchange(
         ));
     }
     let token = hex::encode(crate::fairness::random_bytes::<24>());
-    let expires = now_ms() + state.session_ms;
+    // A launched session lasts a day at most (the operator launches again).
+    let expires = now_ms() + state.session_ms.min(crate::core::account::DAY_MS);
     let answer = state.store.exchange_launch(token_hash(&body.code), token_hash(&token), expires).await?;
     let mut value: serde_json::Value = serde_json::from_str(&answer).map_err(AppError::internal)?;
     value["token"] = serde_json::Value::String(token);

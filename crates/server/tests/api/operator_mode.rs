@@ -446,6 +446,48 @@ async fn guarantee_9_a_finite_block_sells_each_ticket_exactly_once_whatever_the_
     p.stop().await;
 }
 
+#[tokio::test]
+async fn a_database_with_operator_business_unfinished_refuses_to_start_in_internal_mode() {
+    let Some(p) = pair().await else { return };
+    let token = p.session(RICH).await;
+    p.game.buy(&token).await;
+    let Pair { game, op, _ledger } = p;
+    let db = game.stop().await;
+    // Its prize would be credited to play money of ours: refused, with the reason.
+    let (db, e) = match try_spawn_app_on(db, server::ServerSeeds::InsecureFixedForTests(SEED), TABLE, |_| {}).await {
+        Err(refused) => refused,
+        Ok(_) => panic!("an internal-mode server started on a database with a game in play bought from the operator"),
+    };
+    assert!(e.to_string().contains("1 games in play bought from it"), "{e}");
+    assert!(e.to_string().contains("wallet = \"operator\""), "{e}");
+    db.remove().await;
+    op.stop().await;
+}
+
+/// The game's OpenAPI document holds in operator mode too: Schemathesis as
+/// a launched player over the whole API (accounts answer 403
+/// `operator_mode`, purchases debit the reference operator).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_nothing_in_operator_mode() {
+    if !schemathesis_installed() {
+        return;
+    }
+    let Some(p) = pair().await else { return };
+    let token = p.session(RICH).await;
+    p.game.buy(&token).await;
+    let examples: u32 =
+        std::env::var("AS_CAPONE_SCHEMATHESIS_EXAMPLES").ok().and_then(|e| e.parse().ok()).unwrap_or(12);
+    run_schemathesis(
+        &p.game.url,
+        &token,
+        &["--exclude-tag", "operator", "--exclude-tag", "retail"],
+        examples.div_ceil(2),
+    )
+    .await;
+    p.reconciled().await;
+    p.stop().await;
+}
+
 /// Runs the futures at once and gives their outputs in order.
 async fn futures_join<F: std::future::Future<Output = Resp>>(futures: impl Iterator<Item = F>) -> Vec<Resp> {
     let mut set = Vec::new();
