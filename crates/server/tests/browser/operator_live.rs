@@ -465,3 +465,21 @@ async fn each_refusal_of_the_operators_wallet_is_said_in_its_own_words() {
     b.close().await;
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operators_header_fits_a_360_px_phone_with_an_hour_on_the_timer() {
+    let w = World::start().await;
+    let Some(b) = browser(&w.srv.url, Screen::Phone { width: 360, height: 740 }).await else { return w.stop().await };
+    for lang in ["fr", "en"] {
+        open_launch(&b, &w.launch(lang, flags(true, true, None, None), Some(w.lobby())).await).await;
+        advance(&b, 3_723_000).await;
+        b.wait_for("/^1:02:\\d\\d$/.test(document.getElementById('session-time').textContent)", "an hour on the timer").await;
+        assert!(visible(&b, "#lobby-link").await && visible(&b, "#balance").await, "{lang}");
+        assert_fits(&b, 360, &format!("operator lobby {lang}")).await;
+        go(&b, "#/compte", "account").await;
+        assert_fits(&b, 360, &format!("operator account {lang}")).await;
+        b.shot(&format!("operator-phone360-{lang}-account")).await;
+    }
+    b.close().await;
+    w.stop().await;
+}
