@@ -37,9 +37,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Retry on no answer at all, a timeout, or a server that is restarting; a
- * sold-out emission (503 `sold_out`) is an answer, not an outage.
+ * sold-out emission (503 `sold_out`) is an answer, not an outage, and so is
+ * an operator's wallet that could not confirm a payment (503
+ * `wallet_unavailable`: the debit was rolled back and the ticket not sold;
+ * the player decides to try again, operator.js).
  */
-const retryable = (e) => e.code !== 'sold_out' && [0, 502, 503, 504].includes(e.status);
+const retryable = (e) => e.code !== 'sold_out' && e.code !== 'wallet_unavailable' && [0, 502, 503, 504].includes(e.status);
 
 async function once(method, path, { token, body, headers = {} }) {
   const h = { Accept: 'application/json', ...headers };

@@ -11,7 +11,9 @@
 // of scratch.js, the player's seed of seed.js, the duel of art. 3.2 in
 // duel.js, the result); `#v=ID` the check of a finished ticket
 // (verify-view.js over verify.js); the pages of rules.js, limits.js and
-// account.js. `/play?code=...` opens a paper ticket (the printed QR code).
+// account.js. `/play?code=...` opens a paper ticket (the printed QR code);
+// `/?launch=CODE` an operator's launch (operator.js; its session's flags
+// over time in session.js).
 // The state they share is state.js; sounds are sound.js; the header's
 // settings settings.js.
 //
@@ -26,12 +28,14 @@ import { moreTickets } from './history.js';
 import { forgetToken, openHome, renderHome, useToken } from './home.js';
 import { t } from './i18n.js';
 import { initLimits } from './limits.js';
+import { initOperator, initOperatorPages, launch, takeLaunchCode } from './operator.js';
 import { redeem } from './paper.js';
 import { buy, completePurchase, loadPrice } from './purchase.js';
-import { route, setBusy, show } from './router.js';
+import { rerender, route, setBusy, show } from './router.js';
 import { initRules } from './rules.js';
 import { initScratch } from './scratch.js';
 import { initSeed } from './seed.js';
+import { startSession, stopSession } from './session.js';
 import { applyStrings, initSettings, renderBalance } from './settings.js';
 import { S, local, KEY } from './state.js';
 
@@ -41,6 +45,8 @@ export { validSeed } from './seed.js';
 
 /** Settings, texts and every screen's controls, then the screen of the address. */
 function init() {
+  // An operator's one-time code leaves the address bar before anything else.
+  const launchCode = takeLaunchCode();
   initSettings();
   applyStrings();
   // The price the buttons say, from the server (it comes in the background).
@@ -53,7 +59,10 @@ function init() {
   };
   net.onRecovered = () => { $('netbanner').hidden = true; };
   // account.js (the welcome's forms, the account page), rules.js, limits.js (and its 18+ question).
-  const ctx = { S, local, KEY, show, route, showAlert, setBusy, errorText, renderBalance, openHome, forgetToken, el, waitText, dayTime };
+  const ctx = { S, local, KEY, show, route, showAlert, setBusy, errorText, renderBalance, openHome, forgetToken, el, waitText, dayTime,
+    operatorMode: () => launchCode != null || !!S.op };
+  initOperator({ openHome, startSession, stopSession, rerender, applyStrings });
+  initOperatorPages(ctx);
   initAccount(ctx);
   initRules(ctx);
   initLimits(ctx);
@@ -80,6 +89,10 @@ function init() {
     else route();
   });
   window.addEventListener('hashchange', route);
+
+  if (launchCode != null) return launch(launchCode);
+  // A session of the operator's kept in this browser: its timer and checks go on.
+  if (S.op) startSession();
 
   const q = new URLSearchParams(location.search);
   const code = location.pathname.replace(/\/+$/, '').endsWith('/play') ? q.get('code') : null;

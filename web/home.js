@@ -4,13 +4,15 @@
 //
 // Needs state.js, api.js, dom.js, i18n.js, history.js (the list),
 // purchase.js (the price), settings.js (the balance), router.js and
-// account.js (who the player is).
+// account.js (who the player is), operator.js (the operator's mode: its
+// session, and a refused token ends it).
 
 import { onHome as accountOnHome } from './account.js';
 import { api } from './api.js';
 import { $, errorText, showAlert } from './dom.js';
 import { loadTickets, renderTickets } from './history.js';
 import { t } from './i18n.js';
+import { noteMe, sessionRefused } from './operator.js';
 import { loadPrice, notePrice } from './purchase.js';
 import { setBusy, show } from './router.js';
 import { renderBalance } from './settings.js';
@@ -23,12 +25,17 @@ export async function openHome() {
   renderHome();
   if (S.token) {
     try {
-      const [{ balance_cents }] = await Promise.all([api.me(S.token), loadTickets(false), loadPrice()]);
-      S.balance = balance_cents;
+      const [me] = await Promise.all([api.me(S.token).catch(balanceUnknown), loadTickets(false), loadPrice()]);
+      if (me) {
+        S.balance = me.balance_cents;
+        // operator.js: the operator's mode, its flags and its lobby (nothing in the internal mode).
+        await noteMe(me);
+      }
       // No table on sale to read the price from: the newest ticket's.
       notePrice(S.tickets.find((tk) => !isPaper(tk))?.price_cents);
       renderBalance();
       renderHome();
+      if (!me) showAlert(t('op.balance.unavailable'));
     } catch (e) {
       if (e.status === 401) forgetToken();
       else showAlert(errorText(e));
@@ -39,8 +46,19 @@ export async function openHome() {
   setBusy(false);
 }
 
+/**
+ * The operator's wallet did not give the balance (503 `wallet_unavailable`,
+ * operator mode): the lobby and the tickets still show, the balance unknown.
+ */
+function balanceUnknown(e) {
+  if (e && e.code === 'wallet_unavailable') return null;
+  throw e;
+}
+
 /** The token is refused: the page forgets it (and says so). */
 export function forgetToken() {
+  // The operator's session is over: no welcome of ours, the page says so.
+  if (S.op) return sessionRefused();
   S.token = null;
   S.balance = null;
   local.set(KEY.token, null);

@@ -2,7 +2,8 @@
 //
 // - "Interdit aux mineurs": the first visit asks for an 18+ confirmation
 //   (a modal dialog: nothing else of the page can be used until it is
-//   answered), remembered in this browser.
+//   answered), remembered in this browser. Not in the operator's mode
+//   (operator.js): the operator has verified its player's age.
 // - "Mes limites" (#/limites): tickets per day and spend per week, set by
 //   the player and checked by the server in the purchase's transaction
 //   (GET/PUT /api/me/limits); lowering applies at once, raising after the
@@ -37,7 +38,7 @@ const ADULT_KEY = 'asc.adult';
 /** The first visit: "Interdit aux mineurs", confirmed once per browser. */
 function ageGate() {
   const { el, local } = C;
-  if (local.get(ADULT_KEY) === '1') return;
+  if (local.get(ADULT_KEY) === '1' || (C.operatorMode && C.operatorMode())) return;
   const gate = el('dialog', { id: 'age-gate', class: 'dialog age-gate', 'aria-labelledby': 'age-title', 'aria-describedby': 'age-text' },
     el('p', { class: 'age-badge', 'aria-hidden': 'true', text: '18+' }),
     el('h2', { id: 'age-title', text: t('age.title') }),

@@ -3,14 +3,16 @@
 // price those buttons say: the server's, never the page's.
 //
 // Needs state.js, api.js, dom.js, i18n.js, rules.js (GET /api/odds),
-// limits.js (a refusal by the player's own limits), home.js (a refused
-// token), router.js and settings.js.
+// limits.js (a refusal by the player's own limits), operator.js (a refusal
+// by the operator's wallet), home.js (a refused token), router.js and
+// settings.js.
 
 import { api, randomKey } from './api.js';
 import { $, errorText, showAlert, withPrice } from './dom.js';
 import { forgetToken } from './home.js';
 import { t } from './i18n.js';
 import { showPurchaseRefusal } from './limits.js';
+import { showWalletRefusal } from './operator.js';
 import { setBusy } from './router.js';
 import { loadOdds } from './rules.js';
 import { renderBalance, renderPrice } from './settings.js';
@@ -67,7 +69,8 @@ export async function completePurchase(pending) {
     location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
   } catch (e) {
     local.set(KEY.pendingBuy, null);
-    if (e.code === 'insufficient_funds') showAlert(withPrice('buy.funds'));
+    if (showWalletRefusal(e)) { /* operator.js: the operator's wallet said no, or could not say */ }
+    else if (e.code === 'insufficient_funds') showAlert(withPrice('buy.funds'));
     else if (e.code === 'sold_out') showAlert(t('buy.soldout'));
     else if (showPurchaseRefusal(e)) { /* limits.js: the player's own limit or self-exclusion */ }
     else if (e.status === 409) showAlert(errorText(e));

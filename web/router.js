@@ -4,12 +4,17 @@
 // pages of rules.js, limits.js and account.js; anything else the home
 // (home.js). Also the page's busy state (`body[data-state]`).
 //
+// In the operator's mode (operator.js) `#/compte` and `#/limites` are the
+// operator's account area and a pointer to its limits, and the home is the
+// page "session ended" once the session is over (or its launch refused).
+//
 // Needs every screen's module (to open and redraw it) and state.js.
 
 import { accountPage } from './account.js';
 import { showAlert } from './dom.js';
 import { openHome, renderHome } from './home.js';
 import { limitsPage } from './limits.js';
+import { endedPage, operatorMode, operatorPages, showEnded } from './operator.js';
 import { rulesPage, oddsPage } from './rules.js';
 import { S } from './state.js';
 import { openTicket, renderGame, renderControls } from './ticket.js';
@@ -17,7 +22,10 @@ import { openVerify, renderVerdict } from './verify-view.js';
 
 /** The pages of hash routes `#/regles`, `#/chances`, `#/limites`, `#/compte`. */
 const PAGES = [rulesPage, oddsPage, limitsPage, accountPage];
-const pageFor = (hash) => PAGES.find((p) => hash === `#/${p.hash}`);
+const pageFor = (hash) => {
+  const p = PAGES.find((x) => hash === `#/${x.hash}`);
+  return p && (S.op || operatorMode()) && operatorPages[p.hash] ? operatorPages[p.hash] : p;
+};
 
 /** Shows the screen `view` (`#view-{view}`) and hides the others. */
 export function show(view) {
@@ -35,6 +43,8 @@ export async function route() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.get('t')) return openTicket(h.get('t'));
   if (h.get('v')) return openVerify(h.get('v'));
+  // The operator's session is over (or its launch refused): no lobby of ours behind that page.
+  if (S.ended && !S.token && operatorMode()) return showEnded(S.ended);
   return openHome();
 }
 
@@ -44,7 +54,8 @@ export function rerender() {
   if (v === 'game' && S.ticket) renderGame();
   else if (v === 'home') renderHome();
   else if (v === 'verify' && S.verdict) renderVerdict(S.verdict.record, S.verdict.v);
-  else PAGES.find((p) => p.view === v)?.render();
+  else if (v === 'ended') endedPage.render();
+  else pageFor(`#/${PAGES.find((p) => p.view === v)?.hash}`)?.render();
 }
 
 /** Busy: the page waits for the server, and the table's controls say so. */

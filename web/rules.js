@@ -6,10 +6,14 @@
 // --json`. The page shows each fraction as the server wrote it (in an
 // element with `data-fraction`, which the browser tests compare with the
 // math crate), and a rounded reading beside it, computed with BigInt so
-// that large numerators lose nothing.
+// that large numerators lose nothing. An operator whose launch flags say
+// `show_rtp: false` (operator.js) gets no return to player here: neither
+// the table's nor each schedule's, nor the expected payout of a ticket
+// (the same figure in euros).
 
 import { request } from './api.js';
 import { t, lang, money, rankLabel, cardName } from './i18n.js';
+import { showRtp } from './operator.js';
 
 /** `key.one` or `key.other` by the page's language's plural rules, `{n}` filled. */
 const tn = (key, n, params = {}) =>
@@ -226,12 +230,13 @@ function renderOdds() {
   const headline = el('p', { class: 'odds-headline', id: 'odds-one-in', 'data-one-in': tb.one_in },
     el('strong', { text: t('odds.headline', { n: decimal(tb.one_in) }) }));
 
+  const rtp = showRtp();
   const summary = el('dl', { class: 'facts odds-facts' },
-    el('div', {}, el('dt', { text: t('odds.rtp') }),
+    !rtp ? null : el('div', {}, el('dt', { text: t('odds.rtp') }),
       el('dd', {}, el('strong', { id: 'odds-rtp-percent', text: percentOf(tb.rtp) }), ' ', el('span', { class: 'approx', text: t('odds.exactly') }), ' ', fraction('rtp', tb.rtp))),
     el('div', {}, el('dt', { text: t('odds.hit') }),
       el('dd', {}, el('strong', { text: percentOf(tb.hit_rate) }), ' ', el('span', { class: 'approx', text: t('odds.exactly') }), ' ', fraction('hit_rate', tb.hit_rate))),
-    el('div', {}, el('dt', { text: t('odds.expected', { price: money(price) }) }),
+    !rtp ? null : el('div', {}, el('dt', { text: t('odds.expected', { price: money(price) }) }),
       el('dd', {}, el('strong', { text: expectedMoney(tb.expected_payout_cents) }), ' ', el('span', { class: 'approx', text: t('odds.exactly.cents') }), ' ', fraction('expected_payout_cents', tb.expected_payout_cents))));
 
   // The chance of each final trick count: the same for every ticket, whatever its prizes.
@@ -265,7 +270,7 @@ function renderOdds() {
           el('th', { scope: 'row', text: t('rules.tricks', { n }) }),
           el('td', { 'data-cents': String(s.prizes_cents[n] ?? 0), text: s.prizes_cents[n] ? money(s.prizes_cents[n]) : t('odds.prize.none') }))))),
       el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: s.one_in == null ? t('odds.never') : t('odds.schedule.win', { n: decimal(s.one_in) }) }), ' ', fraction(`schedule-${i}-win_chance`, s.win_chance)),
-      el('p', { class: 'hint' }, t('odds.schedule.rtp', { percent: percentOf(s.rtp) }), ' ', fraction(`schedule-${i}-rtp`, s.rtp)))));
+      !rtp ? null : el('p', { class: 'hint' }, t('odds.schedule.rtp', { percent: percentOf(s.rtp) }), ' ', fraction(`schedule-${i}-rtp`, s.rtp)))));
 
   body.replaceChildren(
     headline,

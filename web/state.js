@@ -11,6 +11,10 @@ export const KEY = {
   seeds: 'asc.seeds',
   // The action sent and not answered yet: `{id, body}`.
   pendingAct: 'asc.pendingAct',
+  // Operator mode (operator.js): the launch's session `{token, player, flags, lobby_url, started_ms, expires_ms}`,
+  // the operator's lobby (kept after the session, for the page that says it ended),
+  // and the reality checks answered `{started_ms, k}` (session.js).
+  op: 'asc.op', lobby: 'asc.lobby', reality: 'asc.reality',
 };
 /** localStorage that never throws (private mode keeps to this tab). */
 export const local = {
@@ -45,7 +49,18 @@ export const S = {
   ticketsShown: 0,
   // The price of a ticket on sale (cents), as the server says it (purchase.js); null until known.
   price: null,
+  // Operator mode (docs/operator-integration.md): the session of a launch
+  // (operator.js), kept with the token it belongs to; null in the internal mode.
+  op: storedOp(),
+  // Why the page shows "session ended" (operator.js): the lobby is not shown behind it.
+  ended: null,
 };
+
+/** The operator's session kept in this browser, when it belongs to the token kept here. */
+function storedOp() {
+  const op = local.json(KEY.op, null);
+  return op && op.token && op.token === local.get(KEY.token) ? op : null;
+}
 
 // A paper ticket opened on this device keeps its own bearer token (from
 // POST /api/tickets/redeem), per serial: a reload resumes it without an

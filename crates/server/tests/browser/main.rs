@@ -15,6 +15,8 @@
 //! Screenshots of the main screens go to `target/browser-artifacts/`.
 
 extern crate as_capone_server as server;
+// The reference operator (crates/operator): the operator's side in operator_live.rs.
+extern crate operator as reference;
 
 mod harness;
 mod webdriver;
@@ -25,6 +27,8 @@ mod experience;
 mod game;
 mod limits;
 mod mobile;
+mod operator;
+mod operator_live;
 mod paper;
 mod recovery;
 mod retail;

@@ -1,0 +1,177 @@
+// session.js: the operator's launch flags over time (docs/operator-integration.md):
+//
+// - `session_timer`: the time since the session began, in the header;
+// - `reality_check_minutes` N: every N minutes of the session a modal
+//   dialog says the time played and the net result (GET /api/session:
+//   staked, won, net) and asks "Continuer" or "Arrêter". Escape does not
+//   close it: it says that an answer is needed. The checks answered are
+//   kept per session, so a reload neither skips a check due nor repeats one;
+//   "Arrêter" ends the session (operator.js: DELETE /api/sessions/current,
+//   then the operator's lobby or the page "session ended");
+// - `session_limit_minutes`: the session ends the same way at that time.
+//
+// One ticker, once a second, drives all three from `sessionClock.now()`
+// against the session's start (`S.op.started_ms`, the server's, moved onto
+// this browser's clock by the difference seen at the launch, `skew_ms`).
+
+import { $, el } from './dom.js';
+import { t, money } from './i18n.js';
+import { endSession, operatorApi } from './operator.js';
+import { S, local, KEY } from './state.js';
+
+/** The page's clock for the session (the browser tests move it forward to reach a check without waiting). */
+export const sessionClock = { now: () => Date.now() };
+
+let ticker = null;
+let dialog = null;
+let ending = false;
+
+/** Starts the ticker of the operator's session (again: one ticker). */
+export function startSession() {
+  stopSession();
+  ending = false;
+  if (!S.op) return;
+  ticker = setInterval(tick, 1000);
+  tick();
+}
+
+/** Stops the ticker, hides the timer and closes a reality check left open. */
+export function stopSession() {
+  if (ticker != null) clearInterval(ticker);
+  ticker = null;
+  closeDialog();
+  const box = $('session-timer');
+  if (box) box.hidden = true;
+}
+
+const MIN = 60000;
+
+/** Minutes and seconds since the start: "7:05", "1:02:09". */
+export function elapsedClock(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+}
+
+/** A time played in words: "12 min", "1 h 05". */
+export function playedText(ms) {
+  const m = Math.max(0, Math.floor(ms / MIN));
+  return m < 60 ? t('session.min', { n: m }) : t('session.h', { h: Math.floor(m / 60), m: String(m % 60).padStart(2, '0') });
+}
+
+function tick() {
+  const op = S.op;
+  if (!op || !S.token || !Number.isFinite(op.started_ms)) return;
+  const flags = op.flags || {};
+  // The server's start, on this browser's clock (a clock set wrong neither hurries nor delays a check).
+  const elapsed = Math.max(0, sessionClock.now() - (op.skew_ms || 0) - op.started_ms);
+  renderTimer(flags.session_timer ? elapsed : null);
+  if (ending) return;
+  if (flags.session_limit_minutes > 0 && elapsed >= flags.session_limit_minutes * MIN) {
+    ending = true;
+    endSession('limit');
+    return;
+  }
+  const every = flags.reality_check_minutes;
+  if (every > 0 && !dialog) {
+    const k = Math.floor(elapsed / (every * MIN));
+    if (k > answered(op.started_ms)) realityCheck(k, elapsed);
+  }
+}
+
+function renderTimer(elapsed) {
+  const box = $('session-timer');
+  if (!box) return;
+  box.hidden = elapsed == null;
+  if (elapsed == null) return;
+  const time = $('session-time');
+  time.textContent = elapsedClock(elapsed);
+  time.setAttribute('datetime', `PT${Math.floor(elapsed / 1000)}S`);
+  box.dataset.ms = String(elapsed);
+}
+
+/** The last check answered in the session that began at `started` (0: none). */
+function answered(started) {
+  const r = local.json(KEY.reality, null);
+  return r && r.started_ms === started ? r.k : 0;
+}
+
+// ------------------------------------------------------------ the reality check
+
+const signed = (cents) => (cents > 0 ? `+${money(cents)}` : money(cents));
+
+async function realityCheck(k, elapsed) {
+  const started = S.op.started_ms;
+  dialog = el('dialog', { id: 'reality', class: 'dialog reality', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'reality-title', 'aria-describedby': 'reality-text', 'data-k': String(k) },
+    el('h2', { id: 'reality-title', text: t('reality.title') }),
+    el('p', { id: 'reality-text', text: t('reality.text', { time: playedText(elapsed) }) }),
+    el('dl', { class: 'facts reality-facts', id: 'reality-facts', 'aria-busy': 'true' },
+      el('div', {}, el('dt', { text: t('reality.staked') }), el('dd', { id: 'reality-staked', text: '…' })),
+      el('div', {}, el('dt', { text: t('reality.won') }), el('dd', { id: 'reality-won', text: '…' })),
+      el('div', {}, el('dt', { text: t('reality.net') }), el('dd', { id: 'reality-net', text: '…' }))),
+    el('p', { id: 'reality-note', class: 'hint', role: 'status' }),
+    el('div', { class: 'actions' },
+      el('button', { type: 'button', class: 'primary', id: 'reality-continue', text: t('reality.continue') }),
+      el('button', { type: 'button', id: 'reality-stop', text: t('reality.stop') })));
+  const d = dialog;
+  document.body.append(d);
+  // Escape is not an answer: the dialog stays and says what is needed.
+  d.addEventListener('cancel', (ev) => {
+    ev.preventDefault();
+    $('reality-note').textContent = t('reality.answer');
+  });
+  // Chromium closes a modal dialog on a second Escape whatever its `cancel`
+  // handler says: unanswered, it opens again at once.
+  d.addEventListener('close', () => {
+    if (dialog !== d) return;
+    d.showModal();
+    $('reality-note').textContent = t('reality.answer');
+    $('reality-continue').focus();
+  });
+  // The focus stays on the dialog's two buttons.
+  d.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Tab') return;
+    const a = $('reality-continue');
+    const b = $('reality-stop');
+    if (ev.shiftKey && document.activeElement === a) { ev.preventDefault(); b.focus(); }
+    else if (!ev.shiftKey && document.activeElement === b) { ev.preventDefault(); a.focus(); }
+    else if (document.activeElement !== a && document.activeElement !== b) { ev.preventDefault(); a.focus(); }
+  });
+  $('reality-continue').addEventListener('click', () => {
+    local.set(KEY.reality, JSON.stringify({ started_ms: started, k }));
+    closeDialog();
+  });
+  $('reality-stop').addEventListener('click', () => {
+    local.set(KEY.reality, JSON.stringify({ started_ms: started, k }));
+    closeDialog();
+    ending = true;
+    endSession('stop');
+  });
+  d.showModal();
+  $('reality-continue').focus();
+  try {
+    const s = await operatorApi.session(S.token);
+    if (dialog !== d) return;
+    $('reality-staked').textContent = money(s.staked_cents);
+    $('reality-won').textContent = money(s.won_cents);
+    $('reality-net').textContent = signed(s.net_cents);
+    $('reality-net').dataset.cents = String(s.net_cents);
+    $('reality-staked').dataset.cents = String(s.staked_cents);
+    $('reality-won').dataset.cents = String(s.won_cents);
+  } catch {
+    if (dialog !== d) return;
+    for (const id of ['reality-staked', 'reality-won', 'reality-net']) $(id).textContent = t('reality.unknown');
+  }
+  $('reality-facts').removeAttribute('aria-busy');
+}
+
+function closeDialog() {
+  if (!dialog) return;
+  const d = dialog;
+  dialog = null;
+  if (d.open) d.close();
+  d.remove();
+  $('main')?.focus();
+}
