@@ -257,13 +257,18 @@ pub fn scope(
 /// A reconciled period: the verdict and what it was computed from.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reconciled {
+    /// The period's start (unix ms, included).
     pub from_ms: i64,
+    /// The period's end (unix ms, excluded).
     pub to_ms: i64,
+    /// Whether transactions of rounds unknown to the game count as mismatches.
     pub strict: bool,
     /// The operator's transactions fetched (the period and its margin),
     /// before [`scope`] kept those compared.
     pub fetched_transactions: usize,
+    /// No mismatch.
     pub clean: bool,
+    /// `wallet::reconcile::reconcile`'s figures and mismatches.
     pub report: Report,
 }
 
