@@ -58,6 +58,21 @@ pub struct ServeArgs {
     /// Bearer tokens of the operator's desk (/api/admin), comma-separated.
     #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
     pub operator_tokens: Vec<String>,
+    /// Where online money lives: internal (play money of ours) or operator (the operator's wallet) [default: internal].
+    #[arg(long, env = "AS_CAPONE_WALLET")]
+    pub wallet: Option<server::WalletMode>,
+    /// Operator mode: the base URL of the operator's wallet.
+    #[arg(long, env = "AS_CAPONE_OPERATOR_WALLET_URL")]
+    pub operator_wallet_url: Option<String>,
+    /// Operator mode: the HMAC keys shared with the operator, ID:HEX,... (the first signs).
+    #[arg(long, env = "AS_CAPONE_OPERATOR_KEYS", hide_env_values = true)]
+    pub operator_keys: Option<String>,
+    /// Operator mode: the base of launch URLs [default: http://LISTEN].
+    #[arg(long, env = "AS_CAPONE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Operator mode: a debit unanswered within this many milliseconds is rolled back [default: 5000].
+    #[arg(long, env = "AS_CAPONE_WALLET_TIMEOUT_MS")]
+    pub wallet_timeout_ms: Option<u64>,
     /// Accept a prize table whose price or block size differ from art. 2's (tests, demos).
     #[arg(long, env = "AS_CAPONE_ALLOW_NON_REGULATION_TABLE")]
     pub allow_non_regulation_table: bool,
@@ -162,6 +177,21 @@ impl ServeArgs {
         }
         if self.allow_non_regulation_table {
             c.allow_non_regulation_table = true;
+        }
+        if let Some(v) = self.wallet {
+            c.wallet = v;
+        }
+        if let Some(v) = &self.operator_wallet_url {
+            c.operator_wallet_url = Some(v.clone());
+        }
+        if let Some(v) = &self.operator_keys {
+            c.operator_keys = Some(v.clone());
+        }
+        if let Some(v) = &self.public_url {
+            c.public_url = Some(v.clone());
+        }
+        if let Some(v) = self.wallet_timeout_ms {
+            c.wallet_timeout_ms = v;
         }
         if !self.retailer_tokens.is_empty() {
             c.retailer_tokens = self.retailer_tokens.clone();

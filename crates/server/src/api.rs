@@ -35,6 +35,9 @@ pub struct Me {
     pub name: Option<String>,
     /// The login, once the player chose one (docs/player-api.md).
     pub login: Option<String>,
+    /// `internal` (this server's play money) or `operator` (the balance is
+    /// the operator's wallet's; docs/operator-integration.md).
+    pub mode: String,
 }
 
 /// `POST /api/tickets` body: nothing is needed. A `client_seed` here is

@@ -82,7 +82,23 @@ impl App {
             None => None,
         };
         let ops_addr = ops_listener.as_ref().map(|l| l.local_addr()).transpose()?;
+        let wallet = match config.wallet {
+            crate::config::WalletMode::Operator => {
+                Some(Arc::new(crate::operator::OperatorWallet::new(&config, store.clone(), metrics.clone())?))
+            }
+            crate::config::WalletMode::Internal => None,
+        };
+        let launcher = match &wallet {
+            Some(_) => Some(Arc::new(crate::http::Launcher {
+                keys: config.wallet_keys()?,
+                public_base: config.public_base(),
+                ttl_ms: config.launch_ttl_s as i64 * 1000,
+            })),
+            None => None,
+        };
         let state = AppState {
+            wallet: wallet.clone(),
+            launcher,
             store: store.clone(),
             metrics: metrics.clone(),
             body_limit: config.body_limit_bytes,
@@ -139,6 +155,15 @@ impl App {
         let ops = ops_listener.map(|l| (l, crate::http::ops_router(state.clone())));
         let mut tasks = vec![tokio::spawn(crate::http::listener::serve(listener, router(state), limits, stop_when()))];
         tasks.push(tokio::spawn(expire_counters(store.clone(), longest_limit_window_ms(&config), stop_when())));
+        if let Some(wallet) = wallet {
+            let window = config.signature_window_ms as i64;
+            tasks.push(tokio::spawn(crate::operator::worker::run(wallet, metrics.clone(), window, stop_when())));
+            tracing::info!(
+                "operator mode: the wallet at {}, launches at {}",
+                config.operator_wallet_url.as_deref().unwrap_or_default(),
+                config.public_base()
+            );
+        }
         if let Some((ops_listener, ops_app)) = ops {
             let ops_limits = crate::http::listener::Limits { max_connections: OPS_MAX_CONNECTIONS, ..limits };
             tasks.push(tokio::spawn(crate::http::listener::serve(ops_listener, ops_app, ops_limits, stop_when())));

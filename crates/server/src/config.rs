@@ -45,6 +45,13 @@ use std::path::PathBuf;
 /// login_window_s = 300
 /// password_hashes_in_flight = 0      # argon2 hashes computed at once; 0: one per core
 /// password_hash_wait_ms = 1500       # a password waiting longer for its turn answers 503 with Retry-After
+/// wallet = "internal"                # "operator": online money lives in the operator's wallet (docs/operator-integration.md)
+/// operator_wallet_url = "https://wallet.example/" # operator mode: the base URL of the operator's wallet
+/// operator_keys = "k1:64HEX,..."     # operator mode: shared HMAC keys (the first signs, any verifies)
+/// public_url = "https://game.example" # operator mode: the base of launch URLs
+/// launch_ttl_s = 60                  # a launch code is refused after this
+/// wallet_timeout_ms = 5000           # a debit not answered in this time is unknown: it is rolled back
+/// signature_window_ms = 30000        # a signed message further than this from our clock is refused
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -149,6 +156,43 @@ pub struct Config {
     /// `unavailable` and `Retry-After`, so that a flood of logins never
     /// holds more than the hashes in flight and a short queue.
     pub password_hash_wait_ms: u64,
+    /// Where the money of online purchases and prizes lives.
+    pub wallet: WalletMode,
+    /// Operator mode: the base URL of the operator's wallet (docs/operator-integration.md).
+    pub operator_wallet_url: Option<String>,
+    /// Operator mode: the HMAC keys shared with the operator, `ID:HEX,...`
+    /// (the first signs; any verifies). Kept out of logs.
+    pub operator_keys: Option<String>,
+    /// Operator mode: the base of the launch URLs given to the operator; none: `http://LISTEN`.
+    pub public_url: Option<String>,
+    /// A launch code is refused after this many seconds.
+    pub launch_ttl_s: u64,
+    /// A debit not answered within this time is unknown: it is rolled back.
+    pub wallet_timeout_ms: u64,
+    /// A signed message stamped further than this from our clock is refused.
+    pub signature_window_ms: u64,
+}
+
+/// Where the money of online purchases and prizes lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WalletMode {
+    /// This server's own ledger, with play money (demos, tests, the paper channel).
+    #[default]
+    Internal,
+    /// The operator's HTTP wallet: it owns the players and their money.
+    Operator,
+}
+
+impl std::str::FromStr for WalletMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<WalletMode, String> {
+        match s {
+            "internal" => Ok(WalletMode::Internal),
+            "operator" => Ok(WalletMode::Operator),
+            other => Err(format!("wallet is \"internal\" or \"operator\", not {other:?}")),
+        }
+    }
 }
 
 impl Default for Config {
@@ -192,6 +236,13 @@ impl Default for Config {
             login_window_s: 300,
             password_hashes_in_flight: 0,
             password_hash_wait_ms: 1_500,
+            wallet: WalletMode::Internal,
+            operator_wallet_url: None,
+            operator_keys: None,
+            public_url: None,
+            launch_ttl_s: 60,
+            wallet_timeout_ms: 5_000,
+            signature_window_ms: 30_000,
         }
     }
 }
@@ -244,6 +295,20 @@ impl Config {
         anyhow::ensure!(self.login_window_s >= 1, "login_window_s must be at least 1");
         anyhow::ensure!(self.password_hashes_in_flight <= 1024, "password_hashes_in_flight must be at most 1024");
         anyhow::ensure!(self.password_hash_wait_ms <= 60_000, "password_hash_wait_ms must be at most 60000");
+        if self.wallet == WalletMode::Operator {
+            let url = self.operator_wallet_url.as_deref().unwrap_or("");
+            anyhow::ensure!(
+                url.starts_with("http://") || url.starts_with("https://"),
+                "wallet = \"operator\" needs operator_wallet_url, an http(s) URL of the operator's wallet"
+            );
+            self.wallet_keys()?;
+        }
+        anyhow::ensure!((5..=3600).contains(&self.launch_ttl_s), "launch_ttl_s must be 5 to 3600");
+        anyhow::ensure!((100..=60_000).contains(&self.wallet_timeout_ms), "wallet_timeout_ms must be 100 to 60000");
+        anyhow::ensure!(
+            (1_000..=600_000).contains(&self.signature_window_ms),
+            "signature_window_ms must be 1000 to 600000"
+        );
         for t in &self.operator_tokens {
             anyhow::ensure!(
                 t.len() >= 16 && t.bytes().all(|b| b.is_ascii_graphic()),
@@ -251,6 +316,23 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// The keys shared with the operator (operator mode).
+    pub fn wallet_keys(&self) -> anyhow::Result<wallet::Keys> {
+        let spec = self.operator_keys.as_deref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "wallet = \"operator\" needs operator_keys = \"ID:HEX,...\" (keys shared with the operator)"
+            )
+        })?;
+        Ok(wallet::Keys::parse(spec)
+            .map_err(|e| anyhow::anyhow!("operator_keys: {e}"))?
+            .with_window_ms(self.signature_window_ms as i64))
+    }
+
+    /// The base of launch URLs.
+    pub fn public_base(&self) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.listen)).trim_end_matches('/').to_string()
     }
 
     /// `(shop, token)` of each retailer token.

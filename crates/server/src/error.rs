@@ -104,6 +104,24 @@ pub enum AppError {
     /// with work it bounds (passwords to hash) and takes no more for now.
     #[error("{message}")]
     Busy { message: String, retry_after_s: u64 },
+    /// 402 with the operator's code (`insufficient_funds`, `limit_reached`,
+    /// `player_blocked`, `session_expired`): the operator's wallet refused
+    /// the debit; the ticket went back to the pool (operator mode).
+    #[error("{message}")]
+    WalletRefused { code: &'static str, message: String },
+    /// 503 `wallet_unavailable`: the operator's wallet did not answer the
+    /// debit (or not in time); it is rolled back, the ticket was not sold.
+    #[error("{0}")]
+    WalletUnavailable(String),
+    /// 401 `launch_invalid`: a launch code unknown, expired or already used.
+    #[error("{0}")]
+    LaunchInvalid(String),
+    /// 401 `bad_signature`: a signed call of the operator failed its check.
+    #[error("{0}")]
+    BadSignature(String),
+    /// 403 `operator_mode`: an account operation of ours while the operator owns the players.
+    #[error("{0}")]
+    OperatorMode(String),
     /// 500 `internal` (503 `unavailable` when the database is out of
     /// reach): details go to the log only.
     #[error(transparent)]
@@ -132,6 +150,10 @@ impl AppError {
             AppError::NotFound(_) => 404,
             AppError::MethodNotAllowed(_) => 405,
             AppError::Conflict(_) => 409,
+            AppError::WalletRefused { .. } => 402,
+            AppError::WalletUnavailable(_) => 503,
+            AppError::LaunchInvalid(_) | AppError::BadSignature(_) => 401,
+            AppError::OperatorMode(_) => 403,
             AppError::PayloadTooLarge(_) => 413,
             AppError::TooManyAttempts { .. } => 429,
             AppError::InvalidAction(_) => 422,
@@ -153,6 +175,11 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",
+            AppError::WalletRefused { code, .. } => code,
+            AppError::WalletUnavailable(_) => "wallet_unavailable",
+            AppError::LaunchInvalid(_) => "launch_invalid",
+            AppError::BadSignature(_) => "bad_signature",
+            AppError::OperatorMode(_) => "operator_mode",
             AppError::PayloadTooLarge(_) => "payload_too_large",
             AppError::TooManyAttempts { .. } => "too_many_attempts",
             AppError::InvalidAction(_) => "invalid_action",

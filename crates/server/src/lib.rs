@@ -78,12 +78,13 @@ mod fairness;
 mod http;
 mod keys;
 mod metrics;
+mod operator;
 mod store;
 mod supply;
 
 pub use api::ActionRequest;
 pub use app::{App, AppOptions};
-pub use config::Config;
+pub use config::{Config, WalletMode};
 pub use core::retail::parse_serial;
 pub use core::{BuyRequest, Caller};
 pub use error::{AppError, StoreError};

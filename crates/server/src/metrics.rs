@@ -30,6 +30,16 @@ pub struct Metrics {
     pub writer_checkpoint_seconds: Histogram,
     /// SQLite: frames in the WAL at the last checkpoint.
     pub wal_frames: IntGauge,
+    /// Operator mode: credits and rollbacks not acknowledged yet.
+    pub outbox_depth: IntGauge,
+    /// Operator mode: the age of the oldest of them, in seconds.
+    pub outbox_oldest_age_seconds: IntGauge,
+    /// Operator mode: rounds whose debit is not settled or whose rollback is not acknowledged.
+    pub wallet_unresolved_rounds: IntGauge,
+    /// Operator mode: calls to the operator's wallet by kind and outcome.
+    pub wallet_requests: IntCounterVec,
+    /// Operator mode: their latency.
+    pub wallet_seconds: HistogramVec,
 }
 
 impl Metrics {
@@ -81,8 +91,39 @@ impl Metrics {
         );
         let wal_frames =
             IntGauge::new("as_capone_wal_frames", "SQLite: frames in the WAL at the last checkpoint").expect("metric");
+        let outbox_depth = IntGauge::new(
+            "as_capone_wallet_outbox_depth",
+            "Operator mode: credits and rollbacks owed to the operator's wallet, not acknowledged yet",
+        )
+        .expect("metric");
+        let outbox_oldest_age_seconds = IntGauge::new(
+            "as_capone_wallet_outbox_oldest_age_seconds",
+            "Operator mode: age of the oldest credit or rollback not acknowledged yet (0: none)",
+        )
+        .expect("metric");
+        let wallet_unresolved_rounds = IntGauge::new(
+            "as_capone_wallet_unresolved_rounds",
+            "Operator mode: rounds whose debit is not settled or whose rollback is not acknowledged",
+        )
+        .expect("metric");
+        let wallet_requests = IntCounterVec::new(
+            Opts::new("as_capone_wallet_requests_total", "Operator mode: calls to the operator's wallet"),
+            &["kind", "outcome"],
+        )
+        .expect("metric");
+        let wallet_seconds = HistogramVec::new(
+            HistogramOpts::new("as_capone_wallet_request_seconds", "Operator mode: latency of the wallet's calls")
+                .buckets(vec![0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
+            &["kind"],
+        )
+        .expect("metric");
         for c in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(outbox_depth.clone()),
+            Box::new(outbox_oldest_age_seconds.clone()),
+            Box::new(wallet_unresolved_rounds.clone()),
+            Box::new(wallet_requests.clone()),
+            Box::new(wallet_seconds.clone()),
             Box::new(latency.clone()),
             Box::new(tickets_sold.clone()),
             Box::new(redeem_refused.clone()),
@@ -115,6 +156,11 @@ impl Metrics {
             checkpoint_seconds,
             writer_checkpoint_seconds,
             wal_frames,
+            outbox_depth,
+            outbox_oldest_age_seconds,
+            wallet_unresolved_rounds,
+            wallet_requests,
+            wallet_seconds,
         }
     }
 
@@ -133,7 +179,8 @@ impl Metrics {
             | Effect::Retail
             | Effect::Player
             | Effect::WrongCode { .. }
-            | Effect::Counted => {}
+            | Effect::Counted
+            | Effect::Wallet => {}
         }
     }
 

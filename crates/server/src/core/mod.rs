@@ -17,6 +17,7 @@
 pub mod account;
 pub mod limits;
 pub mod online;
+pub mod operator;
 pub mod retail;
 pub mod usecase;
 
@@ -189,6 +190,10 @@ pub struct Changes {
     pub close: Option<(i64, i64, i64)>,
     /// A player's login, session or limits ([`player`]).
     pub player: Option<PlayerWrite>,
+    /// The operator mode's rows: launches, rounds, the outbox ([`operator`]).
+    pub wallet: Vec<operator::WalletWrite>,
+    /// Signed calls' nonces seen before this (unix ms) are deleted.
+    pub expire_nonces_before: Option<i64>,
     /// What the change did, for the metrics (counted after COMMIT).
     pub effect: Effect,
 }
@@ -211,6 +216,8 @@ impl Changes {
             expire_counters_before: None,
             close: None,
             player: None,
+            wallet: Vec::new(),
+            expire_nonces_before: None,
             effect,
         }
     }
@@ -434,6 +441,28 @@ impl Movement {
         }
     }
 
+    /// `amount` cents between two house accounts (the operator mode: the
+    /// operator's wallet is the house's clearing account `from` or `to`).
+    pub fn house(
+        reason: Reason,
+        ticket_id: TicketId,
+        from: AccountId,
+        to: AccountId,
+        amount: i64,
+        now: i64,
+    ) -> Movement {
+        Movement {
+            id: movement_id(reason, Some(ticket_id), 0),
+            reason,
+            ticket_id: Some(ticket_id),
+            from,
+            to,
+            amount_cents: amount,
+            player_balance: None,
+            created_ms: now,
+        }
+    }
+
     /// The player's balance after it, if a player's account moves.
     pub fn balance_after(&self) -> Option<i64> {
         self.player_balance.map(|b| b.after)
@@ -473,6 +502,8 @@ pub enum Effect {
     Counted,
     /// A player's login, session or limits changed.
     Player,
+    /// A launch, a round's step or the outbox's (operator mode).
+    Wallet,
 }
 
 /// A player's limits on their own play, as stored (docs/player-api.md).

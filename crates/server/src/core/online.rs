@@ -5,6 +5,7 @@
 //! (guarantee 3), of exactly-once play (guarantee 4) and of refusal
 //! (guarantee 7) is tested here without a database (ARCHITECTURE.md).
 
+use super::operator::RoundRow;
 use super::{
     Account, ActionWrite, AuditRecord, Caller, Changes, ClientSeedWrite, Decision, Effect, ForSale, GameWrite,
     IdempotencyWrite, Movement, Reason, Sale, StoredAnswer, TicketRow,
@@ -89,6 +90,17 @@ pub fn buy(
     })))
 }
 
+/// Who is paid a prize an online ticket wins.
+#[derive(Debug, Clone)]
+pub enum Payee {
+    /// Nobody was loaded: a replay, a refusal, or a paper ticket (paid by a shop).
+    Nobody,
+    /// The player's account (the internal wallet).
+    Account(Account),
+    /// The ticket's sold round: the prize is credited to the operator's wallet.
+    Round(RoundRow),
+}
+
 /// A game action on `ticket` (loaded by its serial; `None` when no sold
 /// ticket has it). `stored` is the action already applied at the request's
 /// `seq`, loaded when that `seq` is behind the ticket; `account` the
@@ -98,7 +110,7 @@ pub fn decide_action(
     caller: &Caller,
     ticket: Option<TicketRow>,
     stored: Option<StoredAnswer>,
-    account: Option<Account>,
+    payee: Payee,
     request: ActionRequest,
     random_client_seed: &ClientSeed,
     now: i64,
@@ -134,7 +146,7 @@ pub fn decide_action(
     }
     // A paper ticket's prize is paid by a shop, never credited: it needs no account.
     let online = row.ticket.channel == Channel::Online;
-    if online && account.is_none() {
+    if online && matches!(payee, Payee::Nobody) {
         return Err(AppError::internal("the player's account was not loaded"));
     }
     let mut after = row.clone();
@@ -164,12 +176,23 @@ pub fn decide_action(
     };
     let result = after.ticket.game.result();
     let prize = result.map_or(0, |r| r.prize_cents as i64);
-    // The prize is credited in the transaction that finishes the game.
-    let movement = match &account {
-        Some(a) if online && prize > 0 => Some(Movement::new(Reason::Prize, Some(row.id), a, prize, now)),
+    // The prize is credited in the transaction that finishes the game: to
+    // the player's account, or into the outbox of the operator's wallet.
+    let mut wallet = Vec::new();
+    let movement = match &payee {
+        Payee::Round(r) if online && prize > 0 => {
+            let (movement, credit) = super::operator::credit(r, row.id, prize, now);
+            wallet.push(credit);
+            Some(movement)
+        }
+        Payee::Account(a) if online && prize > 0 => Some(Movement::new(Reason::Prize, Some(row.id), a, prize, now)),
         _ => None,
     };
-    let balance = movement.as_ref().and_then(Movement::balance_after).or(account.map(|a| a.balance_cents));
+    let account = match &payee {
+        Payee::Account(a) => Some(a.balance_cents),
+        _ => None,
+    };
+    let balance = movement.as_ref().and_then(Movement::balance_after).or(account);
     let answer = ActionAnswer { ticket: after.ticket.view(), events, balance_cents: balance };
     let answer = serde_json::to_string(&answer).expect("an answer serializes");
     let audit = result.map(|r| AuditRecord {
@@ -186,6 +209,7 @@ pub fn decide_action(
         movement,
         audit,
         answer,
+        wallet,
         ..Changes::none(Effect::Played { finished_prize: result.map(|r| r.prize_cents) })
     })))
 }
@@ -293,7 +317,7 @@ mod tests {
             &Caller::Player(7),
             Some(row.clone()),
             None,
-            Some(account(700)),
+            Payee::Account(account(700)),
             play.clone(),
             &random(),
             NOW,
@@ -312,7 +336,7 @@ mod tests {
             &Caller::Player(7),
             Some(after.clone()),
             Some(stored.clone()),
-            None,
+            Payee::Nobody,
             play.clone(),
             &random(),
             NOW,
@@ -321,21 +345,40 @@ mod tests {
             _ => panic!("a retry replays"),
         }
         let other = req(0, Action::play(Rank::Seven));
-        let e = decide_action(&Caller::Player(7), Some(after.clone()), Some(stored), None, other, &random(), NOW)
-            .unwrap_err();
+        let e =
+            decide_action(&Caller::Player(7), Some(after.clone()), Some(stored), Payee::Nobody, other, &random(), NOW)
+                .unwrap_err();
         assert_eq!(e.code(), "conflict");
         // Ahead of it: 409.
         let ahead = req(5, Action::Draw);
-        let e = decide_action(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), ahead, &random(), NOW)
-            .unwrap_err();
+        let e = decide_action(
+            &Caller::Player(7),
+            Some(after.clone()),
+            None,
+            Payee::Account(account(700)),
+            ahead,
+            &random(),
+            NOW,
+        )
+        .unwrap_err();
         assert_eq!(e.code(), "conflict");
         // Someone else's ticket, or none: 404, the same answer.
         after.owner = Some(8);
-        let e = decide_action(&Caller::Player(7), Some(after), None, Some(account(700)), play.clone(), &random(), NOW)
-            .unwrap_err();
+        let e = decide_action(
+            &Caller::Player(7),
+            Some(after),
+            None,
+            Payee::Account(account(700)),
+            play.clone(),
+            &random(),
+            NOW,
+        )
+        .unwrap_err();
         assert_eq!(e.code(), "not_found");
         assert_eq!(
-            decide_action(&Caller::Player(7), None, None, Some(account(700)), play, &random(), NOW).unwrap_err().code(),
+            decide_action(&Caller::Player(7), None, None, Payee::Account(account(700)), play, &random(), NOW)
+                .unwrap_err()
+                .code(),
             "not_found"
         );
     }
@@ -349,7 +392,7 @@ mod tests {
             &Caller::Player(7),
             Some(row.clone()),
             None,
-            Some(account(700)),
+            Payee::Account(account(700)),
             first.clone(),
             &random(),
             NOW,
@@ -367,7 +410,7 @@ mod tests {
             &Caller::Player(7),
             Some(row.clone()),
             None,
-            Some(account(700)),
+            Payee::Account(account(700)),
             req(0, Action::play(Rank::King)),
             &random(),
             NOW,
@@ -376,21 +419,29 @@ mod tests {
         // Later: refused with 400, whatever the seq.
         let mut later = req(1, Action::play(Rank::Ace));
         later.client_seed = Some("again".into());
-        let e = decide_action(&Caller::Player(7), Some(after.clone()), None, Some(account(700)), later, &random(), NOW)
-            .unwrap_err();
+        let e = decide_action(
+            &Caller::Player(7),
+            Some(after.clone()),
+            None,
+            Payee::Account(account(700)),
+            later,
+            &random(),
+            NOW,
+        )
+        .unwrap_err();
         assert_eq!((e.status(), e.code()), (400, "bad_request"));
         // A malformed one: 400.
         let mut bad = req(0, Action::play(Rank::Ace));
         bad.client_seed = Some("two words".into());
-        let e =
-            decide_action(&Caller::Player(7), Some(row), None, Some(account(700)), bad, &random(), NOW).unwrap_err();
+        let e = decide_action(&Caller::Player(7), Some(row), None, Payee::Account(account(700)), bad, &random(), NOW)
+            .unwrap_err();
         assert_eq!(e.code(), "bad_request");
         // The second action records no seed again.
         let c = applied(decide_action(
             &Caller::Player(7),
             Some(after),
             None,
-            Some(account(700)),
+            Payee::Account(account(700)),
             req(1, Action::play(Rank::Ace)),
             &random(),
             NOW,
@@ -402,8 +453,8 @@ mod tests {
     fn guarantee_7_the_engine_refuses_an_illegal_action() {
         let row = sold_ticket();
         let draw = req(0, Action::Draw);
-        let e =
-            decide_action(&Caller::Player(7), Some(row), None, Some(account(700)), draw, &random(), NOW).unwrap_err();
+        let e = decide_action(&Caller::Player(7), Some(row), None, Payee::Account(account(700)), draw, &random(), NOW)
+            .unwrap_err();
         assert_eq!((e.status(), e.code()), (422, "invalid_action"));
     }
 
@@ -422,7 +473,7 @@ mod tests {
                 &Caller::Player(7),
                 Some(row),
                 None,
-                Some(account(balance)),
+                Payee::Account(account(balance)),
                 req(seq, action),
                 &random(),
                 NOW,

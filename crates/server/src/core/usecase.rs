@@ -7,6 +7,7 @@
 use super::Decision;
 use super::account::{self, LimitsRequest};
 use super::limits::{self, Counter, RedeemLimits};
+use super::operator::{self, DebitOutcome, LaunchRow, LaunchWrite, Reserved, RoundRow};
 use super::{
     Account, AccountId, Caller, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow,
     Usage,
@@ -67,6 +68,27 @@ pub trait Unit: Send {
     /// A limit's counter (zero when it has none); `lock`: locked until the
     /// unit ends, so that the units counting in it take turns.
     fn counter(&mut self, bucket: &str, lock: bool) -> impl Future<Output = Result<Counter, StoreError>> + Send;
+    /// The player known by this operator reference (operator mode).
+    fn operator_player(&mut self, reference: &str)
+    -> impl Future<Output = Result<Option<PlayerId>, StoreError>> + Send;
+    /// Whether a signed call's nonce (`KEY_ID/NONCE`) was seen before.
+    fn nonce_seen(&mut self, nonce: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    /// A launch code's row, by the code's hash, locked.
+    fn launch(&mut self, code_hash: &str) -> impl Future<Output = Result<Option<LaunchRow>, StoreError>> + Send;
+    /// A round (`SERIAL.ATTEMPT`) and its ticket, locked.
+    fn round(&mut self, round: &str) -> impl Future<Output = Result<Option<Reserved>, StoreError>> + Send;
+    /// The player's round of this Idempotency-Key whose debit is still being settled.
+    fn pending_round(
+        &mut self,
+        player: PlayerId,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<RoundRow>, StoreError>> + Send;
+    /// The ticket's last round's attempt number (0: never offered through the operator's wallet).
+    fn last_attempt(&mut self, ticket: TicketId) -> impl Future<Output = Result<u32, StoreError>> + Send;
+    /// The ticket's sold round, when it was bought through the operator's wallet.
+    fn sold_round(&mut self, ticket: TicketId) -> impl Future<Output = Result<Option<RoundRow>, StoreError>> + Send;
+    /// The operator's reference of a player (operator mode).
+    fn operator_ref(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
     /// Writes `changes`; a guarded row that changed since it was loaded
     /// fails with [`StoreError::Stale`].
     fn apply(&mut self, changes: &Changes) -> impl Future<Output = Result<(), StoreError>> + Send;
@@ -141,10 +163,11 @@ pub async fn play_action(
     serial: &str,
     request: ActionRequest,
     random_client_seed: &ClientSeed,
+    operator_wallet: bool,
     now: i64,
 ) -> Result<Outcome, AppError> {
     let ticket = unit.ticket(serial).await?;
-    let (mut stored, mut account) = (None, None);
+    let (mut stored, mut payee) = (None, online::Payee::Nobody);
     if let Some(t) = ticket.as_ref().filter(|t| caller.may_play(t)) {
         let seq = t.ticket.game.seq();
         if request.seq < seq {
@@ -152,10 +175,18 @@ pub async fn play_action(
         } else if request.seq == seq
             && let Some(player) = caller.player()
         {
-            account = unit.account(player).await?;
+            // Bought through the operator's wallet: its prize goes there.
+            let round = match operator_wallet {
+                true => unit.sold_round(t.id).await?,
+                false => None,
+            };
+            payee = match round {
+                Some(r) => online::Payee::Round(r),
+                None => unit.account(player).await?.map_or(online::Payee::Nobody, online::Payee::Account),
+            };
         }
     }
-    commit(unit, online::decide_action(caller, ticket, stored, account, request, random_client_seed, now)?).await
+    commit(unit, online::decide_action(caller, ticket, stored, payee, request, random_client_seed, now)?).await
 }
 
 /// The player's limits and usage, their account locked first (a purchase's
@@ -303,6 +334,8 @@ pub enum Op {
         serial: String,
         request: ActionRequest,
         random_client_seed: ClientSeed,
+        /// Tickets bought through the operator's wallet are credited there.
+        operator_wallet: bool,
     },
     /// A shop sells a paper ticket.
     Sell {
@@ -332,6 +365,45 @@ pub enum Op {
     Admit(Vec<Admission>),
     /// Rows decided outside a player's request (an emission's), written as they are.
     Apply(Box<Changes>),
+    /// The operator launches a game for a player (its signed call checked).
+    Launch(Box<LaunchOp>),
+    /// A launch code exchanged for a session of its player.
+    Exchange {
+        code_hash: String,
+        session_hash: String,
+        session_expires_ms: i64,
+    },
+    /// A purchase's first step in operator mode: the ticket held, the round recorded.
+    Reserve {
+        player: PlayerId,
+        key: Option<String>,
+    },
+    /// A purchase's second step: the debit's fate.
+    Settle {
+        round: String,
+        outcome: DebitOutcome,
+    },
+    /// A rollback acknowledged: the round released, its ticket back in the pool.
+    RollbackAcknowledged {
+        round: String,
+        transaction_id: String,
+    },
+}
+
+/// A launch, its signature checked ([`Op::Launch`]).
+#[derive(Debug, Clone)]
+pub struct LaunchOp {
+    /// `KEY_ID/NONCE` of the signed call.
+    pub nonce: String,
+    /// The operator's reference of the player.
+    pub reference: String,
+    /// A new player's own token's hash: of a random token nobody is given,
+    /// so that an operator's player comes in through launches only.
+    pub unheld_token_hash: String,
+    /// The launch's row (its `player` is found or made here).
+    pub write: LaunchWrite,
+    /// The answer (the launch URL, the code, its expiry).
+    pub answer: String,
 }
 
 /// What a write request gave: the answer, and what it did once committed.
@@ -390,8 +462,60 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
-        Op::PlayAction { caller, serial, request, random_client_seed } => {
-            play_action(unit, caller, serial, request.clone(), random_client_seed, now).await?
+        Op::PlayAction { caller, serial, request, random_client_seed, operator_wallet } => {
+            play_action(unit, caller, serial, request.clone(), random_client_seed, *operator_wallet, now).await?
+        }
+        Op::Launch(l) => {
+            let seen = unit.nonce_seen(&l.nonce).await?;
+            let mut write = l.write.clone();
+            let new_player = match unit.operator_player(&l.reference).await? {
+                Some(player) => {
+                    write.player = player;
+                    false
+                }
+                None if seen => false,
+                None => {
+                    write.player = unit.insert_player(&l.unheld_token_hash, Some(&l.reference), now).await?.0;
+                    true
+                }
+            };
+            let new = new_player.then_some((write.player, l.reference.as_str()));
+            commit(unit, Decision::Apply(Box::new(operator::launch(seen, &l.nonce, new, write, l.answer.clone())?)))
+                .await?
+        }
+        Op::Exchange { code_hash, session_hash, session_expires_ms } => {
+            let launch = unit.launch(code_hash).await?;
+            let changes = operator::exchange(code_hash, launch, session_hash, *session_expires_ms, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::Reserve { player, key } => {
+            let reference =
+                unit.operator_ref(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+            let (stored, pending) = match key {
+                Some(k) => (unit.idempotency(*player, k).await?, unit.pending_round(*player, k).await?),
+                None => (None, None),
+            };
+            let for_sale = match (&stored, &pending) {
+                (None, None) => unit.next_for_sale().await?,
+                _ => None,
+            };
+            let last = match &for_sale {
+                Some(s) => unit.last_attempt(s.ticket_id).await?,
+                None => 0,
+            };
+            commit(unit, operator::reserve(*player, &reference, key.as_deref(), stored, pending, for_sale, last, now)?)
+                .await?
+        }
+        Op::Settle { round, outcome } => {
+            let reserved =
+                unit.round(round).await?.ok_or_else(|| AppError::internal(format!("round {round} is not stored")))?;
+            commit(unit, Decision::Apply(Box::new(operator::settle(reserved, outcome, now)?))).await?
+        }
+        Op::RollbackAcknowledged { round, transaction_id } => {
+            let reserved =
+                unit.round(round).await?.ok_or_else(|| AppError::internal(format!("round {round} is not stored")))?;
+            let changes = operator::rollback_acknowledged(reserved.round, transaction_id, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Sell { shop, shop_account, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;

@@ -205,6 +205,7 @@ pub async fn create_player(
     headers: HeaderMap,
     JsonBody(body): JsonBody<NewPlayerBody>,
 ) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
+    accounts_are_ours(&state)?;
     let ip = super::client_ip(&state, peer, &headers);
     if let Some(admission) = state.registrations.admission("register", ip, "new players") {
         state.store.admit(vec![admission]).await.inspect_err(|e| {
@@ -232,7 +233,25 @@ pub async fn create_player(
 #[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = [])),
     responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
 pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, AppError> {
-    Ok(Json(state.store.me(player).await?))
+    let mut me = state.store.me(player).await?;
+    if let Some(wallet) = &state.wallet {
+        // The operator owns the money: its balance, never play money of ours.
+        me.balance_cents = wallet.balance(player).await?;
+        me.mode = "operator".into();
+    }
+    Ok(Json(me))
+}
+
+/// In operator mode the operator owns the players: no registration,
+/// login, password or limits of ours (docs/operator-integration.md).
+fn accounts_are_ours(state: &AppState) -> Result<(), AppError> {
+    match state.wallet {
+        Some(_) => Err(AppError::OperatorMode(
+            "accounts, logins and limits are the operator's in this mode: open the game from the operator's site"
+                .into(),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The player's limits, their usage, a raise waiting and a self-exclusion.
@@ -253,6 +272,7 @@ pub async fn put_limits(
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<LimitsBody>,
 ) -> Result<Response, AppError> {
+    accounts_are_ours(&state)?;
     let request =
         LimitsRequest { tickets_per_day: body.tickets_per_day, spend_per_week_cents: body.spend_per_week_cents };
     request.check()?;
@@ -269,6 +289,7 @@ pub async fn self_exclusion(
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<SelfExclusionBody>,
 ) -> Result<Response, AppError> {
+    accounts_are_ours(&state)?;
     let answer = state.store.self_exclude(player, body.days, state.cooling_off_ms).await?;
     Ok(json_answer(StatusCode::OK, answer))
 }
@@ -285,6 +306,7 @@ pub async fn put_credentials(
     AuthedVia(player, via): AuthedVia,
     RequiredJson(body): RequiredJson<CredentialsBody>,
 ) -> Result<Response, AppError> {
+    accounts_are_ours(&state)?;
     let login = parse_login(&body.login)?;
     check_password(&body.password)?;
     let was = state.store.password_hash(player).await?;
@@ -313,6 +335,7 @@ pub async fn login(
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<LoginBody>,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), AppError> {
+    accounts_are_ours(&state)?;
     let ip = super::client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or password".into());
     // A malformed login is a wrong one: the answer says nothing more.

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,128}$",
             description = "1 to 128 printable ASCII characters: the same key again returns the same ticket and debits nothing")),
     responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 402, body = ErrorBody),
+              (status = 402, description = "insufficient_funds; in operator mode also limit_reached, player_blocked, session_expired (the operator's refusals)", body = ErrorBody),
               (status = 403, description = "limit_reached or self_excluded (docs/player-api.md)", body = ErrorBody),
               (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn buy_ticket(
@@ -33,6 +33,11 @@ pub async fn buy_ticket(
         None => None,
     };
     body.check()?;
+    if let Some(wallet) = &state.wallet {
+        // The operator's wallet: reserve, debit, settle (docs/operator-integration.md).
+        let answer = wallet.buy(player, key.map(|k| k.as_str().to_string())).await?;
+        return Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response());
+    }
     let request = BuyRequest { key };
     // The answer as stored: the same Idempotency-Key again gets the same bytes.
     let answer = state.store.buy_ticket(player, request).await?;

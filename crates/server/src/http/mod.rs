@@ -19,11 +19,13 @@ mod admin;
 mod game;
 pub mod listener;
 mod openapi;
+mod operator;
 mod public;
 mod retail;
 
 pub use account::PasswordHashes;
 pub use admin::accepted_table;
+pub use operator::Launcher;
 
 use crate::api::{BuyBody, NewPlayerBody};
 use crate::core::{Caller, PlayerId};
@@ -75,6 +77,10 @@ pub struct AppState {
     pub cooling_off_ms: i64,
     /// `GET /api/odds` answers, by table digest.
     pub odds: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    /// Operator mode: the operator's wallet (`None`: the internal ledger).
+    pub wallet: operator::Wallet,
+    /// Operator mode: the signed launch's keys and URLs.
+    pub launcher: Option<Arc<operator::Launcher>>,
 }
 
 /// A limit of attempts per client network and window (0: no limit),
@@ -132,6 +138,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/current", axum::routing::delete(account::logout))
         .route("/api/odds", get(public::odds))
         .route("/api/tickets", post(game::buy_ticket).get(game::list_tickets))
+        .route("/api/operator/launch", post(operator::launch))
+        .route("/api/launch", post(operator::exchange))
+        .route("/api/session", get(operator::session))
+        .route("/api/admin/wallet/rounds", get(operator::rounds))
         .route("/api/tickets/{id}", get(game::get_ticket))
         .route("/api/tickets/{id}/actions", post(game::post_action))
         .route("/api/tickets/{id}/record", get(game::get_record))

@@ -37,6 +37,10 @@ use utoipa::{OpenApi, ToSchema};
         super::retail::pay,
         super::public::healthz,
         super::public::metrics,
+        super::operator::launch,
+        super::operator::exchange,
+        super::operator::session,
+        super::operator::rounds,
     ),
     components(schemas(
         NewPlayerBodyDoc,
@@ -73,6 +77,14 @@ use utoipa::{OpenApi, ToSchema};
         super::account::SessionCreated,
         super::account::CredentialsSet,
         crate::error::ErrorBody,
+        LaunchBody,
+        LaunchFlagsDoc,
+        LaunchAnswerDoc,
+        LaunchSession,
+        RoundsDoc,
+        RoundDoc,
+        super::operator::ExchangeBody,
+        super::operator::SessionView,
     )),
     modifiers(&BearerAuth)
 )]
@@ -304,4 +316,85 @@ pub struct LaterDraw {
     #[schema(minimum = 1)]
     seq: u64,
     action: DrawTag,
+}
+
+/// `POST /api/operator/launch` body (wallet::LaunchRequest; docs/operator-integration.md).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct LaunchBody {
+    /// The operator's reference of the player: 1 to 64 printable ASCII characters.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[!-~]{1,64}$")]
+    player: String,
+    /// EUR only.
+    #[schema(pattern = "^EUR$")]
+    currency: String,
+    /// fr or en.
+    #[schema(pattern = "^(fr|en)$")]
+    language: String,
+    /// ISO 3166-1 alpha-2.
+    #[schema(pattern = "^[A-Z]{2}$")]
+    country: Option<String>,
+    flags: Option<LaunchFlagsDoc>,
+    /// Where "back to the lobby" leads.
+    #[schema(pattern = "^https?://", max_length = 2048)]
+    lobby_url: Option<String>,
+}
+
+/// What the operator lets the page show (wallet::LaunchFlags).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct LaunchFlagsDoc {
+    show_rtp: Option<bool>,
+    session_timer: Option<bool>,
+    #[schema(minimum = 1, maximum = 1440)]
+    reality_check_minutes: Option<u32>,
+    #[schema(minimum = 1, maximum = 1440)]
+    session_limit_minutes: Option<u32>,
+}
+
+/// The launch's answer (wallet::LaunchAnswer).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct LaunchAnswerDoc {
+    /// Open it in the player's browser: it holds the one-time code.
+    url: String,
+    code: String,
+    /// The code is refused after this instant (unix ms).
+    expires_ms: i64,
+}
+
+/// `POST /api/launch` answer: a session of the launched player.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct LaunchSession {
+    /// The session's bearer token.
+    token: String,
+    /// The operator's reference of the player.
+    player: String,
+    language: String,
+    flags: LaunchFlagsDoc,
+    lobby_url: Option<String>,
+    session_started_ms: i64,
+    session_expires_ms: i64,
+}
+
+/// `GET /api/admin/wallet/rounds` answer.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct RoundsDoc {
+    rounds: Vec<RoundDoc>,
+}
+
+/// A round (wallet::reconcile::OurRound).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct RoundDoc {
+    /// SERIAL.ATTEMPT
+    round_id: String,
+    player: String,
+    price_cents: i64,
+    /// sold, released or unresolved.
+    state: String,
+    prize_cents: Option<i64>,
+    credit_acknowledged: bool,
 }

@@ -26,6 +26,7 @@ mod postgres;
 mod reads;
 mod retail;
 mod sqlite;
+mod wallet;
 
 pub use crate::core::limits::RedeemLimits;
 pub use audit::AuditCheck;
@@ -35,6 +36,7 @@ pub use reads::LedgerCheck;
 /// the tests that read its plan (`EXPLAIN`).
 pub use reads::{NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE};
 pub use retail::{Redeemed, code_hash};
+pub use wallet::{OutboxEntry, Reservation};
 
 use crate::api::LimitsView;
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
@@ -118,6 +120,8 @@ pub struct Store {
     emitting: tokio::sync::Mutex<()>,
     /// The shops' ledger accounts, by shop name.
     shops: RwLock<HashMap<String, i64>>,
+    /// Online purchases go through the operator's wallet (`wallet = "operator"`).
+    operator_wallet: bool,
 }
 
 /// The file of a SQLite database URL (`sqlite://PATH`, `sqlite:PATH` or a
@@ -171,6 +175,7 @@ impl Store {
             keys,
             emitting: tokio::sync::Mutex::new(()),
             shops: RwLock::new(HashMap::new()),
+            operator_wallet: config.wallet == crate::config::WalletMode::Operator,
         })
     }
 
@@ -181,7 +186,10 @@ impl Store {
         emissions::check_key(&self.db, self.keys.key()).await?;
         let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
         self.ensure_shops(&config.retailer_shops()).await?;
-        if !config.demo_token.is_empty() && self.authenticate(&config.demo_token).await?.is_none() {
+        if !config.demo_token.is_empty()
+            && config.wallet == crate::config::WalletMode::Internal
+            && self.authenticate(&config.demo_token).await?.is_none()
+        {
             self.create_player_with_token(&config.demo_token, Some("demo".into()), None).await?;
             tracing::info!("created the demo player");
         }
@@ -189,6 +197,11 @@ impl Store {
             postgres::release_startup_lock(lock).await;
         }
         Ok(emission)
+    }
+
+    /// Whether online purchases go through the operator's wallet.
+    pub fn operator_wallet(&self) -> bool {
+        self.operator_wallet
     }
 
     /// One line for the start log: which database, and how it is written.
@@ -307,6 +320,7 @@ impl Store {
             serial: serial.to_string(),
             request,
             random_client_seed: ClientSeed::random(),
+            operator_wallet: self.operator_wallet,
         };
         Ok(self.write(op).await?.answer)
     }

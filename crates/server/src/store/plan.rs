@@ -16,6 +16,7 @@
 //! writer reads each guarded statement's count of changed rows.
 
 use crate::core::limits::CounterWrite;
+use crate::core::operator::{RoundState, WalletWrite};
 use crate::core::{Changes, Movement, PlayerWrite, RetailWrite};
 use crate::error::StoreError;
 use std::fmt::Write as _;
@@ -159,6 +160,10 @@ impl WritePlan {
                 false,
             );
         }
+        if let Some(before) = changes.expire_nonces_before {
+            let before = p.placeholder(before.into());
+            p.push_part("expire_nonces", format!("DELETE FROM signed_nonces WHERE seen_ms < {before}"), false);
+        }
         if let Some((emission, at, claim)) = changes.close {
             let at = p.placeholder(at.into());
             let claim = p.placeholder(claim.into());
@@ -229,6 +234,9 @@ impl WritePlan {
                     ("created_ms", k.created_ms.into()),
                 ],
             );
+        }
+        for w in &changes.wallet {
+            p.wallet(w);
         }
         if let Some(a) = &changes.audit {
             let mut row = vec![
@@ -357,6 +365,130 @@ impl WritePlan {
                 vec![("balance_cents", b.after.into())],
                 vec![("id", b.account.into()), ("balance_cents", b.before.into())],
             );
+        }
+    }
+
+    /// A guarded statement of custom SQL: `set` then `filter` columns, and
+    /// `extra` conditions without values (`acked_ms IS NULL`).
+    fn update_guarded_if(
+        &mut self,
+        name: &'static str,
+        table: &str,
+        set: Vec<(&str, Val)>,
+        filter: Vec<(&str, Val)>,
+        extra: &str,
+    ) {
+        let set: Vec<String> = set.into_iter().map(|(c, v)| format!("{c} = {}", self.placeholder(v))).collect();
+        let filter: Vec<String> = filter.into_iter().map(|(c, v)| format!("{c} = {}", self.placeholder(v))).collect();
+        let sql = format!("UPDATE {table} SET {} WHERE {} AND {extra}", set.join(", "), filter.join(" AND "));
+        self.push_part(name, sql, true);
+    }
+
+    /// A row of the operator mode (`core::operator`), each change of an
+    /// existing row guarded by the state it was decided on.
+    fn wallet(&mut self, w: &WalletWrite) {
+        match w {
+            WalletWrite::Nonce { nonce, seen_ms } => self.insert_row(
+                "nonce",
+                "signed_nonces",
+                vec![("nonce", nonce.as_str().into()), ("seen_ms", (*seen_ms).into())],
+            ),
+            WalletWrite::OperatorPlayer { player, reference } => self.update_guarded_if(
+                "operator_player",
+                "players",
+                vec![("operator_ref", reference.as_str().into())],
+                vec![("id", (*player).into())],
+                "operator_ref IS NULL",
+            ),
+            WalletWrite::Launch(l) => self.insert_row(
+                "launch",
+                "launches",
+                vec![
+                    ("code_hash", l.code_hash.as_str().into()),
+                    ("player_id", l.player.into()),
+                    ("language", l.language.as_str().into()),
+                    ("country", l.country.as_deref().into()),
+                    ("flags_json", l.flags_json.as_str().into()),
+                    ("lobby_url", l.lobby_url.as_deref().into()),
+                    ("created_ms", l.created_ms.into()),
+                    ("expires_ms", l.expires_ms.into()),
+                ],
+            ),
+            WalletWrite::LaunchUsed { code_hash, used_ms, session_hash } => self.update_guarded_if(
+                "launch_used",
+                "launches",
+                vec![("used_ms", (*used_ms).into()), ("session_hash", session_hash.as_str().into())],
+                vec![("code_hash", code_hash.as_str().into())],
+                "used_ms IS NULL",
+            ),
+            WalletWrite::NewRound { round, ticket_id, attempt, player, price_cents, key, created_ms } => self
+                .insert_row(
+                    "round",
+                    "wallet_rounds",
+                    vec![
+                        ("round_id", round.as_str().into()),
+                        ("ticket_id", (*ticket_id).into()),
+                        ("attempt", i64::from(*attempt).into()),
+                        ("player_id", (*player).into()),
+                        ("price_cents", (*price_cents).into()),
+                        ("state", RoundState::Debiting.as_str().into()),
+                        ("idempotency_key", key.as_deref().into()),
+                        ("created_ms", (*created_ms).into()),
+                    ],
+                ),
+            WalletWrite::Round { round, from, to, refusal, settled_ms } => self.update_guarded(
+                "round_state",
+                "wallet_rounds",
+                vec![
+                    ("state", to.as_str().into()),
+                    ("refusal", refusal.as_deref().into()),
+                    ("settled_ms", (*settled_ms).into()),
+                ],
+                vec![("round_id", round.as_str().into()), ("state", from.as_str().into())],
+            ),
+            WalletWrite::Release { ticket_id, owner } => self.update_guarded(
+                "release",
+                "tickets",
+                vec![("status", "unsold".into()), ("owner_id", None::<i64>.into()), ("sold_ms", None::<i64>.into())],
+                vec![("id", (*ticket_id).into()), ("status", "sold".into()), ("owner_id", (*owner).into())],
+            ),
+            WalletWrite::Outbox(o) => self.insert_row(
+                "outbox",
+                "wallet_outbox",
+                vec![
+                    ("transaction_id", o.transaction_id.as_str().into()),
+                    ("round_id", o.round.as_str().into()),
+                    ("kind", o.kind.as_str().into()),
+                    ("amount_cents", o.amount_cents.into()),
+                    ("body_json", o.body_json.as_str().into()),
+                    ("created_ms", o.created_ms.into()),
+                    ("next_ms", o.created_ms.into()),
+                ],
+            ),
+            WalletWrite::Acked { transaction_id, acked_ms } => self.update_guarded_if(
+                "outbox_acked",
+                "wallet_outbox",
+                vec![("acked_ms", (*acked_ms).into())],
+                vec![("transaction_id", transaction_id.as_str().into())],
+                "acked_ms IS NULL",
+            ),
+            WalletWrite::Attempt { transaction_id, attempts, next_ms, error } => self.update_guarded_if(
+                "outbox_attempt",
+                "wallet_outbox",
+                vec![
+                    ("attempts", (*attempts + 1).into()),
+                    ("next_ms", (*next_ms).into()),
+                    ("last_error", error.as_deref().into()),
+                ],
+                vec![("transaction_id", transaction_id.as_str().into()), ("attempts", (*attempts).into())],
+                "acked_ms IS NULL",
+            ),
+            WalletWrite::Failed { transaction_id, error } => {
+                let error = self.placeholder(error.as_str().into());
+                let id = self.placeholder(transaction_id.as_str().into());
+                let sql = format!("UPDATE wallet_outbox SET last_error = {error} WHERE transaction_id = {id}");
+                self.push_part("outbox_failed", sql, false);
+            }
         }
     }
 

@@ -360,11 +360,33 @@ impl Unit for PgUnit {
         }))
     }
 
+    super::wallet::wallet_loads!();
+
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let plan = WritePlan::of(changes, None);
         let sql = plan.postgres_statement();
         let returned: Vec<String> =
             bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(&mut *self.tx).await?;
         plan.check_guards(&returned)
+    }
+}
+
+impl super::wallet::Fetch for PgUnit {
+    fn lock(&self, of: &str) -> String {
+        format!(" FOR UPDATE OF {of}")
+    }
+
+    async fn fetch(
+        &mut self,
+        sql: &str,
+        values: &[super::plan::Val],
+    ) -> Result<Option<super::wallet::OwnedRow>, StoreError> {
+        let row =
+            bind_values!(sqlx::query(AssertSqlSafe(sql.to_string())), values).fetch_optional(&mut *self.tx).await?;
+        Ok(row.as_ref().map(super::wallet::owned_pg))
+    }
+
+    fn keyring(&self) -> Arc<Keyring> {
+        self.keys.clone()
     }
 }

@@ -392,7 +392,7 @@ pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
     .fetch_optional(pool)
     .await?);
     let (balance, name, login) = row.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
-    Ok(Me { player_id: player, balance_cents: balance, name, login })
+    Ok(Me { player_id: player, balance_cents: balance, name, login, mode: "internal".into() })
 }
 
 /// The player's tickets, newest first: all of them, or a page of at most

@@ -376,6 +376,10 @@ impl WriterState {
             // Tickets of an emission whose sale ended are no longer for sale.
             self.for_sale.clear();
         }
+        if changes.wallet.iter().any(|w| matches!(w, crate::core::operator::WalletWrite::Release { .. })) {
+            // A ticket back in the pool comes before those remembered: read them again.
+            self.for_sale.clear();
+        }
         if let Some(PlayerWrite::Limits { player, row, .. }) = &changes.player {
             self.limits.insert(*player, Some(*row));
         }

@@ -185,6 +185,8 @@ impl Unit for SqliteUnit<'_> {
         }))
     }
 
+    crate::store::wallet::wallet_loads!();
+
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let seal = changes.audit.as_ref().map(|a| self.state.audit_head.seal(a));
         let plan = WritePlan::of(changes, seal.as_ref());
@@ -205,5 +207,31 @@ impl Unit for SqliteUnit<'_> {
         }
         self.state.written(changes);
         Ok(())
+    }
+}
+
+impl crate::store::wallet::Fetch for SqliteUnit<'_> {
+    fn lock(&self, _of: &str) -> String {
+        // The one writer takes turns: nothing to lock.
+        String::new()
+    }
+
+    async fn fetch(&mut self, sql: &str, values: &[Val]) -> Result<Option<crate::store::wallet::OwnedRow>, StoreError> {
+        let mut stmt = self.prepared(sql)?;
+        for (i, v) in values.iter().enumerate() {
+            match v {
+                Val::Int(x) => stmt.raw_bind_parameter(i + 1, x)?,
+                Val::Text(t) => stmt.raw_bind_parameter(i + 1, t.as_deref())?,
+            }
+        }
+        let mut rows = stmt.raw_query();
+        match rows.next()? {
+            Some(row) => Ok(Some(crate::store::wallet::owned_sqlite(row)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn keyring(&self) -> Arc<Keyring> {
+        self.state.keys.clone()
     }
 }

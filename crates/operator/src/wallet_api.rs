@@ -1,0 +1,180 @@
+//! The signed wallet: `POST /wallet/{balance,debit,credit,rollback,transactions}`
+//! (docs/operator-integration.md; `docs/operator-wallet.openapi.json`).
+//!
+//! Each call: the chaos switch's delay and 5xx first (a 5xx applies
+//! nothing, and is not signed: it stands for a gateway in front of the
+//! wallet), then the request's signature (key id, window, HMAC; 401
+//! `bad_signature` otherwise), then the ledger in one transaction that also
+//! records the nonce (a replay is 401), then the answer, signed with
+//! `Covered::Answer` bound to the request's nonce, or lost when the switch
+//! drops it.
+
+use crate::App;
+use crate::chaos::{DropMode, Plan};
+use crate::ledger::{Answer, LedgerError, NonceUse};
+use crate::serve::DropAnswer;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use std::sync::Arc;
+use wallet::messages::{errors, paths};
+use wallet::sign::{Covered, NONCE};
+use wallet::{BalanceRequest, MoneyRequest, RollbackRequest, Signed, TransactionsRequest, TxKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Balance,
+    Debit,
+    Credit,
+    Rollback,
+    Transactions,
+}
+
+impl Call {
+    fn path(self) -> &'static str {
+        match self {
+            Call::Balance => paths::BALANCE,
+            Call::Debit => paths::DEBIT,
+            Call::Credit => paths::CREDIT,
+            Call::Rollback => paths::ROLLBACK,
+            Call::Transactions => paths::TRANSACTIONS,
+        }
+    }
+}
+
+pub(crate) fn routes() -> Router<Arc<App>> {
+    let route = |call: Call| {
+        post(move |State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes| wallet_call(app, call, headers, body))
+    };
+    Router::new()
+        .route(paths::BALANCE, route(Call::Balance))
+        .route(paths::DEBIT, route(Call::Debit))
+        .route(paths::CREDIT, route(Call::Credit))
+        .route(paths::ROLLBACK, route(Call::Rollback))
+        .route(paths::TRANSACTIONS, route(Call::Transactions))
+}
+
+/// A signed answer.
+fn respond(app: &App, call: Call, answer: &Answer, request_nonce: &str, now_ms: i64) -> Response {
+    let covered = Covered::Answer { method: "POST", path: call.path(), status: answer.status, request_nonce };
+    let signed = app.keys.sign(covered, &answer.body, now_ms);
+    let status = StatusCode::from_u16(answer.status).expect("a valid status");
+    let mut response = (status, answer.body.clone()).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (name, value) in signed.headers() {
+        h.insert(name, HeaderValue::from_str(&value).expect("hex and digits"));
+    }
+    response
+}
+
+async fn wallet_call(app: Arc<App>, call: Call, headers: HeaderMap, body: Bytes) -> Response {
+    let plan = if call == Call::Transactions {
+        // The export is spared (reconciliation reads the truth), but not the skew.
+        Plan { skew_ms: app.chaos.config().skew_ms, ..Plan::default() }
+    } else {
+        app.chaos.plan()
+    };
+    if let Some(ms) = plan.delay_ms {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+    if let Some(status) = plan.error {
+        let body = serde_json::json!({
+            "error": if status == 500 { "internal_error" } else { "unavailable" },
+            "message": "the chaos switch failed this call: nothing was applied",
+        });
+        return (StatusCode::from_u16(status).expect("5xx"), axum::Json(body)).into_response();
+    }
+    let now = crate::now_ms() + plan.skew_ms;
+    let request_nonce = headers.get(NONCE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let covered = Covered::Request { method: "POST", path: call.path() };
+    let signed = match Signed::from_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()))
+        .and_then(|s| app.keys.verify(covered, &body, &s, now).map(|()| s))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            let answer = Answer::error(401, errors::BAD_SIGNATURE, e.to_string());
+            return respond(&app, call, &answer, &request_nonce, now);
+        }
+    };
+    // The ledger keeps the true time (applied_ms); only signatures see the skew.
+    let now = crate::now_ms();
+    let nonce = NonceUse {
+        key_id: signed.key_id.clone(),
+        nonce: signed.nonce.clone(),
+        forget_before_ms: now - 2 * app.keys.window_ms(),
+    };
+    let result = if plan.duplicate {
+        // The copy runs at the same time on its own task; both go through
+        // the ledger's idempotency. The caller gets the first's answer.
+        let copy = tokio::spawn({
+            let (app, body) = (app.clone(), body.clone());
+            async move { process(&app, call, &body, None, now).await }
+        });
+        let first = process(&app, call, &body, Some(&nonce), now).await;
+        if copy.await.is_ok() {
+            app.chaos.count_duplicate();
+        }
+        first
+    } else {
+        process(&app, call, &body, Some(&nonce), now).await
+    };
+    let answer = match result {
+        Ok(a) => a,
+        Err(LedgerError::Replayed) => Answer::error(401, errors::BAD_SIGNATURE, "this nonce was already used"),
+        Err(LedgerError::Database(e)) => {
+            tracing::error!(path = call.path(), error = %e, "the ledger failed; nothing was applied");
+            Answer::error(500, "internal_error", "the ledger failed: nothing was applied")
+        }
+    };
+    if let Some(mode) = plan.drop
+        && answer.status < 500
+    {
+        app.chaos.count_drop();
+        if mode == DropMode::Hang {
+            let hang = app.chaos.config().hang_ms;
+            tokio::time::sleep(std::time::Duration::from_millis(hang)).await;
+        }
+        let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        response.extensions_mut().insert(DropAnswer);
+        return response;
+    }
+    respond(&app, call, &answer, &signed.nonce, crate::now_ms() + plan.skew_ms)
+}
+
+fn bad_body(e: serde_json::Error) -> Answer {
+    Answer::error(400, errors::BAD_REQUEST, format!("the body is not the documented JSON: {e}"))
+}
+
+/// Parses the body and runs the call on the ledger (the nonce is recorded
+/// in the same transaction, or alone when the body is refused).
+async fn process(
+    app: &App,
+    call: Call,
+    body: &[u8],
+    nonce: Option<&NonceUse>,
+    now: i64,
+) -> Result<Answer, LedgerError> {
+    let ledger = &app.ledger;
+    macro_rules! parse {
+        ($t:ty) => {
+            match serde_json::from_slice::<$t>(body) {
+                Ok(r) => r,
+                Err(e) => {
+                    ledger.nonce_only(nonce, now).await?;
+                    return Ok(bad_body(e));
+                }
+            }
+        };
+    }
+    match call {
+        Call::Balance => ledger.balance(&parse!(BalanceRequest), nonce, now).await,
+        Call::Debit => ledger.money(TxKind::Debit, &parse!(MoneyRequest), nonce, now).await,
+        Call::Credit => ledger.money(TxKind::Credit, &parse!(MoneyRequest), nonce, now).await,
+        Call::Rollback => ledger.rollback(&parse!(RollbackRequest), nonce, now).await,
+        Call::Transactions => ledger.transactions(&parse!(TransactionsRequest), nonce, now).await,
+    }
+}

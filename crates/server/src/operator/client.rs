@@ -1,0 +1,129 @@
+//! [`WalletClient`]: the game server's side of the operator's wallet
+//! protocol (docs/operator-integration.md): every request signed, every
+//! answer's signature checked before it is believed, and each answer
+//! classified as acknowledged, refused, or unknown. Nothing here retries:
+//! a debit's unknown outcome is resolved by its rollback from the outbox,
+//! a credit is sent again by the outbox, always with the same transaction
+//! id and the same bytes.
+
+use crate::metrics::Metrics;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wallet::sign::{Covered, Signed};
+use wallet::{ErrorBody, Signer, WalletAnswer};
+
+/// What an answer of the operator's wallet says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// 200, signed: applied (or applied before, for a retry).
+    Applied(WalletAnswer),
+    /// A signed refusal (4xx with the protocol's error body): not applied.
+    Refused { status: u16, code: String, message: String },
+    /// Anything else: a timeout, a lost connection, a 5xx, an answer whose
+    /// signature or body we cannot trust. Whether it was applied is unknown.
+    Unknown(String),
+}
+
+/// The client of one operator's wallet.
+pub struct WalletClient {
+    http: reqwest::Client,
+    base: String,
+    signer: Signer,
+    metrics: Arc<Metrics>,
+}
+
+impl WalletClient {
+    /// A client of the wallet at `base` (its paths are appended), with the
+    /// keys shared with the operator; each call gives up after `timeout`.
+    pub fn new(
+        base: &str,
+        keys: wallet::Keys,
+        timeout: Duration,
+        metrics: Arc<Metrics>,
+    ) -> anyhow::Result<WalletClient> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()?;
+        Ok(WalletClient { http, base: base.trim_end_matches('/').to_string(), signer: Signer::new(keys), metrics })
+    }
+
+    /// POSTs `body` (its exact bytes are signed and sent) to `path`.
+    pub async fn call(&self, kind: &'static str, path: &str, body: &[u8]) -> Answer {
+        let started = Instant::now();
+        let answer = self.call_inner(path, body).await;
+        let outcome = match &answer {
+            Answer::Applied(_) => "applied",
+            Answer::Refused { .. } => "refused",
+            Answer::Unknown(_) => "unknown",
+        };
+        self.metrics.wallet_requests.with_label_values(&[kind, outcome]).inc();
+        self.metrics.wallet_seconds.with_label_values(&[kind]).observe(started.elapsed().as_secs_f64());
+        if let Answer::Unknown(why) = &answer {
+            tracing::warn!(kind, path, why, "the operator's wallet gave no answer we can trust");
+        }
+        answer
+    }
+
+    async fn call_inner(&self, path: &str, body: &[u8]) -> Answer {
+        let url = format!("{}{path}", self.base);
+        let Ok(parsed) = reqwest::Url::parse(&url) else { return Answer::Unknown(format!("bad URL {url}")) };
+        let signed_path = parsed.path().to_string();
+        let covered = Covered::Request { method: "POST", path: &signed_path };
+        let signed = self.signer.keys.sign(covered, body, crate::store::now_ms());
+        let mut request = self.http.post(parsed).header("content-type", "application/json").body(body.to_vec());
+        for (name, value) in signed.headers() {
+            request = request.header(name, value);
+        }
+        let response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => return Answer::Unknown(format!("no answer: {e}")),
+        };
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = match response.bytes().await {
+            Ok(b) => b,
+            Err(e) => return Answer::Unknown(format!("answer {status} cut short: {e}")),
+        };
+        if status >= 500 {
+            return Answer::Unknown(format!("answer {status}"));
+        }
+        let their = match Signed::from_headers(|n| headers.get(n).and_then(|v| v.to_str().ok())) {
+            Ok(s) => s,
+            Err(e) => return Answer::Unknown(format!("answer {status} not signed: {e}")),
+        };
+        let answer_covered =
+            Covered::Answer { method: "POST", path: &signed_path, status, request_nonce: &signed.nonce };
+        if let Err(e) = self.signer.check(answer_covered, &bytes, &their, crate::store::now_ms()) {
+            return Answer::Unknown(format!("answer {status} with a bad signature: {e}"));
+        }
+        if status == 200 {
+            return match serde_json::from_slice::<WalletAnswer>(&bytes) {
+                Ok(a) => Answer::Applied(a),
+                Err(e) => Answer::Unknown(format!("answer 200 unreadable: {e}")),
+            };
+        }
+        match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(e) if (400..500).contains(&status) && status != 401 && status != 408 && status != 429 => {
+                Answer::Refused { status, code: e.error, message: e.message }
+            }
+            Ok(e) => Answer::Unknown(format!("answer {status}: {} ({})", e.error, e.message)),
+            Err(e) => Answer::Unknown(format!("answer {status} unreadable: {e}")),
+        }
+    }
+
+    /// The player's balance, in cents.
+    pub async fn balance(&self, player: &str) -> Result<i64, String> {
+        let body = serde_json::to_vec(&wallet::BalanceRequest {
+            player: player.to_string(),
+            currency: wallet::CURRENCY.to_string(),
+        })
+        .expect("a balance request serializes");
+        match self.call("balance", wallet::paths::BALANCE, &body).await {
+            Answer::Applied(a) => Ok(a.balance_cents),
+            Answer::Refused { code, message, .. } => Err(format!("{code}: {message}")),
+            Answer::Unknown(why) => Err(why),
+        }
+    }
+}
