@@ -59,6 +59,9 @@ enum Command {
     /// Operator mode: our rounds of a period against the operator's wallet
     /// transactions; exit 0 clean, 1 on any mismatch, 2 when either side cannot be read.
     Reconcile(reconcile::ReconcileArgs),
+    /// The reference operator (crate `as-capone-operator`) as the wallet chaos runs it.
+    #[command(hide = true)]
+    ReferenceOperator(reliability::wallet_chaos::OperatorChildArgs),
     /// Fault and load evidence: SIGKILLs under load, a soak, a hostile corpus (RELIABILITY.md).
     Reliability(reliability::ReliabilityArgs),
 }
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Loadtest(a) => loadtest::run(a),
         Command::RngStream(a) => rng_stream::run(a),
         Command::Reliability(a) => reliability::run(a),
+        Command::ReferenceOperator(a) => reliability::wallet_chaos::reference_operator(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

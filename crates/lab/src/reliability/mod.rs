@@ -108,7 +108,8 @@ pub struct ReliabilityArgs {
     /// Wallet chaos: SIGKILLs of the reference operator.
     #[arg(long, default_value_t = 10)]
     pub operator_kills: u32,
-    /// Wallet chaos: the reference operator's program [default: as-capone-operator beside this executable].
+    /// Wallet chaos: the reference operator's program, e.g. the `as-capone-operator` binary
+    /// [default: this executable's hidden `reference-operator`, the same crate].
     #[arg(long, env = "AS_CAPONE_OPERATOR_BIN")]
     pub operator_bin: Option<PathBuf>,
     /// Wallet chaos: the operator's delays, MIN-MAX ms.

@@ -414,7 +414,7 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
 /// our servers find it again after each restart.
 struct Operator {
     child: Option<Child>,
-    program: PathBuf,
+    program: (PathBuf, Vec<String>),
     listen: String,
     database: PathBuf,
     log: PathBuf,
@@ -434,7 +434,8 @@ impl Operator {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log)?;
         let mut last = String::new();
         for attempt in 0..20 {
-            let mut child = Command::new(&self.program)
+            let mut child = Command::new(&self.program.0)
+                .args(&self.program.1)
                 .args(["--listen", &self.listen, "--keys", KEYS, "--admin-token", ADMIN_TOKEN, "--database"])
                 .arg(&self.database)
                 .args(&self.chaos)
@@ -444,7 +445,7 @@ impl Operator {
                 .stdout(Stdio::piped())
                 .stderr(log.try_clone()?)
                 .spawn()
-                .with_context(|| format!("starting the reference operator {}", self.program.display()))?;
+                .with_context(|| format!("starting the reference operator {}", self.program.0.display()))?;
             let stdout = child.stdout.take().context("the operator's stdout")?;
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::spawn(move || {
@@ -484,25 +485,84 @@ impl Drop for Operator {
     }
 }
 
-/// The reference operator's program: `--operator-bin`, else
-/// `as-capone-operator` beside this executable.
-fn operator_program(args: &ReliabilityArgs) -> anyhow::Result<PathBuf> {
-    if let Some(p) = &args.operator_bin {
-        return Ok(p.clone());
+/// The reference operator's program and the arguments before its own:
+/// `--operator-bin`, else this executable's hidden `reference-operator`
+/// subcommand ([`OperatorChildArgs`]: the `as-capone-operator` crate's
+/// library, the same flags as its binary).
+fn operator_program(args: &ReliabilityArgs) -> anyhow::Result<(PathBuf, Vec<String>)> {
+    match &args.operator_bin {
+        Some(p) => Ok((p.clone(), Vec::new())),
+        None => Ok((std::env::current_exe()?, vec!["reference-operator".into()])),
     }
-    let exe = std::env::current_exe()?;
-    let dir = exe.parent().context("this executable's folder")?;
-    // A test binary lives in target/PROFILE/deps; the binaries one level up.
-    for d in [dir, dir.parent().unwrap_or(dir)] {
-        let p = d.join("as-capone-operator");
-        if p.exists() {
-            return Ok(p);
-        }
-    }
-    anyhow::bail!(
-        "the reference operator's program was not found beside {} (build it: cargo build -p as-capone-operator; or give --operator-bin)",
-        exe.display()
-    )
+}
+
+/// `as-capone reference-operator` (hidden): the reference operator
+/// (crate `as-capone-operator`) in a process of its own, as the wallet
+/// chaos starts and SIGKILLs it. The flags are the `as-capone-operator`
+/// binary's, so that `--operator-bin` can name either; it prints
+/// `listening on http://ADDR` on its first line of standard output.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OperatorChildArgs {
+    /// Where to listen.
+    #[arg(long)]
+    pub listen: std::net::SocketAddr,
+    /// The SQLite ledger (created if missing).
+    #[arg(long)]
+    pub database: PathBuf,
+    /// The keys shared with the game server, `ID:HEX,...`.
+    #[arg(long)]
+    pub keys: String,
+    /// The bearer token of /admin/*.
+    #[arg(long)]
+    pub admin_token: String,
+    /// Chaos: the delay's range in ms, `MIN-MAX`.
+    #[arg(long, default_value = "0-0")]
+    pub chaos_delay_ms: String,
+    /// Chaos: probability of a delay.
+    #[arg(long, default_value_t = 0.0)]
+    pub chaos_delay_rate: f64,
+    /// Chaos: probability of a 500/503 answer without applying.
+    #[arg(long, default_value_t = 0.0)]
+    pub chaos_error_rate: f64,
+    /// Chaos: probability of an applied call whose answer is lost.
+    #[arg(long, default_value_t = 0.0)]
+    pub chaos_drop_rate: f64,
+    /// Chaos: probability of a call processed twice at once.
+    #[arg(long, default_value_t = 0.0)]
+    pub chaos_duplicate_rate: f64,
+    /// Chaos: offset of the operator's clock, in ms.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub chaos_skew_ms: i64,
+    /// Chaos: the seed of the random stream.
+    #[arg(long)]
+    pub chaos_seed: Option<u64>,
+}
+
+/// Runs the reference operator until SIGTERM, Ctrl-C or SIGKILL.
+pub fn reference_operator(a: OperatorChildArgs) -> anyhow::Result<()> {
+    let (lo, hi) = a.chaos_delay_ms.split_once('-').unwrap_or((&a.chaos_delay_ms, &a.chaos_delay_ms));
+    let range = |s: &str| s.trim().parse::<u64>().map_err(|_| anyhow::anyhow!("--chaos-delay-ms is MIN-MAX in ms"));
+    let chaos = operator::ChaosConfig {
+        delay_ms: [range(lo)?, range(hi)?],
+        delay_rate: a.chaos_delay_rate,
+        error_rate: a.chaos_error_rate,
+        drop_rate: a.chaos_drop_rate,
+        duplicate_rate: a.chaos_duplicate_rate,
+        skew_ms: a.chaos_skew_ms,
+        seed: a.chaos_seed,
+        ..Default::default()
+    };
+    let keys = Keys::parse(&a.keys).map_err(anyhow::Error::msg)?;
+    let mut options = operator::Options::new(a.listen, a.database, keys);
+    options.admin_token = Some(a.admin_token);
+    options.chaos = chaos;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async {
+        let running = operator::start(options).await?;
+        println!("listening on {}", running.url());
+        running.run_until_signal().await;
+        anyhow::Ok(())
+    })
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the operator).
