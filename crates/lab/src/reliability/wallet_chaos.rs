@@ -1,8 +1,10 @@
 //! `as-capone reliability wallet-chaos`: the operator mode under chaos
 //! (issue 28, "What must hold"; docs/operator-integration.md).
 //!
-//! The reference operator (`as-capone-operator`, its own SQLite ledger) runs
-//! as a child process with its chaos switch on: delays, 5xx answered
+//! The reference operator (crate `as-capone-operator`, its own SQLite
+//! ledger) runs as a child process (this executable's hidden
+//! `reference-operator` subcommand, or `--operator-bin`) with its chaos
+//! switch on: delays, 5xx answered
 //! without applying, answers dropped after the call was applied and
 //! committed, duplicate deliveries, a skewed clock. Our server runs in
 //! operator mode against it (`--wallet operator`): one process on SQLite,
@@ -20,7 +22,9 @@
 //! the same databases. A request our server died under is sent again,
 //! identical (the same `Idempotency-Key`, the same action); a purchase
 //! answered 503 `wallet_unavailable` (outcome unknown: rolled back, not
-//! sold) or refused (402) is tried again as a new purchase.
+//! sold) or refused (402) is tried again as a new purchase; one answered
+//! 409 because the debit of its first attempt is still being settled is
+//! sent again, the same, a moment later.
 //!
 //! After `--rounds` tickets are sold and played, chaos is switched off and
 //! the run waits until no round of ours is unresolved and every server's
@@ -126,6 +130,7 @@ struct Counters {
     relaunches: AtomicU64,
     purchases_sold: AtomicU64,
     purchases_unknown_503: AtomicU64,
+    purchases_pending_409: AtomicU64,
     actions: AtomicU64,
     connection_errors: AtomicU64,
     resent: AtomicU64,
@@ -263,9 +268,15 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
     let mut buying: Option<String> = None;
     let mut acting: Option<(String, u64, Vec<u8>)> = None;
     let mut refused = 0u32;
+    let mut bought = 0u32;
     let mut down_since: Option<Instant> = None;
     loop {
-        let done = shared.stop.load(Ordering::Relaxed) || (kind != Kind::Rich && refused >= 3);
+        // The refused players play on until refused three times (the poor
+        // one may win its money back for a while), at most 300 tickets.
+        let done = match kind {
+            Kind::Rich => shared.stop.load(Ordering::Relaxed),
+            _ => refused >= 3 || bought >= 300,
+        };
         if ticket.is_none() && buying.is_none() && done {
             return;
         }
@@ -291,6 +302,7 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
                             return Err(Trouble::Failed(format!("a ticket without a serial: {}", short(&b))));
                         }
                         ctr.purchases_sold.fetch_add(1, Ordering::Relaxed);
+                        bought += 1;
                         let price = t["price_cents"].as_i64().unwrap_or(REGULATION_PRICE_CENTS as i64);
                         shared.held.lock().unwrap().push(Held {
                             player: name.clone(),
@@ -315,6 +327,15 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
                         ctr.purchases_unknown_503.fetch_add(1, Ordering::Relaxed);
                         buying = None;
                         tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    // A purchase of this key whose debit is still being
+                    // settled (the first attempt died with our server):
+                    // the same key again in a moment.
+                    409 if error == "conflict"
+                        && v["message"].as_str().is_some_and(|m| m.contains("retry in a moment")) =>
+                    {
+                        ctr.purchases_pending_409.fetch_add(1, Ordering::Relaxed);
+                        tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                     401 => return Err(Trouble::Relaunch(short(&b))),
                     s => {
@@ -844,6 +865,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
         "chaos": chaos_total,
         "refusals": *shared.refusals.lock().unwrap(),
         "purchases_wallet_unavailable": ctr.purchases_unknown_503.load(Ordering::Relaxed),
+        "purchases_retried_while_settling": ctr.purchases_pending_409.load(Ordering::Relaxed),
         "launches": ctr.launches.load(Ordering::Relaxed),
         "relaunches": ctr.relaunches.load(Ordering::Relaxed),
         "connection_errors": ctr.connection_errors.load(Ordering::Relaxed),
@@ -869,7 +891,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
 fn print_summary(s: &Value) {
     println!(
         "wallet chaos on {} ({} server process(es)): {} tickets sold in {:.0} s ({} rounds sold, {} released), {} actions; \
-         kills: {} of ours, {} of the operator; chaos: {}; refusals: {}; purchases answered wallet_unavailable: {}; \
+         kills: {} of ours, {} of the operator; chaos: {}; refusals: {}; purchases answered wallet_unavailable: {}, retried while settling: {}; \
          rollbacks at the operator: {}; launches {} (again {}); settled in {} ms",
         s["backend"].as_str().unwrap_or_default(),
         s["server_processes"],
@@ -883,6 +905,7 @@ fn print_summary(s: &Value) {
         s["chaos"],
         s["refusals"],
         s["purchases_wallet_unavailable"],
+        s["purchases_retried_while_settling"],
         s["operator_summary"]["rollback"]["count"],
         s["launches"],
         s["relaunches"],
