@@ -3,7 +3,13 @@
 //! the operator's wallet (`POST /wallet/transactions`, signed both ways
 //! with `wallet::sign`). The exit status is 0 for a clean period, 1 on any
 //! mismatch, 2 when either side cannot be read or its answer's signature
-//! is refused, and 2 on a command line clap refuses.
+//! is refused, and 2 on a command line clap refuses. Then against the
+//! real ones: `as-capone serve` in operator mode and the reference
+//! operator (crate `as-capone-operator`), tickets bought and played, a
+//! clean period, and a debit slipped in at the operator for a round the
+//! game never sold.
+
+mod common;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -17,7 +23,10 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use wallet::reconcile::{OurRound, RoundState};
 use wallet::sign::Covered;
-use wallet::{Keys, OperatorTransaction, Signed, Signer, TransactionsAnswer, TransactionsRequest, TxKind, paths};
+use wallet::{
+    Keys, LaunchRequest, MoneyRequest, OperatorTransaction, Signed, Signer, TransactionsAnswer, TransactionsRequest,
+    TxKind, paths,
+};
 
 const KEYS: &str = "k1:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 const OTHER_KEYS: &str = "k1:ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
@@ -253,4 +262,141 @@ fn the_command_line_is_checked_before_anything_is_read() {
     let out = run(&[&base[..], &["--operator-keys", KEYS, "--from", "2026-12-05", "--to", "2026-12-05"]].concat());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("the period is empty"), "{}", text(&out.stderr));
+}
+
+/// Buys a ticket for the session `token` and plays it to the end; its serial.
+async fn buy_and_play(c: &reqwest::Client, url: &str, token: &str) -> String {
+    let r = c.post(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    let mut t = r.json::<Value>().await.unwrap()["ticket"].clone();
+    let serial = t["serial"].as_str().unwrap().to_string();
+    while t["phase"] != "finished" {
+        let id = t["id"].as_str().unwrap().to_string();
+        let r = c.post(format!("{url}/api/tickets/{id}/actions")).bearer_auth(token).json(&common::next_action(&t));
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        t = r.json::<Value>().await.unwrap()["ticket"].clone();
+    }
+    serial
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_server_and_the_reference_operator_reconcile() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
+    let keys = Keys::parse(KEYS).unwrap();
+    let mut options =
+        operator::Options::new("127.0.0.1:0".parse().unwrap(), dir.path().join("operator.db"), keys.clone());
+    options.players = vec![operator::PlayerSeed { player: "alice".into(), balance_cents: 100_000 }];
+    let op = operator::start(options).await.unwrap();
+    let wallet = op.url();
+    let from =
+        (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() - 1000).to_string();
+    let server = common::start_server(
+        dir.path(),
+        "game.db",
+        &[
+            "--wallet",
+            "operator",
+            "--operator-wallet-url",
+            &wallet,
+            "--operator-keys",
+            KEYS,
+            "--operator-tokens",
+            TOKEN,
+        ],
+    );
+    let url = server.url.clone();
+    let c = reqwest::Client::new();
+    let launch = LaunchRequest {
+        player: "alice".into(),
+        currency: "EUR".into(),
+        language: "en".into(),
+        country: None,
+        flags: Default::default(),
+        lobby_url: None,
+    };
+    let code = operator::launch(&url, &keys, &launch).await.unwrap().code;
+    let session: Value =
+        c.post(format!("{url}/api/launch")).json(&json!({"code": code})).send().await.unwrap().json().await.unwrap();
+    let token = session["token"].as_str().unwrap().to_string();
+    let mut serials = Vec::new();
+    for _ in 0..3 {
+        serials.push(buy_and_play(&c, &url, &token).await);
+    }
+    // Every prize's credit acknowledged before the period is read (the
+    // outbox's gauge is only refreshed by the worker's passes: the rounds
+    // say it at once).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let rounds: Value = c
+            .get(format!(
+                "{url}/api/admin/wallet/rounds?from_ms={from}&to_ms={}",
+                from.parse::<i64>().unwrap() + 3_600_000
+            ))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let list = rounds["rounds"].as_array().unwrap();
+        assert_eq!(list.len(), 3, "{rounds:#}");
+        if list.iter().all(|r| r["prize_cents"].as_i64().unwrap_or(0) == 0 || r["credit_acknowledged"] == true) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the prizes were not credited: {rounds:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // An hour ahead: the margin's ten minutes either side are asked for too.
+    let to = (from.parse::<i64>().unwrap() + 3_600_000).to_string();
+    let run = |extra: Vec<String>| {
+        let (url, wallet, from, to) = (url.clone(), wallet.clone(), from.clone(), to.clone());
+        tokio::task::spawn_blocking(move || {
+            let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+            Command::new(env!("CARGO_BIN_EXE_as-capone"))
+                .args(["reconcile", "--game", &url, "--operator-token", TOKEN, "--wallet-url", &wallet])
+                .args(["--operator-keys", KEYS, "--from", &from, "--to", &to, "--strict"])
+                .args(extra)
+                .output()
+                .unwrap()
+        })
+    };
+    let out = run(vec![]).await.unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("our rounds: 3 (3 sold, 0 released"), "{stdout}");
+    assert!(stdout.contains("debited for sold tickets: 9,00\u{a0}€"), "{stdout}");
+    let out = run(vec!["--json".into()]).await.unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["clean"].as_bool(), v["report"]["sold"].as_u64()), (Some(true), Some(3)));
+    let rounds: Vec<String> = serials.iter().map(|s| format!("{s}.1")).collect();
+    assert_eq!(
+        v["report"]["operator_transactions"].as_u64(),
+        Some(3 + v["report"]["prizes"].as_u64().unwrap()),
+        "{v:#}"
+    );
+
+    // A debit at the operator for a round the game never sold.
+    let ghost = MoneyRequest {
+        transaction_id: "GHOST-1.1:debit".into(),
+        round_id: "GHOST-1.1".into(),
+        player: "alice".into(),
+        amount_cents: 300,
+        currency: "EUR".into(),
+        game: "TST".into(),
+    };
+    let client = operator::WalletClient::new(&wallet, keys.clone(), std::time::Duration::from_secs(10));
+    let reply = client.call(paths::DEBIT, &ghost).await.unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.error());
+    let out = run(vec![]).await.unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("1 mismatch:\n  GHOST-1.1  debit_without_ticket"), "{stdout}");
+    for r in &rounds {
+        assert!(!stdout.contains(r.as_str()), "{r} is clean: {stdout}");
+    }
+    drop(server);
+    op.stop().await;
 }

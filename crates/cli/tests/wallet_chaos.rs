@@ -9,9 +9,9 @@
 //! ticket without a debit, every prize credited exactly once, the
 //! operator's ledger balanced.
 //!
-//! The reference operator's program is `as-capone-operator` beside the
-//! `as-capone` binary (`cargo test --workspace` builds both), or
-//! `AS_CAPONE_OPERATOR_BIN`.
+//! The reference operator runs as `as-capone reference-operator` (hidden:
+//! the crate's library in a process of its own, so that it can be
+//! SIGKILLed).
 
 use serde_json::Value;
 use std::process::Command;

@@ -172,7 +172,12 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().timeout(TIMEOUT).build().expect("http client")
 }
 
-/// Our rounds begun in `[from_ms, to_ms)`, from the game server's operator desk.
+/// The longest period one request to the game's desk asks for (the desk
+/// answers at most 366 days at once): 90 days.
+pub const ROUNDS_CHUNK_MS: i64 = 90 * 24 * 3600 * 1000;
+
+/// Our rounds begun in `[from_ms, to_ms)`, from the game server's operator
+/// desk, asked for in pieces of at most [`ROUNDS_CHUNK_MS`].
 pub async fn fetch_rounds(
     c: &reqwest::Client,
     game: &str,
@@ -184,14 +189,21 @@ pub async fn fetch_rounds(
     struct Rounds {
         rounds: Vec<OurRound>,
     }
-    let url = format!("{}/api/admin/wallet/rounds?from_ms={from_ms}&to_ms={to_ms}", game.trim_end_matches('/'));
-    let resp = c.get(&url).bearer_auth(token).send().await.map_err(|e| anyhow::anyhow!("GET {url}: {e}"))?;
-    let status = resp.status();
-    let bytes = resp.bytes().await.map_err(|e| anyhow::anyhow!("GET {url}: {e}"))?;
-    anyhow::ensure!(status.is_success(), "GET {url}: {status} {}", String::from_utf8_lossy(&bytes));
-    let rounds: Rounds = serde_json::from_slice(&bytes)
-        .map_err(|e| anyhow::anyhow!("GET {url}: the answer is not a list of rounds: {e}"))?;
-    Ok(rounds.rounds)
+    let mut all = Vec::new();
+    let mut start = from_ms;
+    while start < to_ms {
+        let end = start.saturating_add(ROUNDS_CHUNK_MS).min(to_ms);
+        let url = format!("{}/api/admin/wallet/rounds?from_ms={start}&to_ms={end}", game.trim_end_matches('/'));
+        let resp = c.get(&url).bearer_auth(token).send().await.map_err(|e| anyhow::anyhow!("GET {url}: {e}"))?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(|e| anyhow::anyhow!("GET {url}: {e}"))?;
+        anyhow::ensure!(status.is_success(), "GET {url}: {status} {}", String::from_utf8_lossy(&bytes));
+        let rounds: Rounds = serde_json::from_slice(&bytes)
+            .map_err(|e| anyhow::anyhow!("GET {url}: the answer is not a list of rounds: {e}"))?;
+        all.extend(rounds.rounds);
+        start = end;
+    }
+    Ok(all)
 }
 
 /// The operator's transactions applied in `[from_ms, to_ms)`: a signed
