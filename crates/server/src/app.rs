@@ -69,6 +69,19 @@ impl App {
         let metrics = Arc::new(Metrics::new());
         let store = Arc::new(Store::open(&config, metrics.clone(), Keyring::new(key, seeds.fixed())).await?);
         let emission = store.bootstrap(&config, &table).await?;
+        if config.wallet == crate::config::WalletMode::Internal {
+            // Money owed to or held for an operator's wallet is never settled
+            // by the internal ledger: such a database stays in operator mode.
+            let (owed, _) = store.outbox_stats().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let open = store.unresolved_rounds().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let playing = store.operator_games_in_play().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            anyhow::ensure!(
+                owed + open + playing == 0,
+                "this database has operator-mode business not finished ({owed} credits or rollbacks owed to the \
+                 operator's wallet, {open} purchases unsettled, {playing} games in play bought from it): start it \
+                 with wallet = \"operator\" (docs/operator-integration.md)"
+            );
+        }
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -377,4 +377,17 @@ mod tests {
         assert!(Config::from_toml_str("group_commit_max = 0").is_err());
         assert_eq!(Config { group_commit: false, ..Config::default() }.batch_cap(), 1);
     }
+
+    #[test]
+    fn the_operator_demo_configuration_is_the_operator_mode_and_its_keys_parse() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/operator-demo.toml");
+        let c = Config::from_toml_file(&path).unwrap();
+        assert_eq!(c.wallet, WalletMode::Operator);
+        assert_eq!(c.wallet_keys().unwrap().current(), "demo");
+        assert_eq!(c.public_base(), "http://127.0.0.1:8080");
+        // Operator mode without a wallet or with short keys is refused.
+        assert!(Config::from_toml_str("wallet = \"operator\"").is_err());
+        let short = "wallet = \"operator\"\noperator_wallet_url = \"http://x\"\noperator_keys = \"k:abcd\"";
+        assert!(Config::from_toml_str(short).is_err());
+    }
 }

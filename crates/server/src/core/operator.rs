@@ -216,6 +216,9 @@ pub fn exchange(
         ));
     }
     let flags: serde_json::Value = serde_json::from_str(&l.flags_json).map_err(AppError::internal)?;
+    // The operator's session limit ends the session here too, whatever the page does.
+    let limit = flags["session_limit_minutes"].as_i64().map(|m| now + m * 60_000);
+    let session_expires_ms = limit.map_or(session_expires_ms, |l| l.min(session_expires_ms));
     let answer = json!({
         "player": l.operator_ref, "language": l.language, "flags": flags, "lobby_url": l.lobby_url,
         "session_started_ms": now, "session_expires_ms": session_expires_ms,
@@ -671,6 +674,26 @@ mod tests {
         };
         assert_eq!(launch(true, "n", None, w.clone(), String::new()).unwrap_err().code(), "bad_signature");
         assert_eq!(launch(false, "n", Some((7, "op-7")), w, String::new()).unwrap().wallet.len(), 3);
+    }
+
+    #[test]
+    fn the_operators_session_limit_ends_the_session() {
+        let row = LaunchRow {
+            player: 7,
+            operator_ref: "op-7".into(),
+            language: "en".into(),
+            flags_json: "{\"session_limit_minutes\":30}".into(),
+            lobby_url: None,
+            expires_ms: NOW + 60_000,
+            used_ms: None,
+        };
+        let c = exchange("h", Some(row.clone()), "s", NOW + 86_400_000, NOW).unwrap();
+        assert!(matches!(c.player, Some(PlayerWrite::OpenSession { expires_ms, .. }) if expires_ms == NOW + 1_800_000));
+        let unlimited = LaunchRow { flags_json: "{}".into(), ..row };
+        let c = exchange("h", Some(unlimited), "s", NOW + 86_400_000, NOW).unwrap();
+        assert!(
+            matches!(c.player, Some(PlayerWrite::OpenSession { expires_ms, .. }) if expires_ms == NOW + 86_400_000)
+        );
     }
 
     #[test]

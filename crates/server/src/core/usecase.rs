@@ -489,6 +489,9 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Reserve { player, key } => {
+            // The account is locked first, as a purchase's: a player's
+            // purchases take turns, so one key sent at once reserves once.
+            unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
             let reference =
                 unit.operator_ref(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
             let (stored, pending) = match key {

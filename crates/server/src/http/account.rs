@@ -195,7 +195,7 @@ fn json_answer(status: StatusCode, answer: String) -> Response {
 /// Registers a player with the configured play money.
 #[utoipa::path(post, path = "/api/players", tag = "players",
     request_body(content = Option<super::openapi::NewPlayerBodyDoc>, description = "optional"),
-    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody),
+    responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody), (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody), 
               (status = 409, description = "the login is taken", body = ErrorBody),
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
@@ -231,7 +231,8 @@ pub async fn create_player(
 
 /// The player and their balance.
 #[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = [])),
-    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = Me), (status = 401, body = ErrorBody),
+              (status = 503, description = "operator mode: the operator's wallet did not give the balance", body = ErrorBody)))]
 pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, AppError> {
     let mut me = state.store.me(player).await?;
     if let Some(wallet) = &state.wallet {
@@ -266,7 +267,8 @@ pub async fn get_limits(State(state): State<AppState>, Authed(player): Authed) -
 /// none) after the cooling-off.
 #[utoipa::path(put, path = "/api/me/limits", tag = "players", security(("bearer" = [])),
     request_body = LimitsBody,
-    responses((status = 200, body = LimitsView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = LimitsView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody)))]
 pub async fn put_limits(
     State(state): State<AppState>,
     Authed(player): Authed,
@@ -283,7 +285,8 @@ pub async fn put_limits(
 /// Excludes the player from buying tickets for `days` (longer, never shorter).
 #[utoipa::path(post, path = "/api/me/self-exclusion", tag = "players", security(("bearer" = [])),
     request_body = SelfExclusionBody,
-    responses((status = 200, body = LimitsView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = LimitsView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody)))]
 pub async fn self_exclusion(
     State(state): State<AppState>,
     Authed(player): Authed,
@@ -297,7 +300,7 @@ pub async fn self_exclusion(
 /// Gives the account a login and a password, or changes them.
 #[utoipa::path(put, path = "/api/me/credentials", tag = "players", security(("bearer" = [])),
     request_body = CredentialsBody,
-    responses((status = 200, body = CredentialsSet), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = CredentialsSet), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody), 
               (status = 403, description = "wrong current_password", body = ErrorBody),
               (status = 409, description = "login taken", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
@@ -326,7 +329,7 @@ pub async fn put_credentials(
 
 /// Opens a session with a login and a password.
 #[utoipa::path(post, path = "/api/sessions", tag = "players", request_body = LoginBody,
-    responses((status = 201, body = SessionCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 201, body = SessionCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody), 
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn login(

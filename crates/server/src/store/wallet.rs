@@ -338,6 +338,13 @@ impl Store {
         Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await.map_err(StoreError::from)?))
     }
 
+    /// Games in play whose ticket was bought through the operator's wallet.
+    pub async fn operator_games_in_play(&self) -> Result<i64, AppError> {
+        let sql = "SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds r JOIN ticket_games g ON g.ticket_id = r.ticket_id \
+                   WHERE r.state = 'sold' AND g.finished_ms IS NULL";
+        Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await.map_err(StoreError::from)?))
+    }
+
     /// Deletes the signed calls' nonces seen before `before_ms`.
     pub async fn prune_nonces(&self, before_ms: i64) -> Result<(), AppError> {
         let changes = Changes { expire_nonces_before: Some(before_ms), ..Changes::none(Effect::Wallet) };

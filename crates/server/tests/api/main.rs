@@ -32,6 +32,7 @@ mod helpers;
 mod limits;
 mod migrations;
 mod money;
+mod operator_mode;
 mod ops;
 mod paper;
 mod paper_codes;

@@ -21,25 +21,12 @@
 //! where it fails.
 
 use crate::helpers::*;
-use std::process::Command;
 
 /// Who Schemathesis speaks as.
 enum Role {
     Player,
     Operator,
     Shop,
-}
-
-fn schemathesis_installed() -> bool {
-    let found = Command::new("schemathesis").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("AS_CAPONE_REQUIRE_SCHEMATHESIS").as_deref() != Ok("1"),
-            "schemathesis is required (pip install schemathesis)"
-        );
-        eprintln!("SKIPPED: schemathesis is not installed (pip install schemathesis)");
-    }
-    found
 }
 
 /// Runs Schemathesis against a fresh server as `role`; fails with its
@@ -59,33 +46,7 @@ async fn schemathesis_as(role: Role) {
         Role::Operator => (OPERATOR.to_string(), &["--include-tag", "operator"], examples.div_ceil(3)),
         Role::Shop => (SHOP_A_TOKEN.to_string(), &["--include-tag", "retail"], examples.div_ceil(3)),
     };
-    let dir = tempfile::tempdir().unwrap();
-    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/api/schemathesis.toml");
-    let url = format!("{}/api/openapi.json", app.url);
-    let auth = format!("Authorization: Bearer {token}");
-    let started = std::time::Instant::now();
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("schemathesis")
-            .current_dir(dir.path())
-            .env("SCHEMATHESIS_HOOKS", "")
-            .args(["--config-file", config, "run", &url, "--checks", "all", "--header", &auth])
-            .args(["--max-examples", &examples.to_string()])
-            .args(scope)
-            // One worker: with several, Hypothesis parses Python sources in
-            // threads at once, which Python 3.11's parser does not survive
-            // ("SystemError: AST constructor recursion depth mismatch", a
-            // runtime error of the run, seen here under load).
-            .args(["--phases", "examples,coverage,fuzzing,stateful", "--workers", "1", "--seed", "20261203"])
-            .args(["--no-color", "--suppress-health-check", "all"])
-            .output()
-            .expect("schemathesis runs")
-    })
-    .await
-    .unwrap();
-    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    eprintln!("{report}\n(run in {:.1} s)", started.elapsed().as_secs_f64());
-    assert!(output.status.success(), "Schemathesis found problems (report above)");
-    assert!(report.contains("passed"), "no test case ran");
+    run_schemathesis(&app.url, &token, scope, examples).await;
     app.shutdown().await;
 }
 

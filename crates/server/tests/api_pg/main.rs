@@ -38,6 +38,8 @@ mod limits;
 mod migrations;
 #[path = "../api/money.rs"]
 mod money;
+#[path = "../api/operator_mode.rs"]
+mod operator_mode;
 #[path = "../api/ops.rs"]
 mod ops;
 #[path = "../api/paper.rs"]
