@@ -172,8 +172,9 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().timeout(TIMEOUT).build().expect("http client")
 }
 
-/// The longest period one request to the game's desk asks for (the desk
-/// answers at most 366 days at once): 90 days.
+/// The longest period one request to the game's desk asks for, so that a
+/// reconciliation of years reads the rounds in answers of bounded size:
+/// 90 days.
 pub const ROUNDS_CHUNK_MS: i64 = 90 * 24 * 3600 * 1000;
 
 /// Our rounds begun in `[from_ms, to_ms)`, from the game server's operator
