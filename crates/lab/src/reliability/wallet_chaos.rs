@@ -270,6 +270,7 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
     let mut refused = 0u32;
     let mut bought = 0u32;
     let mut down_since: Option<Instant> = None;
+    let mut settling_since: Option<Instant> = None;
     loop {
         // The refused players play on until refused three times (the poor
         // one may win its money back for a while), at most 300 tickets.
@@ -294,6 +295,9 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
                     send(&c, reqwest::Method::POST, format!("{url}/api/tickets"), Some(&tok), None, Some(&key)).await?;
                 let v: Value = serde_json::from_slice(&b).unwrap_or_default();
                 let error = v["error"].as_str().unwrap_or_default().to_string();
+                if s != 409 {
+                    settling_since = None;
+                }
                 match s {
                     201 => {
                         let t = v["ticket"].clone();
@@ -335,6 +339,15 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
                         && v["message"].as_str().is_some_and(|m| m.contains("retry in a moment")) =>
                     {
                         ctr.purchases_pending_409.fetch_add(1, Ordering::Relaxed);
+                        let since = *settling_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() > STUCK {
+                            buying = None;
+                            settling_since = None;
+                            return Err(Trouble::Failed(format!(
+                                "{name}: a purchase still settling after {} s",
+                                STUCK.as_secs()
+                            )));
+                        }
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                     401 => return Err(Trouble::Relaunch(short(&b))),
@@ -425,6 +438,9 @@ async fn player(shared: Arc<Shared>, server: usize, name: String, kind: Kind, se
             }
             Err(Trouble::Failed(what)) => {
                 shared.fail(what);
+                if shared.failures.lock().unwrap().len() >= 40 {
+                    return; // the run has failed: no endless loop on a failure that repeats
+                }
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
