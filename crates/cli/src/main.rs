@@ -14,7 +14,7 @@ mod simulate;
 mod verify;
 
 use clap::{Parser, Subcommand};
-use lab::{loadtest, reliability, report};
+use lab::{loadtest, reconcile, reliability, report};
 use std::process::ExitCode;
 
 /// mimalloc rather than glibc's allocator: the server allocates and frees
@@ -56,6 +56,12 @@ enum Command {
     Loadtest(loadtest::LoadtestArgs),
     /// The raw 32-bit output of a draw source, for outside test suites (dieharder).
     RngStream(rng_stream::RngStreamArgs),
+    /// Operator mode: our rounds of a period against the operator's wallet
+    /// transactions; exit 0 clean, 1 on any mismatch, 2 when either side cannot be read.
+    Reconcile(reconcile::ReconcileArgs),
+    /// The reference operator (crate `as-capone-operator`) as the wallet chaos runs it.
+    #[command(hide = true)]
+    ReferenceOperator(reliability::wallet_chaos::OperatorChildArgs),
     /// Fault and load evidence: SIGKILLs under load, a soak, a hostile corpus (RELIABILITY.md).
     Reliability(reliability::ReliabilityArgs),
 }
@@ -65,6 +71,16 @@ pub use lab::load_table;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Reconcile(a) => {
+            return match reconcile::run(a) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => {
+                    eprintln!("as-capone: error: {e:#}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Command::Odds(a) => odds::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Play(a) => play::run(a),
@@ -76,6 +92,7 @@ fn main() -> ExitCode {
         Command::Loadtest(a) => loadtest::run(a),
         Command::RngStream(a) => rng_stream::run(a),
         Command::Reliability(a) => reliability::run(a),
+        Command::ReferenceOperator(a) => reliability::wallet_chaos::reference_operator(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

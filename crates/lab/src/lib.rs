@@ -22,6 +22,9 @@
 //! - [`report`]: `as-capone report`, the operator's figures of every
 //!   emission read from the database (the same code as the admin API), or
 //!   the certification report when given a prize table.
+//! - [`reconcile`]: `as-capone reconcile`, our rounds of a period against
+//!   the operator's wallet transactions (operator mode), each mismatch
+//!   listed.
 //! - [`rng_stream`]: the raw words of the two draw sources, which
 //!   `as-capone rng-stream` pipes into dieharder for the report's appendix.
 //!
@@ -31,6 +34,7 @@
 
 pub mod certify;
 pub mod loadtest;
+pub mod reconcile;
 pub mod reliability;
 pub mod report;
 pub mod rng_stream;

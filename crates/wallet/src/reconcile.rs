@@ -6,11 +6,11 @@
 //! [`Mismatch`], and a clean period has none.
 
 use crate::{OperatorTransaction, RoundId, TxKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a round stands on the game's side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RoundState {
     /// The debit was acknowledged: the ticket is the player's.
@@ -21,8 +21,10 @@ pub enum RoundState {
     Unresolved,
 }
 
-/// One round as the game recorded it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One round as the game recorded it (what the game server's
+/// `GET /api/admin/wallet/rounds` lists, read back by the reconciliation
+/// command).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OurRound {
     pub round_id: String,
     pub player: String,

@@ -19,6 +19,11 @@
 //! - [`shops`]: the answers of paper tickets' sales and payments lost
 //!   (connection dropped, server SIGKILLed, requests sent at once), the
 //!   shop's retry answered with the first answer, nothing applied twice.
+//! - [`wallet_chaos`]: the operator mode through the reference operator
+//!   with its chaos switch on, our servers and the operator SIGKILLed at
+//!   random moments; afterwards the reconciliation is clean, no debit is
+//!   doubled or orphaned, every prize is credited once and the operator's
+//!   ledger is balanced (`as-capone reliability wallet-chaos`).
 //! - [`accounts`]: a flood of logins keeps the server's memory bounded
 //!   (503 with `Retry-After` beyond the password hashes in flight), and a
 //!   password change or a logout ends the tokens it must, on each backend.
@@ -33,6 +38,7 @@ pub mod hostile;
 pub mod kills;
 pub mod shops;
 pub mod soak;
+pub mod wallet_chaos;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -82,7 +88,8 @@ pub struct ReliabilityArgs {
     #[arg(long, default_value_t = 45)]
     pub stall_cap_secs: u64,
     /// The short version for CI: 5 kills per backend, a 20 s soak sampled
-    /// every 2 s, the full hostile corpus.
+    /// every 2 s, the full hostile corpus; wallet chaos: 200 rounds, 4 kills
+    /// of ours and 2 of the operator's.
     #[arg(long)]
     pub quick: bool,
     /// PostgreSQL maintenance database through which the temporary database
@@ -92,6 +99,37 @@ pub struct ReliabilityArgs {
     /// Fail (instead of skipping PostgreSQL) when it is unreachable.
     #[arg(long, env = "AS_CAPONE_REQUIRE_POSTGRES", value_parser = truthy, default_value = "0")]
     pub require_postgres: bool,
+    /// Wallet chaos: tickets sold and played to the end.
+    #[arg(long, default_value_t = 5000)]
+    pub rounds: u64,
+    /// Wallet chaos: SIGKILLs of our server processes.
+    #[arg(long, default_value_t = 30)]
+    pub wallet_kills: u32,
+    /// Wallet chaos: SIGKILLs of the reference operator.
+    #[arg(long, default_value_t = 10)]
+    pub operator_kills: u32,
+    /// Wallet chaos: the reference operator's program, e.g. the `as-capone-operator` binary
+    /// [default: this executable's hidden `reference-operator`, the same crate].
+    #[arg(long, env = "AS_CAPONE_OPERATOR_BIN")]
+    pub operator_bin: Option<PathBuf>,
+    /// Wallet chaos: the operator's delays, MIN-MAX ms.
+    #[arg(long, default_value = "5-150")]
+    pub chaos_delay_ms: String,
+    /// Wallet chaos: probability of a delayed wallet call.
+    #[arg(long, default_value_t = 0.2)]
+    pub chaos_delay_rate: f64,
+    /// Wallet chaos: probability of a 500/503 answered without applying.
+    #[arg(long, default_value_t = 0.05)]
+    pub chaos_error_rate: f64,
+    /// Wallet chaos: probability of a call applied whose answer is dropped.
+    #[arg(long, default_value_t = 0.05)]
+    pub chaos_drop_rate: f64,
+    /// Wallet chaos: probability of a call delivered twice at once.
+    #[arg(long, default_value_t = 0.05)]
+    pub chaos_duplicate_rate: f64,
+    /// Wallet chaos: the operator's clock offset, in ms (within the signatures' window).
+    #[arg(long, default_value_t = 1500, allow_hyphen_values = true)]
+    pub chaos_skew_ms: i64,
     /// Seed of the random kill moments and corpus details [default: from the clock].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -115,6 +153,9 @@ pub enum Part {
     Guessing,
     Shops,
     Accounts,
+    /// The operator mode under chaos (not part of `all`: it needs the
+    /// reference operator's program).
+    WalletChaos,
     All,
 }
 
@@ -146,6 +187,9 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         args.minutes = args.minutes.min(20.0 / 60.0);
         args.sample_secs = args.sample_secs.min(2);
         args.kill_window_ms = args.kill_window_ms.min(1200);
+        args.rounds = args.rounds.min(200);
+        args.wallet_kills = args.wallet_kills.min(4);
+        args.operator_kills = args.operator_kills.min(2);
     }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
@@ -200,6 +244,15 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         let r = accounts::run(&args, &backends, &rt)?;
         ok &= r["ok"].as_bool().unwrap_or(false);
         summary["accounts"] = r;
+    }
+    if args.part == Part::WalletChaos {
+        let mut parts = Vec::new();
+        for (i, &b) in backends.iter().enumerate() {
+            let r = wallet_chaos::run(&args, b, seed.wrapping_add(200 + i as u64), &rt)?;
+            ok &= r.get("ok").and_then(Value::as_bool).unwrap_or(false);
+            parts.push(r);
+        }
+        summary["wallet_chaos"] = Value::Array(parts);
     }
     if matches!(args.part, Part::Soak | Part::All) {
         let r = soak::run(&args, args.soak_db, &rt)?;
