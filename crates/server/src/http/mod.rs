@@ -450,7 +450,12 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status()).expect("a refusal's status is a valid HTTP status");
         if status.is_server_error()
-            && !matches!(self, AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. })
+            // An unconfirmed debit is the operator's network, logged with its
+            // reason by the wallet's client (WARN), not a failure of ours.
+            && !matches!(
+                self,
+                AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. } | AppError::WalletUnavailable(_)
+            )
         {
             tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
         }

@@ -473,7 +473,8 @@ async fn the_operators_header_fits_a_360_px_phone_with_an_hour_on_the_timer() {
     for lang in ["fr", "en"] {
         open_launch(&b, &w.launch(lang, flags(true, true, None, None), Some(w.lobby())).await).await;
         advance(&b, 3_723_000).await;
-        b.wait_for("/^1:02:\\d\\d$/.test(document.getElementById('session-time').textContent)", "an hour on the timer").await;
+        b.wait_for("/^1:02:\\d\\d$/.test(document.getElementById('session-time').textContent)", "an hour on the timer")
+            .await;
         assert!(visible(&b, "#lobby-link").await && visible(&b, "#balance").await, "{lang}");
         assert_fits(&b, 360, &format!("operator lobby {lang}")).await;
         go(&b, "#/compte", "account").await;
