@@ -118,7 +118,9 @@ fn client() -> reqwest::Client {
     reqwest::Client::builder().timeout(Duration::from_secs(20)).pool_max_idle_per_host(4).build().expect("http client")
 }
 
-async fn send(
+/// One request with an optional bearer token, body and Idempotency-Key:
+/// its status and bytes (the reliability runs' one way of sending).
+pub(super) async fn send(
     c: &reqwest::Client,
     method: reqwest::Method,
     url: String,

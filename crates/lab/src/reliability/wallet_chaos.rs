@@ -186,20 +186,7 @@ async fn send(
     body: Option<Vec<u8>>,
     idem: Option<&str>,
 ) -> Result<(u16, Vec<u8>), Trouble> {
-    let mut r = c.request(method, url);
-    if let Some(t) = token {
-        r = r.bearer_auth(t);
-    }
-    if let Some(k) = idem {
-        r = r.header("Idempotency-Key", k);
-    }
-    if let Some(b) = body {
-        r = r.header("Content-Type", "application/json").body(b);
-    }
-    let resp = r.send().await.map_err(|_| Trouble::Down)?;
-    let status = resp.status().as_u16();
-    let bytes = resp.bytes().await.map_err(|_| Trouble::Down)?;
-    Ok((status, bytes.to_vec()))
+    super::kills::send(c, method, url, token, body, idem).await.map_err(|_| Trouble::Down)
 }
 
 fn short(b: &[u8]) -> String {
