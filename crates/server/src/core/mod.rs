@@ -429,20 +429,12 @@ impl Movement {
     pub fn retail(reason: Reason, ticket_id: TicketId, shop_account: AccountId, amount: i64, now: i64) -> Movement {
         let (house, to_shop) = reason.house();
         let (from, to) = if to_shop { (house, shop_account) } else { (shop_account, house) };
-        Movement {
-            id: movement_id(reason, Some(ticket_id), 0),
-            reason,
-            ticket_id: Some(ticket_id),
-            from,
-            to,
-            amount_cents: amount,
-            player_balance: None,
-            created_ms: now,
-        }
+        Movement::house(reason, ticket_id, from, to, amount, now)
     }
 
-    /// `amount` cents between two house accounts (the operator mode: the
-    /// operator's wallet is the house's clearing account `from` or `to`).
+    /// `amount` cents between two accounts without a stored balance: house
+    /// accounts, a shop's, or the operator's wallet (the house's clearing
+    /// account of the operator mode).
     pub fn house(
         reason: Reason,
         ticket_id: TicketId,
