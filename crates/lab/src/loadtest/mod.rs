@@ -97,6 +97,14 @@ pub struct LoadtestArgs {
     /// (the server's `operator_keys`).
     #[arg(long, env = "AS_CAPONE_OPERATOR_KEYS", hide_env_values = true)]
     pub operator_keys: Option<String>,
+    /// Operator mode: the directory in which the reference operator's
+    /// ledger gets its temporary directory [default: the system's]. Its
+    /// SQLite ledger syncs each call to disk: on a disk shared with the
+    /// game server it competes with the server's own commits, and caps
+    /// the wallet's calls per second (`bench/operator-wallet.sh` puts it
+    /// in /dev/shm, so that the wallet answers in its delay).
+    #[arg(long, value_name = "DIR")]
+    pub operator_ledger_dir: Option<std::path::PathBuf>,
 }
 
 /// Where the players' money is (`--wallet`).
@@ -548,7 +556,13 @@ pub fn run(args: LoadtestArgs) -> anyhow::Result<()> {
             let keys = args.operator_keys.as_deref().context(
                 "--wallet operator needs --operator-keys (or AS_CAPONE_OPERATOR_KEYS), the keys the server was given",
             )?;
-            Some(operator_mode::OperatorSide::start(args.operator_listen, keys, args.wallet_delay_ms, args.players)?)
+            Some(operator_mode::OperatorSide::start(
+                args.operator_listen,
+                keys,
+                args.wallet_delay_ms,
+                args.players,
+                args.operator_ledger_dir.as_deref(),
+            )?)
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(args.threads.max(1)).enable_all().build()?;
@@ -569,9 +583,10 @@ struct WalletReport {
 /// The wallet's latencies, each purchase split around its debit, and the
 /// operator's ledger checked against what the players saw.
 async fn wallet_report(side: &operator_mode::OperatorSide, total: &Tally, purchase_p99: f64) -> WalletReport {
-    // Prizes reach the operator from the server's outbox, after the game.
+    // Prizes reach the operator from the server's outbox, after the game:
+    // waited for as long as they keep coming.
     let (money, problem) =
-        side.check_money(total.purchases, total.price_cents, total.won, total.won_cents, Duration::from_secs(30)).await;
+        side.check_money(total.purchases, total.price_cents, total.won, total.won_cents, Duration::from_secs(10)).await;
     let mut by_kind = serde_json::Map::new();
     let mut lines = Vec::new();
     let mut debit_p99 = None;
@@ -597,6 +612,12 @@ async fn wallet_report(side: &operator_mode::OperatorSide, total: &Tally, purcha
             if within { "<=" } else { "> (not met)" }
         ));
     }
+    let cpu = operator_mode::operator_cpu_seconds();
+    if let Some(cpu) = cpu {
+        lines.push(format!(
+            "the operator's side (reference operator, its ledger, the proxy) used {cpu:.2} s of CPU in this process"
+        ));
+    }
     lines.push(format!("operator's ledger: {money}"));
     WalletReport {
         json: json!({
@@ -606,6 +627,7 @@ async fn wallet_report(side: &operator_mode::OperatorSide, total: &Tally, purcha
             "purchase_p99_bound_ms": bound,
             "purchase_p99_within_bound": within,
             "ledger": money,
+            "operator_cpu_s": cpu,
         }),
         lines,
         problem,

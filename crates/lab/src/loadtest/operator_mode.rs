@@ -89,10 +89,20 @@ fn kind_of(path: &str) -> &'static str {
 impl OperatorSide {
     /// Starts the reference operator (its ledger in a temporary directory,
     /// `players` players of [`START_BALANCE_CENTS`], every call delayed
-    /// `delay_ms`) and the timing proxy listening on `listen`.
-    pub(super) fn start(listen: SocketAddr, keys: &str, delay_ms: u64, players: usize) -> anyhow::Result<Self> {
+    /// `delay_ms`) and the timing proxy listening on `listen`. The ledger's
+    /// temporary directory is made in `ledger_in` when given.
+    pub(super) fn start(
+        listen: SocketAddr,
+        keys: &str,
+        delay_ms: u64,
+        players: usize,
+        ledger_in: Option<&std::path::Path>,
+    ) -> anyhow::Result<Self> {
         let keys = Keys::parse(keys).map_err(|e| anyhow::anyhow!("--operator-keys: {e}"))?;
-        let ledger_dir = tempfile::tempdir()?;
+        let ledger_dir = match ledger_in {
+            Some(dir) => tempfile::tempdir_in(dir).with_context(|| format!("--operator-ledger-dir {}", dir.display()))?,
+            None => tempfile::tempdir()?,
+        };
         // Two threads of its own: the operator's work is not queued behind
         // the load generator's players (both still share the machine).
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -138,11 +148,13 @@ impl OperatorSide {
         self.running.as_ref().expect("running until dropped").ledger()
     }
 
-    /// Waits (at most `patience`) until the operator holds `credits`
-    /// credits: prizes are credited from the game server's outbox, after
-    /// the game's answer. Then checks the money against what the players
-    /// saw: `purchases` purchases of `price_cents`, `won_cents` won in
-    /// `credits` games. The figures as JSON, and the first discrepancy.
+    /// Waits until the operator holds `credits` credits (prizes are
+    /// credited from the game server's outbox, after the game's answer),
+    /// or until none came for `patience`. Then checks the money against
+    /// what the players saw: `purchases` purchases of `price_cents`,
+    /// `won_cents` won in `credits` games. The figures as JSON (with the
+    /// time the last credit took to arrive after the run), and the first
+    /// discrepancy.
     pub(super) async fn check_money(
         &self,
         purchases: u64,
@@ -151,7 +163,7 @@ impl OperatorSide {
         won_cents: i64,
         patience: Duration,
     ) -> (serde_json::Value, Option<String>) {
-        let deadline = Instant::now() + patience;
+        let waited_from = Instant::now();
         let handle = self.runtime.handle().clone();
         let ledger = self.ledger().clone();
         let read = move || {
@@ -159,6 +171,7 @@ impl OperatorSide {
             let handle = handle.clone();
             async move { handle.spawn(async move { ledger.transactions_in(0, i64::MAX).await }).await }
         };
+        let (mut seen, mut progress) = (u64::MAX, Instant::now());
         let txs = loop {
             let txs = match read().await {
                 Ok(Ok(t)) => t,
@@ -166,11 +179,15 @@ impl OperatorSide {
                 Err(e) => return (json!(null), Some(format!("the operator's ledger: {e}"))),
             };
             let standing_credits = txs.iter().filter(|t| t.kind == TxKind::Credit).count() as u64;
-            if standing_credits >= credits || Instant::now() >= deadline {
+            if standing_credits != seen {
+                (seen, progress) = (standing_credits, Instant::now());
+            }
+            if standing_credits >= credits || progress.elapsed() >= patience {
                 break txs;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
         };
+        let credits_drained_s = progress.saturating_duration_since(waited_from).as_secs_f64();
         let debits: Vec<_> = txs.iter().filter(|t| t.kind == TxKind::Debit && !t.rolled_back).collect();
         let rounds: BTreeSet<&str> = debits.iter().map(|t| t.round_id.as_str()).collect();
         let debited_cents: i64 = debits.iter().map(|t| t.amount_cents).sum();
@@ -205,6 +222,7 @@ impl OperatorSide {
             "credits": credit_txs.len(),
             "credited_cents": credited_cents,
             "players_net_cents": moved_cents,
+            "credits_drained_after_s": credits_drained_s,
         });
         let mut problem = None;
         let mut fail = |p: String| {
@@ -270,6 +288,32 @@ impl OperatorSide {
         }
         (before, after)
     }
+}
+
+/// The CPU time this process's operator side used so far, in seconds: its
+/// runtime's threads (the reference operator's HTTP, signatures and the
+/// timing proxy) and its ledger's SQLite threads (the only SQLite of this
+/// process), read from `/proc/self/task` (Linux; none elsewhere). On this
+/// machine the operator shares the game server's cores, where a real one
+/// would not: this is what it took from them.
+pub(super) fn operator_cpu_seconds() -> Option<f64> {
+    let mut ticks = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path();
+        let Ok(comm) = std::fs::read_to_string(path.join("comm")) else { continue };
+        if !(comm.starts_with("operator") || comm.starts_with("sqlx-sqlite")) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else { continue };
+        // Fields after the command's closing parenthesis: state is the 3rd
+        // field of the line, utime and stime the 14th and 15th.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r)?;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let (utime, stime) = (fields.get(11)?.parse::<u64>().ok()?, fields.get(12)?.parse::<u64>().ok()?);
+        ticks += utime + stime;
+    }
+    // /proc counts in USER_HZ, 100 a second on Linux.
+    Some(ticks as f64 / 100.0)
 }
 
 impl Drop for OperatorSide {
