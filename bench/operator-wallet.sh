@@ -20,7 +20,9 @@
 #   PROFILE=release-tests bench/operator-wallet.sh
 #   BIN=target/release/as-capone ROUNDS=5 PLAYERS=128 bench/operator-wallet.sh
 #
-# Environment: ROUNDS (3), PLAYERS (64), GAMES (4000), DELAY_MS (20),
+# Environment: ROUNDS (3), PLAYERS (64), GAMES (4000), DELAY_MS (20), RATE
+# (none: closed loop; a number: both modes paced at that many game requests
+# a second, `loadtest --rate`),
 # WALLET_PORT (9391: where the reference operator answers),
 # OPERATOR_LEDGER_DIR (/dev/shm; empty: the system's temporary directory,
 # on disk), PROFILE
@@ -87,7 +89,7 @@ start_server() {
     local name=$1 log="$WORK/$1.log" i
     shift
     "$BIN" serve --listen 127.0.0.1:0 --db "sqlite://$WORK/$name.db" --key-file "$WORK/server.key" \
-        --start-balance-cents 100000000 --demo-token "" --initial-blocks 1 "$@" >"$log" 2>&1 &
+        --start-balance-cents 100000000 --demo-token "" --initial-blocks 1 --registrations-per-address 0 "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
     URL=""
@@ -121,7 +123,7 @@ cpu_of() {
 
 internal_round() { # json file
     start_server "internal-$1"
-    "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" --json >"$WORK/$1.json"
+    "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json >"$WORK/$1.json"
     cpu_of "$SERVER_PID" >"$WORK/$1.cpu"
     stop_server
 }
@@ -129,7 +131,7 @@ internal_round() { # json file
 operator_round() { # json file
     start_server "operator-$1" --wallet operator --operator-wallet-url "http://127.0.0.1:$WALLET_PORT" \
         --operator-keys "$KEYS"
-    "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" --json \
+    "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json \
         --wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT" \
         ${OPERATOR_LEDGER_DIR:+--operator-ledger-dir "$OPERATOR_LEDGER_DIR"} >"$WORK/$1.json"
     cpu_of "$SERVER_PID" >"$WORK/$1.cpu"
@@ -149,8 +151,10 @@ for r in $(seq 1 "$ROUNDS"); do
     jq -c '{wallet_mode, steady: .steady.actions_per_s, purchase: .purchase_latency_ms, errors}' "$WORK/i$r.json" "$WORK/o$r.json" >&2
 done
 
+LOOP="closed loop"
+[ -n "${RATE:-}" ] && LOOP="paced at $RATE requests/s"
 echo
-echo "as-capone operator wallet benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $BIN, SQLite, closed loop, $PLAYERS players, $GAMES games a round, wallet delay $DELAY_MS ms"
+echo "as-capone operator wallet benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $BIN, SQLite, $LOOP, $PLAYERS players, $GAMES games a round, wallet delay $DELAY_MS ms"
 printf '%-5s %12s %12s %7s %13s %13s %13s %8s %14s %14s\n' pair "internal a/s" "operator a/s" ratio \
     "purchase p99" "debit p99" "bound (+10)" met "before p99" "after p99"
 CPU_LINES=()
