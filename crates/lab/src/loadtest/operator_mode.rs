@@ -100,7 +100,9 @@ impl OperatorSide {
     ) -> anyhow::Result<Self> {
         let keys = Keys::parse(keys).map_err(|e| anyhow::anyhow!("--operator-keys: {e}"))?;
         let ledger_dir = match ledger_in {
-            Some(dir) => tempfile::tempdir_in(dir).with_context(|| format!("--operator-ledger-dir {}", dir.display()))?,
+            Some(dir) => {
+                tempfile::tempdir_in(dir).with_context(|| format!("--operator-ledger-dir {}", dir.display()))?
+            }
             None => tempfile::tempdir()?,
         };
         // Two threads of its own: the operator's work is not queued behind
