@@ -6,7 +6,8 @@
 #   - internal: `as-capone serve` (its own ledger) and `loadtest`;
 #   - operator: `as-capone serve --wallet operator` and `loadtest --wallet
 #     operator --wallet-delay-ms DELAY_MS`, which starts the reference
-#     operator in its own process, every wallet call delayed DELAY_MS, behind
+#     operator inside the load generator's process (its own runtime), every
+#     wallet call delayed DELAY_MS, behind
 #     a proxy that times each call (the wallet's own latency);
 # the pair's order alternating (internal first, then operator first, ...) so
 # that the machine's drift does not favour one. It prints, per pair and as
