@@ -93,3 +93,93 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     assert!(!out.status.success());
     server.sigkill().unwrap();
 }
+
+/// `loadtest --wallet operator`: the reference operator in the load
+/// generator's process (every wallet call delayed 20 ms), the server in
+/// operator mode in front of it. Each player is launched by the operator,
+/// every purchase waits for its debit and is debited exactly once, every
+/// prize is credited once of its amount, and the players' balances at the
+/// operator moved by exactly that (the load generator checks the
+/// operator's ledger and fails otherwise; the figures are in its report).
+#[test]
+fn loadtest_in_operator_mode_debits_each_purchase_once_and_credits_each_prize() {
+    let dir = tempfile::tempdir().unwrap();
+    // Prizes in most games, so that credits are exercised.
+    let table = testkit::fixture::table_toml("LDO", 300, 1000, &[(1000, [300, 600, 1000, 5000])]);
+    std::fs::write(dir.path().join("table.toml"), table).unwrap();
+    let keys = format!("bench:{}", "7e".repeat(32));
+    // A free port for the operator's wallet, known to the server at its start.
+    let wallet_addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let wallet_url = format!("http://{wallet_addr}");
+    let mut server = common::start_server(
+        dir.path(),
+        "operator.db",
+        &[
+            "--initial-blocks",
+            "1",
+            "--wallet",
+            "operator",
+            "--operator-wallet-url",
+            &wallet_url,
+            "--operator-keys",
+            &keys,
+        ],
+    );
+    let run = |players: &str, games: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+            .args(["loadtest", "--url", &server.url, "--players", players, "--games", games, "--json"])
+            .args(["--wallet", "operator", "--wallet-delay-ms", "20", "--operator-listen", &wallet_addr])
+            .env("AS_CAPONE_OPERATOR_KEYS", &keys)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (ok, stdout, stderr) = run("4", "16");
+    assert!(ok, "{stderr}\n{stdout}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (v["games"].as_u64(), v["errors"].as_u64(), v["wallet_mode"].as_str()),
+        (Some(16), Some(0), Some("operator"))
+    );
+    // Launched, not registered: one launch per player.
+    assert_eq!(v["registrations"], 4, "{v}");
+    let w = &v["wallet"];
+    let ledger = &w["ledger"];
+    let purchases = v["purchases"].as_u64().unwrap();
+    assert_eq!(purchases, 16);
+    assert_eq!(ledger["debits"].as_u64(), Some(purchases), "{v}");
+    assert_eq!(ledger["rounds_debited"].as_u64(), Some(purchases), "{v}");
+    assert_eq!(ledger["debited_cents"].as_u64(), Some(300 * purchases), "{v}");
+    assert_eq!(ledger["rollbacks"], 0, "{v}");
+    let won = v["games_won"].as_u64().unwrap();
+    assert!(won > 0, "with prizes in most games, some game was won: {v}");
+    assert_eq!(ledger["credits"].as_u64(), Some(won), "{v}");
+    let net = ledger["debited_cents"].as_i64().unwrap() - ledger["credited_cents"].as_i64().unwrap();
+    assert_eq!(ledger["players_net_cents"].as_i64(), Some(net), "{v}");
+    // The proxy saw each debit, each at least the operator's delay, and
+    // each purchase waited for its debit.
+    let debit = &w["calls"]["debit"];
+    assert_eq!(debit["calls"].as_u64(), Some(purchases), "{v}");
+    assert!(debit["latency_ms"]["p50"].as_f64().unwrap() >= 20.0, "{v}");
+    assert_eq!(w["purchase_split_ms"]["purchases"].as_u64(), Some(purchases), "{v}");
+    assert!(v["purchase_latency_ms"]["p50"].as_f64().unwrap() >= 20.0, "{v}");
+    assert!(w["calls"]["credit"]["calls"].as_u64() >= Some(won), "{v}");
+    // The bound of the issue is computed from the same run.
+    let bound = w["purchase_p99_bound_ms"].as_f64().unwrap();
+    assert!((bound - debit["latency_ms"]["p99"].as_f64().unwrap() - 10.0).abs() < 1e-9, "{v}");
+
+    // Keys the server does not hold: the launches are refused, the run fails.
+    let (ok, _, stderr) = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+        .args(["loadtest", "--url", &server.url, "--players", "1", "--games", "1", "--json"])
+        .args(["--wallet", "operator", "--operator-listen", &wallet_addr])
+        .env("AS_CAPONE_OPERATOR_KEYS", format!("other:{}", "11".repeat(32)))
+        .output()
+        .map(|o| (o.status.success(), (), String::from_utf8_lossy(&o.stderr).to_string()))
+        .unwrap();
+    assert!(!ok && stderr.contains("launch"), "{stderr}");
+    server.sigkill().unwrap();
+}

@@ -18,6 +18,15 @@
 //! are those of requests sent at that load (with many paced players the
 //! whole run's rate understates it and its percentiles are diluted by the
 //! falling tail: BENCHMARKS.md).
+//!
+//! With `--wallet operator` ([`operator_mode`]) the players' money is a
+//! reference operator's, started in this process: each player is launched
+//! (a signed launch, then `POST /api/launch`) instead of registered, every
+//! wallet call is delayed a fixed time, and the report adds the wallet's
+//! own latency, each purchase split around its debit, and the operator's
+//! ledger checked against the purchases and prizes the players saw.
+
+mod operator_mode;
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -70,6 +79,41 @@ pub struct LoadtestArgs {
     /// previous answer).
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<std::path::PathBuf>,
+    /// Whose wallet the players' money is in: `internal` (the server's own
+    /// ledger: players register) or `operator` (a reference operator
+    /// started here, behind a timing proxy on `--operator-listen`: players
+    /// are launched by it; the server must run with `--wallet operator
+    /// --operator-wallet-url http://OPERATOR_LISTEN` and the same keys).
+    #[arg(long, value_enum, default_value_t = WalletKind::Internal)]
+    pub wallet: WalletKind,
+    /// Operator mode: every wallet call waits this long at the operator.
+    #[arg(long, default_value_t = 20)]
+    pub wallet_delay_ms: u64,
+    /// Operator mode: where the reference operator's wallet answers (the
+    /// game server's `operator_wallet_url`).
+    #[arg(long, default_value = "127.0.0.1:9300")]
+    pub operator_listen: std::net::SocketAddr,
+    /// Operator mode: the keys shared with the game server, `ID:HEX,...`
+    /// (the server's `operator_keys`).
+    #[arg(long, env = "AS_CAPONE_OPERATOR_KEYS", hide_env_values = true)]
+    pub operator_keys: Option<String>,
+    /// Operator mode: the directory in which the reference operator's
+    /// ledger gets its temporary directory [default: the system's]. Its
+    /// SQLite ledger syncs each call to disk: on a disk shared with the
+    /// game server it competes with the server's own commits, and caps
+    /// the wallet's calls per second (`bench/operator-wallet.sh` puts it
+    /// in /dev/shm, so that the wallet answers in its delay).
+    #[arg(long, value_name = "DIR")]
+    pub operator_ledger_dir: Option<std::path::PathBuf>,
+}
+
+/// Where the players' money is (`--wallet`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalletKind {
+    /// The server's own ledger: players register with `POST /api/players`.
+    Internal,
+    /// A reference operator's wallet: players are launched by it.
+    Operator,
 }
 
 /// The width of a `--timeline` window.
@@ -113,6 +157,11 @@ struct Tally {
     /// Latencies of the actions sent inside the steady window.
     steady_action_us: Vec<u32>,
     purchase_us: Vec<u32>,
+    /// Operator mode: each purchase's serial, start and latency.
+    purchases_seen: Vec<operator_mode::Purchase>,
+    /// The prizes won, in cents, and a ticket's price as answered.
+    won_cents: i64,
+    price_cents: Option<i64>,
     /// With `--timeline`: each action's window (from the run's start),
     /// latency, and the load generator's own lateness in sending it.
     timeline: Vec<(u32, u32, u32)>,
@@ -136,6 +185,9 @@ impl Tally {
         self.action_us.extend(o.action_us);
         self.steady_action_us.extend(o.steady_action_us);
         self.purchase_us.extend(o.purchase_us);
+        self.purchases_seen.extend(o.purchases_seen);
+        self.won_cents += o.won_cents;
+        self.price_cents = self.price_cents.or(o.price_cents);
         self.timeline.extend(o.timeline);
         self.actions += o.actions;
         self.purchases += o.purchases;
@@ -170,6 +222,8 @@ struct Shared {
     /// Its end: the first player to find no game left (or the deadline),
     /// with `answered` and `answered_actions` at that moment.
     budget_spent: OnceLock<(Instant, u64, u64)>,
+    /// Operator mode: the keys that sign the players' launches.
+    launch_keys: Option<wallet::Keys>,
 }
 
 impl Shared {
@@ -196,6 +250,7 @@ impl Shared {
             answered_actions: AtomicU64::new(0),
             all_registered: OnceLock::new(),
             budget_spent: OnceLock::new(),
+            launch_keys: None,
         }
     }
 
@@ -297,6 +352,10 @@ struct Answer<'a> {
 struct TicketState<'a> {
     #[serde(borrow)]
     id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    serial: Cow<'a, str>,
+    #[serde(default)]
+    price_cents: Option<i64>,
     seq: u64,
     #[serde(borrow)]
     phase: Cow<'a, str>,
@@ -307,7 +366,7 @@ struct TicketState<'a> {
 
 #[derive(Deserialize)]
 struct Prize {
-    prize_cents: u64,
+    prize_cents: i64,
 }
 
 /// The answer's text, for an error message.
@@ -362,6 +421,25 @@ fn timeline_csv(timeline: &mut [(u32, u32, u32)]) -> String {
     csv
 }
 
+/// A player's session: registered, or, in operator mode, launched by the
+/// operator (a signed launch, then the page's exchange of its one-time
+/// code) as player `index`.
+async fn session(s: &Shared, c: &mut Conn, t: &mut Tally, index: usize) -> anyhow::Result<String> {
+    let Some(keys) = &s.launch_keys else { return register(s, c, t).await };
+    let launch = operator::launch(&s.url, keys, &operator_mode::OperatorSide::launch_request(index))
+        .await
+        .context("the operator's launch")?;
+    let body = json!({"code": launch.code}).to_string();
+    let (status, bytes, _) = c.send(s, "/api/launch", None, Some(body), Instant::now()).await?;
+    anyhow::ensure!(status == 200, "POST /api/launch answered {status}: {}", text(&bytes));
+    t.players += 1;
+    #[derive(Deserialize)]
+    struct Launched {
+        token: String,
+    }
+    Ok(serde_json::from_slice::<Launched>(&bytes).context("no token")?.token)
+}
+
 async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<String> {
     let body = json!({"name": "loadtest"}).to_string();
     let (status, bytes, _) = c.send(s, "/api/players", None, Some(body), Instant::now()).await?;
@@ -378,7 +456,7 @@ async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<Str
 async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     let mut t = Tally::default();
     let mut conn = Conn { sender: None };
-    let registered = register(&s, &mut conn, &mut t).await;
+    let registered = session(&s, &mut conn, &mut t, index).await;
     // Every player connects and registers first, then all start together
     // (one that failed too, so that no one waits for it): a paced player's
     // first slots must not be charged the time the others took to connect
@@ -407,7 +485,7 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
 async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace: &mut Pace) -> anyhow::Result<()> {
     let at = pace.slot().await;
     let (mut status, mut bytes, mut us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), at).await?;
-    if status == 402 {
+    if status == 402 && s.launch_keys.is_none() {
         // Out of play money: a new player takes over.
         *token = register(s, c, t).await?;
         (status, bytes, us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), Instant::now()).await?;
@@ -416,7 +494,12 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
     s.answered(false);
     t.purchases += 1;
     t.purchase_us.push(us);
-    let id = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket.id.into_owned();
+    let bought = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket;
+    let id = bought.id.into_owned();
+    t.price_cents = t.price_cents.or(bought.price_cents);
+    if s.launch_keys.is_some() {
+        t.purchases_seen.push(operator_mode::Purchase { serial: bought.serial.into_owned(), at, us });
+    }
     let path = format!("/api/tickets/{id}/actions");
     let mut answered = Instant::now();
     loop {
@@ -426,8 +509,9 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
         let body = match &*ticket.phase {
             "finished" => {
                 t.finished += 1;
-                if ticket.result.is_some_and(|r| r.prize_cents > 0) {
+                if let Some(prize) = ticket.result.filter(|r| r.prize_cents > 0) {
                     t.won += 1;
+                    t.won_cents += prize.prize_cents;
                 }
                 return Ok(());
             }
@@ -466,11 +550,91 @@ pub fn run(args: LoadtestArgs) -> anyhow::Result<()> {
     if let Some(r) = args.rate {
         anyhow::ensure!(r.is_finite() && r > 0.0, "--rate must be a positive number of requests per second");
     }
+    let side = match args.wallet {
+        WalletKind::Internal => None,
+        WalletKind::Operator => {
+            let keys = args.operator_keys.as_deref().context(
+                "--wallet operator needs --operator-keys (or AS_CAPONE_OPERATOR_KEYS), the keys the server was given",
+            )?;
+            Some(operator_mode::OperatorSide::start(
+                args.operator_listen,
+                keys,
+                args.wallet_delay_ms,
+                args.players,
+                args.operator_ledger_dir.as_deref(),
+            )?)
+        }
+    };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(args.threads.max(1)).enable_all().build()?;
-    rt.block_on(run_async(args))
+    let result = rt.block_on(run_async(args, side.as_ref()));
+    // The runtime first (its players' connections), then the operator.
+    drop(rt);
+    drop(side);
+    result
 }
 
-async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
+/// Operator mode: the wallet's side of the run, added to the report.
+struct WalletReport {
+    json: serde_json::Value,
+    lines: Vec<String>,
+    problem: Option<String>,
+}
+
+/// The wallet's latencies, each purchase split around its debit, and the
+/// operator's ledger checked against what the players saw.
+async fn wallet_report(side: &operator_mode::OperatorSide, total: &Tally, purchase_p99: f64) -> WalletReport {
+    // Prizes reach the operator from the server's outbox, after the game:
+    // waited for as long as they keep coming.
+    let (money, problem) =
+        side.check_money(total.purchases, total.price_cents, total.won, total.won_cents, Duration::from_secs(10)).await;
+    let mut by_kind = serde_json::Map::new();
+    let mut lines = Vec::new();
+    let mut debit_p99 = None;
+    for (kind, mut us) in side.wallet_us() {
+        let l = latencies(&mut us);
+        if kind == "debit" {
+            debit_p99 = Some(l.0[2]);
+        }
+        lines.push(format!("wallet {kind} latency ms ({} calls, at the operator): {l}", us.len()));
+        by_kind.insert(kind.to_string(), json!({"calls": us.len(), "latency_ms": l.json()}));
+    }
+    let (mut before, mut after) = side.purchase_split(&total.purchases_seen);
+    let mut outside: Vec<u32> = before.iter().zip(&after).map(|(b, a)| b + a).collect();
+    let (b, a, o) = (latencies(&mut before), latencies(&mut after), latencies(&mut outside));
+    lines.push(format!("purchase before its debit left ms (reservation): {b}"));
+    lines.push(format!("purchase after its debit's answer ms (settlement, answer): {a}"));
+    lines.push(format!("purchase outside the wallet ms (both): {o}"));
+    let bound = debit_p99.map(|p| p + 10.0);
+    let within = bound.map(|b| purchase_p99 <= b);
+    if let (Some(bound), Some(within)) = (bound, within) {
+        lines.push(format!(
+            "purchase p99 {purchase_p99:.2} ms {} the wallet's debit p99 + 10 ms = {bound:.2} ms",
+            if within { "<=" } else { "> (not met)" }
+        ));
+    }
+    let cpu = operator_mode::operator_cpu_seconds();
+    if let Some(cpu) = cpu {
+        lines.push(format!(
+            "the operator's side (reference operator, its ledger, the proxy) used {cpu:.2} s of CPU in this process"
+        ));
+    }
+    lines.push(format!("operator's ledger: {money}"));
+    WalletReport {
+        json: json!({
+            "delay_ms": side.delay_ms,
+            "calls": by_kind,
+            "purchase_split_ms": {"before_debit": b.json(), "after_debit": a.json(), "outside_wallet": o.json(), "purchases": outside.len()},
+            "purchase_p99_bound_ms": bound,
+            "purchase_p99_within_bound": within,
+            "ledger": money,
+            "operator_cpu_s": cpu,
+        }),
+        lines,
+        problem,
+    }
+}
+
+async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide>) -> anyhow::Result<()> {
     let url = args.url.trim_end_matches('/').to_string();
     let uri: hyper::Uri = url.parse().with_context(|| format!("bad URL {url}"))?;
     anyhow::ensure!(
@@ -495,6 +659,7 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         args.players,
     );
     shared.timeline_from = args.timeline.as_ref().map(|_| started);
+    shared.launch_keys = side.map(|o| o.keys.clone());
     let shared = Arc::new(shared);
     let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
@@ -513,7 +678,11 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
         std::fs::write(path, timeline_csv(&mut total.timeline))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let report = json!({
+    let wallet = match side {
+        Some(side) => Some(wallet_report(side, &total, p.0[2]).await),
+        None => None,
+    };
+    let mut report = json!({
         "url": shared.url,
         "players": args.players,
         "rate": args.rate,
@@ -534,7 +703,11 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
             "latency_ms": sa.json(),
         },
         "purchase_latency_ms": p.json(),
+        "wallet_mode": match args.wallet { WalletKind::Internal => "internal", WalletKind::Operator => "operator" },
     });
+    if let Some(w) = &wallet {
+        report["wallet"] = w.json.clone();
+    }
     if args.json {
         println!("{report}");
     } else {
@@ -563,11 +736,17 @@ async fn run_async(args: LoadtestArgs) -> anyhow::Result<()> {
             per_s(steady_actions),
         );
         println!("purchase latency ms: {p}");
+        for line in wallet.iter().flat_map(|w| &w.lines) {
+            println!("{line}");
+        }
     }
     if let Some(e) = &total.first_error {
         eprintln!("first error: {e}");
     }
     anyhow::ensure!(total.errors == 0, "{} requests failed", total.errors);
+    if let Some(problem) = wallet.and_then(|w| w.problem) {
+        anyhow::bail!("the operator's ledger does not match the run: {problem}");
+    }
     Ok(())
 }
 
