@@ -21,8 +21,8 @@ use wallet::TxKind;
 
 /// How often the worker looks for work.
 const TICK: Duration = Duration::from_millis(200);
-/// Entries sent at once.
-const BATCH: i64 = 32;
+/// Entries sent at once (a full batch is followed by another at once).
+const BATCH: i64 = 64;
 
 /// Runs until `stop` resolves.
 pub async fn run(
@@ -40,8 +40,16 @@ pub async fn run(
             _ = &mut stop => return Ok(()),
             _ = tick.tick() => {}
         }
-        if let Err(e) = once(&wallet).await {
-            tracing::warn!(error = %e, "the wallet's worker");
+        // A full batch: more is due, go on at once.
+        loop {
+            match once(&wallet).await {
+                Ok(n) if n >= BATCH as usize => continue,
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the wallet's worker");
+                    break;
+                }
+            }
         }
         if rounds.is_multiple_of(10) {
             if let Err(e) = gauges(&wallet, &metrics).await {
@@ -55,7 +63,9 @@ pub async fn run(
     }
 }
 
-/// One pass: unanswered debits, then the outbox's due entries.
+/// One pass: unanswered debits, then the outbox's due entries, claimed
+/// in one write, sent at once, their acknowledgements written in one.
+/// Returns how many entries it handled (a full batch: call again at once).
 pub async fn once(wallet: &Arc<OperatorWallet>) -> Result<usize, AppError> {
     let margin = 2_000;
     let stale = wallet.store.stale_debits(now_ms() - wallet.timeout.as_millis() as i64 - margin, BATCH).await?;
@@ -66,59 +76,101 @@ pub async fn once(wallet: &Arc<OperatorWallet>) -> Result<usize, AppError> {
             Err(e) => tracing::warn!(round, error = %e, "resolving an unanswered debit"),
         }
     }
-    let due = wallet.store.outbox_due(now_ms(), BATCH).await?;
+    let due = claim(wallet, wallet.store.outbox_due(now_ms(), BATCH).await?).await?;
     let n = due.len();
     let mut sends = tokio::task::JoinSet::new();
     for entry in due {
         let wallet = wallet.clone();
-        sends.spawn(async move { send(&wallet, entry).await });
+        sends.spawn(async move {
+            let answer = send(&wallet, &entry).await;
+            (entry, answer)
+        });
     }
+    let (mut acked, mut failed) = (Vec::new(), Vec::new());
     while let Some(done) = sends.join_next().await {
-        if let Ok(Err(e)) = done {
-            tracing::warn!(error = %e, "sending an outbox entry");
+        let Ok((entry, answer)) = done else { continue };
+        match (answer, entry.kind) {
+            (Ok(()), TxKind::Rollback) => {
+                match wallet.store.rollback_acknowledged(&entry.round, &entry.transaction_id).await {
+                    Ok(()) | Err(AppError::Conflict(_)) => {}
+                    Err(e) => tracing::warn!(error = %e, "recording a rollback's acknowledgement"),
+                }
+            }
+            (Ok(()), _) => acked.push(WalletWrite::Acked { transaction_id: entry.transaction_id, acked_ms: now_ms() }),
+            (Err(error), _) => {
+                failed.push(WalletWrite::Failed { transaction_id: entry.transaction_id, error: truncate(&error, 500) })
+            }
         }
+    }
+    write_each_if_stale(wallet, acked).await?;
+    if !failed.is_empty() {
+        wallet.store.outbox_write(failed).await?;
     }
     Ok(n + stale.len())
 }
 
-/// Claims an entry (its attempt counted, its next try set), sends it, and
-/// records the acknowledgement or why it failed.
-async fn send(wallet: &OperatorWallet, entry: OutboxEntry) -> Result<(), AppError> {
-    let jitter = i64::from(crate::fairness::random_bytes::<2>()[0]) * 4;
-    let claim = WalletWrite::Attempt {
-        transaction_id: entry.transaction_id.clone(),
-        attempts: entry.attempts,
-        next_ms: now_ms() + backoff_ms(entry.attempts, jitter),
-        error: None,
+/// Claims the entries (their attempt counted, their next try set) in one
+/// write; when another process claimed one of them first, one by one,
+/// keeping those this process claimed.
+async fn claim(wallet: &OperatorWallet, due: Vec<OutboxEntry>) -> Result<Vec<OutboxEntry>, AppError> {
+    let claim_of = |entry: &OutboxEntry| {
+        let jitter = i64::from(crate::fairness::random_bytes::<2>()[0]) * 4;
+        WalletWrite::Attempt {
+            transaction_id: entry.transaction_id.clone(),
+            attempts: entry.attempts,
+            next_ms: now_ms() + backoff_ms(entry.attempts, jitter),
+            error: None,
+        }
     };
-    match wallet.store.outbox_write(vec![claim]).await {
-        Ok(()) => {}
-        // Another process claimed it first.
-        Err(AppError::Storage(StoreError::Stale(_))) => return Ok(()),
+    if due.is_empty() {
+        return Ok(due);
+    }
+    match wallet.store.outbox_write(due.iter().map(claim_of).collect()).await {
+        Ok(()) => return Ok(due),
+        Err(AppError::Storage(StoreError::Stale(_))) => {}
         Err(e) => return Err(e),
     }
+    let mut mine = Vec::new();
+    for entry in due {
+        match wallet.store.outbox_write(vec![claim_of(&entry)]).await {
+            Ok(()) => mine.push(entry),
+            Err(AppError::Storage(StoreError::Stale(_))) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(mine)
+}
+
+/// Writes guarded rows in one write; if one is stale (another process got
+/// there first), each on its own, the stale ones skipped.
+async fn write_each_if_stale(wallet: &OperatorWallet, writes: Vec<WalletWrite>) -> Result<(), AppError> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    match wallet.store.outbox_write(writes.clone()).await {
+        Ok(()) => return Ok(()),
+        Err(AppError::Storage(StoreError::Stale(_))) => {}
+        Err(e) => return Err(e),
+    }
+    for w in writes {
+        match wallet.store.outbox_write(vec![w]).await {
+            Ok(()) | Err(AppError::Storage(StoreError::Stale(_))) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Sends one claimed entry: `Ok` once the operator acknowledged it, else
+/// why not (kept, and tried again after its backoff).
+async fn send(wallet: &OperatorWallet, entry: &OutboxEntry) -> Result<(), String> {
     let (kind, path) = match entry.kind {
         TxKind::Credit => ("credit", wallet::paths::CREDIT),
         TxKind::Rollback => ("rollback", wallet::paths::ROLLBACK),
-        TxKind::Debit => return Err(AppError::internal("a debit in the outbox")),
+        TxKind::Debit => return Err("a debit in the outbox".into()),
     };
-    let error = match wallet.client.call(kind, path, entry.body_json.as_bytes()).await {
-        Answer::Applied(_) => {
-            return match entry.kind {
-                TxKind::Rollback => match wallet.store.rollback_acknowledged(&entry.round, &entry.transaction_id).await
-                {
-                    Ok(()) | Err(AppError::Conflict(_)) => Ok(()),
-                    Err(e) => Err(e),
-                },
-                _ => {
-                    let acked = WalletWrite::Acked { transaction_id: entry.transaction_id.clone(), acked_ms: now_ms() };
-                    match wallet.store.outbox_write(vec![acked]).await {
-                        Ok(()) | Err(AppError::Storage(StoreError::Stale(_))) => Ok(()),
-                        Err(e) => Err(e),
-                    }
-                }
-            };
-        }
+    match wallet.client.call(kind, path, entry.body_json.as_bytes()).await {
+        Answer::Applied(_) => Ok(()),
         Answer::Refused { status, code, message } => {
             // Never applied: kept, and retried, until someone looks (the
             // outbox's age alerts); a conflict is a bug on one side.
@@ -129,12 +181,10 @@ async fn send(wallet: &OperatorWallet, entry: OutboxEntry) -> Result<(), AppErro
                 message,
                 "the operator refused an owed transaction"
             );
-            format!("refused {status} {code}: {message}")
+            Err(format!("refused {status} {code}: {message}"))
         }
-        Answer::Unknown(why) => why,
-    };
-    let failed = WalletWrite::Failed { transaction_id: entry.transaction_id, error: truncate(&error, 500) };
-    wallet.store.outbox_write(vec![failed]).await
+        Answer::Unknown(why) => Err(why),
+    }
 }
 
 fn truncate(s: &str, n: usize) -> String {
