@@ -99,6 +99,9 @@ pub enum Payee {
     Account(Account),
     /// The ticket's sold round: the prize is credited to the operator's wallet.
     Round(RoundRow),
+    /// Not loaded yet (operator mode): loaded, and the action decided
+    /// again, only when it wins a prize, so that an action costs no load.
+    Deferred,
 }
 
 /// A game action on `ticket` (loaded by its serial; `None` when no sold

@@ -167,26 +167,48 @@ pub async fn play_action(
     now: i64,
 ) -> Result<Outcome, AppError> {
     let ticket = unit.ticket(serial).await?;
-    let (mut stored, mut payee) = (None, online::Payee::Nobody);
+    let (mut stored, mut payee, mut player) = (None, online::Payee::Nobody, None);
     if let Some(t) = ticket.as_ref().filter(|t| caller.may_play(t)) {
         let seq = t.ticket.game.seq();
         if request.seq < seq {
             stored = unit.stored_action(t.id, request.seq).await?;
         } else if request.seq == seq
-            && let Some(player) = caller.player()
+            && let Some(p) = caller.player()
         {
-            // Bought through the operator's wallet: its prize goes there.
-            let round = match operator_wallet {
-                true => unit.sold_round(t.id).await?,
-                false => None,
-            };
-            payee = match round {
-                Some(r) => online::Payee::Round(r),
-                None => unit.account(player).await?.map_or(online::Payee::Nobody, online::Payee::Account),
+            player = Some((p, t.id));
+            payee = match operator_wallet {
+                // Who is paid is loaded only when the action wins a prize.
+                true => online::Payee::Deferred,
+                false => unit.account(p).await?.map_or(online::Payee::Nobody, online::Payee::Account),
             };
         }
     }
-    commit(unit, online::decide_action(caller, ticket, stored, payee, request, random_client_seed, now)?).await
+    let again = matches!(payee, online::Payee::Deferred).then(|| (ticket.clone(), request.clone()));
+    let decision = online::decide_action(caller, ticket, stored, payee, request, random_client_seed, now)?;
+    if let (Some((ticket, request)), Some((p, ticket_id))) = (again, player)
+        && wins_online(&decision)
+    {
+        // Bought through the operator's wallet, its prize is credited there;
+        // else to the player's account. The same inputs decide the same game.
+        let payee = match unit.sold_round(ticket_id).await? {
+            Some(r) => online::Payee::Round(r),
+            None => unit.account(p).await?.map_or(online::Payee::Nobody, online::Payee::Account),
+        };
+        let decision = online::decide_action(caller, ticket, None, payee, request, random_client_seed, now)?;
+        return commit(unit, decision).await;
+    }
+    commit(unit, decision).await
+}
+
+/// Whether a decision finishes an online game with a prize.
+fn wins_online(decision: &Decision) -> bool {
+    match decision {
+        Decision::Apply(c) => {
+            let online = c.game.as_ref().is_some_and(|g| g.row.ticket.channel == crate::api::Channel::Online);
+            online && matches!(c.effect, super::Effect::Played { finished_prize: Some(p) } if p > 0)
+        }
+        Decision::Replay(_) => false,
+    }
 }
 
 /// The player's limits and usage, their account locked first (a purchase's
