@@ -19,7 +19,7 @@
 //! whole run's rate understates it and its percentiles are diluted by the
 //! falling tail: BENCHMARKS.md).
 //!
-//! With `--wallet operator` ([`operator_mode`]) the players' money is a
+//! With `--wallet operator` (`loadtest/operator_mode.rs`) the players' money is a
 //! reference operator's, started in this process: each player is launched
 //! (a signed launch, then `POST /api/launch`) instead of registered, every
 //! wallet call is delayed a fixed time, and the report adds the wallet's
