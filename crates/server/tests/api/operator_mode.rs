@@ -410,7 +410,7 @@ async fn guarantee_9_a_finite_block_sells_each_ticket_exactly_once_whatever_the_
         seed: Some(9),
         ..ChaosConfig::default()
     };
-    p.op.chaos().set(chaos).unwrap();
+    p.op.chaos().set(chaos.clone()).unwrap();
     let (mut sold, mut unknown) = (0, 0);
     loop {
         let r = p.game.post("/api/tickets", Some(&token), json!({})).await;
@@ -418,8 +418,12 @@ async fn guarantee_9_a_finite_block_sells_each_ticket_exactly_once_whatever_the_
             (201, _) => sold += 1,
             (503, Some("wallet_unavailable")) => unknown += 1,
             (503, Some("sold_out")) => {
-                // Tickets whose rollback is still on its way come back to the pool.
+                // Tickets whose rollback is still on its way come back to the
+                // pool (the wallet answers again for that; a rollback failing
+                // many times in a row would back off past the wait).
+                p.op.chaos().set(ChaosConfig::default()).unwrap();
                 p.settled().await;
+                p.op.chaos().set(chaos.clone()).unwrap();
                 let again = p.game.post("/api/tickets", Some(&token), json!({})).await;
                 match again.status.as_u16() {
                     201 => sold += 1,
