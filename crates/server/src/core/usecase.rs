@@ -516,8 +516,16 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
             let reference =
                 unit.operator_ref(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+            // The key's round still settling is read before its stored
+            // answer: a settlement committing between the two reads is then
+            // seen by the second (read in the other order, a purchase settled
+            // in between was neither pending nor stored, and its key reserved
+            // a second ticket, on PostgreSQL).
             let (stored, pending) = match key {
-                Some(k) => (unit.idempotency(*player, k).await?, unit.pending_round(*player, k).await?),
+                Some(k) => {
+                    let pending = unit.pending_round(*player, k).await?;
+                    (unit.idempotency(*player, k).await?, pending)
+                }
                 None => (None, None),
             };
             let for_sale = match (&stored, &pending) {
