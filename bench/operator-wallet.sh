@@ -24,6 +24,19 @@
 # Environment: ROUNDS (3), PLAYERS (64), GAMES (4000), DELAY_MS (20), RATE
 # (none: closed loop; a number: both modes paced at that many game requests
 # a second, `loadtest --rate`),
+# PIN (empty: no pinning; "SERVER_CPUS/DRIVER_CPUS", e.g. "0/1": the server
+# runs on SERVER_CPUS and the load generator, with the reference operator in
+# it, on DRIVER_CPUS, in both modes, through taskset: the wallet's own CPU is
+# then not taken from the server, as when the operator runs elsewhere),
+# SERVER_CPU (empty: no cap; a fraction of one core, e.g. 0.5: the server
+# runs in a CPU cgroup of that quota, in both modes, so that it, not the
+# load generator nor the reference operator beside it, is what bounds the
+# run: its throughput for a fixed CPU budget, the wallet's CPU outside it,
+# as when the operator runs on its own machine; needs root and the cgroup
+# v1 `cpu` controller at /sys/fs/cgroup/cpu or cgroup v2's cpu.max),
+# DB_DIR (the run's temporary directory, on disk: where the server's
+# SQLite databases go; /dev/shm takes the disk's syncs out of both modes,
+# leaving the server's CPU as the bound),
 # WALLET_PORT (9391: where the reference operator answers),
 # OPERATOR_LEDGER_DIR (/dev/shm; empty: the system's temporary directory,
 # on disk), PROFILE
@@ -47,6 +60,31 @@ BIN=${BIN:-target/$PROFILE/as-capone}
 if [ -z "${OPERATOR_LEDGER_DIR+set}" ] && [ -d /dev/shm ]; then
     OPERATOR_LEDGER_DIR=/dev/shm
 fi
+SERVER_PIN=() DRIVER_PIN=()
+if [ -n "${PIN:-}" ]; then
+    command -v taskset >/dev/null || { echo "PIN needs taskset (util-linux)" >&2; exit 1; }
+    SERVER_PIN=(taskset -c "${PIN%/*}")
+    DRIVER_PIN=(taskset -c "${PIN#*/}")
+fi
+CGROUP=""
+if [ -n "${SERVER_CPU:-}" ]; then
+    QUOTA=$(awk -v c="$SERVER_CPU" 'BEGIN { printf "%d", c * 100000 }')
+    if [ -w /sys/fs/cgroup/cpu ]; then
+        CGROUP=/sys/fs/cgroup/cpu/as-capone-bench-$$
+        mkdir "$CGROUP"
+        echo 100000 >"$CGROUP/cpu.cfs_period_us"
+        echo "$QUOTA" >"$CGROUP/cpu.cfs_quota_us"
+    elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+        CGROUP=/sys/fs/cgroup/as-capone-bench-$$
+        mkdir "$CGROUP"
+        echo "$QUOTA 100000" >"$CGROUP/cpu.max"
+    else
+        echo "SERVER_CPU needs root and a writable CPU cgroup (v1 /sys/fs/cgroup/cpu or v2 cpu.max)" >&2
+        exit 1
+    fi
+    # The server moves itself into the group before it starts.
+    SERVER_PIN=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "${SERVER_PIN[@]}")
+fi
 WORK=$(mktemp -d /tmp/as-capone-opwallet.XXXXXX)
 PIDS=()
 
@@ -63,6 +101,9 @@ cleanup() {
         cp "$WORK"/*.json "$KEEP"/ 2>/dev/null || true
     fi
     rm -rf "$WORK"
+    if [ -n "$CGROUP" ]; then
+        rmdir "$CGROUP" 2>/dev/null || true
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -89,7 +130,7 @@ export AS_CAPONE_OPERATOR_KEYS="$KEYS"
 start_server() {
     local name=$1 log="$WORK/$1.log" i
     shift
-    "$BIN" serve --listen 127.0.0.1:0 --db "sqlite://$WORK/$name.db" --key-file "$WORK/server.key" \
+    "${SERVER_PIN[@]}" "$BIN" serve --listen 127.0.0.1:0 --db "sqlite://${DB_DIR:-$WORK}/$name-$$.db" --key-file "$WORK/server.key" \
         --start-balance-cents 100000000 --demo-token "" --initial-blocks 1 --registrations-per-address 0 "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
@@ -114,6 +155,9 @@ start_server() {
 stop_server() {
     kill "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
+    if [ -n "${DB_DIR:-}" ]; then
+        rm -f "$DB_DIR"/*-$$.db "$DB_DIR"/*-$$.db-* "$DB_DIR"/*-$$.db.*
+    fi
     PIDS=()
 }
 
@@ -124,7 +168,7 @@ cpu_of() {
 
 internal_round() { # json file
     start_server "internal-$1"
-    "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json >"$WORK/$1.json"
+    "${DRIVER_PIN[@]}" "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json >"$WORK/$1.json"
     cpu_of "$SERVER_PID" >"$WORK/$1.cpu"
     stop_server
 }
@@ -132,7 +176,7 @@ internal_round() { # json file
 operator_round() { # json file
     start_server "operator-$1" --wallet operator --operator-wallet-url "http://127.0.0.1:$WALLET_PORT" \
         --operator-keys "$KEYS"
-    "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json \
+    "${DRIVER_PIN[@]}" "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json \
         --wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT" \
         ${OPERATOR_LEDGER_DIR:+--operator-ledger-dir "$OPERATOR_LEDGER_DIR"} >"$WORK/$1.json"
     cpu_of "$SERVER_PID" >"$WORK/$1.cpu"

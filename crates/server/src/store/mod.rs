@@ -93,14 +93,26 @@ enum Writer {
     Postgres(postgres::PgWriter),
 }
 
-/// The players' own tokens one process remembers (SQLite, the database of
-/// one process): a revocation is committed by this process, which then
-/// forgets the player's tokens and moves `generation` on, so that a read
-/// that began before the commit cannot put a revoked token back.
+/// The players' own tokens and sessions one process remembers (SQLite, the
+/// database of one process): a revocation (a logout, a password change:
+/// the only ways a session row goes before its expiry) is committed by this
+/// process, which then forgets the player's tokens and sessions and moves
+/// `generation` on, so that a read that began before the commit cannot put
+/// a revoked token back. A session is remembered with its expiry, checked
+/// at each request: an expired one is refused as when read from the table.
 #[derive(Default)]
 struct AuthCache {
     players: HashMap<String, PlayerId>,
+    /// Sessions (a login's, an operator's launch) by token hash: the
+    /// player and when the session ends.
+    sessions: HashMap<String, (PlayerId, i64)>,
     generation: u64,
+}
+
+impl AuthCache {
+    /// At most this many tokens and as many sessions are remembered; past
+    /// it the map starts again empty (they are read again as they come).
+    const MAX: usize = 1_000_000;
 }
 
 /// The server's storage: reads written once for both backends, writes
@@ -108,7 +120,7 @@ struct AuthCache {
 pub struct Store {
     db: Db,
     writer: Writer,
-    /// SQLite only: players' own tokens already seen, by hash.
+    /// SQLite only: players' own tokens and sessions already seen, by hash.
     auth_cache: RwLock<AuthCache>,
     start_balance: i64,
     description: String,
@@ -232,23 +244,35 @@ impl Store {
             if let Some(id) = cache.players.get(&th) {
                 return Ok(Some((*id, Via::OwnToken)));
             }
+            if let Some(&(id, expires_ms)) = cache.sessions.get(&th) {
+                return Ok((expires_ms > now_ms()).then_some((id, Via::Session(th))));
+            }
             cache.generation
         };
-        match reads::player_by_token_hash(&self.db, &th).await? {
-            Some((id, None)) => {
-                if cached {
-                    let mut cache = self.auth_cache.write().expect("auth cache");
-                    if cache.generation == generation {
-                        if cache.players.len() >= 1_000_000 {
+        // On PostgreSQL a session is read every time: a logout in any
+        // process or its expiry ends it at once.
+        let found = reads::player_by_token_hash(&self.db, &th).await?;
+        if cached && let Some((id, expires)) = found {
+            let mut cache = self.auth_cache.write().expect("auth cache");
+            if cache.generation == generation {
+                match expires {
+                    None => {
+                        if cache.players.len() >= AuthCache::MAX {
                             cache.players.clear();
                         }
-                        cache.players.insert(th, id);
+                        cache.players.insert(th.clone(), id);
+                    }
+                    Some(expires_ms) => {
+                        if cache.sessions.len() >= AuthCache::MAX {
+                            cache.sessions.clear();
+                        }
+                        cache.sessions.insert(th.clone(), (id, expires_ms));
                     }
                 }
-                Ok(Some((id, Via::OwnToken)))
             }
-            // A session is read every time: a logout (in any process) or
-            // its expiry ends it at once.
+        }
+        match found {
+            Some((id, None)) => Ok(Some((id, Via::OwnToken))),
             Some((id, Some(expires_ms))) if expires_ms > now_ms() => Ok(Some((id, Via::Session(th)))),
             _ => Ok(None),
         }
@@ -258,6 +282,7 @@ impl Store {
     fn forget_tokens_of(&self, player: PlayerId) {
         let mut cache = self.auth_cache.write().expect("auth cache");
         cache.players.retain(|_, p| *p != player);
+        cache.sessions.retain(|_, (p, _)| *p != player);
         cache.generation += 1;
     }
 
@@ -469,6 +494,35 @@ mod tests {
         let buy = store.buy_ticket(1, BuyRequest { key: None });
         let (act, buy) = (std::mem::size_of_val(&act), std::mem::size_of_val(&buy));
         assert!(act <= 2048 && buy <= 2048, "act {act} bytes, buy {buy} bytes");
+        store.close().await.unwrap();
+    }
+
+    /// A session remembered by a SQLite server ends at its expiry and at
+    /// its logout all the same (an operator's launch lasts at most its
+    /// `session_limit_minutes`).
+    #[tokio::test]
+    async fn a_remembered_session_ends_at_its_expiry_and_at_its_logout() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config { db: format!("sqlite://{}", dir.path().join("t.db").display()), ..Config::default() };
+        let keys = Keyring::new(crate::keys::ServerKey::from_bytes([1; 32]), None);
+        let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
+        let hash = "$argon2id$not-checked-here".to_string();
+        let player = store.create_player(None, Some(("ines".into(), hash.clone()))).await.unwrap().player_id;
+        let (short, long) = ("short-session-token", "long-session-token");
+        store.open_session(player, hash.clone(), token_hash(short), now_ms() + 400).await.unwrap();
+        store.open_session(player, hash, token_hash(long), now_ms() + 3_600_000).await.unwrap();
+        for token in [short, long] {
+            let seen = store.authenticate_via(token).await.unwrap();
+            assert_eq!(seen, Some((player, Via::Session(token_hash(token)))));
+            // Seen again from what the process remembers.
+            assert_eq!(store.authenticate(token).await.unwrap(), Some(player));
+        }
+        assert!(store.auth_cache.read().unwrap().sessions.contains_key(&token_hash(short)));
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(store.authenticate(short).await.unwrap(), None, "expired while remembered");
+        assert_eq!(store.authenticate(long).await.unwrap(), Some(player));
+        store.logout(player, Via::Session(token_hash(long))).await.unwrap();
+        assert_eq!(store.authenticate(long).await.unwrap(), None, "logged out while remembered");
         store.close().await.unwrap();
     }
 }

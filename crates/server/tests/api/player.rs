@@ -137,6 +137,8 @@ async fn a_password_change_ends_every_other_session_and_the_players_own_token() 
     assert_eq!(app.get("/api/me", Some(&own)).await.status, 200);
     let phone = login(&app, "erin", "first pass").await.json["token"].as_str().unwrap().to_string();
     let laptop = login(&app, "erin", "first pass").await.json["token"].as_str().unwrap().to_string();
+    // The laptop's session is seen (and remembered, on SQLite) before it ends.
+    assert_eq!(app.get("/api/me", Some(&laptop)).await.status, 200);
     // Someone else's session is not touched.
     let other = app.post("/api/players", None, json!({"login": "fanny", "password": "other pass"})).await;
     let other_own = other.json["token"].as_str().unwrap().to_string();
@@ -160,6 +162,7 @@ async fn a_password_change_ends_every_other_session_and_the_players_own_token() 
 
     // Changed with the player's own token: every session ends, the token goes on.
     let session = login(&app, "fanny", "other pass").await.json["token"].as_str().unwrap().to_string();
+    assert_eq!(app.get("/api/me", Some(&session)).await.status, 200);
     let change = json!({"login": "fanny", "password": "new other pass", "current_password": "other pass"});
     assert_eq!(put(&app, "/api/me/credentials", &other_own, change).await.status, 200);
     assert_eq!(app.get("/api/me", Some(&other_own)).await.status, 200);
