@@ -37,7 +37,7 @@ fn serve_on_a_newer_database(dir: &Path, db_url: &str, rt: &tokio::runtime::Runt
     let before: i64 = rt.block_on(async {
         if db_url.starts_with("postgres") {
             let mut c = sqlx::PgConnection::connect(db_url).await.unwrap();
-            sqlx::query(insert.replace("X'00'", "'\\x00'::bytea").as_str()).execute(&mut c).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(insert.replace("X'00'", "'\\x00'::bytea"))).execute(&mut c).await.unwrap();
             sqlx::query_scalar(count).fetch_one(&mut c).await.unwrap()
         } else {
             let mut c = sqlx::SqliteConnection::connect(db_url).await.unwrap();
