@@ -89,3 +89,46 @@ fn serve_refuses_a_postgres_database_of_a_newer_release() {
     rt.block_on(db.drop_db());
     assert_refused(ok, &log);
 }
+
+/// Every finished ticket's record in each release's fixture (what that
+/// release's API answered, and what the upgraded server must still answer:
+/// the server's `upgrade` test) verifies with this binary's `verify`,
+/// against the roots the release published; a changed record does not.
+#[test]
+fn the_records_of_every_release_verify_with_this_binary() {
+    let releases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests/fixtures/releases");
+    let dir = tempfile::tempdir().unwrap();
+    let mut verified = 0;
+    for release in std::fs::read_dir(&releases).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        for backend in ["sqlite", "postgres"] {
+            let facts: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(release.join(format!("{backend}.json"))).unwrap()).unwrap();
+            let published = dir.path().join("emissions.json");
+            std::fs::write(&published, facts["observed"]["emissions"].to_string()).unwrap();
+            let finished =
+                facts["observed"]["tickets"].as_array().unwrap().iter().filter(|t| !t["record"]["result"].is_null());
+            for t in finished {
+                let file = dir.path().join("record.json");
+                std::fs::write(&file, t["record"].to_string()).unwrap();
+                let verify = |file: &Path| {
+                    Command::new(common::exe())
+                        .arg("verify")
+                        .arg(file)
+                        .arg("--manifest")
+                        .arg(&published)
+                        .output()
+                        .unwrap()
+                };
+                let out = verify(&file);
+                assert!(out.status.success(), "{}: {}", release.display(), String::from_utf8_lossy(&out.stdout));
+                let mut changed = t["record"].clone();
+                changed["result"]["prize_cents"] =
+                    serde_json::json!(changed["result"]["prize_cents"].as_i64().unwrap() + 1);
+                std::fs::write(&file, changed.to_string()).unwrap();
+                assert!(!verify(&file).status.success(), "a changed record fails");
+                verified += 1;
+            }
+        }
+    }
+    assert!(verified >= 12, "release 0.1.0's finished tickets, on both databases: {verified}");
+}

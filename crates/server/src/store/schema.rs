@@ -110,9 +110,8 @@ pub(crate) async fn applied_sqlite(conn: &mut sqlx::SqliteConnection) -> Result<
 
 /// The rows of `_sqlx_migrations` on a PostgreSQL connection (none before the first start).
 pub(crate) async fn applied_postgres(conn: &mut sqlx::PgConnection) -> Result<Vec<Applied>, sqlx::Error> {
-    let exists: bool = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
-        .fetch_one(&mut *conn)
-        .await?;
+    let exists: bool =
+        sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL").fetch_one(&mut *conn).await?;
     if !exists {
         return Ok(Vec::new());
     }
@@ -203,7 +202,9 @@ mod tests {
         let e = check_applied(&newer, &POSTGRES).unwrap_err();
         assert_eq!(e, SchemaError::Newer { database: 9999, binary });
         let text = e.to_string();
-        assert!(text.contains(&format!("schema version 9999, newer than this binary's {binary} (as-capone {VERSION})")));
+        assert!(
+            text.contains(&format!("schema version 9999, newer than this binary's {binary} (as-capone {VERSION})"))
+        );
         assert!(text.contains("nothing was changed"), "{text}");
 
         let mut edited = all_applied(&SQLITE);

@@ -34,7 +34,8 @@ fn backend_name() -> &'static str {
 }
 
 /// The audit log's rows, every column.
-const AUDIT_ROWS: &str = "SELECT id, created_ms, kind, data_json, chain_pos, prev_hash, hash FROM audit_log ORDER BY id";
+const AUDIT_ROWS: &str =
+    "SELECT id, created_ms, kind, data_json, chain_pos, prev_hash, hash FROM audit_log ORDER BY id";
 
 /// Every account's balance and the sum and count of its ledger entries.
 const LEDGER_ROWS: &str = "SELECT a.id, a.name, a.kind, a.balance_cents,
@@ -289,7 +290,10 @@ async fn every_release_upgrades_keeping_every_ticket_balance_record_and_the_audi
         for (old, new) in before.iter().zip(&audit) {
             assert_eq!(old, new, "the audit log's rows are unchanged");
         }
-        assert_eq!(app.dump(LEDGER_ROWS).await, serde_json::from_value::<Vec<String>>(facts["ledger"].clone()).unwrap());
+        assert_eq!(
+            app.dump(LEDGER_ROWS).await,
+            serde_json::from_value::<Vec<String>>(facts["ledger"].clone()).unwrap()
+        );
 
         // Play goes on.
         let in_play = handles["tickets"].as_array().unwrap().iter().find(|h| {
@@ -298,14 +302,19 @@ async fn every_release_upgrades_keeping_every_ticket_balance_record_and_the_audi
         });
         let h = in_play.expect("a ticket left in play");
         let token = h["token"].as_str().unwrap();
-        let t = app.get(&format!("/api/tickets/{}", h["id"].as_str().unwrap()), Some(token)).await.json["ticket"].clone();
+        let t =
+            app.get(&format!("/api/tickets/{}", h["id"].as_str().unwrap()), Some(token)).await.json["ticket"].clone();
         assert_eq!(play_out(&app, token, &t).await["phase"], "finished");
         let player = handles["players"][0].as_str().unwrap();
         let balance = app.balance(player).await;
         let end = play_out(&app, player, &app.buy(player).await).await;
         assert_eq!(app.balance(player).await, balance - 300 + end["result"]["prize_cents"].as_i64().unwrap());
         let sold = handles["paper"].as_array().unwrap().iter().find(|p| {
-            facts["observed"]["paper"].as_array().unwrap().iter().any(|o| o["serial"] == p["serial"] && o["status"] == "sold")
+            facts["observed"]["paper"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|o| o["serial"] == p["serial"] && o["status"] == "sold")
         });
         let (ticket, ticket_token) = redeem_ok(&app, sold.unwrap()["code"].as_str().unwrap(), None).await;
         assert_eq!(play_out(&app, &ticket_token, &ticket).await["phase"], "finished");
@@ -324,7 +333,10 @@ async fn every_release_upgrades_keeping_every_ticket_balance_record_and_the_audi
 async fn the_version_is_shown_by_healthz_and_the_desk() {
     let Some(app) = spawn_app().await else { return };
     let h = app.get("/healthz", None).await;
-    assert_eq!(h.json, json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "schema": server::schema_version()}));
+    assert_eq!(
+        h.json,
+        json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "schema": server::schema_version()})
+    );
     let v = app.admin_get("/api/admin/version").await;
     assert_eq!(v.status, 200, "{}", v.json);
     let schema = server::schema_version();
@@ -345,7 +357,8 @@ async fn refused(app: TestApp, change: &str) -> String {
     let (rows_before, tickets_before) = (app.dump(migrations).await, app.dump(tickets).await);
     let (db_url, backend) = (app.db_url.clone(), app.backend);
     let db = app.stop().await;
-    let (db, error) = match try_spawn_app_on(db, server::ServerSeeds::InsecureFixedForTests(SEED), TABLE, |_| {}).await {
+    let (db, error) = match try_spawn_app_on(db, server::ServerSeeds::InsecureFixedForTests(SEED), TABLE, |_| {}).await
+    {
         Ok(_) => panic!("a server started on a database it must refuse ({change})"),
         Err(refusal) => refusal,
     };
