@@ -104,7 +104,7 @@ fn assert_contains(old: &Value, new: &Value, path: &str) {
     }
 }
 
-/// The plan of a ticket that wins, loses, or plays an Extra duel.
+/// Whether a plan plays an Extra duel (its first game ends in a draw for one).
 fn extra(p: &Foreseen) -> bool {
     p.all_events().any(|e| matches!(e, Event::GameOver { next: Next::ExtraDraw, .. }))
 }
