@@ -25,8 +25,13 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `--version`: the crate's version and the schema version (its highest
+/// migration's number), both from the server crate (docs/upgrading.md).
+static VERSION: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{} (schema {})", server::VERSION, server::schema_version()));
+
 #[derive(Parser, Debug)]
-#[command(name = "as-capone", version, about = "As Capone: game server and toolkit for the card-duel instant game")]
+#[command(name = "as-capone", version = VERSION.as_str(), about = "As Capone: game server and toolkit for the card-duel instant game")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -92,8 +92,8 @@ pub use fairness::ServerSeeds;
 pub use keys::{Keyring, ServerKey, parse_salt};
 pub use metrics::Metrics;
 pub use store::{
-    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, Store, now_ms,
-    report_from, sqlite_path, token_hash,
+    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, SchemaError, Store,
+    VERSION, now_ms, report_from, schema_version, sqlite_path, token_hash,
 };
 
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).

@@ -255,6 +255,29 @@ pub struct Reports {
     pub emissions: Vec<EmissionReport>,
 }
 
+/// `GET /api/admin/version`: what runs, on what.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VersionInfo {
+    /// The binary's version.
+    #[schema(example = "0.1.0")]
+    pub version: &'static str,
+    /// The binary's schema version: its highest migration's number.
+    #[schema(example = 6)]
+    pub schema: i64,
+    /// The database's schema version: its highest migration applied.
+    #[schema(example = 6)]
+    pub database_schema: i64,
+}
+
+/// The binary's version and schema version, and the database's (operator; docs/upgrading.md).
+#[utoipa::path(get, path = "/api/admin/version", tag = "operator", security(("bearer" = [])),
+    responses((status = 200, description = "the versions", body = VersionInfo),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn version(State(state): State<AppState>, _: Operator) -> Result<Json<VersionInfo>, AppError> {
+    let database_schema = state.store.database_schema().await?;
+    Ok(Json(VersionInfo { version: crate::store::VERSION, schema: crate::store::schema_version(), database_schema }))
+}
+
 /// Figures of every emission, per block (operator).
 #[utoipa::path(get, path = "/api/admin/emissions", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "every emission's figures", body = Reports),

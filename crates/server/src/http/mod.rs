@@ -150,6 +150,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/retail/validate", post(retail::validate))
         .route("/api/retail/pay", post(retail::pay))
         .route("/api/admin/emissions/{id}/close", post(admin::close_emission))
+        .route("/api/admin/version", get(admin::version))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))
         .route("/api/admin/emissions", post(admin::create_emission).get(admin::list_emissions))

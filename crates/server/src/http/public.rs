@@ -160,10 +160,26 @@ pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emis
     Ok(Json(Emissions { emissions: state.store.public_emissions().await? }))
 }
 
-/// 200 when the database answers (within two seconds), 503 otherwise.
+/// `GET /healthz`: the server answers and reaches its database.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// Always `"ok"` (a failing check answers 503 with an error body).
+    #[schema(example = "ok")]
+    pub status: &'static str,
+    /// The binary's version (docs/upgrading.md).
+    #[schema(example = "0.1.0")]
+    pub version: &'static str,
+    /// The binary's schema version: its highest migration's number.
+    #[schema(example = 6)]
+    pub schema: i64,
+}
+
+/// 200 when the database answers (within two seconds), with the binary's
+/// version and schema version; 503 otherwise.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
-    responses((status = 200, description = "ok"), (status = 503, body = ErrorBody)))]
-pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, AppError> {
+    responses((status = 200, description = "ok, with the binary's version and schema version", body = Health),
+              (status = 503, body = ErrorBody)))]
+pub async fn healthz(State(state): State<AppState>) -> Result<Json<Health>, AppError> {
     match tokio::time::timeout(Duration::from_secs(2), state.store.health()).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
@@ -172,7 +188,7 @@ pub async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::V
         }
         Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into())),
     }
-    Ok(Json(serde_json::json!({"status": "ok"})))
+    Ok(Json(Health { status: "ok", version: crate::store::VERSION, schema: crate::store::schema_version() }))
 }
 
 /// Prometheus text format.

@@ -25,6 +25,7 @@ mod plan;
 mod postgres;
 mod reads;
 mod retail;
+mod schema;
 mod sqlite;
 mod wallet;
 
@@ -36,6 +37,7 @@ pub use reads::LedgerCheck;
 /// the tests that read its plan (`EXPLAIN`).
 pub use reads::{NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE};
 pub use retail::{Redeemed, code_hash};
+pub use schema::{SchemaError, VERSION, schema_version};
 pub use wallet::{OutboxEntry, Reservation};
 
 use crate::api::LimitsView;
@@ -224,6 +226,14 @@ impl Store {
     /// Ok when the database answers a query.
     pub async fn health(&self) -> Result<(), AppError> {
         reads::health(&self.db).await
+    }
+
+    /// The database's schema version: the highest migration applied to it
+    /// (`_sqlx_migrations`), which this binary's start made at least
+    /// [`schema_version`].
+    pub async fn database_schema(&self) -> Result<i64, AppError> {
+        let sql = "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM _sqlx_migrations WHERE success";
+        Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await?))
     }
 
     /// The player holding this bearer token.

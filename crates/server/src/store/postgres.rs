@@ -125,7 +125,9 @@ pub(super) async fn connect(config: &Config) -> anyhow::Result<(PgPool, PgConnec
         tracing::info!("another process is starting on this database: waiting for it to finish its start-up");
         sqlx::query("SELECT pg_advisory_lock($1)").bind(STARTUP_LOCK).execute(&mut lock_conn).await?;
     }
-    sqlx::migrate!("./migrations/postgres").run(&mut lock_conn).await.context("database migrations")?;
+    let applied = super::schema::applied_postgres(&mut lock_conn).await.context("reading the applied migrations")?;
+    super::schema::check_applied(&applied, &super::schema::POSTGRES)?;
+    super::schema::POSTGRES.run(&mut lock_conn).await.context("database migrations")?;
     let pool = PgPoolOptions::new()
         .max_connections(config.db_max_connections)
         .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))

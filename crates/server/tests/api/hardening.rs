@@ -124,7 +124,8 @@ async fn the_operations_listener_answers_while_players_hold_every_connection() {
     assert!(text.contains("as_capone_commit_seconds_count"), "{text}");
     let health = app.client.get(format!("{ops}/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
-    assert_eq!(health.json::<serde_json::Value>().await.unwrap(), json!({"status": "ok"}));
+    let version = json!({"status": "ok", "version": server::VERSION, "schema": server::schema_version()});
+    assert_eq!(health.json::<serde_json::Value>().await.unwrap(), version);
     assert!(held.elapsed() < Duration::from_secs(4), "answered after {:?}: it waited for the cap", held.elapsed());
     // Only the operator's routes: the API is not served there.
     let api = app.client.post(format!("{ops}/api/players")).json(&json!({})).send().await.unwrap();

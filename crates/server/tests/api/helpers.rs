@@ -397,47 +397,12 @@ impl TestApp {
     /// for a null), whatever the columns' types: to compare a part of the
     /// database before and after a request that must change nothing.
     pub async fn dump(&self, sql: &str) -> Vec<String> {
-        use sqlx::{Column, Connection, Row, ValueRef};
-        let q = sqlx::AssertSqlSafe(sql.to_string());
-        macro_rules! cells {
-            ($row:expr) => {{
-                let row = $row;
-                let mut line = String::new();
-                for (i, c) in row.columns().iter().enumerate() {
-                    let value = if row.try_get_raw(i).unwrap().is_null() {
-                        "NULL".to_string()
-                    } else if let Ok(v) = row.try_get::<i64, _>(i) {
-                        v.to_string()
-                    } else if let Ok(v) = row.try_get::<i32, _>(i) {
-                        v.to_string()
-                    } else if let Ok(v) = row.try_get::<String, _>(i) {
-                        format!("{v:?}")
-                    } else if let Ok(v) = row.try_get::<bool, _>(i) {
-                        v.to_string()
-                    } else if let Ok(v) = row.try_get::<f64, _>(i) {
-                        v.to_string()
-                    } else {
-                        panic!("{sql}: column {} of an unexpected type", c.name())
-                    };
-                    line.push_str(&format!("{}={value}|", c.name()));
-                }
-                line
-            }};
-        }
-        match self.backend {
-            Backend::Sqlite => {
-                let mut conn = sqlx::SqliteConnection::connect(&self.db_url).await.unwrap();
-                let rows = sqlx::query(q).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-                conn.close().await.unwrap();
-                rows.iter().map(|r| cells!(r)).collect()
-            }
-            Backend::Postgres => {
-                let mut conn = sqlx::PgConnection::connect(&self.db_url).await.unwrap();
-                let rows = sqlx::query(q).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-                conn.close().await.unwrap();
-                rows.iter().map(|r| cells!(r)).collect()
-            }
-        }
+        dump_at(self.backend, &self.db_url, sql).await
+    }
+
+    /// The server's key file (`Config::key_file`).
+    pub fn key_file(&self) -> &Path {
+        &self.db.key_file
     }
 
     /// Shuts the server down gracefully and keeps its database, to start
@@ -450,6 +415,52 @@ impl TestApp {
     /// Shuts the server down gracefully, then removes its database.
     pub async fn shutdown(self) {
         self.stop().await.remove().await;
+    }
+}
+
+/// [`TestApp::dump`] on the database at `db_url`, with or without a
+/// server on it (a server that refused to start).
+pub async fn dump_at(backend: Backend, db_url: &str, sql: &str) -> Vec<String> {
+    use sqlx::{Column, Connection, Row, ValueRef};
+    let q = sqlx::AssertSqlSafe(sql.to_string());
+    macro_rules! cells {
+        ($row:expr) => {{
+            let row = $row;
+            let mut line = String::new();
+            for (i, c) in row.columns().iter().enumerate() {
+                let value = if row.try_get_raw(i).unwrap().is_null() {
+                    "NULL".to_string()
+                } else if let Ok(v) = row.try_get::<i64, _>(i) {
+                    v.to_string()
+                } else if let Ok(v) = row.try_get::<i32, _>(i) {
+                    v.to_string()
+                } else if let Ok(v) = row.try_get::<String, _>(i) {
+                    format!("{v:?}")
+                } else if let Ok(v) = row.try_get::<bool, _>(i) {
+                    v.to_string()
+                } else if let Ok(v) = row.try_get::<f64, _>(i) {
+                    v.to_string()
+                } else {
+                    panic!("{sql}: column {} of an unexpected type", c.name())
+                };
+                line.push_str(&format!("{}={value}|", c.name()));
+            }
+            line
+        }};
+    }
+    match backend {
+        Backend::Sqlite => {
+            let mut conn = sqlx::SqliteConnection::connect(db_url).await.unwrap();
+            let rows = sqlx::query(q).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+            conn.close().await.unwrap();
+            rows.iter().map(|r| cells!(r)).collect()
+        }
+        Backend::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(db_url).await.unwrap();
+            let rows = sqlx::query(q).fetch_all(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+            conn.close().await.unwrap();
+            rows.iter().map(|r| cells!(r)).collect()
+        }
     }
 }
 

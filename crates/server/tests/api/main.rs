@@ -40,3 +40,4 @@ mod paper_report;
 mod paper_retries;
 mod player;
 mod schemathesis;
+mod upgrade;

@@ -52,3 +52,5 @@ mod paper_report;
 mod paper_retries;
 #[path = "../api/player.rs"]
 mod player;
+#[path = "../api/upgrade.rs"]
+mod upgrade;
