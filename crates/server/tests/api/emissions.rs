@@ -177,6 +177,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
             ("emissions", "table_toml"),
             ("blocks", "chunk_roots"),
             ("server_key", "fingerprint"),
+            ("server_keys", "fingerprint"),
         ] {
             let sql = format!("SELECT COUNT(*) FROM {table} WHERE UPPER({column}) LIKE UPPER('%{secret}%')");
             assert_eq!(app.query_i64(&sql).await, 0, "{table}.{column} reveals a secret");

@@ -440,6 +440,11 @@ impl TestApp {
         }
     }
 
+    /// The test database this server runs on.
+    pub fn database(&self) -> &TestDatabase {
+        &self.db
+    }
+
     /// Shuts the server down gracefully and keeps its database, to start
     /// another server on it ([`spawn_app_on`]).
     pub async fn stop(self) -> TestDatabase {
