@@ -377,7 +377,7 @@ async fn fairness_4_a_server_with_another_key_or_none_refuses_to_start_on_the_da
         Ok(_) => panic!("a server with another key started"),
         Err((db, e)) => {
             let m = format!("{e:#}");
-            assert!(m.contains("server key is not the one"), "{m}");
+            assert!(m.contains("but the database's key 1 has fingerprint"), "{m}");
             db
         }
     };
