@@ -22,7 +22,8 @@ fn run(args: &[&str]) -> (bool, String) {
 /// emissions, saved in `dir` as `NAME.json` and `NAME-emissions.json`.
 async fn finished_record(url: &str, dir: &Path, name: &str) -> (u64, std::path::PathBuf, std::path::PathBuf) {
     let c = reqwest::Client::new();
-    let player: Value = c.post(format!("{url}/api/players")).json(&json!({})).send().await.unwrap().json().await.unwrap();
+    let player: Value =
+        c.post(format!("{url}/api/players")).json(&json!({})).send().await.unwrap().json().await.unwrap();
     let token = player["token"].as_str().unwrap();
     let r: Value = c.post(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
     let mut t = r["ticket"].clone();
@@ -88,8 +89,14 @@ fn rotation_with_the_binary(db: &str) {
     let list: Value = serde_json::from_str(&text).unwrap();
     let ring = list["keys"].as_array().unwrap();
     assert_eq!(ring.len(), 2, "{list}");
-    assert_eq!((&ring[0]["key_id"], &ring[0]["fingerprint"], &ring[0]["current"]), (&json!(1), &json!(one), &json!(false)));
-    assert_eq!((&ring[1]["key_id"], &ring[1]["fingerprint"], &ring[1]["current"]), (&json!(2), &json!(two), &json!(true)));
+    assert_eq!(
+        (&ring[0]["key_id"], &ring[0]["fingerprint"], &ring[0]["current"]),
+        (&json!(1), &json!(one), &json!(false))
+    );
+    assert_eq!(
+        (&ring[1]["key_id"], &ring[1]["fingerprint"], &ring[1]["current"]),
+        (&json!(2), &json!(two), &json!(true))
+    );
     assert!(ring[0]["retired_ms"].is_i64(), "{list}");
     assert_eq!(ring[0]["emissions"][0][0], 1, "emission 1 uses key 1: {list}");
     assert_eq!(ring[1]["emissions"][0][0], 2, "emission 2 uses key 2: {list}");

@@ -188,24 +188,26 @@ pub fn read_key_dir(dir: &Path) -> anyhow::Result<BTreeMap<KeyId, ServerKey>> {
     for entry in entries {
         let entry = entry.with_context(|| format!("cannot read the key directory {}", dir.display()))?;
         let name = entry.file_name();
-        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".key")).and_then(|n| n.parse::<KeyId>().ok())
+        let Some((stem, id)) =
+            name.to_str().and_then(|n| n.strip_suffix(".key")).and_then(|n| n.parse::<KeyId>().ok().map(|id| (n, id)))
         else {
             continue;
         };
-        if id == 0 {
-            anyhow::bail!("{}: key ids start at 1", entry.path().display());
-        }
+        anyhow::ensure!(
+            id >= 1 && stem == id.to_string(),
+            "{}: a key file is named ID.key, ID a number from 1 without leading zeros",
+            entry.path().display()
+        );
         let path = entry.path();
-        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read the key file {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read the key file {}", path.display()))?;
         keys.insert(id, parse_key(&text, &format!("the key file {}", path.display()))?);
     }
     Ok(keys)
 }
 
-/// `as-capone keys new`: a fresh key in `dir` (created 0700 when missing)
-/// under the next free id (one more than the highest there), or under `id`;
-/// never replaces a file. Its id, key and file.
-pub fn new_key_file(dir: &Path, id: Option<KeyId>) -> anyhow::Result<(KeyId, ServerKey, PathBuf)> {
+/// Creates a key directory (0700) when it is missing.
+fn create_key_dir(dir: &Path) -> anyhow::Result<()> {
     if !dir.exists() {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
@@ -213,6 +215,14 @@ pub fn new_key_file(dir: &Path, id: Option<KeyId>) -> anyhow::Result<(KeyId, Ser
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(dir).with_context(|| format!("cannot create the key directory {}", dir.display()))?;
     }
+    Ok(())
+}
+
+/// `as-capone keys new`: a fresh key in `dir` (created 0700 when missing)
+/// under the next free id (one more than the highest there), or under `id`;
+/// never replaces a file. Its id, key and file.
+pub fn new_key_file(dir: &Path, id: Option<KeyId>) -> anyhow::Result<(KeyId, ServerKey, PathBuf)> {
+    create_key_dir(dir)?;
     anyhow::ensure!(id != Some(0), "key ids start at 1");
     loop {
         let next = match id {
@@ -257,7 +267,7 @@ impl Keyring {
         );
         let mut keys = if dir.exists() { read_key_dir(dir)? } else { BTreeMap::new() };
         if keys.is_empty() {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the key directory {}", dir.display()))?;
+            create_key_dir(dir)?;
             let (key, _) = ServerKey::load_or_create(&key_path(dir, 1))?;
             keys.insert(1, key);
         }
@@ -417,6 +427,9 @@ mod tests {
             assert_eq!(std::fs::metadata(&ring_dir).unwrap().permissions().mode() & 0o777, 0o700);
             assert_eq!(std::fs::metadata(&pa).unwrap().permissions().mode() & 0o777, 0o600);
         }
+        std::fs::write(ring_dir.join("02.key"), "a second name for key 2?").unwrap();
+        assert!(read_key_dir(&ring_dir).unwrap_err().to_string().contains("without leading zeros"));
+        std::fs::remove_file(ring_dir.join("02.key")).unwrap();
         std::fs::write(ring_dir.join("9.key"), "short").unwrap();
         assert!(read_key_dir(&ring_dir).unwrap_err().to_string().contains("9.key must hold"));
     }

@@ -93,8 +93,8 @@ pub use fairness::ServerSeeds;
 pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;
 pub use store::{
-    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, Store, now_ms,
-    RingKey, make_current, report_from, ring_from, sqlite_path, token_hash,
+    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey, Store,
+    make_current, now_ms, report_from, ring_from, sqlite_path, token_hash,
 };
 
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).

@@ -59,8 +59,7 @@ pub fn serve_command(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Co
     if !extra.contains(&"--key-dir") {
         c.arg("--key-file").arg(key_file(dir));
     }
-    c.args(extra)
-        .env("RUST_LOG", "info");
+    c.args(extra).env("RUST_LOG", "info");
     c
 }
 

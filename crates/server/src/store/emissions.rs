@@ -434,7 +434,8 @@ async fn plan(
             .bind(id)
             .fetch_optional(pool)
             .await?);
-            let (toml, channel, salt, key_id, last) = row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
+            let (toml, channel, salt, key_id, last) =
+                row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
             let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
             let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {id}'s salt")))?;
             (id, table, parse_channel(&channel)?, salt, key_id, last + 1, None)

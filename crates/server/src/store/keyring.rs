@@ -165,7 +165,10 @@ pub(super) async fn current_key(db: &Db, keys: &Keyring) -> Result<i64, AppError
     .await?);
     let (id, fingerprint) = row.ok_or_else(|| AppError::internal("the key ring has no current key"))?;
     keys.key(id).map_err(|e| {
-        AppError::Unavailable(format!("new emissions use the current key {id} (fingerprint {}…): {e}", short(&fingerprint)))
+        AppError::Unavailable(format!(
+            "new emissions use the current key {id} (fingerprint {}…): {e}",
+            short(&fingerprint)
+        ))
     })?;
     Ok(id)
 }
@@ -175,7 +178,8 @@ pub(super) async fn current_key(db: &Db, keys: &Keyring) -> Result<i64, AppError
 pub async fn ring_from(url: &str) -> anyhow::Result<Vec<RingKey>> {
     let db = super::emissions::offline_db(url, true).await?;
     let read = async {
-        let rows = key_rows(&db).await.context("reading table server_keys (has a server of this version run on it?)")?;
+        let rows =
+            key_rows(&db).await.context("reading table server_keys (has a server of this version run on it?)")?;
         let emissions: Vec<(i64, i64)> =
             on_db!(&db, pool => sqlx::query_as("SELECT id, key_id FROM emissions ORDER BY id").fetch_all(pool).await?);
         let mut out = Vec::new();

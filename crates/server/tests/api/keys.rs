@@ -163,6 +163,11 @@ async fn a_rotation_keeps_old_emissions_on_their_key_and_new_ones_use_the_curren
         let made: Value = r.json().await.unwrap();
         assert_eq!(key_of_emission(&app, made["emission"].as_u64().unwrap()).await, 2);
         other.shutdown().await.unwrap();
+        // A process given only key 1 (a single key file) is refused: it could not make the next emission.
+        let key_1_file = app.database().dir().join("only-key-1.key");
+        std::fs::copy(key_dir(app.database()).join("1.key"), &key_1_file).unwrap();
+        let e = app.another_process(|c| (c.key_file, c.key_dir) = (Some(key_1_file), None)).await.err().unwrap();
+        assert!(format!("{e:#}").contains("current server key is key 2"), "{e:#}");
     }
     app.shutdown().await;
 }
