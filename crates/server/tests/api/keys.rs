@@ -130,7 +130,7 @@ async fn a_rotation_keeps_old_emissions_on_their_key_and_new_ones_use_the_curren
     assert_eq!(record.emission, 1);
     // The old paper ticket redeems: its token is key 1's, and opens it.
     let (_, token) = crate::paper::redeem_ok(&app, &old_ticket.code, None).await;
-    let key_1 = server::read_key_dir(&key_dir(&app.database())).unwrap()[&1].clone();
+    let key_1 = server::read_key_dir(&key_dir(app.database())).unwrap()[&1].clone();
     let mac = hex::encode(key_1.hmac(&[b"as-capone ticket token v1", old_ticket.serial.as_bytes()]));
     assert_eq!(token, format!("t1.{}.{mac}", old_ticket.serial));
     play_out(&app, &token, &old_ticket.serial).await;
@@ -150,7 +150,7 @@ async fn a_rotation_keeps_old_emissions_on_their_key_and_new_ones_use_the_curren
 
     if app.backend == Backend::Postgres {
         // A second process with the same ring makes its emissions with the current key.
-        let dir = key_dir(&app.database());
+        let dir = key_dir(app.database());
         let other = app.another_process(|c| (c.key_file, c.key_dir) = (None, Some(dir))).await.unwrap();
         let r = reqwest::Client::new()
             .post(format!("{}/api/admin/emissions", other.url()))
