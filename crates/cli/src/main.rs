@@ -6,6 +6,7 @@
 //! the commands of `lab` are called straight from here.
 
 mod emit;
+mod keys;
 mod odds;
 mod play;
 mod rng_stream;
@@ -61,6 +62,8 @@ enum Command {
     Loadtest(loadtest::LoadtestArgs),
     /// The raw 32-bit output of a draw source, for outside test suites (dieharder).
     RngStream(rng_stream::RngStreamArgs),
+    /// The server key ring: a new key, the ring as the database knows it, the current key (docs/keys.md).
+    Keys(keys::KeysArgs),
     /// Operator mode: our rounds of a period against the operator's wallet
     /// transactions; exit 0 clean, 1 on any mismatch, 2 when either side cannot be read.
     Reconcile(reconcile::ReconcileArgs),
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Report(a) => report::run(a),
+        Command::Keys(a) => keys::run(a),
         Command::Loadtest(a) => loadtest::run(a),
         Command::RngStream(a) => rng_stream::run(a),
         Command::Reliability(a) => reliability::run(a),

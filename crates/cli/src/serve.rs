@@ -55,6 +55,9 @@ pub struct ServeArgs {
     /// The server key's file (64 hex digits; created when missing) [default: DB_FILE.key beside a SQLite file].
     #[arg(long, env = "AS_CAPONE_KEY_FILE")]
     pub key_file: Option<PathBuf>,
+    /// The server keys' directory, a key ring of `ID.key` files (`as-capone keys new`), instead of --key-file.
+    #[arg(long, env = "AS_CAPONE_KEY_DIR")]
+    pub key_dir: Option<PathBuf>,
     /// Bearer tokens of the operator's desk (/api/admin), comma-separated.
     #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
     pub operator_tokens: Vec<String>,
@@ -171,6 +174,9 @@ impl ServeArgs {
         }
         if let Some(v) = &self.key_file {
             c.key_file = Some(v.clone());
+        }
+        if let Some(v) = &self.key_dir {
+            c.key_dir = Some(v.clone());
         }
         if !self.operator_tokens.is_empty() {
             c.operator_tokens = self.operator_tokens.clone();

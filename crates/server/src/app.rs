@@ -4,7 +4,7 @@
 use crate::config::Config;
 use crate::fairness::ServerSeeds;
 use crate::http::{AppState, router};
-use crate::keys::{Keyring, ServerKey};
+use crate::keys::Keyring;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use anyhow::Context;
@@ -64,10 +64,10 @@ impl App {
         }
         crate::http::accepted_table(&table, config.allow_non_regulation_table)
             .map_err(|e| anyhow::anyhow!("prize table: {e}"))?;
-        let (key, origin) = ServerKey::load(&config)?;
+        let (keys, origin) = Keyring::load(&config, seeds.fixed())?;
         tracing::info!("{origin}");
         let metrics = Arc::new(Metrics::new());
-        let store = Arc::new(Store::open(&config, metrics.clone(), Keyring::new(key, seeds.fixed())).await?);
+        let store = Arc::new(Store::open(&config, metrics.clone(), keys).await?);
         let emission = store.bootstrap(&config, &table).await?;
         if config.wallet == crate::config::WalletMode::Internal {
             // Money owed to or held for an operator's wallet is never settled

@@ -28,6 +28,7 @@ use std::path::PathBuf;
 /// db_acquire_timeout_ms = 5000       # waiting longer for a connection answers 503
 /// db_start_wait_s = 60               # start-up waits this long for the database
 /// key_file = "/etc/as-capone/key"    # absent: DB_FILE.key beside a SQLite file
+/// # key_dir = "/etc/as-capone/keys"  # instead of key_file: a key ring, ID.key files (docs/keys.md)
 /// operator_tokens = ["..."]          # bearer tokens of the operator's desk (/api/admin)
 /// allow_non_regulation_table = false # true: tables off art. 2 (tests, demos)
 /// retailer_tokens = ["Tabac du Port:..."] # SHOP:TOKEN, the shops of the paper channel
@@ -59,7 +60,8 @@ use std::path::PathBuf;
 /// a copy of the database alone reveals no unrevealed server seed and no
 /// play code. A missing key file is created on first start; a PostgreSQL
 /// database needs `key_file` (the same file for every process) or the
-/// variable.
+/// variable. Several keys (a rotation) live in a key directory,
+/// `key_dir`, one file `ID.key` each (docs/keys.md).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -102,6 +104,9 @@ pub struct Config {
     /// beside a SQLite database file, and an error for PostgreSQL unless
     /// the key comes from `AS_CAPONE_KEY`.
     pub key_file: Option<PathBuf>,
+    /// The server keys' directory, a key ring: one file `ID.key` per key
+    /// (`as-capone keys new`); instead of `key_file` (docs/keys.md).
+    pub key_dir: Option<PathBuf>,
     /// Bearer tokens of the operator's desk (`/api/admin/...`); none: the
     /// desk is closed (401).
     pub operator_tokens: Vec<String>,
@@ -214,6 +219,7 @@ impl Default for Config {
             db_acquire_timeout_ms: 5_000,
             db_start_wait_s: 60,
             key_file: None,
+            key_dir: None,
             operator_tokens: Vec::new(),
             allow_non_regulation_table: false,
             retailer_tokens: Vec::new(),

@@ -2,27 +2,36 @@
 //! Fairness, 4): a copy of the database must not reveal any unrevealed
 //! server seed nor any play code, so neither is stored.
 //!
-//! - The **server key** is 32 random bytes kept outside the database: the
-//!   `AS_CAPONE_KEY` environment variable (64 hex digits), or a key file
-//!   (`key_file` in the configuration, `--key-file`), or by default for a
-//!   SQLite database the file `DB_FILE.key` beside it. A key file that does
-//!   not exist is created (mode 0600) on first start, and the log says so.
-//!   PostgreSQL has no default: every process sharing a database must be
-//!   given the same key.
+//! - A **server key** is 32 random bytes kept outside the database. The
+//!   server holds a **key ring** of them, each with a key id (1, 2, ...):
+//!   a key directory (`key_dir`, `--key-dir`) holding one file `ID.key`
+//!   per key, or a single key, key id 1: the `AS_CAPONE_KEY` environment
+//!   variable (64 hex digits), or a key file (`key_file`, `--key-file`), or
+//!   by default for a SQLite database the file `DB_FILE.key` beside it. A
+//!   single key file that does not exist (or `KEY_DIR/1.key` in an empty
+//!   key directory) is created (mode 0600) on first start, and the log says
+//!   so. PostgreSQL has no default: every process sharing a database must
+//!   be given the same ring. docs/keys.md has the rotation procedure.
+//! - Each emission records the id of the key it was made with (the
+//!   database keeps ids and fingerprints, never keys): new emissions use
+//!   the database's current key, an emission keeps its own key for its
+//!   whole life (its blocks, its tickets' seeds, its paper tickets' tokens).
 //! - Each emission stores a random public `seed_salt`; its secret seed is
 //!   `HMAC-SHA256(key = server key, message = "as-capone emission seed v1"
 //!   || 0x00 || the 32 salt bytes)`. From that seed the `emission` crate
 //!   derives the block's shuffle, play codes and every ticket's server seed
 //!   ([`emission::seed`]).
-//! - The database keeps the key's fingerprint, `HMAC-SHA256(key, "as-capone
-//!   key check v1")`, and a server started with another key is refused: its
-//!   seeds would not be the committed ones.
+//! - The database keeps each key's fingerprint, `HMAC-SHA256(key, "as-capone
+//!   key check v1")`, by key id, and a server given another key under that
+//!   id is refused: its seeds would not be the committed ones
+//!   (`store/keyring.rs`).
 
 use crate::config::Config;
 use anyhow::Context;
 use emission::EmissionSeed;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The environment variable that may hold the key itself.
@@ -58,8 +67,10 @@ impl ServerKey {
         ServerKey(bytes)
     }
 
-    /// The key of `config` (see the module doc), and a line for the log
-    /// saying where it comes from.
+    /// The single key of `config` (key id 1: `AS_CAPONE_KEY`, `key_file` or
+    /// the SQLite default; see the module doc), and a line for the log
+    /// saying where it comes from. A configuration with `key_dir` has a
+    /// ring: [`Keyring::load`].
     pub fn load(config: &Config) -> anyhow::Result<(ServerKey, String)> {
         if let Ok(text) = std::env::var(KEY_ENV) {
             return Ok((parse_key(&text, KEY_ENV)?, format!("server key from ${KEY_ENV}")));
@@ -88,6 +99,26 @@ impl ServerKey {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e).with_context(|| format!("cannot read {origin}")),
         }
+        match ServerKey::create(path) {
+            Ok(key) => {
+                tracing::warn!(
+                    file = %path.display(),
+                    "created a new server key: keep it safe and apart from the database; without it no \
+                     unfinished ticket can be played and no paper block printed"
+                );
+                Ok((key, format!("new server key in {}", path.display())))
+            }
+            // Another process created it first: use theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ServerKey::load_or_create(path),
+            Err(e) => Err(e).with_context(|| format!("cannot create {origin}")),
+        }
+    }
+
+    /// A fresh key (OS CSPRNG) written to `path`, which must not exist
+    /// (`AlreadyExists` otherwise: no key is ever replaced). The key is
+    /// written whole to a temporary file beside it and synced, then linked
+    /// to its name, and the directory synced.
+    pub fn create(path: &Path) -> std::io::Result<ServerKey> {
         let key = ServerKey(crate::fairness::random_bytes::<32>());
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".{}.tmp", hex::encode(crate::fairness::random_bytes::<8>())));
@@ -104,26 +135,13 @@ impl ServerKey {
             std::fs::hard_link(&tmp, path)
         })();
         let _ = std::fs::remove_file(&tmp);
-        match written {
-            Ok(()) => {
-                // The new name itself is durable once its directory is.
-                #[cfg(unix)]
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::File::open(dir)
-                        .and_then(|d| d.sync_all())
-                        .with_context(|| format!("cannot sync {origin}"))?;
-                }
-                tracing::warn!(
-                    file = %path.display(),
-                    "created a new server key: keep it safe and apart from the database; without it no \
-                     unfinished ticket can be played and no paper block printed"
-                );
-                Ok((key, format!("new server key in {}", path.display())))
-            }
-            // Another process created it first: use theirs.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ServerKey::load_or_create(path),
-            Err(e) => Err(e).with_context(|| format!("cannot create {origin}")),
+        written?;
+        // The new name itself is durable once its directory is.
+        #[cfg(unix)]
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir).and_then(|d| d.sync_all())?;
         }
+        Ok(key)
     }
 
     /// `HMAC-SHA256(key, parts...)`: what else the key authenticates (a
@@ -143,22 +161,136 @@ impl ServerKey {
     }
 }
 
-/// Where tickets' server seeds come from.
+/// A key's id in the ring: its file's name in a key directory (`ID.key`),
+/// 1 for a single key; the database's `server_keys.key_id`.
+pub type KeyId = u32;
+
+/// Where tickets' server seeds come from: the server keys this process
+/// holds, by key id (see the module doc).
 #[derive(Clone, Debug)]
 pub struct Keyring {
-    key: ServerKey,
+    keys: BTreeMap<KeyId, ServerKey>,
     /// INSECURE, tests only: every ticket's seed (see
     /// [`crate::fairness::ServerSeeds`]), still committed in the leaves.
     fixed: Option<[u8; 32]>,
 }
 
+/// The key file of key `id` in a key directory.
+pub fn key_path(dir: &Path, id: KeyId) -> PathBuf {
+    dir.join(format!("{id}.key"))
+}
+
+/// The keys of a key directory: every file `ID.key` (ID a number from 1);
+/// other files are left alone.
+pub fn read_key_dir(dir: &Path) -> anyhow::Result<BTreeMap<KeyId, ServerKey>> {
+    let mut keys = BTreeMap::new();
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read the key directory {}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot read the key directory {}", dir.display()))?;
+        let name = entry.file_name();
+        let Some((stem, id)) =
+            name.to_str().and_then(|n| n.strip_suffix(".key")).and_then(|n| n.parse::<KeyId>().ok().map(|id| (n, id)))
+        else {
+            continue;
+        };
+        anyhow::ensure!(
+            id >= 1 && stem == id.to_string(),
+            "{}: a key file is named ID.key, ID a number from 1 without leading zeros",
+            entry.path().display()
+        );
+        let path = entry.path();
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read the key file {}", path.display()))?;
+        keys.insert(id, parse_key(&text, &format!("the key file {}", path.display()))?);
+    }
+    Ok(keys)
+}
+
+/// Creates a key directory (0700) when it is missing.
+fn create_key_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.exists() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir).with_context(|| format!("cannot create the key directory {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// `as-capone keys new`: a fresh key in `dir` (created 0700 when missing)
+/// under the next free id (one more than the highest there), or under `id`;
+/// never replaces a file. Its id, key and file.
+pub fn new_key_file(dir: &Path, id: Option<KeyId>) -> anyhow::Result<(KeyId, ServerKey, PathBuf)> {
+    create_key_dir(dir)?;
+    anyhow::ensure!(id != Some(0), "key ids start at 1");
+    loop {
+        let next = match id {
+            Some(id) => id,
+            None => read_key_dir(dir)?.keys().next_back().map_or(1, |last| last + 1),
+        };
+        let path = key_path(dir, next);
+        match ServerKey::create(&path) {
+            Ok(key) => return Ok((next, key, path)),
+            // Made by someone else meanwhile: the next id (or the caller's choice refused).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && id.is_none() => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                anyhow::bail!("{} exists: a key file is never replaced", path.display())
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+}
+
 impl Keyring {
+    /// A ring of one key, key id 1 (a single key file).
     pub fn new(key: ServerKey, fixed: Option<[u8; 32]>) -> Keyring {
-        Keyring { key, fixed }
+        Keyring { keys: BTreeMap::from([(1, key)]), fixed }
     }
 
-    pub fn key(&self) -> &ServerKey {
-        &self.key
+    /// A ring of these keys.
+    pub fn with_keys(keys: BTreeMap<KeyId, ServerKey>, fixed: Option<[u8; 32]>) -> Keyring {
+        Keyring { keys, fixed }
+    }
+
+    /// The ring of `config` (see the module doc) and a line for the log:
+    /// the keys of `key_dir` (`1.key` created when the directory holds
+    /// none), or the single key of [`ServerKey::load`] as key 1.
+    pub fn load(config: &Config, fixed: Option<[u8; 32]>) -> anyhow::Result<(Keyring, String)> {
+        let Some(dir) = &config.key_dir else {
+            let (key, origin) = ServerKey::load(config)?;
+            return Ok((Keyring::new(key, fixed), format!("{origin} (key 1)")));
+        };
+        anyhow::ensure!(
+            config.key_file.is_none() && std::env::var_os(KEY_ENV).is_none(),
+            "give the server keys one way: key_dir, or key_file or ${KEY_ENV} (a single key), not both"
+        );
+        let mut keys = if dir.exists() { read_key_dir(dir)? } else { BTreeMap::new() };
+        if keys.is_empty() {
+            create_key_dir(dir)?;
+            let (key, _) = ServerKey::load_or_create(&key_path(dir, 1))?;
+            keys.insert(1, key);
+        }
+        let ids: Vec<String> = keys.keys().map(|id| id.to_string()).collect();
+        let line = format!("server keys {} from {}", ids.join(", "), dir.display());
+        Ok((Keyring { keys, fixed }, line))
+    }
+
+    /// The key of `id`, if this process holds it.
+    pub fn get(&self, id: KeyId) -> Option<&ServerKey> {
+        self.keys.get(&id)
+    }
+
+    /// Every key held, by id.
+    pub fn keys(&self) -> impl Iterator<Item = (KeyId, &ServerKey)> {
+        self.keys.iter().map(|(id, k)| (*id, k))
+    }
+
+    /// The key of `id` (a stored key id), or what is wrong.
+    pub fn key(&self, id: i64) -> Result<&ServerKey, String> {
+        KeyId::try_from(id).ok().and_then(|id| self.keys.get(&id)).ok_or_else(|| {
+            format!("server key {id} is not in this process's key ring (give its file KEY_DIR/{id}.key; docs/keys.md)")
+        })
     }
 
     /// The test-only seed every ticket gets, if set.
@@ -166,16 +298,23 @@ impl Keyring {
         self.fixed
     }
 
-    /// The secret seed of the emission whose salt is `salt`.
-    pub fn emission_seed(&self, salt: &[u8; 32]) -> EmissionSeed {
-        self.key.emission_seed(salt)
+    /// The secret seed of the emission made with key `key_id` whose salt is `salt`.
+    pub fn emission_seed(&self, key_id: i64, salt: &[u8; 32]) -> Result<EmissionSeed, String> {
+        Ok(self.key(key_id)?.emission_seed(salt))
     }
 
     /// The server seed of one ticket, committed in its block's root.
-    pub fn server_seed(&self, salt: &[u8; 32], emission: u32, block: u32, position: u32) -> [u8; 32] {
+    pub fn server_seed(
+        &self,
+        key_id: i64,
+        salt: &[u8; 32],
+        emission: u32,
+        block: u32,
+        position: u32,
+    ) -> Result<[u8; 32], String> {
         match self.fixed {
-            Some(seed) => seed,
-            None => self.emission_seed(salt).server_seed(emission, block, position),
+            Some(seed) => Ok(seed),
+            None => Ok(self.emission_seed(key_id, salt)?.server_seed(emission, block, position)),
         }
     }
 }
@@ -258,7 +397,53 @@ mod tests {
         assert_eq!(key.emission_seed(&salt).as_bytes(), &outer);
         assert_ne!(ServerKey([8; 32]).emission_seed(&salt).as_bytes(), &outer, "another key, another seed");
         let ring = Keyring::new(key.clone(), None);
-        assert_eq!(ring.server_seed(&salt, 1, 2, 3), key.emission_seed(&salt).server_seed(1, 2, 3));
-        assert_eq!(Keyring::new(key, Some([1; 32])).server_seed(&salt, 1, 2, 3), [1; 32]);
+        assert_eq!(ring.server_seed(1, &salt, 1, 2, 3).unwrap(), key.emission_seed(&salt).server_seed(1, 2, 3));
+        assert!(ring.server_seed(2, &salt, 1, 2, 3).unwrap_err().contains("server key 2"));
+        assert_eq!(Keyring::new(key, Some([1; 32])).server_seed(1, &salt, 1, 2, 3).unwrap(), [1; 32]);
+    }
+
+    /// `keys new` numbers keys one after the other, never replaces a file,
+    /// and a key directory reads back every `ID.key` and nothing else.
+    #[test]
+    fn a_key_directory_holds_numbered_keys_and_new_ones_take_the_next_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let ring_dir = dir.path().join("keys");
+        let (a, ka, pa) = new_key_file(&ring_dir, None).unwrap();
+        let (b, kb, _) = new_key_file(&ring_dir, None).unwrap();
+        assert_eq!((a, b), (1, 2));
+        assert_eq!(pa, ring_dir.join("1.key"));
+        assert_ne!(ka.fingerprint(), kb.fingerprint(), "two fresh keys differ");
+        assert!(new_key_file(&ring_dir, Some(2)).unwrap_err().to_string().contains("never replaced"));
+        let (c, _, _) = new_key_file(&ring_dir, Some(7)).unwrap();
+        assert_eq!(c, 7);
+        std::fs::write(ring_dir.join("notes.txt"), "not a key").unwrap();
+        let read = read_key_dir(&ring_dir).unwrap();
+        assert_eq!(read.keys().copied().collect::<Vec<_>>(), vec![1, 2, 7]);
+        assert_eq!(read[&2].fingerprint(), kb.fingerprint());
+        assert_eq!(new_key_file(&ring_dir, None).unwrap().0, 8);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&ring_dir).unwrap().permissions().mode() & 0o777, 0o700);
+            assert_eq!(std::fs::metadata(&pa).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        std::fs::write(ring_dir.join("02.key"), "a second name for key 2?").unwrap();
+        assert!(read_key_dir(&ring_dir).unwrap_err().to_string().contains("without leading zeros"));
+        std::fs::remove_file(ring_dir.join("02.key")).unwrap();
+        std::fs::write(ring_dir.join("9.key"), "short").unwrap();
+        assert!(read_key_dir(&ring_dir).unwrap_err().to_string().contains("9.key must hold"));
+    }
+
+    /// A configuration gives the keys one way; an empty key directory gets
+    /// its first key, id 1.
+    #[test]
+    fn a_configured_key_directory_is_the_ring_and_excludes_a_single_key_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config { key_dir: Some(dir.path().join("ring")), ..Config::default() };
+        let (ring, line) = Keyring::load(&config, None).unwrap();
+        assert_eq!(ring.keys().map(|(id, _)| id).collect::<Vec<_>>(), vec![1], "{line}");
+        assert!(dir.path().join("ring/1.key").exists());
+        config.key_file = Some(dir.path().join("k.key"));
+        assert!(Keyring::load(&config, None).unwrap_err().to_string().contains("not both"));
     }
 }

@@ -41,8 +41,9 @@
 //!   `store` and `http`.
 //! - `error`: [`AppError`], every refusal in the shape `{"error",
 //!   "message"}`; [`StoreError`], a storage failure with its cause.
-//! - `keys`: [`ServerKey`] and [`Keyring`], the key kept outside the
-//!   database from which every emission's seeds are derived;
+//! - `keys`: [`ServerKey`] and [`Keyring`], the keys kept outside the
+//!   database from which every emission's seeds are derived (a ring of
+//!   them, by key id: docs/keys.md);
 //!   `fairness`: the OS CSPRNG and [`ServerSeeds`]; `supply`: blocks of
 //!   tickets from the `emission` crate, as stored; `metrics`: [`Metrics`].
 //!
@@ -89,11 +90,11 @@ pub use core::retail::parse_serial;
 pub use core::{BuyRequest, Caller};
 pub use error::{AppError, StoreError};
 pub use fairness::ServerSeeds;
-pub use keys::{Keyring, ServerKey, parse_salt};
+pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;
 pub use store::{
-    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, SchemaError, Store,
-    VERSION, now_ms, report_from, schema_version, sqlite_path, token_hash,
+    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey, SchemaError,
+    Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, sqlite_path, token_hash,
 };
 
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).

@@ -38,7 +38,8 @@ pub fn sqlite_url(dir: &Path, name: &str) -> String {
 
 /// The command line of a test server: `exe serve` on `127.0.0.1:0` with the
 /// table `dir/table.toml`, the database `db_url` (`sqlite://...`,
-/// `postgres://...`) and the key [`key_file`]`(dir)`, then `extra`. The
+/// `postgres://...`) and the key [`key_file`]`(dir)` (unless `extra` gives
+/// a key ring, `--key-dir`), then `extra`. The
 /// tests' tables have small blocks, so the server is told to allow them,
 /// and it registers any number of players from one address.
 pub fn serve_command(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Command {
@@ -54,11 +55,11 @@ pub fn serve_command(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Co
         ])
         .arg(dir.join("table.toml"))
         .arg("--db")
-        .arg(db_url)
-        .arg("--key-file")
-        .arg(key_file(dir))
-        .args(extra)
-        .env("RUST_LOG", "info");
+        .arg(db_url);
+    if !extra.contains(&"--key-dir") {
+        c.arg("--key-file").arg(key_file(dir));
+    }
+    c.args(extra).env("RUST_LOG", "info");
     c
 }
 

@@ -431,8 +431,8 @@ pub fn start_server(db: &Database, extra: &[&str]) -> anyhow::Result<Server> {
 /// server is writing (after a kill, before the restart).
 pub async fn check_ledger_and_audit(db: &Database) -> anyhow::Result<(server::LedgerCheck, server::AuditCheck)> {
     let config = db.config();
-    let (key, _) = server::ServerKey::load(&config)?;
-    let store = server::Store::open(&config, Arc::new(server::Metrics::new()), server::Keyring::new(key, None)).await?;
+    let (keys, _) = server::Keyring::load(&config, None)?;
+    let store = server::Store::open(&config, Arc::new(server::Metrics::new()), keys).await?;
     let ledger = store.check_ledger().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let audit = store.check_audit_chain().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     store.close().await.map_err(|e| anyhow::anyhow!("{e}"))?;

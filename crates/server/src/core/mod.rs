@@ -263,6 +263,8 @@ pub struct EmissionRow {
     pub block_size: i64,
     /// Hex; public: the secret is the server key ([`crate::keys`]).
     pub seed_salt: String,
+    /// The server key it is made with, for its whole life (its id in the ring).
+    pub key_id: i64,
     pub created_ms: i64,
 }
 

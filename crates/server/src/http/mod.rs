@@ -288,7 +288,7 @@ impl FromRequestParts<AppState> for Authed {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Authed, AppError> {
         let token = bearer(&parts.headers)?;
-        if state.store.ticket_of_token(token).is_some() {
+        if state.store.ticket_of_token(token).await?.is_some() {
             return Err(AppError::Unauthorized(
                 "a paper ticket's token opens that ticket only; this needs a player's token".into(),
             ));
@@ -309,7 +309,7 @@ impl FromRequestParts<AppState> for AuthedVia {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<AuthedVia, AppError> {
         let token = bearer(&parts.headers)?;
-        if state.store.ticket_of_token(token).is_some() {
+        if state.store.ticket_of_token(token).await?.is_some() {
             return Err(AppError::Unauthorized(
                 "a paper ticket's token opens that ticket only; this needs a player's token".into(),
             ));
@@ -329,7 +329,7 @@ impl FromRequestParts<AppState> for CallerAuth {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<CallerAuth, AppError> {
         let token = bearer(&parts.headers)?;
-        if let Some(serial) = state.store.ticket_of_token(token) {
+        if let Some(serial) = state.store.ticket_of_token(token).await? {
             return Ok(CallerAuth(Caller::Ticket(serial)));
         }
         match state.store.authenticate(token).await? {

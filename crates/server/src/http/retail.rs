@@ -158,7 +158,7 @@ pub async fn redeem(
         None => None,
         Some(_) => {
             let token = bearer(&headers)?;
-            if state.store.ticket_of_token(token).is_some() {
+            if state.store.ticket_of_token(token).await?.is_some() {
                 None
             } else {
                 Some(

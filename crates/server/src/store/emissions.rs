@@ -1,7 +1,8 @@
 //! Emissions in the database, written once for both backends: creating an
 //! emission or adding blocks to one (the operator's desk and the first
 //! start), what is public of them (`GET /api/emissions`), the operator's
-//! figures, a paper block's print file, and the server key's check.
+//! figures, a paper block's print file. (The key ring's checks are in
+//! `keyring.rs`.)
 //!
 //! **Writing a block.** Its tickets are generated from the emission's seed
 //! (derived from the server key, [`crate::keys`]), written unpublished, then
@@ -22,7 +23,7 @@ use super::{Db, Store, Writer, now_ms, on_db};
 use crate::api::Channel;
 use crate::core::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, HOUSE_PRIZES, Op, Unit};
 use crate::error::{AppError, StoreError};
-use crate::keys::{Keyring, ServerKey, parse_salt};
+use crate::keys::{Keyring, parse_salt};
 use crate::supply::{self, TicketSpec};
 use math::PrizeTable;
 use num_bigint::BigInt;
@@ -225,37 +226,14 @@ async fn remove_unpublished(db: &Db) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Refuses a server key other than the one this database's emissions were
-/// made with; records the fingerprint on first start.
-pub(super) async fn check_key(db: &Db, key: &ServerKey) -> anyhow::Result<()> {
-    let fingerprint = key.fingerprint();
-    let stored: Option<String> = on_db!(db, pool => {
-        sqlx::query(
-            "INSERT INTO server_key (id, fingerprint, created_ms) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&fingerprint)
-        .bind(now_ms())
-        .execute(pool)
-        .await?;
-        sqlx::query_scalar("SELECT fingerprint FROM server_key WHERE id = 1").fetch_optional(pool).await?
-    });
-    anyhow::ensure!(
-        stored.as_deref() == Some(fingerprint.as_str()),
-        "this server key is not the one this database's emissions were made with (fingerprint {}…, the database \
-         expects {}…): with another key no committed server seed and no play code can be found again; give the \
-         original key file",
-        &fingerprint[..12],
-        stored.as_deref().map_or("none", |s| &s[..s.len().min(12)])
-    );
-    Ok(())
-}
-
 /// What an emission is, to make its blocks.
 struct BlockPlan {
     id: i64,
     table: PrizeTable,
     channel: Channel,
     salt: [u8; 32],
+    /// The server key it is made with (its id in the ring).
+    key_id: i64,
     /// Numbers of the new blocks, and their row ids.
     blocks: Vec<(u32, i64)>,
     /// The emission's row, when it is new.
@@ -302,7 +280,7 @@ impl Store {
                     .map_err(StoreError::from)?;
                 let ids: (i64, i64) =
                     sqlx::query_as(NEXT_IDS).fetch_one(&mut *unit.tx).await.map_err(StoreError::from)?;
-                let plan = plan(&self.db, existing, new, blocks, ids).await?;
+                let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
                 let created = write_blocks(&plan, &self.keys, &mut unit).await?;
                 unit.tx.commit().await.map_err(StoreError::from)?;
                 Ok(created)
@@ -311,7 +289,7 @@ impl Store {
                 // This task is the only one writing emissions to the file: the ids hold.
                 let ids: (i64, i64) =
                     on_db!(&self.db, pool => sqlx::query_as(NEXT_IDS).fetch_one(pool).await.map_err(StoreError::from)?);
-                let plan = plan(&self.db, existing, new, blocks, ids).await?;
+                let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
                 write_blocks(&plan, &self.keys, &mut ViaWriter(w)).await
             }
         }
@@ -375,8 +353,8 @@ impl Store {
     /// The print file of a paper block, regenerated from the key and
     /// checked against the published root.
     pub async fn print_file(&self, emission: u32, block: u32) -> Result<Vec<u8>, AppError> {
-        let row: Option<(String, String, String, Option<String>)> = on_db!(&self.db, pool => sqlx::query_as(
-            "SELECT e.channel, e.table_toml, e.seed_salt, b.root FROM emissions e
+        let row: Option<(String, String, String, i64, Option<String>)> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT e.channel, e.table_toml, e.seed_salt, e.key_id, b.root FROM emissions e
              LEFT JOIN blocks b ON b.emission_id = e.id AND b.number = $2 AND b.published_ms IS NOT NULL
              WHERE e.id = $1",
         )
@@ -384,7 +362,7 @@ impl Store {
         .bind(i64::from(block))
         .fetch_optional(pool)
         .await?);
-        let Some((channel, toml, salt, Some(root))) = row else {
+        let Some((channel, toml, salt, key_id, Some(root))) = row else {
             return Err(AppError::NotFound(format!("emission {emission} has no published block {block}")));
         };
         if parse_channel(&channel)? != Channel::Paper {
@@ -394,7 +372,7 @@ impl Store {
         }
         let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {emission}'s table: {e}")))?;
         let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {emission}'s salt")))?;
-        let seed = self.keys.emission_seed(&salt);
+        let seed = self.keys.emission_seed(key_id, &salt).map_err(|e| corrupt(format!("emission {emission}: {e}")))?;
         let fixed = self.keys.fixed();
         tokio::task::spawn_blocking(move || {
             let e = emission::Emission::new(emission, table, seed).map_err(|e| corrupt(e.to_string()))?;
@@ -440,25 +418,27 @@ fn parse_channel(s: &str) -> Result<Channel, AppError> {
 /// Numbers the new emission or blocks.
 async fn plan(
     db: &Db,
+    keys: &Keyring,
     existing: Option<i64>,
     new: Option<(PrizeTable, Channel)>,
     blocks: u32,
     (next_emission, next_block): (i64, i64),
 ) -> Result<BlockPlan, AppError> {
     let now = now_ms();
-    let (id, table, channel, salt, first, new_row) = match (existing, new) {
+    let (id, table, channel, salt, key_id, first, new_row) = match (existing, new) {
         (Some(id), _) => {
-            let row: Option<(String, String, String, i64)> = on_db!(db, pool => sqlx::query_as(
-                "SELECT e.table_toml, e.channel, e.seed_salt, (SELECT COALESCE(MAX(number), 0) FROM blocks b WHERE b.emission_id = e.id)
+            let row: Option<(String, String, String, i64, i64)> = on_db!(db, pool => sqlx::query_as(
+                "SELECT e.table_toml, e.channel, e.seed_salt, e.key_id, (SELECT COALESCE(MAX(number), 0) FROM blocks b WHERE b.emission_id = e.id)
                  FROM emissions e WHERE e.id = $1",
             )
             .bind(id)
             .fetch_optional(pool)
             .await?);
-            let (toml, channel, salt, last) = row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
+            let (toml, channel, salt, key_id, last) =
+                row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
             let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
             let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {id}'s salt")))?;
-            (id, table, parse_channel(&channel)?, salt, last + 1, None)
+            (id, table, parse_channel(&channel)?, salt, key_id, last + 1, None)
         }
         (None, Some((table, channel))) => {
             if next_emission > MAX_EMISSIONS {
@@ -467,6 +447,7 @@ async fn plan(
                 )));
             }
             let salt = crate::fairness::random_bytes::<32>();
+            let key_id = super::keyring::current_key(db, keys).await?;
             let row = EmissionRow {
                 id: next_emission,
                 code: table.code.clone(),
@@ -476,9 +457,10 @@ async fn plan(
                 price_cents: table.price_cents as i64,
                 block_size: i64::from(table.block_size),
                 seed_salt: hex::encode(salt),
+                key_id,
                 created_ms: now,
             };
-            (next_emission, table, channel, salt, 1, Some(row))
+            (next_emission, table, channel, salt, key_id, 1, Some(row))
         }
         (None, None) => return Err(AppError::internal("an emission to create or to add to")),
     };
@@ -490,7 +472,7 @@ async fn plan(
         )));
     }
     let blocks = (first..=last).zip(next_block..).map(|(n, row_id)| (n as u32, row_id)).collect();
-    Ok(BlockPlan { id, table, channel, salt, blocks, new_row })
+    Ok(BlockPlan { id, table, channel, salt, key_id, blocks, new_row })
 }
 
 /// Where an emission's units go: one PostgreSQL transaction, or the
@@ -530,7 +512,10 @@ async fn write_blocks(
     let mut published = Vec::new();
     let mut new_row = plan.new_row.clone();
     for &(number, block_id) in &plan.blocks {
-        let (table, seed, fixed) = (plan.table.clone(), keys.emission_seed(&plan.salt), keys.fixed());
+        let seed = keys
+            .emission_seed(plan.key_id, &plan.salt)
+            .map_err(|e| AppError::Unavailable(format!("emission {emission} cannot get blocks here: {e}")))?;
+        let (table, fixed) = (plan.table.clone(), keys.fixed());
         let block = tokio::task::spawn_blocking(move || supply::generate_block(&table, emission, number, seed, fixed))
             .await
             .map_err(|e| AppError::internal(format!("block generation: {e}")))?
@@ -584,10 +569,24 @@ async fn write_blocks(
 /// file may be in use by its server), or a PostgreSQL pool of one.
 pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<EmissionReport>> {
     use anyhow::Context;
-    let db = match super::sqlite_path(url) {
+    let db = offline_db(url, true).await?;
+    let figures = reports(&db, only).await.map_err(|e| match &e {
+        AppError::Storage(s) => anyhow::anyhow!("{}", crate::error::error_chain(s)),
+        other => anyhow::anyhow!("{other}"),
+    });
+    on_db!(&db, pool => pool.close().await);
+    figures.context("reading the emissions (is this an as-capone database?)")
+}
+
+/// A database opened by a command, without a server: a SQLite connection
+/// (read-only when `read_only`: the file may be in use by its server), or a
+/// PostgreSQL pool of one.
+pub(super) async fn offline_db(url: &str, read_only: bool) -> anyhow::Result<Db> {
+    use anyhow::Context;
+    Ok(match super::sqlite_path(url) {
         Some(path) => {
             anyhow::ensure!(path.exists(), "no database file {}", path.display());
-            let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).read_only(true);
+            let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).read_only(read_only);
             let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
             Db::Sqlite(pool)
         }
@@ -600,13 +599,7 @@ pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<Emi
                 .context("cannot connect to PostgreSQL")?;
             Db::Postgres(pool)
         }
-    };
-    let figures = reports(&db, only).await.map_err(|e| match &e {
-        AppError::Storage(s) => anyhow::anyhow!("{}", crate::error::error_chain(s)),
-        other => anyhow::anyhow!("{other}"),
-    });
-    on_db!(&db, pool => pool.close().await);
-    figures.context("reading the emissions (is this an as-capone database?)")
+    })
 }
 
 /// The figures of each block, from the stored tickets, games and ledger.

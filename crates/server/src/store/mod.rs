@@ -21,6 +21,7 @@
 mod audit;
 mod emissions;
 mod error;
+mod keyring;
 mod plan;
 mod postgres;
 mod reads;
@@ -32,6 +33,7 @@ mod wallet;
 pub use crate::core::limits::RedeemLimits;
 pub use audit::AuditCheck;
 pub use emissions::{EmissionCreated, EmissionReport, Figures, PublicEmission, report_from};
+pub use keyring::{RingKey, make_current, ring_from};
 pub use reads::LedgerCheck;
 /// The exact text each backend runs to find the next ticket for sale, for
 /// the tests that read its plan (`EXPLAIN`).
@@ -134,6 +136,9 @@ pub struct Store {
     emitting: tokio::sync::Mutex<()>,
     /// The shops' ledger accounts, by shop name.
     shops: RwLock<HashMap<String, i64>>,
+    /// The key id of each emission seen (never changes once written): a
+    /// paper ticket's token is checked with its emission's key.
+    emission_keys: RwLock<HashMap<u32, i64>>,
     /// Online purchases go through the operator's wallet (`wallet = "operator"`).
     operator_wallet: bool,
 }
@@ -189,15 +194,17 @@ impl Store {
             keys,
             emitting: tokio::sync::Mutex::new(()),
             shops: RwLock::new(HashMap::new()),
+            emission_keys: RwLock::new(HashMap::new()),
             operator_wallet: config.wallet == crate::config::WalletMode::Operator,
         })
     }
 
-    /// Application start-up's own writes: the server key's check, the first
+    /// Application start-up's own writes: the key ring's check, the first
     /// emission when the database has none, and the demo player; then other
     /// processes may start. Returns a line for the start log.
     pub async fn bootstrap(&self, config: &Config, table: &PrizeTable) -> anyhow::Result<String> {
-        emissions::check_key(&self.db, self.keys.key()).await?;
+        let ring = keyring::check_ring(&self.db, &self.keys).await?;
+        tracing::info!("{ring}");
         let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
         self.ensure_shops(&config.retailer_shops()).await?;
         if !config.demo_token.is_empty()

@@ -271,6 +271,7 @@ impl WritePlan {
                     ("price_cents", r.price_cents.into()),
                     ("block_size", r.block_size.into()),
                     ("seed_salt", r.seed_salt.as_str().into()),
+                    ("key_id", r.key_id.into()),
                     ("created_ms", r.created_ms.into()),
                 ],
             );

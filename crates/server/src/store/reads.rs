@@ -16,7 +16,7 @@ use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
-     b.number AS block_number, e.id AS emission_id, e.seed_salt, e.channel, e.price_cents, g.state_json, \
+     b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.channel, e.price_cents, g.state_json, \
      t.shop, t.paid_ms, t.paid_shop, e.claim_end_ms, t.sold_ms";
 /// A sold ticket and its game, for more joins or a `WHERE` to follow.
 pub(super) const TICKET_FROM: &str = " FROM tickets t
@@ -65,8 +65,8 @@ impl Cols for rusqlite::Row<'_> {
     }
 }
 
-/// Where a ticket's server seed comes from: its emission's salt and its
-/// place, read from its row.
+/// Where a ticket's server seed comes from: its emission's key and salt
+/// and its place, read from its row.
 pub(super) fn seed_of(row: &impl Cols, keys: &Keyring) -> Result<[u8; 32], StoreError> {
     let corrupt = |what: String| StoreError::Corrupt(format!("ticket row: {what}"));
     let get_u = |c: &str| {
@@ -76,7 +76,9 @@ pub(super) fn seed_of(row: &impl Cols, keys: &Keyring) -> Result<[u8; 32], Store
     };
     let salt = row.req_text("seed_salt").map_err(corrupt)?;
     let salt = crate::keys::parse_salt(&salt).ok_or_else(|| corrupt("an emission's salt is not 32 bytes".into()))?;
-    Ok(keys.server_seed(&salt, get_u("emission_id")?, get_u("block_number")?, get_u("position")?))
+    let key_id = row.req_int("key_id").map_err(corrupt)?;
+    keys.server_seed(key_id, &salt, get_u("emission_id")?, get_u("block_number")?, get_u("position")?)
+        .map_err(StoreError::Corrupt)
 }
 
 /// A sold ticket from a row of [`TICKET_COLUMNS`], on either backend; its
@@ -127,7 +129,7 @@ fn retail_of(row: &impl Cols) -> Result<RetailView, StoreError> {
 /// serial (`t.serial = $1`) or play code hash, for a `WHERE` to follow.
 pub(super) const PAPER_SELECT: &str = "SELECT t.id, t.serial, e.channel, t.status, t.owner_id, e.price_cents, \
      t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position, b.number AS block_number, \
-     e.id AS emission_id, e.seed_salt, t.client_seed, t.shop, t.paid_ms, t.paid_shop, e.sale_end_ms, e.claim_end_ms, \
+     e.id AS emission_id, e.seed_salt, e.key_id, t.client_seed, t.shop, t.paid_ms, t.paid_shop, e.sale_end_ms, e.claim_end_ms, \
      g.state_json, t.sold_ms, rs.shop AS sell_shop, rs.answer_json AS sell_answer, rp.shop AS pay_shop, \
      rp.answer_json AS pay_answer
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
@@ -228,7 +230,7 @@ pub(super) const ACTION_SELECT: &str =
 /// a walk of the `tickets_unsold` index.
 pub const NEXT_FOR_SALE_SQLITE: &str =
     "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position,
-        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents
+        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
  ORDER BY t.block_id, t.position LIMIT 1024";
@@ -258,7 +260,7 @@ pub const NEXT_FOR_SALE_POSTGRES: &str = "WITH next AS MATERIALIZED (
      ORDER BY t.block_id, t.position
      LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
  SELECT n.id, n.serial, n.prize_5, n.prize_6, n.prize_7, n.prize_8, n.commitment, n.position,
-        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents
+        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents
    FROM next n JOIN blocks b ON b.id = n.block_id JOIN emissions e ON e.id = b.emission_id";
 
 /// A row of [`NEXT_FOR_SALE_SQLITE`] or [`NEXT_FOR_SALE_POSTGRES`], with its server seed.

@@ -59,20 +59,49 @@ impl Store {
             .ok_or_else(|| AppError::internal(format!("shop {shop} has no account")))
     }
 
-    /// A ticket's own token: `t1.<serial>.<HMAC-SHA256(server key, "as-capone ticket token v1" || serial)>`.
-    /// It never changes, so the same code gives the same token on any device.
-    pub fn ticket_token(&self, serial: &str) -> String {
-        let mac = hex::encode(self.keys.key().hmac(&[b"as-capone ticket token v1", serial.as_bytes()]));
-        format!("{TOKEN_PREFIX}{serial}.{mac}")
+    /// A ticket's own token: `t1.<serial>.<HMAC-SHA256(server key, "as-capone ticket token v1" || serial)>`,
+    /// with the key of the ticket's emission (`key_id`), so that a token stays
+    /// valid across key rotations. It never changes, so the same code gives
+    /// the same token on any device.
+    pub fn ticket_token(&self, serial: &str, key_id: i64) -> Result<String, AppError> {
+        let key = self.keys.key(key_id).map_err(AppError::Unavailable)?;
+        let mac = hex::encode(key.hmac(&[b"as-capone ticket token v1", serial.as_bytes()]));
+        Ok(format!("{TOKEN_PREFIX}{serial}.{mac}"))
     }
 
-    /// The serial a ticket token opens, if it is one of this server's.
-    pub fn ticket_of_token(&self, token: &str) -> Option<String> {
-        let rest = token.strip_prefix(TOKEN_PREFIX)?;
-        let (serial, mac) = rest.rsplit_once('.')?;
-        let want = hex::encode(self.keys.key().hmac(&[b"as-capone ticket token v1", serial.as_bytes()]));
+    /// The serial a ticket token opens, if it is one of this server's:
+    /// checked with the key of the serial's emission.
+    pub async fn ticket_of_token(&self, token: &str) -> Result<Option<String>, AppError> {
+        let Some((serial, _)) = token.strip_prefix(TOKEN_PREFIX).and_then(|rest| rest.rsplit_once('.')) else {
+            return Ok(None);
+        };
+        let Ok(parsed) = emission::serial::Serial::parse(serial) else {
+            return Ok(None);
+        };
+        let Some(key_id) = self.emission_key(parsed.emission()).await? else {
+            return Ok(None);
+        };
+        let Ok(want) = self.ticket_token(serial, key_id) else {
+            return Ok(None);
+        };
         // Compared as hashes: the time taken says nothing of the token.
-        (Sha256::digest(want.as_bytes()) == Sha256::digest(mac.as_bytes())).then(|| serial.to_string())
+        Ok((Sha256::digest(want.as_bytes()) == Sha256::digest(token.as_bytes())).then(|| serial.to_string()))
+    }
+
+    /// The key id of emission `emission` (`None`: no such emission),
+    /// remembered once read.
+    async fn emission_key(&self, emission: u32) -> Result<Option<i64>, AppError> {
+        if let Some(id) = self.emission_keys.read().expect("emission keys").get(&emission) {
+            return Ok(Some(*id));
+        }
+        let id: Option<i64> = on_db!(&self.db, pool => sqlx::query_scalar("SELECT key_id FROM emissions WHERE id = $1")
+            .bind(i64::from(emission))
+            .fetch_optional(pool)
+            .await?);
+        if let Some(id) = id {
+            self.emission_keys.write().expect("emission keys").insert(emission, id);
+        }
+        Ok(id)
     }
 
     /// A shop sells a printed paper ticket.
@@ -115,11 +144,17 @@ impl Store {
         network: String,
         limits: RedeemLimits,
     ) -> Result<Redeemed, AppError> {
-        let serial: Option<String> = on_db!(&self.db, pool => sqlx::query_scalar("SELECT serial FROM tickets WHERE play_code_hash = $1")
-            .bind(&code_hash)
-            .fetch_optional(pool)
-            .await?);
-        let token = serial.map(|s| self.ticket_token(&s)).unwrap_or_default();
+        let found: Option<(String, i64)> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT t.serial, e.key_id FROM tickets t JOIN blocks b ON b.id = t.block_id
+             JOIN emissions e ON e.id = b.emission_id WHERE t.play_code_hash = $1",
+        )
+        .bind(&code_hash)
+        .fetch_optional(pool)
+        .await?);
+        let token = match found {
+            Some((serial, key_id)) => self.ticket_token(&serial, key_id)?,
+            None => String::new(),
+        };
         let done = self.write(Op::Redeem { code_hash, player, token, network, limits }).await?;
         Ok(match done.effect {
             Some(Effect::WrongCode { filled }) => Redeemed::WrongCode { filled },

@@ -181,7 +181,7 @@ pub(super) async fn launch(f: &mut impl Fetch, code_hash: &str) -> Result<Option
 pub(super) async fn round(f: &mut impl Fetch, keys: &Keyring, round: &str) -> Result<Option<Reserved>, StoreError> {
     let sql = format!(
         "SELECT {ROUND_COLUMNS}, t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, \
-                t.position, b.number AS block_number, e.id AS emission_id, e.seed_salt, e.price_cents \
+                t.position, b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents \
          FROM wallet_rounds r JOIN players p ON p.id = r.player_id JOIN tickets t ON t.id = r.ticket_id \
          JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id \
          WHERE r.round_id = $1{}",

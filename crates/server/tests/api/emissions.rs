@@ -177,6 +177,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
             ("emissions", "table_toml"),
             ("blocks", "chunk_roots"),
             ("server_key", "fingerprint"),
+            ("server_keys", "fingerprint"),
         ] {
             let sql = format!("SELECT COUNT(*) FROM {table} WHERE UPPER({column}) LIKE UPPER('%{secret}%')");
             assert_eq!(app.query_i64(&sql).await, 0, "{table}.{column} reveals a secret");
@@ -376,7 +377,7 @@ async fn fairness_4_a_server_with_another_key_or_none_refuses_to_start_on_the_da
         Ok(_) => panic!("a server with another key started"),
         Err((db, e)) => {
             let m = format!("{e:#}");
-            assert!(m.contains("server key is not the one"), "{m}");
+            assert!(m.contains("but the database's key 1 has fingerprint"), "{m}");
             db
         }
     };

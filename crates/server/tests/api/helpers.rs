@@ -405,6 +405,11 @@ impl TestApp {
         &self.db.key_file
     }
 
+    /// The test database this server runs on.
+    pub fn database(&self) -> &TestDatabase {
+        &self.db
+    }
+
     /// Shuts the server down gracefully and keeps its database, to start
     /// another server on it ([`spawn_app_on`]).
     pub async fn stop(self) -> TestDatabase {

@@ -29,6 +29,7 @@ mod fairness;
 mod games;
 mod hardening;
 mod helpers;
+mod keys;
 mod limits;
 mod migrations;
 mod money;

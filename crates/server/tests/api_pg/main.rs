@@ -32,6 +32,8 @@ mod fairness;
 mod games;
 #[path = "../api/helpers.rs"]
 mod helpers;
+#[path = "../api/keys.rs"]
+mod keys;
 #[path = "../api/limits.rs"]
 mod limits;
 #[path = "../api/migrations.rs"]
