@@ -91,6 +91,7 @@ pub use error::{AppError, StoreError};
 pub use fairness::ServerSeeds;
 pub use keys::{Keyring, ServerKey, parse_salt};
 pub use metrics::Metrics;
+pub use store::backup;
 pub use store::{
     AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, Store, now_ms,
     report_from, sqlite_path, token_hash,

@@ -198,7 +198,7 @@ fn create_private(file: &Path) -> std::io::Result<()> {
 /// `PATH.lock`, locked for as long as the server runs: the writer's memory
 /// is right only while it is the file's only writer. Created 0600, as the
 /// database.
-fn lock_file(path: &str) -> anyhow::Result<std::fs::File> {
+pub(super) fn lock_file(path: &str) -> anyhow::Result<std::fs::File> {
     let lock_path = format!("{path}.lock");
     let mut options = std::fs::OpenOptions::new();
     options.create(true).truncate(false).write(true);
