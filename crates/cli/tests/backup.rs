@@ -387,3 +387,21 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
         };
     assert!(err.contains("server key"), "refused, saying why: {err}");
 }
+
+/// Without `pg_dump` on PATH, a PostgreSQL backup says what to install and
+/// where the procedure is, and writes nothing.
+#[test]
+fn postgres_backup_without_the_client_tools_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("db.dump");
+    let output = std::process::Command::new(common::exe())
+        .args(["backup", "--db", "postgres://postgres@127.0.0.1:5432/postgres", "--out"])
+        .arg(&out)
+        .env("PATH", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(err.contains("cannot run pg_dump") && err.contains("docs/backups.md"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file left");
+}

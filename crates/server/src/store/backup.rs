@@ -263,7 +263,10 @@ pub fn restore_sqlite(from: &Path, db: &Path, force: bool) -> anyhow::Result<Fil
 /// Runs an outside PostgreSQL tool, its error output in the error.
 fn run_tool(command: &mut Command, tool: &str) -> anyhow::Result<String> {
     let output = command.output().with_context(|| {
-        format!("cannot run {tool}: install the PostgreSQL client tools (at least the server's version) on PATH")
+        format!(
+            "cannot run {tool}: install the PostgreSQL client tools (at least the server's version) on PATH, or follow \
+             docs/backups.md by hand"
+        )
     })?;
     anyhow::ensure!(
         output.status.success(),
