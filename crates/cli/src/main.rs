@@ -5,6 +5,7 @@
 //! Layout: one module per command (`odds`, `simulate`, `play`, `emit`, ...);
 //! the commands of `lab` are called straight from here.
 
+mod backup;
 mod emit;
 mod keys;
 mod odds;
@@ -72,6 +73,10 @@ enum Command {
     ReferenceOperator(reliability::wallet_chaos::OperatorChildArgs),
     /// Fault and load evidence: SIGKILLs under load, a soak, a hostile corpus (RELIABILITY.md).
     Reliability(reliability::ReliabilityArgs),
+    /// An online backup of a running server's database (docs/backups.md).
+    Backup(backup::BackupArgs),
+    /// A backup restored into a new database, then checked (docs/backups.md).
+    Restore(backup::RestoreArgs),
 }
 
 pub use lab::load_table;
@@ -102,6 +107,8 @@ fn main() -> ExitCode {
         Command::RngStream(a) => rng_stream::run(a),
         Command::Reliability(a) => reliability::run(a),
         Command::ReferenceOperator(a) => reliability::wallet_chaos::reference_operator(a),
+        Command::Backup(a) => backup::run_backup(a),
+        Command::Restore(a) => backup::run_restore(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -92,6 +92,7 @@ pub use error::{AppError, StoreError};
 pub use fairness::ServerSeeds;
 pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;
+pub use store::backup;
 pub use store::{
     AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey, SchemaError,
     Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, sqlite_path, token_hash,

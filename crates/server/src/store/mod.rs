@@ -19,6 +19,7 @@
 //! plan must not depend on PostgreSQL's statistics).
 
 mod audit;
+pub mod backup;
 mod emissions;
 mod error;
 mod keyring;

@@ -1,0 +1,407 @@
+//! Backups that restore (docs/backups.md), on SQLite and PostgreSQL. A real
+//! `as-capone serve` sells and plays under a load of players; while they
+//! play, `as-capone backup` copies its database (SQLite's backup API,
+//! stepping a few pages at a time; `pg_dump` on PostgreSQL); the load goes
+//! on, then `as-capone restore` makes a new database of the copy and a
+//! server is started on it with the same key file. It is proven that:
+//!
+//! - every request answered before the backup started is in the restored
+//!   database: the purchase's ticket, every action (replayed byte for
+//!   byte), and the player's balance as last answered;
+//! - each player's requests there are a prefix of what they were answered
+//!   (an action answered during the backup is wholly there or wholly
+//!   absent, never half a game), and the balance is the one answered last
+//!   among them;
+//! - the restored database's ledger is sound and its audit chain verifies,
+//!   every finished ticket's record verifies, unfinished games go on and
+//!   new tickets are sold;
+//! - SQLite: the server kept answering while the backup stepped; a restore
+//!   never replaces a database (unless forced, and never one a server
+//!   serves), a damaged backup is refused, and the restored database with
+//!   another key file is refused at start.
+
+mod common;
+
+use record::{Record, verify};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use testkit::pg::TestDb;
+
+const START: i64 = 1_000_000;
+const PRICE: i64 = 300;
+const PLAYERS: usize = 8;
+
+fn server_args() -> Vec<String> {
+    ["--start-balance-cents", &START.to_string(), "--demo-token", "", "--initial-blocks", "2"]
+        .map(str::to_string)
+        .to_vec()
+}
+
+fn start(dir: &Path, db: &str) -> common::Server {
+    let args = server_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::spawn_server(dir, db, &args).wait_listening("server")
+}
+
+/// One answered request of a player: a purchase (`seq` None) or an action.
+#[derive(Clone, Debug)]
+struct Answered {
+    ticket: String,
+    seq: Option<u64>,
+    body: Value,
+    answer: Vec<u8>,
+    balance: i64,
+    at: Instant,
+}
+
+/// What one player was answered, in order.
+#[derive(Default)]
+struct Player {
+    token: String,
+    answers: Vec<Answered>,
+}
+
+async fn post(c: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> (u16, Vec<u8>) {
+    let mut r = c.post(url).json(body);
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let resp = r.send().await.expect("the server answers");
+    let status = resp.status().as_u16();
+    (status, resp.bytes().await.expect("a whole answer").to_vec())
+}
+
+async fn get(c: &reqwest::Client, url: &str, token: &str) -> Value {
+    c.get(url).bearer_auth(token).send().await.unwrap().json().await.unwrap()
+}
+
+/// A player buying and playing whole games until `stop`, each answer
+/// recorded with the moment it arrived.
+async fn play(url: String, me: Arc<Mutex<Player>>, stop: Arc<AtomicBool>) {
+    let c = reqwest::Client::new();
+    let token = me.lock().unwrap().token.clone();
+    while !stop.load(Ordering::Relaxed) {
+        let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&token), &json!({})).await;
+        if status == 503 {
+            return; // sold out
+        }
+        assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        let mut t = v["ticket"].clone();
+        let id = t["id"].as_str().unwrap().to_string();
+        let balance = v["balance_cents"].as_i64().unwrap();
+        let at = Instant::now();
+        let bought = Answered { ticket: id.clone(), seq: None, body: json!({}), answer: bytes, balance, at };
+        me.lock().unwrap().answers.push(bought);
+        while t["phase"] != "finished" && !stop.load(Ordering::Relaxed) {
+            let body = common::next_action(&t);
+            let (status, bytes) = post(&c, &format!("{url}/api/tickets/{id}/actions"), Some(&token), &body).await;
+            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            t = v["ticket"].clone();
+            let (seq, balance) = (body["seq"].as_u64(), v["balance_cents"].as_i64().unwrap());
+            let answered = Answered { ticket: id.clone(), seq, body, answer: bytes, balance, at: Instant::now() };
+            me.lock().unwrap().answers.push(answered);
+        }
+    }
+}
+
+/// The run: players on `live_url`, a backup to `file` while they play.
+/// Returns the players, when the backup began and ended, and its output.
+fn load_with_backup(
+    rt: &tokio::runtime::Runtime,
+    url: &str,
+    live_url: &str,
+    file: &Path,
+) -> (Vec<Player>, Instant, Instant, String) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (players, began, ended, out) = rt.block_on(async {
+        let c = reqwest::Client::new();
+        let mut players = Vec::new();
+        for _ in 0..PLAYERS {
+            let (status, b) = post(&c, &format!("{url}/api/players"), None, &json!({})).await;
+            assert_eq!(status, 201);
+            let token = serde_json::from_slice::<Value>(&b).unwrap()["token"].as_str().unwrap().to_string();
+            players.push(Arc::new(Mutex::new(Player { token, answers: Vec::new() })));
+        }
+        let tasks: Vec<_> =
+            players.iter().map(|p| tokio::spawn(play(url.to_string(), p.clone(), stop.clone()))).collect();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let began = Instant::now();
+        let mut backup = std::process::Command::new(common::exe());
+        backup.args(["backup", "--db", live_url, "--pages-per-step", "8", "--pause-ms", "5", "--out"]).arg(file);
+        let output = tokio::task::spawn_blocking(move || backup.output().unwrap()).await.unwrap();
+        let ended = Instant::now();
+        let out = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "backup: {out}{}", String::from_utf8_lossy(&output.stderr));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stop.store(true, Ordering::Relaxed);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        (players, began, ended, out)
+    });
+    let players = players.into_iter().map(|p| std::mem::take(&mut *p.lock().unwrap())).collect();
+    (players, began, ended, out)
+}
+
+/// `as-capone restore`; its output, or its error output when it failed.
+fn restore(file: &Path, db: &str, force: bool) -> Result<String, String> {
+    let mut c = std::process::Command::new(common::exe());
+    c.arg("restore").arg("--from").arg(file).args(["--db", db]);
+    if force {
+        c.arg("--force");
+    }
+    let output = c.output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    if output.status.success() { Ok(out) } else { Err(err) }
+}
+
+/// Checks one player's answers against the restored server at `url`
+/// (see the module doc); returns the tickets left unfinished and how many
+/// of the player's answers the restored database holds.
+async fn check_player(c: &reqwest::Client, url: &str, p: &Player, backup_began: Instant) -> (Vec<Value>, usize) {
+    let list = get(c, &format!("{url}/api/tickets"), &p.token).await;
+    let tickets: std::collections::HashMap<String, Value> = list["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), t.clone()))
+        .collect();
+    let present = |a: &Answered| match (tickets.get(&a.ticket), a.seq) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(t), Some(seq)) => seq < t["seq"].as_u64().unwrap(),
+    };
+    let kept = p.answers.iter().take_while(|a| present(a)).count();
+    assert!(
+        p.answers[kept..].iter().all(|a| !present(a)),
+        "the restored requests of a player are a prefix of those answered"
+    );
+    for a in &p.answers[kept..] {
+        assert!(
+            a.at >= backup_began,
+            "ticket {} seq {:?}: answered before the backup began, yet missing",
+            a.ticket,
+            a.seq
+        );
+    }
+    assert_eq!(tickets.len(), p.answers[..kept].iter().filter(|a| a.seq.is_none()).count(), "tickets owned");
+    for a in p.answers[..kept].iter().filter(|a| a.seq.is_some()) {
+        let (status, again) =
+            post(c, &format!("{url}/api/tickets/{}/actions", a.ticket), Some(&p.token), &a.body).await;
+        assert_eq!((status, &again), (200, &a.answer), "ticket {} seq {:?}: the answer given", a.ticket, a.seq);
+    }
+    let me = get(c, &format!("{url}/api/me"), &p.token).await;
+    let answered = p.answers[..kept].last().map_or(START, |a| a.balance);
+    assert_eq!(me["balance_cents"].as_i64().unwrap(), answered, "the balance last answered");
+    let mut unfinished = Vec::new();
+    for t in tickets.values() {
+        if t["phase"] == "finished" {
+            let id = t["id"].as_str().unwrap();
+            let record: Record = c
+                .get(format!("{url}/api/tickets/{id}/record"))
+                .bearer_auth(&p.token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let v = verify(&record);
+            assert!(v.is_valid(), "{v}");
+        } else {
+            unfinished.push(t.clone());
+        }
+    }
+    (unfinished, kept)
+}
+
+/// Plays `t` to its end on the server at `url`; its prize.
+async fn finish(c: &reqwest::Client, url: &str, token: &str, mut t: Value) -> i64 {
+    let id = t["id"].as_str().unwrap().to_string();
+    while t["phase"] != "finished" {
+        let (status, bytes) =
+            post(c, &format!("{url}/api/tickets/{id}/actions"), Some(token), &common::next_action(&t)).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+        t = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"].clone();
+    }
+    t["result"]["prize_cents"].as_i64().unwrap()
+}
+
+/// Everything the module doc promises of the restored database `db`, with a
+/// server started on it in `dir` (the same key file as the backed-up one).
+fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &[Player], began: Instant) {
+    let mut server = start(dir, db);
+    let url = server.url.clone();
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let mut kept = 0;
+        for p in players {
+            let (unfinished, player_kept) = check_player(&c, &url, p, began).await;
+            kept += player_kept;
+            let me = get(&c, &format!("{url}/api/me"), &p.token).await;
+            let mut balance = me["balance_cents"].as_i64().unwrap();
+            for t in unfinished {
+                balance += finish(&c, &url, &p.token, t).await;
+            }
+            // A new ticket is sold and played on the restored database.
+            let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&p.token), &json!({})).await;
+            assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
+            let t = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"].clone();
+            balance += finish(&c, &url, &p.token, t).await - PRICE;
+            let me = get(&c, &format!("{url}/api/me"), &p.token).await;
+            assert_eq!(me["balance_cents"].as_i64().unwrap(), balance);
+        }
+        // The restored database is the backup's snapshot, not the live one.
+        let answered: usize = players.iter().map(|p| p.answers.len()).sum();
+        eprintln!("restored: {kept} of the {answered} answered requests");
+        assert!(kept < answered, "the requests answered after the backup are not in it");
+    });
+    server.sigkill().unwrap();
+    rt.block_on(async {
+        let app = common::in_process_app(db.to_string(), dir).await;
+        let ledger = app.store().check_ledger().await.unwrap();
+        assert!(ledger.is_sound(), "{ledger:?}");
+        let audit = app.store().check_audit_chain().await.unwrap();
+        assert_eq!(audit.first_broken, None, "{audit:?}");
+        app.shutdown().await.unwrap();
+    });
+}
+
+/// The players' requests answered before, during and after the backup.
+fn counts(players: &[Player], began: Instant, ended: Instant) -> (usize, usize, usize) {
+    let all = players.iter().flat_map(|p| &p.answers);
+    let before = all.clone().filter(|a| a.at < began).count();
+    let during = all.clone().filter(|a| a.at >= began && a.at < ended).count();
+    (before, during, all.count() - before - during)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+fn new_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
+    dir
+}
+
+#[test]
+fn sqlite_backup_under_load_restores_every_answered_action() {
+    let dir = new_dir();
+    let rt = runtime();
+    let live = testkit::serve::sqlite_url(dir.path(), "live.db");
+    let mut server = start(dir.path(), &live);
+    let file = dir.path().join("live.backup");
+    let (players, began, ended, out) = load_with_backup(&rt, &server.url, &live, &file);
+    let (before, during, after) = counts(&players, began, ended);
+    eprintln!("{out}answered: {before} before the backup, {during} during, {after} after");
+    assert!(before > 20 && during > 0, "the server kept answering while the backup stepped: {out}");
+    let steps: u64 = out.split(" steps").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(steps > 1, "the backup stepped: {out}");
+    server.sigkill().unwrap();
+
+    let restored = testkit::serve::sqlite_url(dir.path(), "restored.db");
+    let said = restore(&file, &restored, false).unwrap();
+    assert!(said.contains("ledger sound") && said.contains("audit chain verified"), "{said}");
+    check_restored(&rt, dir.path(), &restored, &players, began);
+}
+
+#[test]
+fn postgres_backup_under_load_restores_every_answered_action() {
+    let dir = new_dir();
+    let rt = runtime();
+    let Some(live) = rt.block_on(TestDb::create()) else { return };
+    let Some(restored) = rt.block_on(TestDb::create()) else { return };
+    let mut server = start(dir.path(), &live.url);
+    let file = dir.path().join("live.dump");
+    let (players, began, ended, out) = load_with_backup(&rt, &server.url, &live.url, &file);
+    let (before, during, after) = counts(&players, began, ended);
+    eprintln!("{out}answered: {before} before the backup, {during} during, {after} after");
+    assert!(before > 20 && during > 0, "the server kept answering during pg_dump: {out}");
+    server.sigkill().unwrap();
+
+    // Never over a database that has tables (here the live one).
+    let refused = restore(&file, &live.url, false).unwrap_err();
+    assert!(refused.contains("a restore goes into a new, empty database"), "{refused}");
+    let said = restore(&file, &restored.url, false).unwrap();
+    assert!(said.contains("ledger sound") && said.contains("audit chain verified"), "{said}");
+    check_restored(&rt, dir.path(), &restored.url, &players, began);
+    rt.block_on(async {
+        live.drop_db().await;
+        restored.drop_db().await;
+    });
+}
+
+/// A restore never replaces a database unless forced, never one a server
+/// serves even forced, refuses a damaged backup, and the restored database
+/// with another server key is refused at start, saying why.
+#[test]
+fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key() {
+    let dir = new_dir();
+    let live = testkit::serve::sqlite_url(dir.path(), "live.db");
+    let mut server = start(dir.path(), &live);
+    let file = dir.path().join("live.backup");
+    let output =
+        std::process::Command::new(common::exe()).args(["backup", "--db", &live, "--out"]).arg(&file).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    // A second backup to the same file is refused.
+    let again =
+        std::process::Command::new(common::exe()).args(["backup", "--db", &live, "--out"]).arg(&file).output().unwrap();
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("--force"));
+
+    let err = restore(&file, &live, false).unwrap_err();
+    assert!(err.contains("exists") && err.contains("--force"), "{err}");
+    let err = restore(&file, &live, true).unwrap_err();
+    assert!(err.contains("another as-capone process is serving"), "{err}");
+    server.sigkill().unwrap();
+
+    // A damaged backup: its second half lost.
+    let damaged = dir.path().join("damaged.backup");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
+    let target = dir.path().join("from-damaged.db");
+    let err = restore(&damaged, &format!("sqlite://{}", target.display()), false).unwrap_err();
+    assert!(err.contains("fails its check"), "{err}");
+    assert!(!target.exists(), "nothing restored from a damaged backup");
+
+    // Restored over the stopped server's file with --force, it serves again.
+    restore(&file, &live, true).unwrap();
+    drop(start(dir.path(), &live));
+
+    // Another key file: refused at start, with the reason.
+    let other = new_dir();
+    let restored = testkit::serve::sqlite_url(other.path(), "restored.db");
+    restore(&file, &restored, false).unwrap();
+    let args = server_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err =
+        match common::spawn_server(other.path(), &restored, &args).try_wait_listening(None, Duration::from_secs(60)) {
+            Ok(_) => panic!("a server with another key started on the restored database"),
+            Err(e) => e,
+        };
+    assert!(err.contains("server key"), "refused, saying why: {err}");
+}
+
+/// Without `pg_dump` on PATH, a PostgreSQL backup says what to install and
+/// where the procedure is, and writes nothing.
+#[test]
+fn postgres_backup_without_the_client_tools_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("db.dump");
+    let output = std::process::Command::new(common::exe())
+        .args(["backup", "--db", "postgres://postgres@127.0.0.1:5432/postgres", "--out"])
+        .arg(&out)
+        .env("PATH", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(err.contains("cannot run pg_dump") && err.contains("docs/backups.md"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file left");
+}
