@@ -249,8 +249,7 @@ fn systemd_accepts_the_unit() {
 /// asks it for a page, stops it with SIGTERM and returns its log lines.
 fn log_until_stopped(command: &mut Command, dir: &Path) -> Vec<String> {
     let log = dir.join("server.log");
-    let mut child: Child =
-        command.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    let mut child: Child = command.stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let addr = loop {
         let text = std::fs::read_to_string(&log).unwrap();
