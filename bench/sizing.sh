@@ -55,22 +55,26 @@ fi
 # A figure of /proc/PID/status, in KiB.
 kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 
-# Starts the server on database URL $1 (log $2) and prints its URL once /healthz answers 200.
+# Starts the server on database URL $1 (log $2), its pid in SERVER_PID.
 start_server() {
     "$BIN" serve --listen 127.0.0.1:0 --db "$1" --key-file "$WORK/server.key" --start-balance-cents 100000000 \
         --demo-token "" --initial-blocks 1 --registrations-per-address 0 >"$2" 2>&1 &
     SERVER_PID=$!
+}
+
+# Prints the URL of the server logging to $1 once its /healthz answers 200.
+wait_healthy() {
     local i url=""
     for i in $(seq 1 1200); do
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$2" >&2; return 1; }
-        url=$(grep -o 'listening on http://[0-9.:]*' "$2" | head -1 | sed 's/listening on //') || true
+        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$1" >&2; return 1; }
+        url=$(grep -o 'listening on http://[0-9.:]*' "$1" | head -1 | sed 's/listening on //') || true
         if [ -n "$url" ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/healthz")" = 200 ]; then
             echo "$url"
             return 0
         fi
         sleep 0.1
     done
-    cat "$2" >&2
+    cat "$1" >&2
     return 1
 }
 
@@ -80,17 +84,18 @@ stop_server() {
     SERVER_PID=""
 }
 
-# Runs the load against $1 (JSON to $2) and prints the largest resident memory sampled, in KiB.
+# Runs the load against $1 (JSON to $2), sampling the server's resident
+# memory every 0.2 s, and prints the smallest and the largest sample, in MiB
+# ("min-max": the emission's buffers may still be given back early in the load).
 load_sampling_rss() {
     "$BIN" loadtest --url "$1" --players "$PLAYERS" --games "$GAMES" --json >"$2" &
-    local load=$! max=0 rss
+    local load=$!
     while kill -0 "$load" 2>/dev/null; do
-        rss=$(kib "$SERVER_PID" VmRSS || echo 0)
-        [ "${rss:-0}" -gt "$max" ] && max=$rss
+        kib "$SERVER_PID" VmRSS
         sleep 0.2
-    done
+    done >"$2.rss"
     wait "$load"
-    echo "$max"
+    sort -n "$2.rss" | awk 'NR == 1 { min = $1 } { max = $1 } END { printf "%d-%d", min / 1024, max / 1024 }'
 }
 
 sqlite_bytes() {
@@ -104,7 +109,8 @@ ROWS=()
 measure() {
     say "$1: start (one block of 300 000 tickets)"
     local url idle hwm_start before peak after json="$WORK/$1.json"
-    url=$(start_server "$2" "$WORK/$1.log")
+    start_server "$2" "$WORK/$1.log"
+    url=$(wait_healthy "$WORK/$1.log")
     hwm_start=$(kib "$SERVER_PID" VmHWM)
     sleep 2
     idle=$(kib "$SERVER_PID" VmRSS)
@@ -116,7 +122,7 @@ measure() {
     games=$(jq -r '.games' "$json")
     actions=$(jq -r '.actions' "$json")
     ROWS+=("$(printf '%-11s %9s %9s %9s %9s %12s %12s %8s %8s %9s' "$1" "$((hwm_start / 1024))" "$((idle / 1024))" \
-        "$((peak / 1024))" "$(($(kib "$SERVER_PID" VmRSS) / 1024))" "$before" "$after" "$((before / 300000))" \
+        "$peak" "$(($(kib "$SERVER_PID" VmRSS) / 1024))" "$before" "$after" "$((before / 300000))" \
         "$(((after - before) / games))" "$(jq -r '.actions_per_s | floor' "$json")")")
     say "$1: $games games, $actions actions, $(jq -r '.errors' "$json") errors"
     stop_server
@@ -134,5 +140,6 @@ for r in "${ROWS[@]}"; do
     echo "$r"
 done
 echo "start: peak resident memory (VmHWM) through start-up and the block's emission; idle: resident 2 s later;"
-echo "load: the largest resident memory sampled during the load; B/ticket: the database after the emission / 300 000;"
+echo "load: the smallest and largest resident memory sampled during the load; after: resident at its end;"
+echo "B/ticket: the database after the emission / 300 000;"
 echo "B/game: its growth during the load / games played (a ticket sold, played to its end, its answers and audit entries)"
