@@ -248,7 +248,7 @@ impl ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = args.config()?;
-    server::init_logging(config.log_format);
+    server::init_logging_as(config.log_format);
     fit_connections_to_file_limit(&mut config);
     let options = AppOptions::from_config(config)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();

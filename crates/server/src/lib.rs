@@ -96,11 +96,17 @@ pub use store::{
     report_from, sqlite_path, token_hash,
 };
 
+/// Structured logs on stderr as text lines, filtered by `RUST_LOG` (default
+/// `info`): [`init_logging_as`] with [`LogFormat::Text`].
+pub fn init_logging() {
+    init_logging_as(LogFormat::Text);
+}
+
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`): text
 /// lines for people, or one JSON object per line (`timestamp`, `level`,
 /// `target`, `message` and the event's fields at the top level, the spans
 /// under `spans`) for a log collector.
-pub fn init_logging(format: LogFormat) {
+pub fn init_logging_as(format: LogFormat) {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
