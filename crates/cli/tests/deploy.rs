@@ -122,6 +122,73 @@ fn every_metric_the_alerts_and_the_guide_name_is_exported_on_postgres() {
     rt.block_on(db.drop_db());
 }
 
+/// The two audit gauges of a fresh scrape: unsealed entries, the oldest's age in seconds.
+async fn unsealed_gauges(url: &str) -> (f64, f64) {
+    let text = reqwest::get(format!("{url}/metrics")).await.unwrap().text().await.unwrap();
+    let count = sample(&text, "as_capone_audit_unsealed_entries").expect("the unsealed entries' gauge");
+    (count, sample(&text, "as_capone_audit_unsealed_oldest_age_seconds").expect("their age's gauge"))
+}
+
+/// SQLite chains each entry in the transaction that writes it, so an
+/// unsealed one is only ever written from outside: the gauges count it and
+/// its age from the database, whichever process wrote it.
+#[test]
+fn the_unsealed_audit_gauges_read_the_database_on_sqlite() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
+    let server = common::start_server(dir.path(), "audit.db", &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        assert_eq!(unsealed_gauges(&server.url).await, (0.0, 0.0));
+        let url = testkit::serve::sqlite_url(dir.path(), "audit.db");
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        let two_minutes_ago = server::now_ms() - 120_000;
+        sqlx::query("INSERT INTO audit_log (created_ms, kind, data_json) VALUES (?, 'test', '{}')")
+            .bind(two_minutes_ago)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let (count, age) = unsealed_gauges(&server.url).await;
+        assert_eq!(count, 1.0);
+        assert!((120.0..180.0).contains(&age), "the entry is two minutes old: {age}");
+    });
+}
+
+/// PostgreSQL: while another session holds the sealer's advisory lock
+/// ("ASCAUDIT", `crates/server/src/store/audit.rs`), no process seals: a
+/// purchase's entries stay unsealed and the gauges show them growing old,
+/// as the alert `AsCaponeAuditUnsealed` expects; once it is released they
+/// are chained and the gauges fall back to 0.
+#[test]
+fn the_unsealed_audit_gauges_show_a_sealer_that_cannot_seal_on_postgres() {
+    use sqlx::Connection;
+    const SEAL_LOCK: i64 = 0x4153_4341_5544_4954;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(db) = rt.block_on(TestDb::create()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
+    let server = common::spawn_server(dir.path(), &db.url, &[]).wait_listening("server");
+    rt.block_on(async {
+        let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+        sqlx::query("SELECT pg_advisory_lock($1)").bind(SEAL_LOCK).execute(&mut conn).await.unwrap();
+        let c = reqwest::Client::new();
+        let bought = c.post(format!("{}/api/tickets", server.url)).bearer_auth("demo").send().await.unwrap();
+        assert_eq!(bought.status(), 201);
+        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        let (count, age) = unsealed_gauges(&server.url).await;
+        assert!(count >= 1.0 && age >= 2.0, "the purchase's entries wait, unsealed: {count} entries, {age} s");
+        sqlx::query("SELECT pg_advisory_unlock($1)").bind(SEAL_LOCK).execute(&mut conn).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while unsealed_gauges(&server.url).await != (0.0, 0.0) {
+            assert!(Instant::now() < deadline, "the entries were not chained once the lock was free");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    drop(server);
+    rt.block_on(db.drop_db());
+}
+
 fn text_at<'a>(value: &'a serde_yaml_ng::Value, key: &str, what: &str) -> &'a str {
     let text = value.get(key).and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{what}: no {key}"));
     assert!(!text.trim().is_empty(), "{what}: {key} is empty");
