@@ -289,7 +289,7 @@ fn the_example_configuration_is_valid_and_matches_the_unit_and_the_proxy() {
     let nginx = read("deploy/nginx/as-capone.conf");
     assert!(nginx.contains(&format!("server {};", config.listen)), "the proxy's upstream is the server");
     assert!(nginx.contains("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;"));
-    assert!(nginx.contains("ssl_certificate ") && nginx.contains("listen 443 ssl;"));
+    assert!(nginx.contains("ssl_certificate ") && nginx.contains("listen 443 ssl"));
     assert!(nginx.contains(&format!("client_max_body_size {}k;", config.body_limit_bytes / 1024)));
 }
 
