@@ -121,6 +121,9 @@ pub struct ServeArgs {
     /// A password waiting longer for its turn answers 503 with Retry-After [default: 1500].
     #[arg(long, env = "AS_CAPONE_PASSWORD_HASH_WAIT_MS")]
     pub password_hash_wait_ms: Option<u64>,
+    /// Log lines on stderr: text, or json (one JSON object per line) [default: text].
+    #[arg(long, env = "AS_CAPONE_LOG_FORMAT")]
+    pub log_format: Option<server::LogFormat>,
     /// Worker threads of the server's runtime [default: one per core].
     #[arg(long, env = "AS_CAPONE_WORKER_THREADS")]
     pub worker_threads: Option<usize>,
@@ -241,14 +244,17 @@ impl ServeArgs {
         if let Some(v) = self.password_hash_wait_ms {
             c.password_hash_wait_ms = v;
         }
+        if let Some(v) = self.log_format {
+            c.log_format = v;
+        }
         c.check()?;
         Ok(c)
     }
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    server::init_logging();
     let mut config = args.config()?;
+    server::init_logging_as(config.log_format);
     fit_connections_to_file_limit(&mut config);
     let options = AppOptions::from_config(config)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();

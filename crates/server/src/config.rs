@@ -53,6 +53,7 @@ use std::path::PathBuf;
 /// launch_ttl_s = 60                  # a launch code is refused after this
 /// wallet_timeout_ms = 5000           # a debit not answered in this time is unknown: it is rolled back
 /// signature_window_ms = 30000        # a signed message further than this from our clock is refused
+/// log_format = "text"                # "json": one JSON object per line (docs/deployment.md)
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -176,6 +177,31 @@ pub struct Config {
     pub wallet_timeout_ms: u64,
     /// A signed message stamped further than this from our clock is refused.
     pub signature_window_ms: u64,
+    /// How log lines are written on stderr: text for people, JSON lines for a collector.
+    pub log_format: LogFormat,
+}
+
+/// How log lines are written on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One line of text per event, for people (colours on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, `message`
+    /// and the event's fields, for a log collector.
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LogFormat, String> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("log format is \"text\" or \"json\", not {other:?}")),
+        }
+    }
 }
 
 /// Where the money of online purchases and prizes lives.
@@ -249,6 +275,7 @@ impl Default for Config {
             launch_ttl_s: 60,
             wallet_timeout_ms: 5_000,
             signature_window_ms: 30_000,
+            log_format: LogFormat::Text,
         }
     }
 }
@@ -382,6 +409,11 @@ mod tests {
         assert!(Config::from_toml_str("listn = \"x\"").is_err());
         assert!(Config::from_toml_str("group_commit_max = 0").is_err());
         assert_eq!(Config { group_commit: false, ..Config::default() }.batch_cap(), 1);
+        assert_eq!(Config::default().log_format, LogFormat::Text);
+        assert_eq!(Config::from_toml_str("log_format = \"json\"").unwrap().log_format, LogFormat::Json);
+        assert!(Config::from_toml_str("log_format = \"xml\"").is_err());
+        assert_eq!("json".parse::<LogFormat>(), Ok(LogFormat::Json));
+        assert!("JSON lines".parse::<LogFormat>().is_err());
     }
 
     #[test]

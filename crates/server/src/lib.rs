@@ -85,7 +85,7 @@ mod supply;
 
 pub use api::ActionRequest;
 pub use app::{App, AppOptions};
-pub use config::{Config, WalletMode};
+pub use config::{Config, LogFormat, WalletMode};
 pub use core::retail::parse_serial;
 pub use core::{BuyRequest, Caller};
 pub use error::{AppError, StoreError};
@@ -98,16 +98,25 @@ pub use store::{
     Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, sqlite_path, token_hash,
 };
 
-/// Structured logs on stderr, filtered by `RUST_LOG` (default `info`).
+/// Structured logs on stderr as text lines, filtered by `RUST_LOG` (default
+/// `info`): [`init_logging_as`] with [`LogFormat::Text`].
 pub fn init_logging() {
+    init_logging_as(LogFormat::Text);
+}
+
+/// Structured logs on stderr, filtered by `RUST_LOG` (default `info`): text
+/// lines for people, or one JSON object per line (`timestamp`, `level`,
+/// `target`, `message` and the event's fields at the top level, the spans
+/// under `spans`) for a log collector.
+pub fn init_logging_as(format: LogFormat) {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .try_init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).try_init(),
+    };
 }
 
 /// Layers run one way (ARCHITECTURE.md): `core` decides without the

@@ -2,8 +2,9 @@
 //!
 //! Game counters move only after the commit that makes their event durable,
 //! so they never count a sale or a prize that a crash could undo. They count
-//! this process's writes (Prometheus sums the processes); the gauge of
-//! active games is read from the database at each scrape, the same for all.
+//! this process's writes (Prometheus sums the processes); the gauges of
+//! active games and unsealed audit entries are read from the database at
+//! each scrape, the same for all.
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
@@ -21,6 +22,10 @@ pub struct Metrics {
     pub games_finished: IntCounter,
     pub prizes_paid_cents: IntCounter,
     pub active_games: IntGauge,
+    /// Audit entries committed and not chained yet (read at each scrape).
+    pub audit_unsealed: IntGauge,
+    /// The age of the oldest of them, in seconds (0: none).
+    pub audit_unsealed_oldest_age_seconds: IntGauge,
     pub players_created: IntCounter,
     pub commit_batch_size: Histogram,
     pub commit_seconds: Histogram,
@@ -73,6 +78,16 @@ impl Metrics {
             IntCounter::new("as_capone_prizes_paid_cents_total", "Prizes credited, in cents").expect("metric");
         let active_games =
             IntGauge::new("as_capone_active_games", "Sold tickets whose game is not finished").expect("metric");
+        let audit_unsealed = IntGauge::new(
+            "as_capone_audit_unsealed_entries",
+            "Audit entries committed and not chained yet, in the whole database",
+        )
+        .expect("metric");
+        let audit_unsealed_oldest_age_seconds = IntGauge::new(
+            "as_capone_audit_unsealed_oldest_age_seconds",
+            "Age of the oldest audit entry not chained yet (0: none)",
+        )
+        .expect("metric");
         let players_created = IntCounter::new("as_capone_players_created_total", "Players registered").expect("metric");
         let commit_batch_size = Histogram::with_opts(
             HistogramOpts::new("as_capone_commit_batch_size", "Requests sharing one commit (group commit)")
@@ -131,6 +146,8 @@ impl Metrics {
             Box::new(games_finished.clone()),
             Box::new(prizes_paid_cents.clone()),
             Box::new(active_games.clone()),
+            Box::new(audit_unsealed.clone()),
+            Box::new(audit_unsealed_oldest_age_seconds.clone()),
             Box::new(players_created.clone()),
             Box::new(commit_batch_size.clone()),
             Box::new(commit_seconds.clone()),
@@ -150,6 +167,8 @@ impl Metrics {
             games_finished,
             prizes_paid_cents,
             active_games,
+            audit_unsealed,
+            audit_unsealed_oldest_age_seconds,
             players_created,
             commit_batch_size,
             commit_seconds,

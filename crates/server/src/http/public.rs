@@ -199,6 +199,13 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         Ok(n) => state.metrics.active_games.set(n),
         Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the active games"),
     }
+    match state.store.unsealed_audit().await {
+        Ok((count, age_ms)) => {
+            state.metrics.audit_unsealed.set(count);
+            state.metrics.audit_unsealed_oldest_age_seconds.set(age_ms / 1000);
+        }
+        Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the unsealed audit entries"),
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
 

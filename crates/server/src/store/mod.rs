@@ -344,6 +344,15 @@ impl Store {
         reads::active_games(&self.db).await
     }
 
+    /// Audit entries not chained yet, and the age in milliseconds of the
+    /// oldest (0: none). SQLite chains each entry in its own transaction;
+    /// on PostgreSQL a sealer chains them just after commit, so a count
+    /// that stays up means no process is sealing.
+    pub async fn unsealed_audit(&self) -> Result<(i64, i64), AppError> {
+        let (count, oldest) = reads::unsealed_audit(&self.db).await?;
+        Ok((count, oldest.map_or(0, |ms| (now_ms() - ms).max(0))))
+    }
+
     pub async fn me(&self, player: PlayerId) -> Result<Me, AppError> {
         reads::me(&self.db, player).await
     }

@@ -599,6 +599,14 @@ pub(super) async fn active_games(db: &Db) -> Result<i64, AppError> {
         .await?))
 }
 
+/// Audit entries committed and not chained yet, and the creation time (ms)
+/// of the oldest of them (read through the partial index `audit_log_unsealed`).
+pub(super) async fn unsealed_audit(db: &Db) -> Result<(i64, Option<i64>), AppError> {
+    Ok(on_db!(db, pool => sqlx::query_as("SELECT COUNT(*), MIN(created_ms) FROM audit_log WHERE chain_pos IS NULL")
+        .fetch_one(pool)
+        .await?))
+}
+
 /// What the ledger looks like (guarantee 3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerCheck {
