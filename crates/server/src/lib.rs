@@ -94,8 +94,8 @@ pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, re
 pub use metrics::Metrics;
 pub use store::backup;
 pub use store::{
-    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey, SchemaError,
-    Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, sqlite_path, token_hash,
+    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey,
+    SchemaError, Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, sqlite_path, token_hash,
 };
 
 /// Structured logs on stderr as text lines, filtered by `RUST_LOG` (default
