@@ -59,6 +59,7 @@ def wal(dboid, filenodes):
     ours = collections.Counter()  # records, bytes, fpi, fpi_bytes
     by_rel = collections.defaultdict(collections.Counter)
     by_kind = collections.Counter()
+    kind_bytes = collections.Counter()
     xids = set()
     pending = []  # records without a block: attributed if their transaction is ours
     for line in sys.stdin:
@@ -80,6 +81,7 @@ def wal(dboid, filenodes):
                 c["fpi"] += fpw
                 c["fpi_bytes"] += (tot - rec) if fpw else 0
             by_kind[rmgr + " " + desc] += 1
+            kind_bytes[rmgr + " " + desc] += tot
         elif not blocks and tx != "0":
             pending.append((rmgr, desc, tx, tot))
     for rmgr, desc, tx, tot in pending:
@@ -89,10 +91,11 @@ def wal(dboid, filenodes):
             by_rel["(transaction records)"]["records"] += 1
             by_rel["(transaction records)"]["bytes"] += tot
             by_kind[rmgr + " " + desc] += 1
+            kind_bytes[rmgr + " " + desc] += tot
             if rmgr == "Transaction" and desc == "COMMIT":
                 ours["commits"] += 1
     ours["write_transactions"] = len(xids)
-    json.dump({"total": ours, "by_relation": by_rel, "by_kind": by_kind}, sys.stdout)
+    json.dump({"total": ours, "by_relation": by_rel, "by_kind": by_kind, "kind_bytes": kind_bytes}, sys.stdout)
 
 
 def read_csv(path):
@@ -200,7 +203,8 @@ def report(files):
             print(f"    {rel:<44}{per(v.get('bytes', 0), c['units']):>10} B {per(v.get('records', 0), c['units']):>7} records")
         print(f"  WAL records per {c['unit']} by kind, top 10:")
         for k, v in sorted(c["wal"]["by_kind"].items(), key=lambda kv: -kv[1])[:10]:
-            print(f"    {k:<44}{per(v, c['units']):>10}")
+            b = c["wal"]["kind_bytes"].get(k, 0)
+            print(f"    {k:<44}{per(v, c['units']):>10} records {per(b, c['units']):>9} B")
 
 
 def main():
