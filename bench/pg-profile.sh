@@ -26,7 +26,12 @@
 #   2. `pgbench -N` (scale 10) on its own database: PGBENCH_CLIENTS clients,
 #      PGBENCH_TX transactions each (-t); per transaction.
 # Autovacuum is off on both databases (as bench/scaleout.sh does) so that no
-# vacuum or analyze writes in the middle of a count.
+# vacuum or analyze writes in the middle of a count. Each measure starts
+# with a CHECKPOINT (CHECKPOINT=0: not), so that both pay the full-page image
+# of every page they are first to change after one, as a long run does once
+# per checkpoint cycle, rather than whether the cluster's own checkpoint
+# happened to fall in one of them (the per-unit figure of these images
+# depends on the run's length: they are printed apart).
 #
 #   BIN=target/release-tests/as-capone bench/pg-profile.sh
 #
@@ -38,7 +43,8 @@
 # as root or postgres; pgbench, pg_waldump, jq, python3.
 #
 # Environment: PGHOST, PGPORT, PGUSER, PROFILE, BIN (bench/lib/pg-serve.sh);
-# PLAYERS (32), GAMES (600), PGBENCH_CLIENTS (32), PGBENCH_TX (200).
+# PLAYERS (32), GAMES (600), PGBENCH_CLIENTS (32), PGBENCH_TX (200),
+# CHECKPOINT (1).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -46,6 +52,7 @@ PLAYERS=${PLAYERS:-32}
 GAMES=${GAMES:-600}
 PGBENCH_CLIENTS=${PGBENCH_CLIENTS:-32}
 PGBENCH_TX=${PGBENCH_TX:-200}
+CHECKPOINT=${CHECKPOINT:-1}
 PREFIX="as_capone_prof_$$"
 SLOT=""
 cleanup_extra() {
@@ -99,6 +106,9 @@ snapshot_db() {
 # Starts measuring database $1 into directory $2.
 measure_begin() {
     mkdir -p "$2"
+    if [ "$CHECKPOINT" = 1 ]; then
+        psql -q -d postgres -v ON_ERROR_STOP=1 -c "$Q CHECKPOINT" >/dev/null
+    fi
     snapshot_tables "$1" "$2" begin
     sleep 1 # the snapshot session's statistics are flushed when it exits
     snapshot_db "$1" "$2" begin
@@ -129,6 +139,10 @@ measure_end() {
         exit 1
     fi
     python3 "$PROF" case "$3" "$4" "$5" "$2" >"$2.json"
+    # A rotated log or a WAL range that missed the load would give zeros.
+    jq -e '([.statements[]] | add // 0) >= .units and .wal.total.write_transactions >= .units / 2
+           and .db.xact_commit >= .units / 2' "$2.json" >/dev/null ||
+        { echo "$3: implausible counts (log rotated? WAL range wrong?): $(jq -c '{units, statements, db, wal: .wal.total}' "$2.json")" >&2; exit 1; }
     echo "$3: statements $(cat "$2/statements.json")" >&2
 }
 
@@ -182,6 +196,6 @@ measure_end "$DB" "$WORK/pgbench" "pgbench -N" "tx" "$TX"
 
 echo "as-capone PostgreSQL profile, $(date -u +%Y-%m-%dT%H:%MZ), $(psql -Atqd postgres -c 'SHOW server_version'), $BIN"
 echo "game: two servers, two loadtests ($PLAYERS players, $GAMES games in all): $GAME_NOTE"
-echo "pgbench -N -c $PGBENCH_CLIENTS -j 2 -t $PGBENCH_TX (scale 10)"
+echo "pgbench -N -c $PGBENCH_CLIENTS -j 2 -t $PGBENCH_TX (scale 10); CHECKPOINT before each measure: $CHECKPOINT"
 echo
 python3 "$PROF" report "$WORK/game.json" "$WORK/pgbench.json"

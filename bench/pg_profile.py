@@ -168,6 +168,7 @@ def report(files):
     line("WAL records (this database)", lambda c: c["wal"]["total"].get("records", 0))
     line("WAL bytes (this database)", lambda c: c["wal"]["total"].get("bytes", 0))
     line("  of which full-page images", lambda c: c["wal"]["total"].get("fpi_bytes", 0))
+    line("  without full-page images", lambda c: c["wal"]["total"].get("bytes", 0) - c["wal"]["total"].get("fpi_bytes", 0))
     line("full-page images", lambda c: c["wal"]["total"].get("fpi", 0))
     line("WAL bytes (cluster, LSN diff)", lambda c: c["cluster"]["lsn_bytes"])
     line("WAL syncs (cluster, pg_stat_wal)", lambda c: c["cluster"]["wal_sync"])
@@ -181,10 +182,12 @@ def report(files):
         )
         wal_rel = c["wal"]["by_relation"]
         index_wal = collections.Counter()
+        index_fpi = collections.Counter()
         for rel, v in wal_rel.items():
             parent = c["index_parent"].get(rel)
             if parent:
                 index_wal[parent] += v.get("bytes", 0)
+                index_fpi[parent] += v.get("fpi", 0)
         rows = sorted(c["tables"].items(), key=lambda kv: -(wal_rel.get(kv[0], {}).get("bytes", 0) + index_wal[kv[0]]))
         for name, t in rows:
             w = wal_rel.get(name, {})
@@ -194,13 +197,16 @@ def report(files):
             print(
                 f"  {name:<28}{t['indexes']:>8}{per(t['n_tup_ins'], u):>8}{per(t['n_tup_upd'], u):>8}"
                 f"{per(t['n_tup_hot_upd'], u):>8}{per(t['n_tup_del'], u):>8}{per(t['index_entries'], u):>9}"
-                f"{per(w.get('bytes', 0) + index_wal[name], u):>9}{per(w.get('fpi', 0), u):>7}"
+                f"{per(w.get('bytes', 0) + index_wal[name], u):>9}{per(w.get('fpi', 0) + index_fpi[name], u):>7}"
                 f"{per(t['seq_scan'], u):>10}{per(t['seq_tup_read'], u):>10}{per(t['idx_scan'], u):>10}"
                 f"{per(t['idx_tup_fetch'], u):>10}"
             )
-        print(f"  WAL bytes per {c['unit']} by relation (heap, index, transaction records), top 12:")
+        print(f"  WAL per {c['unit']} by relation (heap, index, transaction records), top 12:")
         for rel, v in sorted(wal_rel.items(), key=lambda kv: -kv[1].get("bytes", 0))[:12]:
-            print(f"    {rel:<44}{per(v.get('bytes', 0), c['units']):>10} B {per(v.get('records', 0), c['units']):>7} records")
+            print(
+                f"    {rel:<40}{per(v.get('bytes', 0), c['units']):>10} B {per(v.get('records', 0), c['units']):>7} records"
+                f" {per(v.get('fpi_bytes', 0), c['units']):>9} B in {per(v.get('fpi', 0), c['units'])} full-page images"
+            )
         print(f"  WAL records per {c['unit']} by kind, top 10:")
         for k, v in sorted(c["wal"]["by_kind"].items(), key=lambda kv: -kv[1])[:10]:
             b = c["wal"]["kind_bytes"].get(k, 0)
