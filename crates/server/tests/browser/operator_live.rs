@@ -302,8 +302,11 @@ async fn the_reality_check_says_time_and_net_result_then_continue_then_stop_to_t
     b.wait_for("document.getElementById('reality-note').textContent !== ''", "the note").await;
     // Chromium may close the dialog on the second Escape whatever `cancel`
     // says; its `close` event (a task of its own) opens it again.
-    b.wait_for("document.getElementById('reality') && document.getElementById('reality').open", "the dialog open again")
-        .await;
+    b.wait_for(
+        "document.getElementById('reality') && document.getElementById('reality').open",
+        "the dialog open again",
+    )
+    .await;
     assert_eq!(b.exec("return document.getElementById('reality').open", json!([])).await, true);
     assert_eq!(b.text("#reality-note").await, b.string("fr", "reality.answer", &[]).await);
     // Continue: the game goes on, the next check a minute later.
