@@ -166,20 +166,48 @@ cpu_of() {
     awk '{sub(/.*\) /, ""); print ($12 + $13) / 100}' "/proc/$1/stat"
 }
 
+# Samples process $1's CPU every 0.5 s into file $2 ("seconds cpu_seconds"
+# lines) until it is stopped; its pid in SAMPLER_PID.
+start_sampler() {
+    local pid=$1 out=$2
+    (while kill -0 "$pid" 2>/dev/null; do
+        echo "$(date +%s.%N) $(cpu_of "$pid" 2>/dev/null)"
+        sleep 0.5
+    done) >"$out" 2>/dev/null &
+    SAMPLER_PID=$!
+}
+
+# The server's cores while the load ran: the median of its 0.5 s samples,
+# the first two and last two (start-up, registrations, the end) left out.
+steady_cores() {
+    awk 'NR > 1 && $2 != "" { u[n++] = ($2 - pc) / ($1 - pt) } { pt = $1; pc = $2 }
+         END { m = 0; for (i = 2; i < n - 2; i++) v[m++] = u[i]; asort(v); printf "%.3f", (m ? v[int((m + 1) / 2)] : 0) }' "$1"
+}
+
+# Runs the load generator ($@ after the round's name $1) against the server
+# with its CPU sampled; then the round's total CPU.
+load_round() {
+    local name=$1
+    shift
+    start_sampler "$SERVER_PID" "$WORK/$name.samples"
+    "${DRIVER_PIN[@]}" "$BIN" loadtest "$@" >"$WORK/$name.json"
+    kill "$SAMPLER_PID" 2>/dev/null || true
+    wait "$SAMPLER_PID" 2>/dev/null || true
+    cpu_of "$SERVER_PID" >"$WORK/$name.cpu"
+}
+
 internal_round() { # json file
     start_server "internal-$1"
-    "${DRIVER_PIN[@]}" "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json >"$WORK/$1.json"
-    cpu_of "$SERVER_PID" >"$WORK/$1.cpu"
+    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json
     stop_server
 }
 
 operator_round() { # json file
     start_server "operator-$1" --wallet operator --operator-wallet-url "http://127.0.0.1:$WALLET_PORT" \
         --operator-keys "$KEYS"
-    "${DRIVER_PIN[@]}" "$BIN" loadtest --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json \
+    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json \
         --wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT" \
-        ${OPERATOR_LEDGER_DIR:+--operator-ledger-dir "$OPERATOR_LEDGER_DIR"} >"$WORK/$1.json"
-    cpu_of "$SERVER_PID" >"$WORK/$1.cpu"
+        ${OPERATOR_LEDGER_DIR:+--operator-ledger-dir "$OPERATOR_LEDGER_DIR"}
     stop_server
 }
 
@@ -203,6 +231,7 @@ echo "as-capone operator wallet benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc)
 printf '%-5s %12s %12s %7s %13s %13s %13s %8s %14s %14s\n' pair "internal a/s" "operator a/s" ratio \
     "purchase p99" "debit p99" "bound (+10)" met "before p99" "after p99"
 CPU_LINES=()
+STEADY_LINES=()
 RATIOS=()
 MET=0
 for r in $(seq 1 "$ROUNDS"); do
@@ -220,9 +249,12 @@ for r in $(seq 1 "$ROUNDS"); do
         "$(jq '.wallet.purchase_split_ms.before_debit.p99' "$o")" "$(jq '.wallet.purchase_split_ms.after_debit.p99' "$o")"
     # The server's CPU per action (all its work: purchases, prizes, the
     # outbox, divided by the actions), and the operator side's in all.
+    ic=$(steady_cores "$WORK/i$r.samples") oc=$(steady_cores "$WORK/o$r.samples")
+    STEADY_LINES+=("pair $r: the server's cores while loaded (median of 0.5 s samples): internal $ic ($(jq -n "$ic * 1e6 / $ia | round") µs an action), operator $oc ($(jq -n "$oc * 1e6 / $oa | round") µs an action), ratio $(jq -n "$oc / $oa / ($ic / $ia) * 1000 | round / 1000")")
     CPU_LINES+=("pair $r: server CPU per action µs: internal $(jq -n "$(cat "$WORK/i$r.cpu") * 1e6 / $(jq .actions "$i") | round"), operator $(jq -n "$(cat "$WORK/o$r.cpu") * 1e6 / $(jq .actions "$o") | round"); the operator side's CPU $(jq '.wallet.operator_cpu_s' "$o") s for $(jq .purchases "$o") purchases, the server's $(cat "$WORK/o$r.cpu") s, the whole round $(jq '.seconds | . * 100 | round / 100' "$o") s")
 done
 printf '%s\n' "${CPU_LINES[@]}"
+printf '%s\n' "${STEADY_LINES[@]}"
 MEDIAN=$(printf '%s\n' "${RATIOS[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
 echo "actions/s operator / internal: median $MEDIAN over $ROUNDS pairs (the requirement: at least 0.9)"
 echo "purchase p99 <= debit p99 + 10 ms: $MET of $ROUNDS operator rounds"
