@@ -22,7 +22,13 @@
 # PLAYERS (64), GAMES (3000), PGBENCH_SECONDS (30); PROFILE (release: the
 # cargo profile the server is built with; release-tests: the test suite's
 # optimization, without link-time optimization); BIN (a binary already
-# built, used as it is: no build).
+# built, used as it is: no build); CPU_WINDOW (6: seconds of the two-server
+# load sampled for the CPU table, which then needs GAMES to last longer).
+#
+# Besides actions/s it prints the ratio of two servers to pgbench, and the
+# CPU time per unit of work of each part (PostgreSQL, the servers, the load
+# generator) sampled while each load runs: what bounds the rate on a
+# machine whose cores all of them share.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -46,7 +52,18 @@ row_of() { # case, json file
 say "pgbench -i -s 10, then pgbench -N -c 64 -j 2 -T $PGBENCH_SECONDS -P 10"
 new_db "${PREFIX}_pgbench"
 pgbench -q -i -s 10 "${PREFIX}_pgbench" >"$WORK/pgbench-init.log" 2>&1 || { cat "$WORK/pgbench-init.log" >&2; exit 1; }
-pgbench -N -c 64 -j 2 -T "$PGBENCH_SECONDS" -P 10 "${PREFIX}_pgbench" >"$WORK/pgbench.log" 2>&1 || { cat "$WORK/pgbench.log" >&2; exit 1; }
+pgbench -N -c 64 -j 2 -T "$PGBENCH_SECONDS" -P 10 "${PREFIX}_pgbench" >"$WORK/pgbench.log" 2>&1 &
+PGB=$!
+# The CPU table's sample: from 3 s after the start to 3 s before the end.
+sleep 3
+history() { psql -Atq -d "${PREFIX}_pgbench" -c "SELECT count(*) FROM pgbench_history"; }
+H0=$(history); pg_sample "$WORK/pg0"; C0=$(ticks_of "$PGB")
+sleep $((PGBENCH_SECONDS > 8 ? PGBENCH_SECONDS - 6 : 2))
+H1=$(history); pg_sample "$WORK/pg1"; C1=$(ticks_of "$PGB")
+wait "$PGB" || { cat "$WORK/pgbench.log" >&2; exit 1; }
+PGB_TX=$((H1 - H0))
+CPU_PG_PGBENCH=$(us_per "$(pg_ticks_between "$WORK/pg0" "$WORK/pg1")" "$PGB_TX")
+CPU_CLIENT_PGBENCH=$(us_per $((C1 - C0)) "$PGB_TX")
 cat "$WORK/pgbench.log" >&2
 TPS=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/pgbench.log")
 LAT=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$WORK/pgbench.log")
@@ -81,6 +98,22 @@ loadtest "$URL_A" $((PLAYERS / 2)) $((GAMES / 2)) "$WORK/two-a.json" &
 LA=$!
 loadtest "$URL_B" $((PLAYERS - PLAYERS / 2)) $((GAMES - GAMES / 2)) "$WORK/two-b.json" &
 LB=$!
+# The CPU table's sample: CPU_WINDOW seconds from 2 s after the start.
+sleep 2
+LOADS="$(child_of "$LA") $(child_of "$LB")"
+# shellcheck disable=SC2086
+R0=$(requests_of "$URL_A" "$URL_B"); pg_sample "$WORK/pg0"; S0=$(ticks_of "$PID_A" "$PID_B"); L0=$(ticks_of $LOADS)
+sleep "${CPU_WINDOW:-6}"
+# shellcheck disable=SC2086
+R1=$(requests_of "$URL_A" "$URL_B"); pg_sample "$WORK/pg1"; S1=$(ticks_of "$PID_A" "$PID_B"); L1=$(ticks_of $LOADS)
+if kill -0 "$LA" 2>/dev/null && kill -0 "$LB" 2>/dev/null; then
+    GAME_REQ=$((R1 - R0))
+else
+    GAME_REQ=0 # a load ended inside the window: no figure (raise GAMES)
+fi
+CPU_PG_GAME=$(us_per "$(pg_ticks_between "$WORK/pg0" "$WORK/pg1")" "$GAME_REQ")
+CPU_SERVERS_GAME=$(us_per $((S1 - S0)) "$GAME_REQ")
+CPU_CLIENT_GAME=$(us_per $((L1 - L0)) "$GAME_REQ")
 wait "$LA"
 wait "$LB"
 STATS_TWO="$STATS_TWO / $(statistics_of "${PREFIX}_two")"
@@ -112,5 +145,20 @@ for r in "${ROWS[@]}"; do
     echo "$r"
 done
 echo "$TWO_NOTE"
+echo "2 servers / pgbench -N: $(jq -s --arg tps "$TPS" '([.[].actions_per_s] | add) / ($tps | tonumber) * 100 | floor / 100' "$WORK/two-a.json" "$WORK/two-b.json")"
+echo
+echo "CPU per unit of work, sampled while each load runs (us of CPU time; PostgreSQL: every process of the cluster):"
+printf '%-34s %14s %14s\n' "" "pgbench -N tx" "game request"
+printf '%-34s %14s %14s\n' "units in the sample" "$PGB_TX" "$GAME_REQ (2 servers)"
+printf '%-34s %14s %14s\n' "PostgreSQL" "$CPU_PG_PGBENCH" "$CPU_PG_GAME"
+printf '%-34s %14s %14s\n' "as-capone servers" "-" "$CPU_SERVERS_GAME"
+printf '%-34s %14s %14s\n' "load generator (pgbench, loadtest)" "$CPU_CLIENT_PGBENCH" "$CPU_CLIENT_GAME"
+sum_of() { awk 'BEGIN { s = 0; for (i = 1; i < ARGC; i++) if (ARGV[i] != "-") s += ARGV[i]; printf "%.0f", s }' "$@"; }
+SUM_PGB=$(sum_of "$CPU_PG_PGBENCH" "$CPU_CLIENT_PGBENCH")
+SUM_GAME=$(sum_of "$CPU_PG_GAME" "$CPU_SERVERS_GAME" "$CPU_CLIENT_GAME")
+printf '%-34s %14s %14s\n' "sum" "$SUM_PGB" "$SUM_GAME"
+printf '%-34s %14s %14s\n' "what $(nproc) cores allow at that cost, /s" \
+    "$(awk -v s="$SUM_PGB" -v c="$(nproc)" 'BEGIN { if (s > 0) printf "%.0f", c * 1e6 / s }')" \
+    "$(awk -v s="$SUM_GAME" -v c="$(nproc)" 'BEGIN { if (s > 0) printf "%.0f", c * 1e6 / s }')"
 echo "PostgreSQL planner statistics (tables in pg_stats) at the load's start / end, autovacuum off, no ANALYZE:"
 echo "  1 server: $STATS_ONE; 2 servers: $STATS_TWO"

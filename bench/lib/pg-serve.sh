@@ -120,3 +120,69 @@ loadtest() {
     "$BIN" loadtest --url "$1" --players "$2" --games "$3" --json >"$4"
 }
 
+
+# --- CPU per unit of work (bench/scaleout.sh's CPU table) -----------------
+# Each load is sampled twice while it runs (after its start, before its
+# end): the CPU time the processes of each part took between the two
+# samples, divided by the units of work done between them, counted
+# exactly (pgbench: rows of pgbench_history, one per transaction of -N;
+# the game: the servers' as_capone_http_requests_total). PostgreSQL's
+# share is every process of the cluster (backends, WAL writer,
+# checkpointer): on a machine running other work on the same cluster it
+# counts that too.
+CLK_TCK=$(getconf CLK_TCK)
+
+# CPU ticks (user + system, 1/CLK_TCK s) of the processes $@.
+ticks_of() {
+    local s=0 p t
+    for p in "$@"; do
+        t=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) && s=$((s + t))
+    done
+    echo "$s"
+}
+
+# The PostgreSQL cluster's processes and their CPU ticks, one "pid ticks"
+# a line, into file $1. Backends come and go: [`pg_ticks_between`] counts
+# each process from its first sample, or from its start.
+pg_sample() {
+    local p
+    for p in $(pgrep -u postgres -x postgres); do
+        awk -v p="$p" '{print p, $14 + $15}' "/proc/$p/stat" 2>/dev/null || true
+    done >"$1"
+}
+
+# CPU ticks the cluster's processes took between samples $1 and $2 (a
+# process gone before the second sample is not counted).
+pg_ticks_between() {
+    awk 'NR == FNR { t0[$1] = $2; next } { s += $2 - ($1 in t0 ? t0[$1] : 0) } END { printf "%d", s }' "$1" "$2"
+}
+
+# The pid of the program a function run in the background (a subshell,
+# pid $1) runs: its child.
+child_of() {
+    local i c
+    for i in $(seq 1 50); do
+        c=$(pgrep -P "$1" | head -1 || true)
+        if [ -n "$c" ]; then
+            echo "$c"
+            return 0
+        fi
+        sleep 0.02
+    done
+    echo "$1"
+}
+
+# Game requests the servers at URLs $@ have answered so far.
+requests_of() {
+    local s=0 u n
+    for u in "$@"; do
+        n=$(curl -s "$u/metrics" | awk '/^as_capone_http_requests_total/ {s += $NF} END {printf "%d", s}')
+        s=$((s + n))
+    done
+    echo "$s"
+}
+
+# µs of CPU per unit: ticks $1 over $2 units.
+us_per() {
+    awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.0f", t * 1e6 / hz / n; else print "-" }'
+}
