@@ -45,6 +45,8 @@ pub struct Metrics {
     pub wallet_requests: IntCounterVec,
     /// Operator mode: their latency.
     pub wallet_seconds: HistogramVec,
+    /// When this process started counting (the desk's uptime and rates).
+    pub started: std::time::Instant,
 }
 
 impl Metrics {
@@ -180,7 +182,48 @@ impl Metrics {
             wallet_unresolved_rounds,
             wallet_requests,
             wallet_seconds,
+            started: std::time::Instant::now(),
         }
+    }
+
+    /// This process's HTTP requests since it started, and the requests on
+    /// `route` with `method` answered with `status` (the desk's figures).
+    pub fn requests_served(&self, route: &str, method: &str, status: &str) -> (u64, u64) {
+        let (mut all, mut these) = (0, 0);
+        for family in prometheus::core::Collector::collect(&self.requests) {
+            for m in family.get_metric() {
+                let n = m.get_counter().get_value() as u64;
+                all += n;
+                let label = |name: &str| m.get_label().iter().find(|l| l.name() == name).map(|l| l.value());
+                if label("route") == Some(route) && label("method") == Some(method) && label("status") == Some(status) {
+                    these += n;
+                }
+            }
+        }
+        (all, these)
+    }
+
+    /// An upper bound of the `q` quantile (0 < q <= 1) of the latency of
+    /// `route` with `method` since this process started: the upper bound
+    /// of the first histogram bucket holding that share of the requests, in
+    /// seconds (`None`: no request yet, or past the last bucket).
+    pub fn latency_bound(&self, route: &str, method: &str, q: f64) -> Option<f64> {
+        for family in prometheus::core::Collector::collect(&self.latency) {
+            for m in family.get_metric() {
+                let label = |name: &str| m.get_label().iter().find(|l| l.name() == name).map(|l| l.value());
+                if label("route") != Some(route) || label("method") != Some(method) {
+                    continue;
+                }
+                let h = m.get_histogram();
+                let count = h.get_sample_count();
+                if count == 0 {
+                    return None;
+                }
+                let want = (q * count as f64).ceil() as u64;
+                return h.get_bucket().iter().find(|b| b.cumulative_count() >= want).map(|b| b.upper_bound());
+            }
+        }
+        None
     }
 
     /// Counts what a committed write did (never before its COMMIT).

@@ -16,6 +16,7 @@
 
 mod account;
 mod admin;
+mod desk;
 mod game;
 pub mod listener;
 mod openapi;
@@ -151,6 +152,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/retail/pay", post(retail::pay))
         .route("/api/admin/emissions/{id}/close", post(admin::close_emission))
         .route("/api/admin/version", get(admin::version))
+        .route("/api/admin/health", get(desk::health))
+        .route("/desk", get(desk::page))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))
         .route("/api/admin/emissions", post(admin::create_emission).get(admin::list_emissions))

@@ -242,6 +242,11 @@ pub async fn shop() -> Response {
         .unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
 }
 
+/// A page of `web/`, or 404 in the error shape when the binary has none.
+pub(super) fn page(name: &str) -> Response {
+    serve(name).unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+}
+
 /// `GET /` and `GET /play` (a paper ticket's QR code: `/play?code=...`): the game page.
 pub async fn index() -> Response {
     serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())

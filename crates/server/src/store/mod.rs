@@ -20,6 +20,7 @@
 
 mod audit;
 pub mod backup;
+mod desk;
 mod emissions;
 mod error;
 mod keyring;
@@ -33,6 +34,7 @@ mod wallet;
 
 pub use crate::core::limits::RedeemLimits;
 pub use audit::AuditCheck;
+pub use desk::{CurrentKey, PlayersSummary};
 pub use emissions::{EmissionCreated, EmissionReport, Figures, PublicEmission, report_from};
 pub use keyring::{RingKey, make_current, ring_from};
 pub use reads::LedgerCheck;

@@ -18,6 +18,7 @@ fn admin_endpoints() -> Vec<(Method, &'static str, Option<Value>)> {
         (Method::GET, "/api/admin/emissions", None),
         (Method::GET, "/api/admin/emissions/1", None),
         (Method::GET, "/api/admin/emissions/1/blocks/1/print.csv", None),
+        (Method::GET, "/api/admin/health", None),
     ]
 }
 

@@ -50,6 +50,11 @@ pub async fn spawn_server_with(change: impl FnOnce(&mut Config)) -> TestServer {
 }
 
 impl TestServer {
+    /// The URL of its SQLite database (what `as-capone report --db` takes).
+    pub fn db_url(&self) -> String {
+        format!("sqlite://{}", self._dir.path().join("test.db").display())
+    }
+
     /// `GET path` with the player's token: the JSON answer.
     pub async fn get(&self, path: &str, token: &str) -> Value {
         let r = reqwest::Client::new().get(format!("{}{path}", self.url)).bearer_auth(token).send().await.unwrap();

@@ -23,6 +23,7 @@ mod webdriver;
 
 mod a11y;
 mod account;
+mod desk;
 mod experience;
 mod game;
 mod limits;

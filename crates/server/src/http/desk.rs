@@ -1,0 +1,136 @@
+//! The operator's desk page (`/desk`, `web/desk.html`) and what it reads
+//! that the rest of the desk's API does not give: the system's health
+//! (`GET /api/admin/health`). The page signs in with an operator token,
+//! like every `/api/admin/...` request (none: 401; a player's: 403; a
+//! shop's or any other: 401).
+
+use super::AppState;
+use super::admin::Operator;
+use crate::error::AppError;
+use crate::store::{CurrentKey, PlayersSummary, now_ms};
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+use serde::Serialize;
+use std::time::Duration;
+use utoipa::ToSchema;
+
+/// `GET /api/admin/health`: what the desk's "Health" screen shows.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeskHealth {
+    /// The binary's version.
+    pub version: &'static str,
+    pub database: DatabaseHealth,
+    pub server_key: CurrentKey,
+    pub audit: AuditHealth,
+    /// Sold tickets whose game is not finished, in the whole database.
+    pub tickets_in_play: i64,
+    pub players: PlayersSummary,
+    pub wallet: WalletHealth,
+    pub process: ProcessFigures,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DatabaseHealth {
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+    /// The binary's schema version.
+    pub schema: i64,
+    /// The database's: its highest migration applied.
+    pub database_schema: i64,
+}
+
+/// The audit chain's state: entries committed and not chained yet (on
+/// PostgreSQL a sealer chains them just after commit; a count that stays
+/// up means no process is sealing). `as-capone audit` checks the chain.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditHealth {
+    pub unsealed: i64,
+    /// The age of the oldest of them, in seconds (0: none).
+    pub oldest_unsealed_age_s: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WalletHealth {
+    /// `internal` (the server's own ledger) or `operator` (the operator's wallet).
+    pub mode: &'static str,
+    /// Operator mode: prizes and rollbacks not acknowledged by the wallet yet (0 in the internal mode).
+    pub outbox_depth: i64,
+    /// The age of the oldest of them, in seconds (0: none).
+    pub outbox_oldest_age_s: i64,
+}
+
+/// This process's own figures since it started (each process of a
+/// PostgreSQL deployment counts its own; `/metrics` has them all).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProcessFigures {
+    pub uptime_s: u64,
+    /// HTTP requests answered.
+    pub requests: u64,
+    /// Game actions applied (`POST /api/tickets/{id}/actions` answered 200).
+    pub actions: u64,
+    /// An upper bound of the actions' p99 latency, in milliseconds (a
+    /// bucket of the latency histogram; `null` before any action).
+    pub action_p99_ms_at_most: Option<f64>,
+}
+
+const ACTIONS_ROUTE: &str = "/api/tickets/{id}/actions";
+
+/// The system's health for the desk: database, key, audit chain, games in
+/// play, players' settings in aggregate, wallet outbox, this process's figures (operator).
+#[utoipa::path(get, path = "/api/admin/health", tag = "operator", security(("bearer" = [])),
+    responses((status = 200, description = "the system's health", body = DeskHealth),
+              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+              (status = 503, body = crate::error::ErrorBody)))]
+pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<DeskHealth>, AppError> {
+    let store = &state.store;
+    let read = async {
+        let database_schema = store.database_schema().await?;
+        let server_key = store.current_key().await?;
+        let (unsealed, oldest_ms) = store.unsealed_audit().await?;
+        let tickets_in_play = store.active_games().await?;
+        let players = store.players_summary(now_ms()).await?;
+        let (outbox_depth, oldest_created) =
+            if store.operator_wallet() { store.outbox_stats().await? } else { (0, None) };
+        Ok::<_, AppError>((
+            database_schema,
+            server_key,
+            unsealed,
+            oldest_ms,
+            tickets_in_play,
+            players,
+            outbox_depth,
+            oldest_created,
+        ))
+    };
+    let (database_schema, server_key, unsealed, oldest_ms, tickets_in_play, players, outbox_depth, oldest_created) =
+        tokio::time::timeout(Duration::from_secs(5), read)
+            .await
+            .map_err(|_| AppError::Unavailable("the database did not answer within 5 s".into()))??;
+    let m = &state.metrics;
+    let (requests, actions) = m.requests_served(ACTIONS_ROUTE, "POST", "200");
+    Ok(Json(DeskHealth {
+        version: crate::store::VERSION,
+        database: DatabaseHealth { backend: store.backend(), schema: crate::store::schema_version(), database_schema },
+        server_key,
+        audit: AuditHealth { unsealed, oldest_unsealed_age_s: oldest_ms / 1000 },
+        tickets_in_play,
+        players,
+        wallet: WalletHealth {
+            mode: if store.operator_wallet() { "operator" } else { "internal" },
+            outbox_depth,
+            outbox_oldest_age_s: oldest_created.map_or(0, |c| (now_ms() - c).max(0) / 1000),
+        },
+        process: ProcessFigures {
+            uptime_s: m.started.elapsed().as_secs(),
+            requests,
+            actions,
+            action_p99_ms_at_most: m.latency_bound(ACTIONS_ROUTE, "POST", 0.99).map(|s| s * 1000.0),
+        },
+    }))
+}
+
+/// `GET /desk`: the operator's desk page.
+pub async fn page() -> Response {
+    super::public::page("desk.html")
+}

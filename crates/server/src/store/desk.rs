@@ -1,0 +1,68 @@
+//! What the operator's desk reads of the system's health
+//! (`GET /api/admin/health`, `web/desk.js`) that no other request reads:
+//! the players' responsible-play settings in aggregate, never a name, and
+//! the key ring's current key. Each is one statement over a table the
+//! desk's screen must answer from within 200 ms (issue 30): counts over
+//! `player_limits` (one row per player who set a limit) and `players`.
+
+use super::{Store, on_db};
+use crate::error::{AppError, StoreError};
+use serde::Serialize;
+
+/// The players' responsible-play settings, counted: never who.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct PlayersSummary {
+    /// Players the database holds (own accounts and the operator's players seen).
+    pub registered: i64,
+    /// Players with a daily ticket limit or a weekly spending limit of their own.
+    pub with_limits: i64,
+    /// Players excluded at this moment (a self-exclusion not over yet).
+    pub self_excluded: i64,
+}
+
+/// The key ring's current key: new emissions are made with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct CurrentKey {
+    pub key_id: i64,
+    /// `hex(HMAC-SHA256(key, "as-capone key check v1"))` (docs/keys.md): names the key, reveals nothing of it.
+    pub fingerprint: String,
+    /// This process holds the key (else it cannot make a new emission).
+    pub held: bool,
+}
+
+impl Store {
+    /// The players' settings in aggregate, at `now` (unix ms).
+    pub async fn players_summary(&self, now: i64) -> Result<PlayersSummary, AppError> {
+        let sql = "SELECT (SELECT CAST(COUNT(*) AS BIGINT) FROM players),
+                          (SELECT CAST(COUNT(*) AS BIGINT) FROM player_limits
+                            WHERE tickets_per_day IS NOT NULL OR spend_per_week_cents IS NOT NULL),
+                          (SELECT CAST(COUNT(*) AS BIGINT) FROM player_limits WHERE excluded_until_ms > $1)";
+        let (registered, with_limits, self_excluded): (i64, i64, i64) = on_db!(&self.db, pool => sqlx::query_as(sql)
+            .bind(now)
+            .fetch_one(pool)
+            .await
+            .map_err(StoreError::from)?);
+        Ok(PlayersSummary { registered, with_limits, self_excluded })
+    }
+
+    /// The key ring's current key, and whether this process holds it.
+    pub async fn current_key(&self) -> Result<CurrentKey, AppError> {
+        let row: Option<(i64, String)> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT key_id, fingerprint FROM server_keys WHERE is_current = 1",
+        )
+        .fetch_optional(pool)
+        .await
+        .map_err(StoreError::from)?);
+        let (key_id, fingerprint) = row.ok_or_else(|| AppError::internal("the key ring has no current key"))?;
+        let held = self.keys.key(key_id).is_ok();
+        Ok(CurrentKey { key_id, fingerprint, held })
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self.db {
+            super::Db::Sqlite(_) => "sqlite",
+            super::Db::Postgres(_) => "postgres",
+        }
+    }
+}

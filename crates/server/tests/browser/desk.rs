@@ -1,0 +1,193 @@
+//! The operator's desk at `/desk` (issue 30), in Chromium: signing in
+//! refuses a wrong token and a player's at once, in words; the operator's
+//! token is kept in the tab's session, never in the address nor in the
+//! browser's lasting storage; the health screen and every block's figures
+//! appear, equal to `as-capone report --json` for the same database
+//! (`server::report_from`, what that command prints); both languages, no
+//! serious or critical axe-core violation, fits a tablet; signing out
+//! forgets the token.
+
+use crate::harness::*;
+use crate::webdriver::Screen;
+use serde_json::{Value, json};
+
+const OPERATOR: &str = "browser-desk-operator-token-01";
+const PLAYER: &str = "browser-desk-player-token-0001";
+
+/// A string of the desk (`web/desk-strings.js`) in `lang`.
+async fn desk_string(b: &Browser, lang: &str, key: &str) -> String {
+    let v = b
+        .exec_async(
+            "const [lang, key] = arguments; const done = arguments[arguments.length - 1];
+             import('/desk-strings.js').then(() => import('/i18n.js'))
+               .then(m => done(m.STRINGS[lang][key] ?? null), e => done(String(e)));",
+            json!([lang, key]),
+        )
+        .await;
+    v.as_str().unwrap_or_else(|| panic!("no {lang} desk string {key}")).to_string()
+}
+
+/// Signs in with `token` and waits for the answer: the desk's first
+/// figures, or the sign-in's error (its text).
+async fn sign_in(b: &Browser, token: &str) -> Option<String> {
+    b.type_into("#desk-token", token).await;
+    b.click("#desk-login-go").await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && (!document.getElementById('desk-login-error').hidden \
+         || Number(document.body.dataset.loads || 0) > 0)",
+        "the sign-in's answer",
+    )
+    .await;
+    let error = b
+        .exec(
+            "const e = document.getElementById('desk-login-error'); return e.hidden ? null : e.textContent",
+            json!([]),
+        )
+        .await;
+    error.as_str().map(str::to_string)
+}
+
+/// Every figure row the page shows: `{emission, block ("total" for the
+/// totals), figures {field: integer}}`.
+async fn page_rows(b: &Browser) -> Value {
+    b.exec(
+        "return Array.from(document.querySelectorAll('tr[data-emission]')).map(tr => ({
+           emission: Number(tr.dataset.emission), block: tr.dataset.block,
+           figures: Object.fromEntries(Array.from(tr.querySelectorAll('td[data-field]'))
+             .map(td => [td.dataset.field, Number(td.dataset.value)])) }))",
+        json!([]),
+    )
+    .await
+}
+
+/// The same rows from the report's JSON.
+fn report_rows(report: &Value) -> Value {
+    let fields = [
+        "printed",
+        "sold",
+        "in_play",
+        "won",
+        "lost",
+        "sales_cents",
+        "prizes_won_cents",
+        "prizes_paid_cents",
+        "prizes_owed_cents",
+    ];
+    let pick = |o: &Value| -> Value { fields.iter().map(|f| (f.to_string(), o[*f].clone())).collect() };
+    let mut rows = Vec::new();
+    for e in report["emissions"].as_array().unwrap() {
+        for block in e["blocks"].as_array().unwrap() {
+            rows.push(json!({"emission": e["emission"], "block": block["block"].to_string(), "figures": pick(block)}));
+        }
+        rows.push(json!({"emission": e["emission"], "block": "total", "figures": pick(&e["totals"])}));
+    }
+    Value::Array(rows)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desk_signs_in_shows_health_and_every_block_as_the_report_in_both_languages() {
+    let srv = spawn_server_with(|c| {
+        c.operator_tokens = vec![OPERATOR.into()];
+        c.demo_token = PLAYER.into();
+    })
+    .await;
+    // Something to show: two tickets sold online, one of them played a
+    // card into; a paper emission of one block.
+    let one = srv.post("/api/tickets", Some(PLAYER), &json!({})).await;
+    srv.post("/api/tickets", Some(PLAYER), &json!({})).await;
+    let id = one["ticket"]["id"].as_str().expect("the ticket's id").to_string();
+    srv.post(
+        &format!("/api/tickets/{id}/actions"),
+        Some(PLAYER),
+        &json!({"seq": 0, "action": "play", "card": "A", "client_seed": "desk-test"}),
+    )
+    .await;
+    srv.post("/api/admin/emissions", Some(OPERATOR), &json!({"table": TABLE, "blocks": 1, "channel": "paper"})).await;
+
+    let Some(b) = browser(&srv.url, Screen::Desktop { width: 1280, height: 900 }).await else { return };
+    b.open("/desk").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
+    assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe on the sign-in");
+
+    // A wrong token and a player's are refused at the sign-in, in words.
+    let bad = sign_in(&b, "not-an-operator-token").await;
+    assert_eq!(bad, Some(desk_string(&b, "fr", "desk.login.bad").await));
+    let player = sign_in(&b, PLAYER).await;
+    assert_eq!(player, Some(desk_string(&b, "fr", "desk.login.player").await));
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
+
+    // The operator's.
+    assert_eq!(sign_in(&b, OPERATOR).await, None);
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "desk");
+    let where_ = b
+        .exec(
+            "return {href: location.href, session: sessionStorage.getItem('asc.deskToken'),
+                     local: Object.keys(localStorage).map(k => localStorage.getItem(k)).join('|')}",
+            json!([]),
+        )
+        .await;
+    assert!(!where_["href"].as_str().unwrap().contains(OPERATOR), "{where_}");
+    assert_eq!(where_["session"], OPERATOR);
+    assert!(!where_["local"].as_str().unwrap().contains(OPERATOR), "the token outlives the tab: {where_}");
+
+    // Every block and total as the report (what `as-capone report --json` prints).
+    let report = json!({"emissions": server::report_from(&srv.db_url(), None).await.unwrap()});
+    let rows = page_rows(&b).await;
+    assert_eq!(rows.as_array().unwrap().len(), 2 + 2, "two emissions of one block and their totals: {rows}");
+    assert_eq!(rows, report_rows(&report));
+    assert_eq!(report["emissions"][0]["totals"]["sold"], 2, "{report}");
+    assert_eq!(report["emissions"][1]["channel"], "paper", "{report}");
+    // The health screen's figures.
+    let health = b.exec("return {...document.getElementById('health-cards').dataset}", json!([])).await;
+    assert_eq!(health["inPlay"], "2", "{health}");
+    assert_eq!(health["registered"], "1", "{health}");
+    assert_eq!(health["selfExcluded"], "0", "{health}");
+    let cards = b.exec("return document.querySelectorAll('[data-health]').length", json!([])).await;
+    assert_eq!(cards, 9);
+    let bad_cards = b
+        .exec(
+            "return Array.from(document.querySelectorAll('[data-health][data-ok=false]')).map(c => c.dataset.health)",
+            json!([]),
+        )
+        .await;
+    assert_eq!(bad_cards, json!([]), "every card good on a healthy server");
+    let checked = b
+        .exec(
+            "return Array.from(document.querySelectorAll('[data-health][data-ok=true]')).map(c => c.dataset.health)",
+            json!([]),
+        )
+        .await;
+    assert_eq!(checked, json!(["database", "key", "audit", "wallet"]));
+    assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe on the desk, French");
+    b.shot("desk-fr").await;
+
+    // English, the same figures, no key shown for a word.
+    b.click("#lang").await;
+    b.wait_for("document.documentElement.lang === 'en'", "English").await;
+    let title = b.exec("return document.querySelector('.desk-toolbar h1').textContent", json!([])).await;
+    assert_eq!(title, desk_string(&b, "en", "desk.title").await);
+    let text = b.exec("return document.body.innerText", json!([])).await;
+    assert!(!text.as_str().unwrap().contains("desk."), "a string key shows: {text}");
+    assert!(text.as_str().unwrap().contains("Blocks") || text.as_str().unwrap().contains("Block"), "{text}");
+    assert_eq!(page_rows(&b).await, report_rows(&report));
+    assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe on the desk, English");
+    b.shot("desk-en").await;
+
+    // A reload keeps the session (same tab); signing out forgets the token.
+    b.s.refresh().await;
+    b.wait_for("Number(document.body.dataset.loads || 0) > 0", "the desk after a reload").await;
+    b.click("#desk-logout").await;
+    assert_eq!(
+        b.exec("return [document.body.dataset.view, sessionStorage.getItem('asc.deskToken')]", json!([])).await,
+        json!(["login", null])
+    );
+    b.close().await;
+
+    // A tablet (768 CSS pixels): nothing scrolls sideways, the tables in their box.
+    let Some(t) = browser(&srv.url, Screen::Phone { width: 768, height: 1024 }).await else { return };
+    t.open("/desk").await;
+    assert_eq!(sign_in(&t, OPERATOR).await, None);
+    assert_fits(&t, 768, "the desk on a tablet").await;
+    t.shot("desk-tablet").await;
+    t.close().await;
+}

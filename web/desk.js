@@ -1,0 +1,297 @@
+// desk.js: the operator's desk at `/desk` (docs/operating.md "The desk
+// page"). The operator signs in with an operator token, checked at once
+// (GET /api/admin/version) and kept in this tab's sessionStorage: never in
+// the address, gone when the tab closes. The page then shows the system's
+// health (GET /api/admin/health) and every emission's figures per block
+// (GET /api/admin/emissions: the figures of `as-capone report --json`),
+// refreshed every REFRESH_MS and on demand. Every figure is written from
+// the server's integers (cents, counts); each cell keeps its raw value in
+// `data-value` (the browser tests compare them with the report).
+
+import { request, ApiError } from './api.js';
+import { t, setLang, lang, money, LANGS } from './i18n.js';
+import './desk-strings.js';
+
+const $ = (id) => document.getElementById(id);
+const KEY = { token: 'asc.deskToken', lang: 'asc.lang' };
+const REFRESH_MS = 10_000;
+const session = {
+  get(k) {
+    try { return sessionStorage.getItem(k); } catch { return null; }
+  },
+  set(k, v) {
+    try { if (v == null) sessionStorage.removeItem(k); else sessionStorage.setItem(k, v); } catch { /* storage off: this page only */ }
+  },
+};
+const local = {
+  get(k) {
+    try { return localStorage.getItem(k); } catch { return null; }
+  },
+  set(k, v) {
+    try { localStorage.setItem(k, v); } catch { /* private mode */ }
+  },
+};
+
+// `loads`: refreshes finished so far (the browser tests wait on it);
+// `last`: the previous health, for the actions per second between two.
+const S = { token: session.get(KEY.token), version: null, health: null, reports: null, last: null, rate: null, loads: 0, timer: null };
+
+const locale = () => (lang() === 'fr' ? 'fr-FR' : 'en-GB');
+const num = (n) => new Intl.NumberFormat(locale()).format(n);
+const dateOf = (ms) => new Intl.DateTimeFormat(locale(), { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms));
+const timeOf = (ms) => new Intl.DateTimeFormat(locale(), { timeStyle: 'medium' }).format(new Date(ms));
+const duration = (s) => {
+  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+  const days = lang() === 'fr' ? 'j' : 'd';
+  return d > 0 ? `${d} ${days} ${h} h` : h > 0 ? `${h} h ${m} min` : `${m} min ${s % 60} s`;
+};
+const percent = (decimal) => new Intl.NumberFormat(locale(), { style: 'percent', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(decimal));
+
+/** An element with its text (never HTML: every word is the server's or ours, as text). */
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null) continue;
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('data-')) e.setAttribute(k, v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+// ------------------------------------------------------------ strings and settings
+
+function applyStrings() {
+  document.documentElement.lang = lang();
+  document.title = t('desk.doc.title');
+  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
+  for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
+  $('lang').setAttribute('lang', LANGS.find((l) => l !== lang()));
+  render();
+}
+
+function showScreen() {
+  const signed = !!S.token;
+  $('desk-login').hidden = signed;
+  $('desk-main').hidden = !signed;
+  $('desk-logout').hidden = !signed;
+  $('desk-version').hidden = !signed || !S.version;
+  document.body.dataset.view = signed ? 'desk' : 'login';
+}
+
+// ------------------------------------------------------------ signing in
+
+async function signIn(ev) {
+  ev.preventDefault();
+  const token = $('desk-token').value.trim();
+  const error = $('desk-login-error');
+  error.hidden = true;
+  if (!token) {
+    error.textContent = t('desk.login.empty');
+    error.hidden = false;
+    $('desk-token').focus();
+    return;
+  }
+  document.body.dataset.state = 'busy';
+  $('desk-login-go').disabled = true;
+  try {
+    // Checked now, not at the first figure: a wrong token is refused here.
+    S.version = await request('GET', '/api/admin/version', { token });
+    S.token = token;
+    session.set(KEY.token, token);
+    $('desk-token').value = '';
+    showScreen();
+    await refresh();
+    $('main').focus();
+  } catch (e) {
+    const player = e instanceof ApiError && e.status === 403;
+    const refused = e instanceof ApiError && (e.status === 401 || e.status === 403);
+    error.textContent = player ? t('desk.login.player') : refused ? t('desk.login.bad') : t('desk.error', { message: e.message });
+    error.hidden = false;
+    $('desk-token').focus();
+  } finally {
+    $('desk-login-go').disabled = false;
+    document.body.dataset.state = 'idle';
+  }
+}
+
+function signOut() {
+  S.token = null;
+  S.version = S.health = S.reports = S.last = S.rate = null;
+  session.set(KEY.token, null);
+  clearTimeout(S.timer);
+  showScreen();
+  $('desk-token').focus();
+}
+
+// ------------------------------------------------------------ the figures
+
+async function refresh() {
+  if (!S.token) return;
+  clearTimeout(S.timer);
+  document.body.dataset.state = 'busy';
+  const token = S.token;
+  try {
+    const [version, health, reports] = await Promise.all([
+      S.version ? Promise.resolve(S.version) : request('GET', '/api/admin/version', { token }),
+      request('GET', '/api/admin/health', { token }),
+      request('GET', '/api/admin/emissions', { token }),
+    ]);
+    const at = Date.now();
+    if (S.last && health.process.uptime_s >= S.last.health.process.uptime_s) {
+      const seconds = (at - S.last.at) / 1000;
+      S.rate = seconds > 0 ? (health.process.actions - S.last.health.process.actions) / seconds : null;
+    }
+    S.last = { at, health };
+    Object.assign(S, { version, health, reports, updated: at });
+    $('desk-error').hidden = true;
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
+      // The token was withdrawn from the configuration: sign in again.
+      signOut();
+      $('desk-login-error').textContent = t('desk.login.bad');
+      $('desk-login-error').hidden = false;
+      return;
+    }
+    $('desk-error').textContent = t('desk.error', { message: e.message });
+    $('desk-error').hidden = false;
+  } finally {
+    document.body.dataset.state = 'idle';
+  }
+  render();
+  S.loads += 1;
+  document.body.dataset.loads = String(S.loads);
+  S.timer = setTimeout(refresh, REFRESH_MS);
+}
+
+function render() {
+  showScreen();
+  if (S.version) $('desk-version').textContent = t('desk.version', { version: S.version.version });
+  if (S.updated) $('desk-updated').textContent = t('desk.updated', { time: timeOf(S.updated) });
+  if (S.health) renderHealth(S.health);
+  if (S.reports) renderEmissions(S.reports.emissions);
+}
+
+/**
+ * A card of the health screen: its title, its value and, for a figure that
+ * is checked (`ok` true or false, not null), good or to watch.
+ */
+function card(id, title, value, ok = null, note = null) {
+  const state = ok == null ? [] : [el('p', { class: 'desk-card-state' }, ok ? t('desk.ok') : t('desk.warn'))];
+  return el('div', { class: `desk-card ${ok === false ? 'warn' : 'ok'}`, 'data-health': id, 'data-ok': ok == null ? null : String(ok) },
+    el('h3', {}, title),
+    el('p', { class: 'desk-card-value' }, value),
+    ...state,
+    ...(note ? [el('p', { class: 'hint' }, note)] : []));
+}
+
+function renderHealth(h) {
+  const schemaOk = h.database.schema === h.database.database_schema;
+  const auditOk = h.audit.unsealed === 0 || h.audit.oldest_unsealed_age_s < 60;
+  const walletOk = h.wallet.mode === 'internal' || h.wallet.outbox_depth === 0 || h.wallet.outbox_oldest_age_s < 300;
+  const wallet = h.wallet.mode === 'internal'
+    ? t('desk.health.wallet.internal')
+    : h.wallet.outbox_depth > 0
+      ? t('desk.health.wallet.operator.age', { depth: num(h.wallet.outbox_depth), age: num(h.wallet.outbox_oldest_age_s) })
+      : t('desk.health.wallet.operator', { depth: num(h.wallet.outbox_depth) });
+  const cards = [
+    card('database', t('desk.health.database'),
+      t('desk.health.database.value', { backend: h.database.backend === 'postgres' ? 'PostgreSQL' : 'SQLite', database: h.database.database_schema, schema: h.database.schema }),
+      schemaOk, schemaOk ? null : t('desk.health.database.behind', { database: h.database.database_schema, schema: h.database.schema })),
+    card('key', t('desk.health.key'), t('desk.health.key.value', { id: h.server_key.key_id, fingerprint: h.server_key.fingerprint.slice(0, 16) }),
+      h.server_key.held, h.server_key.held ? null : t('desk.health.key.missing')),
+    card('audit', t('desk.health.audit'),
+      h.audit.unsealed === 0 ? t('desk.health.audit.sealed') : t('desk.health.audit.unsealed', { count: num(h.audit.unsealed), age: num(h.audit.oldest_unsealed_age_s) }),
+      auditOk),
+    card('in_play', t('desk.health.inplay'), num(h.tickets_in_play)),
+    card('players', t('desk.health.players'), t('desk.health.players.value', {
+      registered: num(h.players.registered), limits: num(h.players.with_limits), excluded: num(h.players.self_excluded),
+    })),
+    card('wallet', t('desk.health.wallet'), wallet, walletOk),
+    card('process', t('desk.health.process'), t('desk.health.process.value', {
+      uptime: duration(h.process.uptime_s), requests: num(h.process.requests), actions: num(h.process.actions),
+    })),
+    card('rate', t('desk.health.rate'), S.rate == null ? t('desk.health.rate.wait') : new Intl.NumberFormat(locale(), { maximumFractionDigits: 1 }).format(S.rate)),
+    card('p99', t('desk.health.p99'), h.process.action_p99_ms_at_most == null
+      ? t('desk.health.p99.none') : t('desk.health.p99.value', { ms: num(h.process.action_p99_ms_at_most) })),
+  ];
+  $('health-cards').replaceChildren(...cards);
+  // Raw figures for scripts and tests.
+  const figures = { in_play: h.tickets_in_play, registered: h.players.registered, with_limits: h.players.with_limits,
+    self_excluded: h.players.self_excluded, unsealed: h.audit.unsealed, outbox: h.wallet.outbox_depth };
+  for (const [k, v] of Object.entries(figures)) $('health-cards').dataset[k.replace(/_(\w)/g, (m, c) => c.toUpperCase())] = String(v);
+}
+
+const COLUMNS = [
+  ['printed', (v) => num(v)], ['sold', (v) => num(v)], ['in_play', (v) => num(v)], ['won', (v) => num(v)],
+  ['lost', (v) => num(v)], ['sales_cents', money, 'sales'], ['prizes_won_cents', money, 'prizes_won'],
+  ['prizes_paid_cents', money, 'prizes_paid'], ['prizes_owed_cents', money, 'prizes_owed'],
+];
+
+function figureCells(figures) {
+  return COLUMNS.map(([field, show]) => el('td', { 'data-field': field, 'data-value': String(figures[field]), class: 'num' }, show(figures[field])));
+}
+
+function renderEmission(r) {
+  const rtp = r.rtp.so_far_decimal == null
+    ? t('desk.emission.rtp.none', { expected: percent(r.rtp.expected_decimal), exact: r.rtp.expected })
+    : t('desk.emission.rtp.value', { sofar: percent(r.rtp.so_far_decimal), expected: percent(r.rtp.expected_decimal), exact: r.rtp.expected });
+  const fact = (label, value, attrs = {}) => el('div', attrs, el('dt', {}, label), el('dd', {}, value));
+  const facts = el('dl', { class: 'desk-facts' },
+    fact(t('desk.emission.channel'), t(`desk.emission.channel.${r.channel}`)),
+    fact(t('desk.emission.table'), el('span', { class: 'mono', title: r.table_digest }, `${r.table_digest.slice(0, 16)}…`)),
+    fact(t('desk.emission.price'), money(r.price_cents)),
+    fact(t('desk.emission.blocksize'), num(r.block_size)),
+    fact(t('desk.emission.created'), dateOf(r.created_ms)),
+    fact(t('desk.emission.status'), r.sale_end_ms == null ? t('desk.emission.onsale') : t('desk.emission.closed', { date: dateOf(r.sale_end_ms) })),
+    ...(r.claim_end_ms == null ? [] : [fact(t('desk.emission.claim'), dateOf(r.claim_end_ms))]),
+    fact(t('desk.emission.rtp'), rtp, { 'data-rtp-so-far': r.rtp.so_far ?? '', 'data-rtp-expected': r.rtp.expected }));
+  const head = el('tr', {},
+    el('th', { scope: 'col' }, t('desk.col.block')), el('th', { scope: 'col' }, t('desk.col.published')),
+    el('th', { scope: 'col' }, t('desk.col.root')),
+    ...COLUMNS.map(([field, , key]) => el('th', { scope: 'col', class: 'num' }, t(`desk.col.${key || field}`))));
+  const rows = r.blocks.map((b) => el('tr', { 'data-emission': String(r.emission), 'data-block': String(b.block) },
+    el('th', { scope: 'row' }, String(b.block)),
+    el('td', {}, b.published_ms == null ? t('desk.unpublished') : dateOf(b.published_ms)),
+    el('td', { class: 'mono', title: b.root }, `${b.root.slice(0, 12)}…`),
+    ...figureCells(b)));
+  const total = el('tr', { class: 'desk-total', 'data-emission': String(r.emission), 'data-block': 'total' },
+    el('th', { scope: 'row', colspan: '3' }, t('desk.total')), ...figureCells(r.totals));
+  const table = el('table', { class: 'desk-table' },
+    el('caption', { class: 'sr-only' }, t('desk.blocks.caption', { n: r.emission })),
+    el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, total));
+  return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
+    el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
+    facts,
+    // The table scrolls inside its box on a narrow screen, not the page.
+    el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: r.emission }) }, table));
+}
+
+function renderEmissions(list) {
+  $('desk-emissions-empty').hidden = list.length > 0;
+  $('emission-list').replaceChildren(...list.map(renderEmission));
+}
+
+// ------------------------------------------------------------ start
+
+function start() {
+  setLang(new URLSearchParams(location.search).get('lang') || local.get(KEY.lang) || 'fr');
+  $('lang').addEventListener('click', () => {
+    setLang(LANGS.find((l) => l !== lang()));
+    local.set(KEY.lang, lang());
+    applyStrings();
+  });
+  $('desk-login-form').addEventListener('submit', signIn);
+  $('desk-logout').addEventListener('click', signOut);
+  $('desk-refresh').addEventListener('click', () => refresh());
+  applyStrings();
+  document.body.dataset.state = 'idle';
+  if (S.token) {
+    refresh();
+  } else {
+    $('desk-token').focus();
+  }
+}
+
+start();
