@@ -187,7 +187,7 @@ pub fn fits_the_ledger(table: &PrizeTable) -> Result<(), String> {
     Ok(())
 }
 
-fn parse_table(value: &serde_json::Value) -> Result<PrizeTable, AppError> {
+pub(super) fn parse_table(value: &serde_json::Value) -> Result<PrizeTable, AppError> {
     let table = match value {
         serde_json::Value::String(toml) => PrizeTable::parse_toml(toml),
         serde_json::Value::Object(_) => PrizeTable::from_json(&value.to_string()),

@@ -4,14 +4,14 @@
 //! like every `/api/admin/...` request (none: 401; a player's: 403; a
 //! shop's or any other: 401).
 
-use super::AppState;
-use super::admin::Operator;
+use super::admin::{Operator, fits_the_ledger, parse_table};
+use super::{AppState, RequiredJson};
 use crate::error::AppError;
 use crate::store::{CurrentKey, PlayersSummary, now_ms};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
 
@@ -127,6 +127,81 @@ pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<D
             actions,
             action_p99_ms_at_most: m.latency_bound(ACTIONS_ROUTE, "POST", 0.99).map(|s| s * 1000.0),
         },
+    }))
+}
+
+/// `POST /api/admin/tables/check` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableCheckBody {
+    /// The prize table: its TOML text, or the same as a JSON object.
+    #[schema(value_type = super::admin::TableDoc)]
+    pub table: serde_json::Value,
+}
+
+/// What the desk shows of a prize table before an emission is made of it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TableCheck {
+    /// The table's digest: what an emission of it records and publishes.
+    pub digest: String,
+    pub game: String,
+    pub code: String,
+    pub price_cents: u64,
+    pub block_size: u32,
+    /// This server would make an emission of it (`POST /api/admin/emissions`).
+    pub accepted: bool,
+    /// Why not, in words (empty when accepted).
+    pub refusals: Vec<String>,
+    /// The rules of art. 2 (price, block size) the table breaks, whether or
+    /// not this server's configuration allows a non-regulation table.
+    pub deviations: Vec<String>,
+    /// The exact figures of `as-capone odds --table --json`'s `table` object:
+    /// expected prize, return to player and hit rate as fractions `"p/q"`,
+    /// the variance, the largest prize, each prize's chance, and a block's risk.
+    #[schema(value_type = Object)]
+    pub figures: serde_json::Value,
+}
+
+/// Reads a prize table and gives its exact odds, return to player, hit
+/// rate and block risk, and whether this server would make an emission of
+/// it (and why not), without writing anything (operator). A table the
+/// regulation's art. 3.1 forbids is refused with 400 and the rule it breaks.
+#[utoipa::path(post, path = "/api/admin/tables/check", tag = "operator", security(("bearer" = [])),
+    request_body = TableCheckBody,
+    responses((status = 200, description = "the table's figures and whether it is accepted", body = TableCheck),
+              (status = 400, description = "not a prize table, or one art. 3.1 forbids", body = crate::error::ErrorBody),
+              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)))]
+pub async fn check_table(
+    State(state): State<AppState>,
+    _: Operator,
+    RequiredJson(body): RequiredJson<TableCheckBody>,
+) -> Result<Json<TableCheck>, AppError> {
+    let table = parse_table(&body.table)?;
+    let mut refusals = Vec::new();
+    if let Err(why) = fits_the_ledger(&table) {
+        refusals.push(why);
+    }
+    if let Err(why) = super::admin::accepted_table(&table, state.allow_non_regulation_table) {
+        refusals.push(why);
+    }
+    let deviations = table.regulation_deviations().iter().map(|d| d.to_string()).collect();
+    // The block's risk takes up to a tenth of a second of CPU: off the runtime's threads.
+    let figures = tokio::task::spawn_blocking({
+        let table = table.clone();
+        move || math::Payout::compute(&table, &math::Odds::exact()).to_json()
+    })
+    .await
+    .map_err(|e| AppError::internal(format!("the table's figures: {e}")))?;
+    Ok(Json(TableCheck {
+        digest: table.digest(),
+        game: table.game.clone(),
+        code: table.code.clone(),
+        price_cents: table.price_cents,
+        block_size: table.block_size,
+        accepted: refusals.is_empty(),
+        refusals,
+        deviations,
+        figures,
     }))
 }
 

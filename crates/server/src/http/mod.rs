@@ -153,6 +153,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/admin/emissions/{id}/close", post(admin::close_emission))
         .route("/api/admin/version", get(admin::version))
         .route("/api/admin/health", get(desk::health))
+        .route("/api/admin/tables/check", post(desk::check_table))
         .route("/desk", get(desk::page))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))

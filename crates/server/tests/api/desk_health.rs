@@ -84,3 +84,77 @@ async fn the_desk_health_counts_what_happened_and_names_nobody() {
     assert_eq!(desk.json, report);
     assert_eq!(report["emissions"][0]["totals"]["in_play"], 2, "{report}");
 }
+
+/// The desk's table check (`POST /api/admin/tables/check`, issue 30 item
+/// 4): the exact figures of `odds --table` before an emission is made of a
+/// table, whether this server would make one and why not (art. 2's price
+/// and block size, docs/rules.md), a table art. 3.1 forbids refused with
+/// 400 and its rule; nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_table_check_gives_the_exact_figures_and_the_rules_broken_and_writes_nothing() {
+    // The tests' servers allow non-regulation tables (blocks of 100).
+    let Some(app) = spawn_app().await else { return };
+    let emissions = app.query_i64("SELECT COUNT(*) FROM emissions").await;
+    let example = math::PrizeTable::example();
+    let ok = app.post("/api/admin/tables/check", Some(OPERATOR), json!({"table": example.to_toml()})).await;
+    assert_eq!(ok.status, 200, "{}", ok.json);
+    assert_eq!(ok.json["accepted"], true, "{}", ok.json);
+    assert_eq!(ok.json["refusals"], json!([]));
+    assert_eq!(ok.json["deviations"], json!([]));
+    assert_eq!(ok.json["digest"], example.digest());
+    let exact = math::Payout::compute(&example, &math::Odds::exact()).to_json();
+    // The fractions exactly; the block's risk (floating point, through
+    // JSON's decimal text and back) to the last digits.
+    for key in ["expected_payout_cents", "rtp", "hit_rate", "variance_cents2", "largest_prize_cents", "prize_chances"] {
+        assert_eq!(ok.json["figures"][key], exact[key], "{key}");
+    }
+    let (risk, want) = (&ok.json["figures"]["block_risk"], &exact["block_risk"]);
+    assert_eq!(risk["method"], want["method"]);
+    for key in ["mean_cents", "std_dev_cents", "p_prizes_exceed_sales", "p99_cents", "p9999_cents"] {
+        let (a, b) = (risk[key].as_f64().unwrap(), want[key].as_f64().unwrap());
+        assert!((a - b).abs() <= 1e-12 * b.abs(), "{key}: {a} against {b}");
+    }
+    // The illustrative table returns 243518266/359298585 (README).
+    assert_eq!(ok.json["figures"]["rtp"], "243518266/359298585");
+
+    // Blocks of 50 tickets: art. 2 says 300 000. Said so; accepted only
+    // because this server allows non-regulation tables.
+    let small =
+        app.post("/api/admin/tables/check", Some(OPERATOR), json!({"table": crate::emissions::other_table()})).await;
+    assert_eq!(small.status, 200, "{}", small.json);
+    assert_eq!(small.json["accepted"], true);
+    assert_eq!(small.json["deviations"], json!(["a block holds 50 tickets, not the 300 000 that art. 2 sets"]));
+
+    // A price the ledger cannot hold a block of: refused, and why.
+    let mut huge: toml::Value = toml::from_str(&example.to_toml()).unwrap();
+    huge["price_cents"] = toml::Value::Integer(40_000_000_000_000);
+    let over =
+        app.post("/api/admin/tables/check", Some(OPERATOR), json!({"table": toml::to_string(&huge).unwrap()})).await;
+    if over.status == 200 {
+        assert_eq!(over.json["accepted"], false, "{}", over.json);
+        assert!(over.json["refusals"][0].as_str().unwrap().contains("the most the ledger holds"), "{}", over.json);
+        let made = app
+            .post(
+                "/api/admin/emissions",
+                Some(OPERATOR),
+                json!({"table": toml::to_string(&huge).unwrap(), "blocks": 1, "channel": "online"}),
+            )
+            .await;
+        assert_error(&made, 400, "bad_request");
+    } else {
+        // The table's own rules (art. 3.1) refused it first.
+        assert_error(&over, 400, "bad_request");
+    }
+
+    // Prizes that fall from 7 to 8 tricks: the table's own rule (art. 3.1), 400.
+    let mut bad: toml::Value = toml::from_str(&example.to_toml()).unwrap();
+    let first = &mut bad["schedule"].as_array_mut().unwrap()[0]["prizes_cents"];
+    let seven = first["7"].as_integer().unwrap();
+    first["8"] = toml::Value::Integer(seven - 1);
+    let refused =
+        app.post("/api/admin/tables/check", Some(OPERATOR), json!({"table": toml::to_string(&bad).unwrap()})).await;
+    assert_error(&refused, 400, "bad_request");
+    let garbage = app.post("/api/admin/tables/check", Some(OPERATOR), json!({"table": "not a table"})).await;
+    assert_error(&garbage, 400, "bad_request");
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM emissions").await, emissions, "a check writes nothing");
+}
