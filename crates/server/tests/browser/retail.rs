@@ -122,8 +122,8 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
     assert_eq!(b.exec("return document.getElementById('shop-signed').hidden", json!([])).await, false);
     assert_eq!(b.text("#shop-name").await, SHOP);
     assert_eq!(b.exec("return document.getElementById('serial').inputMode", json!([])).await, "text");
-    // The law's reminder beside "Vendre" (Code de la sécurité intérieure,
-    // art. L. 320-8: no game of chance sold to minors), in both languages.
+    // The reminder beside "Vendre" (French law forbids selling games of
+    // chance to minors), in both languages.
     assert_eq!(b.text("#minors [data-i18n]").await, fr(b, "shop.minors", &[]).await);
     assert_eq!(b.text("#minors [data-i18n]").await, "Vente interdite aux mineurs");
     let beside = b
