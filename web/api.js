@@ -133,6 +133,10 @@ export const api = {
   redeem: (code, token) => request('POST', '/api/tickets/redeem', { token, body: { code }, retry: true }),
   /** A retailer's counter (`token`: the shop's retailer token); never retried: the shop clicks again. */
   retail: (token, what, serial) => request('POST', `/api/retail/${what}`, { token, body: { serial } }),
+  /** The shop a retailer token signs in: `{shop}`. */
+  retailMe: (token) => request('GET', '/api/retail/me', { token }),
+  /** The shop's day (`YYYY-MM-DD`, Paris). */
+  retailReport: (token, day) => request('GET', `/api/retail/report?day=${encodeURIComponent(day)}`, { token }),
   /** The published blocks' roots (public). */
   emissions: () => request('GET', '/api/emissions', { retry: true }),
 };

@@ -1,12 +1,16 @@
 // shop.js: the retailer's counter at `/shop` (docs/contract.md "Retail
-// tickets"). The shop types its retailer token once (kept in this
-// browser), then per paper ticket its serial and one of three actions:
-// sell (POST /api/retail/sell), check (validate: changes nothing) and pay
-// (a won ticket, once). The server's answer is shown large, in its own
-// words (`message`), with the status and the amount.
+// tickets", docs/shops.md). The shop types its retailer token once
+// (checked with GET /api/retail/me, then kept in this browser; the header
+// shows the shop's name), then per paper ticket its serial and one of three
+// actions: sell (POST /api/retail/sell), check (validate: changes nothing)
+// and pay (a won ticket, once, after a question with the amount to hand
+// over). The server's answer is shown large, in its own words (`message`),
+// with the status and the amount. The day's report (GET
+// /api/retail/report) and a printable receipt for each payment are two
+// more screens.
 
 import { api, ApiError } from './api.js';
-import { t, setLang, lang, money, LANGS } from './i18n.js';
+import { t, tn, setLang, lang, money, LANGS } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
 const KEY = { token: 'asc.shopToken', lang: 'asc.lang' };
@@ -19,14 +23,30 @@ const local = {
   },
 };
 
-// `shown`: answers shown so far (the browser tests wait on it).
-const S = { token: local.get(KEY.token), busy: false, last: null, shown: 0 };
+// `shown`: answers shown so far (the browser tests wait on it); `shop`: the
+// signed-in shop's name; `view`: counter, report or receipt once signed in;
+// `report`: the report shown; `receipt`: the payment whose receipt is shown,
+// and the screen it was opened from.
+const S = { token: local.get(KEY.token), shop: null, busy: false, last: null, shown: 0, view: 'counter', report: null, receipt: null };
+
+/** The shops' day is Paris's (docs/shops.md): dates and times on the report and receipts are Paris time. */
+const ZONE = 'Europe/Paris';
 
 /** The serial as typed, without spaces, in capitals (the server checks the rest). */
 export const cleanSerial = (s) => String(s).toUpperCase().replace(/\s+/g, '');
 
 const dayTime = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long', timeStyle: 'short' }).format(new Date(ms));
 const day = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long' }).format(new Date(ms));
+const parisTime = (ms, opts) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { ...opts, timeZone: ZONE }).format(new Date(ms));
+/** Today in Paris, `YYYY-MM-DD` (en-CA writes dates that way). */
+const parisToday = () => new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+
+/**
+ * A payment's receipt reference: the serial without dashes and the
+ * payment's instant in base 36 (a ticket is paid once, so it names one
+ * payment; the same on the receipt after "Payer" and from the report).
+ */
+export const receiptRef = (serial, paidMs) => `R-${String(serial).replace(/-/g, '')}-${Number(paidMs).toString(36).toUpperCase()}`;
 
 // ------------------------------------------------------------ strings and settings
 
@@ -37,35 +57,81 @@ function applyStrings() {
   for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
   $('lang').setAttribute('lang', LANGS.find((l) => l !== lang()));
   if (S.last) renderAnswer(S.last);
+  if (S.report) renderReport(S.report);
+  if (S.receipt) renderReceipt(S.receipt.pay);
+  if ($('pay-dialog').open) renderPayQuestion();
 }
 
 function setBusy(b) {
   S.busy = b;
   document.body.dataset.state = b ? 'busy' : 'idle';
-  for (const id of ['do-sell', 'do-validate', 'do-pay', 'login-go']) $(id).disabled = b;
+  for (const id of ['do-sell', 'do-validate', 'do-pay', 'login-go', 'pay-confirm', 'report-go']) $(id).disabled = b;
 }
 
 function showScreen() {
   const logged = !!S.token;
+  const view = logged ? S.view : 'login';
   $('shop-login').hidden = logged;
-  $('shop-counter').hidden = !logged;
+  $('shop-counter').hidden = view !== 'counter';
+  $('shop-report').hidden = view !== 'report';
+  $('shop-receipt').hidden = view !== 'receipt';
   $('shop-logout').hidden = !logged;
-  document.body.dataset.view = logged ? 'counter' : 'login';
+  $('shop-signed').hidden = !logged || !S.shop;
+  $('shop-name').textContent = S.shop || '';
+  $('shop-signed').title = S.shop || '';
+  document.body.dataset.view = view;
+}
+
+function go(view) {
+  S.view = view;
+  showScreen();
 }
 
 // ------------------------------------------------------------ the token
 
-function login(ev) {
+/** Why a retailer token was refused, in the counter's words. */
+function tokenRefusal(e) {
+  if (e.status === 0) return t('shop.err.network');
+  if (e.status === 401) return t('shop.err.auth');
+  if (e.status === 403) return t('shop.err.not_retailer');
+  return t('shop.err.other', { message: e.message || '' });
+}
+
+/** A token is kept only once the server names its shop (GET /api/retail/me). */
+async function login(ev) {
   ev.preventDefault();
+  if (S.busy) return;
   const token = $('shop-token').value.trim();
   if (!token) return loginError(t('shop.login.empty'));
-  S.token = token;
-  local.set(KEY.token, token);
-  $('shop-token').value = '';
-  $('login-error').hidden = true;
-  $('shop-token').removeAttribute('aria-invalid');
-  showScreen();
-  $('serial').focus();
+  setBusy(true);
+  try {
+    const me = await api.retailMe(token);
+    S.token = token;
+    S.shop = me.shop;
+    local.set(KEY.token, token);
+    $('shop-token').value = '';
+    $('login-error').hidden = true;
+    $('shop-token').removeAttribute('aria-invalid');
+    go('counter');
+    $('serial').focus();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    loginError(tokenRefusal(e));
+  } finally {
+    setBusy(false);
+  }
+}
+
+/** A token kept from an earlier visit: its shop's name, or refused (then typed again). */
+async function checkKeptToken() {
+  try {
+    S.shop = (await api.retailMe(S.token)).shop;
+    showScreen();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    // Unreachable server: the token stays; the name comes with the next visit.
+    if (e.status === 401 || e.status === 403) logout(tokenRefusal(e));
+  }
 }
 
 function loginError(text) {
@@ -78,6 +144,10 @@ function loginError(text) {
 /** Forgets the token; with `why`, the login form says why. */
 function logout(why) {
   S.token = null;
+  S.shop = null;
+  S.report = null;
+  S.receipt = null;
+  S.view = 'counter';
   local.set(KEY.token, null);
   showScreen();
   if (why) loginError(why);
@@ -119,6 +189,8 @@ function renderAnswer(a) {
   row('sold', !!f && !!f.sold_by);
   row('paid', !!f && f.paid_ms != null);
   row('claim', !!f && f.claim_until_ms != null && f.status === 'won');
+  // A payment of this shop (just made, or its answer again): its receipt.
+  $('answer-receipt').hidden = !(a.ok && a.action === 'pay' && f && f.status === 'paid' && f.paid_ms != null);
   if (!f) return;
   $('answer-status').textContent = t(`shop.status.${f.status}`) === `shop.status.${f.status}` ? f.status : t(`shop.status.${f.status}`);
   $('answer-status').dataset.status = f.status;
@@ -158,8 +230,8 @@ function refusalText(action, e) {
   return t('shop.err.other', { message: m });
 }
 
-async function run(action) {
-  if (S.busy || !S.token) return;
+/** The serial typed, cleaned; empty: said under the field, and null. */
+function typedSerial() {
   const serial = cleanSerial($('serial').value);
   const err = $('serial-error');
   if (!serial) {
@@ -167,10 +239,24 @@ async function run(action) {
     err.hidden = false;
     $('serial').setAttribute('aria-invalid', 'true');
     $('serial').focus();
-    return;
+    return null;
   }
   err.hidden = true;
   $('serial').removeAttribute('aria-invalid');
+  return serial;
+}
+
+/** A refused token during work: forgotten, and the sign-in says why. */
+function tokenLost(e) {
+  S.last = null;
+  $('answer').hidden = true;
+  logout(tokenRefusal(e));
+}
+
+async function run(action, given) {
+  if (S.busy || !S.token) return;
+  const serial = given || typedSerial();
+  if (!serial) return;
   setBusy(true);
   $('answer').dataset.pending = action;
   try {
@@ -182,9 +268,7 @@ async function run(action) {
     if (!(e instanceof ApiError)) throw e;
     if (e.status === 401 || (e.status === 403 && !/sold by/i.test(e.message || ''))) {
       // Not (or no longer) a retailer token of this server: typed again.
-      S.last = null;
-      $('answer').hidden = true;
-      logout(e.status === 401 ? t('shop.err.auth') : t('shop.err.not_retailer'));
+      tokenLost(e);
       return;
     }
     // In the page's language, also after a switch.
@@ -202,6 +286,148 @@ async function run(action) {
     delete $('answer').dataset.pending;
     setBusy(false);
   }
+}
+
+// ------------------------------------------------------------ "Payer" asks first
+
+/**
+ * "Payer": the ticket is checked first (validate changes nothing); a winner
+ * to pay opens the question with the amount to hand over, and only its
+ * confirmation pays. Anything else goes to the server as before, which
+ * pays nothing that is not a winner to pay: a ticket this shop already paid
+ * gets its first answer again ("do not pay it a second time"), the rest a
+ * refusal in words.
+ */
+async function askPay() {
+  if (S.busy || !S.token) return;
+  const serial = typedSerial();
+  if (!serial) return;
+  setBusy(true);
+  let v;
+  try {
+    v = await api.retail(S.token, 'validate', serial);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    setBusy(false);
+    if (e.status === 401 || e.status === 403) return tokenLost(e);
+    // No answer: never pay without the question; a refusal: the payment's own refusal.
+    if (e.status === 0) return show({ action: 'pay', ok: false, http: 0, serial, message: () => t('shop.err.network'), facts: null });
+    return run('pay', serial);
+  }
+  setBusy(false);
+  const expired = v.claim_until_ms != null && v.claim_until_ms < Date.now();
+  if (v.status !== 'won' || expired) return run('pay', serial);
+  const d = $('pay-dialog');
+  d.dataset.serial = v.serial;
+  d.dataset.cents = String(v.prize_cents);
+  renderPayQuestion();
+  d.showModal();
+  $('pay-cancel').focus();
+}
+
+function renderPayQuestion() {
+  const d = $('pay-dialog');
+  const prize = money(Number(d.dataset.cents));
+  $('pay-title').textContent = t('shop.pay.ask', { prize });
+  $('pay-text').textContent = t('shop.pay.text', { prize, serial: d.dataset.serial });
+}
+
+/** Closes the question; `pay`: its serial is paid. */
+function answerPay(pay) {
+  const d = $('pay-dialog');
+  if (!d.open) return;
+  const serial = d.dataset.serial;
+  d.close();
+  d.dataset.answered = pay ? 'confirm' : 'cancel';
+  if (pay) run('pay', serial);
+  else $('do-pay').focus();
+}
+
+// ------------------------------------------------------------ the day's report
+
+async function openReport() {
+  go('report');
+  if (!$('report-day').value) $('report-day').value = parisToday();
+  $('shop-report').focus();
+  await loadReport();
+}
+
+async function loadReport(ev) {
+  if (ev) ev.preventDefault();
+  if (S.busy || !S.token) return;
+  const dayText = $('report-day').value || parisToday();
+  const err = $('report-error');
+  err.hidden = true;
+  setBusy(true);
+  try {
+    S.report = await api.retailReport(S.token, dayText);
+    renderReport(S.report);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    if (e.status === 401 || e.status === 403) return tokenLost(e);
+    S.report = null;
+    $('report-body').hidden = true;
+    err.textContent = e.status === 0 ? t('shop.err.network') : e.status === 400 ? t('shop.report.bad_day') : t('shop.err.other', { message: e.message });
+    err.hidden = false;
+  } finally {
+    setBusy(false);
+    $('shop-report').dataset.n = String(Number($('shop-report').dataset.n || 0) + 1);
+  }
+}
+
+function renderReport(r) {
+  $('report-body').hidden = false;
+  $('shop-report').dataset.day = r.day;
+  $('report-sold').textContent = tn('shop.report.tickets', r.sold.count, { amount: money(r.sold.amount_cents) });
+  $('report-sold').dataset.cents = String(r.sold.amount_cents);
+  $('report-paid').textContent = tn('shop.report.prizes', r.paid.count, { amount: money(r.paid.amount_cents) });
+  $('report-paid').dataset.cents = String(r.paid.amount_cents);
+  const net = $('report-net');
+  net.dataset.cents = String(r.net_cents);
+  net.textContent = r.net_cents > 0 ? t('shop.report.owes', { amount: money(r.net_cents) })
+    : r.net_cents < 0 ? t('shop.report.owed', { amount: money(-r.net_cents) }) : t('shop.report.even');
+  $('report-none').hidden = r.payments.length > 0;
+  const list = $('report-payments');
+  list.replaceChildren(...r.payments.map((p) => {
+    const li = document.createElement('li');
+    const what = document.createElement('span');
+    what.textContent = `${parisTime(p.paid_ms, { timeStyle: 'short' })} · ${p.serial} · ${money(p.prize_cents)}`;
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'receipt-open';
+    b.dataset.serial = p.serial;
+    b.textContent = t('shop.receipt.short');
+    b.setAttribute('aria-label', t('shop.receipt.for', { serial: p.serial }));
+    b.addEventListener('click', () => openReceipt({ shop: r.shop, ...p }, 'report'));
+    li.append(what, b);
+    return li;
+  }));
+}
+
+// ------------------------------------------------------------ a payment's receipt
+
+/** `pay`: `{shop, serial, prize_cents, paid_ms}`; `from`: the screen to go back to. */
+function openReceipt(pay, from) {
+  S.receipt = { pay, from };
+  renderReceipt(pay);
+  go('receipt');
+  $('shop-receipt').focus();
+}
+
+function renderReceipt(p) {
+  $('receipt-shop').textContent = p.shop;
+  $('receipt-serial').textContent = p.serial;
+  $('receipt-amount').textContent = money(p.prize_cents);
+  $('receipt-amount').dataset.cents = String(p.prize_cents);
+  $('receipt-date').textContent = t('shop.receipt.when', { date: parisTime(p.paid_ms, { dateStyle: 'long', timeStyle: 'medium' }) });
+  $('receipt-ref').textContent = receiptRef(p.serial, p.paid_ms);
+}
+
+function closeReceipt() {
+  const from = S.receipt ? S.receipt.from : 'counter';
+  S.receipt = null;
+  go(from);
+  (from === 'report' ? $('shop-report') : $('answer-receipt')).focus();
 }
 
 // ------------------------------------------------------------ start
@@ -227,9 +453,25 @@ function init() {
     run('validate');
   });
   $('do-sell').addEventListener('click', () => run('sell'));
-  $('do-pay').addEventListener('click', () => run('pay'));
+  $('do-pay').addEventListener('click', askPay);
+  $('pay-confirm').addEventListener('click', () => answerPay(true));
+  $('pay-cancel').addEventListener('click', () => answerPay(false));
+  // Escape is a cancel: nothing paid.
+  $('pay-dialog').addEventListener('cancel', (ev) => { ev.preventDefault(); answerPay(false); });
+  $('answer-receipt').addEventListener('click', () => {
+    const f = S.last && S.last.facts;
+    if (f && f.paid_ms != null) openReceipt({ shop: f.paid_by || S.shop, serial: f.serial, prize_cents: f.prize_cents, paid_ms: f.paid_ms }, 'counter');
+  });
+  $('open-report').addEventListener('click', openReport);
+  $('report-form').addEventListener('submit', loadReport);
+  $('report-back').addEventListener('click', () => { S.report = null; go('counter'); $('serial').focus(); });
+  $('receipt-print').addEventListener('click', () => window.print());
+  $('receipt-back').addEventListener('click', closeReceipt);
   setBusy(false);
-  if (S.token) $('serial').focus();
+  if (S.token) {
+    $('serial').focus();
+    checkKeptToken();
+  }
 }
 
 init();

@@ -24,7 +24,8 @@
 //! - [`files`]: [`EmissionWriter`] (streams block files, then
 //!   `manifest.json`), [`Manifest`], the secret file.
 //! - [`verify`]: [`verify_dir`], everything `verify-block` re-checks.
-//! - [`print`](mod@print): [`ticket_svg`], one SVG page per paper ticket with its QR code.
+//! - [`print`](mod@print): [`ticket_svg`], one SVG page per paper ticket with its QR code
+//!   and its serial's barcode ([`code128`]: Code 128, code set B, and its decoder).
 //!
 //! ## Use
 //!
@@ -56,6 +57,7 @@
 //!    gets a clear error.
 
 pub mod block;
+pub mod code128;
 pub mod files;
 pub mod merkle;
 mod pages;

@@ -5,7 +5,10 @@
 //! gratter" holding what the scratch coating hides: the prize schedule
 //! (art. 3.1), the play code, and a QR code that opens
 //! `BASE_URL/play?code=PLAYCODE` (`docs/contract.md`, Retail tickets). The QR code
-//! is drawn by the `qrcode` crate's SVG renderer.
+//! is drawn by the `qrcode` crate's SVG renderer. Under the zone, outside the
+//! coating (the shop scans it before the sale), a Code 128 barcode of the
+//! serial ([`crate::code128`], the serial without its dashes, which the
+//! shops' endpoints accept as typed) for the counter's 1D scanner.
 
 use crate::block::TicketRecord;
 use format::euros_short_unsigned;
@@ -19,6 +22,16 @@ const W: u32 = 320;
 const H: u32 = 600;
 /// Side of the QR code's square, quiet zone included.
 const QR_SIDE: u32 = 150;
+/// The serial's barcode: its top, its height, and the widest module (user
+/// units: 4 to the millimetre, so at most 0.3 mm, and 6 mm high).
+const BAR_Y: u32 = 558;
+const BAR_H: u32 = 24;
+const BAR_MODULE_MAX: f64 = 1.2;
+
+/// What the serial's barcode encodes: the serial without its dashes.
+pub fn barcode_text(ticket: &TicketRecord) -> String {
+    ticket.serial.to_string().replace('-', "")
+}
 
 /// The address a ticket's QR code opens.
 pub fn play_url(base_url: &str, ticket: &TicketRecord) -> String {
@@ -39,6 +52,15 @@ pub fn ticket_svg(table: &PrizeTable, ticket: &TicketRecord, base_url: &str) -> 
     // Drop the XML declaration: the QR code becomes an element of our page.
     let qr_svg = qr_svg.split_once("?>").map_or(qr_svg.as_str(), |(_, rest)| rest);
     let scale = f64::from(QR_SIDE) / f64::from(modules);
+    // The serial's barcode, centred, with its quiet zones inside the page's 8-unit margins.
+    let text = barcode_text(ticket);
+    let total =
+        crate::code128::widths(&text).expect("a serial is printable ASCII").iter().map(|w| u32::from(*w)).sum::<u32>()
+            + 2 * crate::code128::QUIET_ZONE;
+    let module = BAR_MODULE_MAX.min(f64::from(W - 16) / f64::from(total));
+    let x0 = (f64::from(W) - f64::from(total) * module) / 2.0 + f64::from(crate::code128::QUIET_ZONE) * module;
+    let (bars, _) = crate::code128::svg_bars(&text, x0, f64::from(BAR_Y), module, f64::from(BAR_H))
+        .expect("a serial is printable ASCII");
 
     let mut s = String::new();
     let _ = write!(
@@ -77,7 +99,8 @@ pub fn ticket_svg(table: &PrizeTable, ticket: &TicketRecord, base_url: &str) -> 
 <g transform="translate({qx} 346) scale({scale:.6})">{qr_svg}</g>
 <text x="{cx}" y="516" font-size="11" fill="#222" text-anchor="middle">Scannez ou tapez le code pour jouer le duel</text>
 <text x="{cx}" y="534" font-size="10" fill="#222" text-anchor="middle">{url}</text>
-<text x="{cx}" y="592" font-size="9" fill="#555" text-anchor="middle">Un seul lot par partie (art. 3.1). Jeu interdit aux mineurs.</text>
+<g id="serial-barcode" shape-rendering="crispEdges" data-module="{module:.6}"><rect x="{qzx:.3}" y="{BAR_Y}" width="{qzw:.3}" height="{BAR_H}" fill="#fff"/>{bars}</g>
+<text x="{cx}" y="593" font-size="9" fill="#555" text-anchor="middle">Un seul lot par partie (art. 3.1). Jeu interdit aux mineurs.</text>
 </svg>
 "##,
         cx = W / 2,
@@ -85,6 +108,8 @@ pub fn ticket_svg(table: &PrizeTable, ticket: &TicketRecord, base_url: &str) -> 
         code = ticket.play_code,
         qx = (W - QR_SIDE) / 2,
         url = esc(&url),
+        qzx = (f64::from(W) - f64::from(total) * module) / 2.0,
+        qzw = f64::from(total) * module,
     );
     s
 }

@@ -490,3 +490,82 @@ fn blocks_and_block_files_are_the_same_whatever_the_thread_count() {
         }
     }
 }
+
+/// The printed ticket's barcode (Code 128, outside the scratch zone) reads
+/// back, bar by bar as a scanner would, as the ticket's serial, which the
+/// shops' endpoints accept as the scanner types it (no dashes).
+#[test]
+fn a_printed_tickets_barcode_reads_back_as_its_serial() {
+    let e = small();
+    let b = e.generate_block(1).unwrap();
+    for t in b.tickets.iter().take(20) {
+        let svg = ticket_svg(e.table(), t, "https://example.test/");
+        let group = svg.split("<g id=\"serial-barcode\"").nth(1).expect("the barcode").split("</g>").next().unwrap();
+        let attr = |s: &str, name: &str| -> f64 {
+            let at = s.find(&format!(" {name}=\"")).unwrap_or_else(|| panic!("{name} in {s}")) + name.len() + 3;
+            s[at..at + s[at..].find('"').unwrap()].parse().unwrap()
+        };
+        let module = attr(group, "data-module");
+        assert!((0.8..=1.2).contains(&module), "a module of 0.2 to 0.3 mm: {module}");
+        // The first rectangle is the white ground (quiet zones included); then the bars.
+        let rects: Vec<&str> = group.split("<rect").skip(1).collect();
+        let ground = (attr(rects[0], "x"), attr(rects[0], "width"));
+        let bars: Vec<(f64, f64)> = rects[1..].iter().map(|r| (attr(r, "x"), attr(r, "width"))).collect();
+        let m = |v: f64| (v / module).round() as u8;
+        assert_eq!(m(bars[0].0 - ground.0), 10, "a quiet zone of 10 modules before");
+        let last = bars.last().unwrap();
+        assert_eq!(m(ground.0 + ground.1 - last.0 - last.1), 10, "and after");
+        let mut widths = Vec::new();
+        for (i, (x, w)) in bars.iter().enumerate() {
+            if i > 0 {
+                widths.push(m(x - bars[i - 1].0 - bars[i - 1].1));
+            }
+            widths.push(m(*w));
+        }
+        let read = as_capone_emission::code128::decode(&widths).unwrap();
+        assert_eq!(read, t.serial.to_string().replace('-', ""));
+        assert_eq!(Serial::parse(&read).unwrap(), t.serial, "the scanned text is the serial");
+        assert!(ground.0 >= 8.0 && ground.0 + ground.1 <= 312.0, "within the page's margins");
+    }
+}
+
+/// The same barcode read by an independent decoder, as a shop's scanner
+/// would: the SVG page drawn by `rsvg-convert` (librsvg) and read by
+/// `zbarimg` (zbar), Code 128 only. Without them the test says so and
+/// passes, unless `AS_CAPONE_REQUIRE_ZBAR` is set (CI sets it).
+#[test]
+fn a_printed_tickets_barcode_is_read_by_zbar_as_its_serial() {
+    let have =
+        |tool: &str| std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !(have("rsvg-convert") && have("zbarimg")) {
+        assert!(
+            std::env::var_os("AS_CAPONE_REQUIRE_ZBAR").is_none(),
+            "AS_CAPONE_REQUIRE_ZBAR is set but rsvg-convert or zbarimg is missing (apt-get install librsvg2-bin zbar-tools)"
+        );
+        eprintln!("skipped: rsvg-convert or zbarimg not found (apt-get install librsvg2-bin zbar-tools)");
+        return;
+    }
+    let e = small();
+    let b = e.generate_block(1).unwrap();
+    let dir = temp_dir("zbar");
+    std::fs::create_dir_all(&dir).unwrap();
+    for t in b.tickets.iter().take(3) {
+        let (svg, png) = (dir.join("t.svg"), dir.join("t.png"));
+        std::fs::write(&svg, ticket_svg(e.table(), t, "https://example.test/")).unwrap();
+        // 300 dpi: the page is 80 mm wide.
+        let drawn = std::process::Command::new("rsvg-convert")
+            .args(["--dpi-x", "300", "--dpi-y", "300", "--background-color", "white", "-o"])
+            .arg(&png)
+            .arg(&svg)
+            .output()
+            .unwrap();
+        assert!(drawn.status.success(), "rsvg-convert: {}", String::from_utf8_lossy(&drawn.stderr));
+        let read = std::process::Command::new("zbarimg")
+            .args(["--quiet", "--raw", "-Sdisable", "-Scode128.enable"])
+            .arg(&png)
+            .output()
+            .unwrap();
+        assert!(read.status.success(), "zbarimg read nothing: {}", String::from_utf8_lossy(&read.stderr));
+        assert_eq!(String::from_utf8(read.stdout).unwrap().trim(), t.serial.to_string().replace('-', ""));
+    }
+}

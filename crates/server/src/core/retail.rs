@@ -230,6 +230,167 @@ pub struct RetailAnswer {
     pub claim_until_ms: Option<i64>,
 }
 
+/// The shops' figures are counted by the shop's own calendar day: French
+/// civil time, `Europe/Paris` (CET, UTC+1, and CEST, UTC+2, from the last
+/// Sunday of March to the last Sunday of October, changing at 01:00 UTC, EU
+/// rule since 1996). Written here rather than with a time-zone database: the
+/// rule is the law's (directive 2000/84/EC), and a day's bounds are what a
+/// shop's report needs of it.
+pub const SHOP_TIME_ZONE: &str = "Europe/Paris";
+
+/// A calendar day, `(year, month, day)`.
+pub type Day = (i64, u32, u32);
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
+fn days_from_civil((y, m, d): Day) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a count of days since 1970-01-01 (civil_from_days).
+fn civil_from_days(days: i64) -> Day {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Unix ms of 01:00 UTC on the last Sunday of `month` of `year`: when
+/// summer time begins (March) or ends (October) in the EU.
+fn last_sunday_1h_utc(year: i64, month: u32) -> i64 {
+    let last = days_from_civil((year, month, 31));
+    // 1970-01-01 was a Thursday: (days + 4) mod 7 is 0 on a Sunday.
+    let sunday = last - (last + 4).rem_euclid(7);
+    sunday * 86_400_000 + 3_600_000
+}
+
+/// The offset of Paris's civil time from UTC at instant `ms`, in ms.
+pub fn paris_offset_ms(ms: i64) -> i64 {
+    let (year, _, _) = civil_from_days(ms.div_euclid(86_400_000));
+    let summer = last_sunday_1h_utc(year, 3) <= ms && ms < last_sunday_1h_utc(year, 10);
+    if summer { 7_200_000 } else { 3_600_000 }
+}
+
+/// The Paris calendar day at instant `ms`.
+pub fn paris_day(ms: i64) -> Day {
+    civil_from_days((ms + paris_offset_ms(ms)).div_euclid(86_400_000))
+}
+
+/// The instants `[from, to)` (unix ms) of Paris calendar day `day`: its
+/// midnight to the next (23, 24 or 25 hours). A midnight is never in a
+/// change hour (02:00 to 03:00 local), so the offset an hour before that
+/// midnight's UTC guess is its offset.
+pub fn paris_day_bounds(day: Day) -> (i64, i64) {
+    let midnight = |days: i64| {
+        let utc = days * 86_400_000;
+        utc - paris_offset_ms(utc - 7_200_000)
+    };
+    let days = days_from_civil(day);
+    (midnight(days), midnight(days + 1))
+}
+
+/// `YYYY-MM-DD`, a day that exists (400 otherwise).
+pub fn parse_day(text: &str) -> Result<Day, AppError> {
+    let bad =
+        || AppError::BadRequest(format!("day {text:?} is not a calendar day: write it YYYY-MM-DD, e.g. 2026-12-05"));
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return Err(bad());
+    }
+    let num = |r: std::ops::Range<usize>| text[r].parse::<u32>().map_err(|_| bad());
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !text.bytes().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit()) || !(1..=12).contains(&m) {
+        return Err(bad());
+    }
+    let day = (i64::from(y), m, d);
+    // A day past its month's end comes back as another date.
+    if d == 0 || civil_from_days(days_from_civil(day)) != day {
+        return Err(bad());
+    }
+    Ok(day)
+}
+
+/// A day as `YYYY-MM-DD`.
+pub fn day_text((y, m, d): Day) -> String {
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A count of tickets and their amount, in cents.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct CountAmount {
+    pub count: i64,
+    pub amount_cents: i64,
+}
+
+/// One prize a shop paid: the facts of its receipt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ShopPayment {
+    pub serial: String,
+    pub prize_cents: i64,
+    /// When it was paid (unix ms).
+    pub paid_ms: i64,
+}
+
+/// `GET /api/retail/report`: one shop's day, from its own ticket rows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ShopReport {
+    pub shop: String,
+    /// The day, `YYYY-MM-DD`, in `time_zone`.
+    pub day: String,
+    /// Always `Europe/Paris`: the day's bounds are French civil time.
+    pub time_zone: String,
+    /// The day's first instant (unix ms, included).
+    pub from_ms: i64,
+    /// The next day's first instant (unix ms, excluded).
+    pub to_ms: i64,
+    /// The paper tickets this shop sold that day, at their price.
+    pub sold: CountAmount,
+    /// The prizes this shop paid that day.
+    pub paid: CountAmount,
+    /// `sold.amount_cents - paid.amount_cents`: positive, what the shop owes
+    /// the operator for the day; negative, what the operator owes the shop.
+    pub net_cents: i64,
+    /// The day's payments, in the order paid (a receipt each).
+    pub payments: Vec<ShopPayment>,
+}
+
+impl ShopReport {
+    /// The report of `shop` for `day` from its sales and its payments.
+    pub fn new(shop: &str, day: Day, sold: CountAmount, payments: Vec<ShopPayment>) -> ShopReport {
+        let (from_ms, to_ms) = paris_day_bounds(day);
+        let paid =
+            CountAmount { count: payments.len() as i64, amount_cents: payments.iter().map(|p| p.prize_cents).sum() };
+        ShopReport {
+            shop: shop.to_string(),
+            day: day_text(day),
+            time_zone: SHOP_TIME_ZONE.to_string(),
+            from_ms,
+            to_ms,
+            net_cents: sold.amount_cents - paid.amount_cents,
+            sold,
+            paid,
+            payments,
+        }
+    }
+}
+
+/// `GET /api/retail/me`: the shop a retailer token signs in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ShopMe {
+    /// The shop's name, as configured (`--retailer-tokens "NAME:TOKEN"`).
+    pub shop: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +466,68 @@ mod tests {
         }
         assert!(matches!(pay("A", 9, true, Some(paid.clone()), NOW), Err(AppError::Conflict(_))));
         assert!(matches!(sell("B", 8, Some(paid), NOW), Err(AppError::Conflict(_))));
+    }
+    #[test]
+    fn a_shops_day_is_paris_civil_time_with_its_summer_time() {
+        // Winter (CET, UTC+1): 2026-12-05 runs from 2026-12-04T23:00Z, 24 h.
+        let (from, to) = paris_day_bounds((2026, 12, 5));
+        assert_eq!(format::iso8601(from), "2026-12-04T23:00:00.000Z");
+        assert_eq!(to - from, 24 * 3_600_000);
+        // Summer (CEST, UTC+2).
+        let (from, _) = paris_day_bounds((2026, 7, 14));
+        assert_eq!(format::iso8601(from), "2026-07-13T22:00:00.000Z");
+        // The change days: 23 h on 2026-03-29, 25 h on 2026-10-25.
+        let (from, to) = paris_day_bounds((2026, 3, 29));
+        assert_eq!((format::iso8601(from).as_str(), to - from), ("2026-03-28T23:00:00.000Z", 23 * 3_600_000));
+        let (from, to) = paris_day_bounds((2026, 10, 25));
+        assert_eq!((format::iso8601(from).as_str(), to - from), ("2026-10-24T22:00:00.000Z", 25 * 3_600_000));
+        // An instant's day: 23:30 UTC on 4 December is 00:30 on the 5th in Paris.
+        let (from, _) = paris_day_bounds((2026, 12, 5));
+        assert_eq!(paris_day(from + 30 * 60_000), (2026, 12, 5));
+        assert_eq!(paris_day(from - 1), (2026, 12, 4));
+        // Every day of four years: the bounds meet, and each day holds its own instants.
+        let mut day = (2025, 1, 1);
+        for _ in 0..1461 {
+            let (from, to) = paris_day_bounds(day);
+            assert_eq!((paris_day(from), paris_day(to - 1)), (day, day), "{day:?}");
+            let next = civil_from_days(days_from_civil(day) + 1);
+            assert_eq!(paris_day_bounds(next).0, to);
+            day = next;
+        }
+    }
+
+    #[test]
+    fn a_report_day_is_a_real_calendar_day() {
+        assert_eq!(parse_day("2026-12-05").unwrap(), (2026, 12, 5));
+        assert_eq!(parse_day("2028-02-29").unwrap(), (2028, 2, 29));
+        for bad in [
+            "2026-02-29",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-04-31",
+            "2026-12-00",
+            "2026-1-05",
+            "26-12-05",
+            "2026/12/05",
+            "+026-12-05",
+            "2026-12-0x",
+            "",
+        ] {
+            assert!(matches!(parse_day(bad), Err(AppError::BadRequest(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_net_is_sales_minus_prizes_paid_in_cents() {
+        let pay = |serial: &str, cents| ShopPayment { serial: serial.into(), prize_cents: cents, paid_ms: 1 };
+        let r = ShopReport::new(
+            "A",
+            (2026, 12, 5),
+            CountAmount { count: 3, amount_cents: 900 },
+            vec![pay("x", 2_000), pay("y", 500)],
+        );
+        assert_eq!(r.paid, CountAmount { count: 2, amount_cents: 2_500 });
+        assert_eq!(r.net_cents, -1_600, "the operator owes the shop");
+        assert_eq!((r.day.as_str(), r.time_zone.as_str()), ("2026-12-05", "Europe/Paris"));
     }
 }

@@ -150,6 +150,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/retail/sell", post(retail::sell))
         .route("/api/retail/validate", post(retail::validate))
         .route("/api/retail/pay", post(retail::pay))
+        .route("/api/retail/me", get(retail::me))
+        .route("/api/retail/report", get(retail::report))
         .route("/api/admin/emissions/{id}/close", post(admin::close_emission))
         .route("/api/admin/version", get(admin::version))
         .route("/api/admin/health", get(desk::health))

@@ -3,11 +3,11 @@
 //! attempts per client address and in total.
 
 use super::{AppState, RequiredJson, bearer, client_ip};
-use crate::core::retail::RetailAnswer;
+use crate::core::retail::{RetailAnswer, ShopMe, ShopReport, paris_day, parse_day};
 use crate::error::{AppError, ErrorBody};
 use crate::store::{Redeemed as RedeemOutcome, code_hash};
 use axum::Json;
-use axum::extract::{ConnectInfo, FromRequestParts, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
@@ -135,6 +135,48 @@ pub async fn pay(
 ) -> Result<Response, AppError> {
     let (answer, replayed) = state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?;
     Ok(shop_answer(answer, replayed))
+}
+
+/// The shop a retailer token signs in (retailer): the counter page checks
+/// the token with it when the shopkeeper types it, and shows the name.
+/// A player's token gets 403, any other token (a ticket's, the
+/// operator's, a wrong one) 401: never a shop.
+#[utoipa::path(get, path = "/api/retail/me", operation_id = "retail_me", tag = "retail", security(("bearer" = [])),
+    responses((status = 200, description = "the signed-in shop", body = ShopMe),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn me(Retailer(shop): Retailer) -> Json<ShopMe> {
+    Json(ShopMe { shop })
+}
+
+/// `GET /api/retail/report` query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ReportQuery {
+    /// The day, `YYYY-MM-DD`, in Paris civil time (`Europe/Paris`);
+    /// absent: today in Paris. A date that does not exist (2026-02-30) is
+    /// refused with 400.
+    #[param(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", example = "2026-12-05")]
+    pub day: Option<String>,
+}
+
+/// The signed-in shop's day (retailer): the paper tickets it sold, the
+/// prizes it paid (each, for its receipt) and the net it owes the operator
+/// (negative: is owed), in cents, from its own tickets only.
+#[utoipa::path(get, path = "/api/retail/report", operation_id = "retail_report", tag = "retail", security(("bearer" = [])), params(ReportQuery),
+    responses((status = 200, description = "the shop's day", body = ShopReport),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn report(
+    State(state): State<AppState>,
+    Retailer(shop): Retailer,
+    query: Result<Query<ReportQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<ShopReport>, AppError> {
+    let Query(q) = query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
+    let day = match q.day.as_deref() {
+        Some(text) => parse_day(text)?,
+        None => paris_day(crate::store::now_ms()),
+    };
+    Ok(Json(state.store.retail_report(&shop, day).await?))
 }
 
 /// `POST /api/tickets/redeem`: opens a sold paper ticket from its play code.

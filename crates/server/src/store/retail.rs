@@ -4,7 +4,9 @@
 
 use super::{Store, now_ms, on_db, reads};
 use crate::core::limits::RedeemLimits;
-use crate::core::retail::{RetailAnswer, parse_serial, retail_answer};
+use crate::core::retail::{
+    CountAmount, Day, RetailAnswer, ShopPayment, ShopReport, paris_day_bounds, parse_serial, retail_answer,
+};
 use crate::core::usecase::PaperKey;
 use crate::core::{Changes, Effect, Op};
 use crate::error::AppError;
@@ -133,6 +135,42 @@ impl Store {
             return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
         }
         Ok(retail_answer(&row, now_ms()))
+    }
+
+    /// Shop `shop`'s figures for Paris calendar day `day`: the paper
+    /// tickets it sold (at their emission's price) and the prizes it paid,
+    /// from its own ticket rows only (`tickets.shop`, `tickets.paid_shop`),
+    /// each read through its index of migration 8 (shop, time).
+    pub async fn retail_report(&self, shop: &str, day: Day) -> Result<ShopReport, AppError> {
+        let (from, to) = paris_day_bounds(day);
+        // SUM of BIGINT is NUMERIC on PostgreSQL: cast back to cents.
+        let (count, amount): (i64, i64) = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(e.price_cents), 0) AS BIGINT) FROM tickets t
+             JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
+             WHERE t.shop = $1 AND t.sold_ms >= $2 AND t.sold_ms < $3",
+        )
+        .bind(shop)
+        .bind(from)
+        .bind(to)
+        .fetch_one(pool)
+        .await?);
+        let paid: Vec<(String, Option<i64>, i64)> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT t.serial, g.prize_cents, t.paid_ms FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id
+             WHERE t.paid_shop = $1 AND t.paid_ms >= $2 AND t.paid_ms < $3 ORDER BY t.paid_ms, t.id",
+        )
+        .bind(shop)
+        .bind(from)
+        .bind(to)
+        .fetch_all(pool)
+        .await?);
+        let payments = paid
+            .into_iter()
+            .map(|(serial, prize, paid_ms)| match prize {
+                Some(prize_cents) => Ok(ShopPayment { serial, prize_cents, paid_ms }),
+                None => Err(AppError::internal(format!("ticket {serial} is paid and its game has no prize"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ShopReport::new(shop, day, CountAmount { count, amount_cents: amount }, payments))
     }
 
     /// Opens the paper ticket of a play code (its hash), or counts a wrong

@@ -40,6 +40,7 @@ mod paper;
 mod paper_codes;
 mod paper_report;
 mod paper_retries;
+mod paper_shop_day;
 mod player;
 mod schemathesis;
 mod upgrade;

@@ -54,6 +54,8 @@ mod paper_codes;
 mod paper_report;
 #[path = "../api/paper_retries.rs"]
 mod paper_retries;
+#[path = "../api/paper_shop_day.rs"]
+mod paper_shop_day;
 #[path = "../api/player.rs"]
 mod player;
 #[path = "../api/upgrade.rs"]

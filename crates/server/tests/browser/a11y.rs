@@ -5,7 +5,8 @@
 //! account, the limits (and the self-exclusion's confirmation), a ticket
 //! before scratching, in play, at a tie, at the Extra duel, in an Extra
 //! game, the result, the check, the history, the logout question, a refused
-//! purchase, a paper ticket and a wrong play code, and the shop's counter.
+//! purchase, a paper ticket and a wrong play code, and the shop's counter,
+//! its question before paying, a payment's receipt and the day's report.
 //! Any violation of impact "serious" or "critical" fails the test, with
 //! the list of them all.
 
@@ -81,14 +82,15 @@ async fn play_the_ticket(b: &Browser, size: &str, plan: &Foreseen, found: &mut V
 }
 
 /// A paper ticket sold by the shop and opened from its QR code, then a
-/// wrong play code; the paper ticket's serial.
+/// wrong play code; the paper ticket's serial, and the serial of a second
+/// one, sold, played to a win over the API: a winner to pay at the counter.
 async fn paper_ticket_screens(
     srv: &TestServer,
     b: &Browser,
     size: &str,
     found: &mut Vec<String>,
     n: &mut usize,
-) -> String {
+) -> (String, String) {
     let em = srv
         .post("/api/admin/emissions", Some(OPERATOR), &json!({"table": TABLE, "blocks": 1, "channel": "paper"}))
         .await;
@@ -98,8 +100,21 @@ async fn paper_ticket_screens(
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let first: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| first[header.iter().position(|h| *h == name).unwrap()].to_string();
-    let (paper_serial, code) = (col("serial"), col("play_code"));
+    let second: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |line: &[&str], name: &str| line[header.iter().position(|h| *h == name).unwrap()].to_string();
+    let (paper_serial, code) = (col(&first, "serial"), col(&first, "play_code"));
+    let (won_serial, won_code) = (col(&second, "serial"), col(&second, "play_code"));
+    srv.post("/api/retail/sell", Some(RETAILER), &json!({"serial": won_serial})).await;
+    let opened = srv.post("/api/tickets/redeem", None, &json!({"code": won_code})).await;
+    let token = opened["token"].as_str().unwrap();
+    let plan = find_seed(&won_serial, "a11y-won", |p| p.game.result().unwrap().prize_cents > 0);
+    for (seq, a) in plan.actions.iter().enumerate() {
+        let mut body = action_json(seq as u64, *a);
+        if seq == 0 {
+            body["client_seed"] = json!(plan.client_seed);
+        }
+        srv.post(&format!("/api/tickets/{won_serial}/actions"), Some(token), &body).await;
+    }
     srv.post("/api/retail/sell", Some(RETAILER), &json!({"serial": paper_serial})).await;
     b.goto(&format!("{}/play?code={code}&anim=0", srv.url)).await;
     b.wait_for(
@@ -112,7 +127,7 @@ async fn paper_ticket_screens(
     b.goto(&format!("{}/play?code=7K3M-Q9ZD-XW4P-2HRT&anim=0", srv.url)).await;
     b.wait_for("!document.getElementById('paper-error').hidden", "the message").await;
     check(b, size, "20-paper-wrong-code", found, n).await;
-    paper_serial
+    (paper_serial, won_serial)
 }
 
 async fn every_screen(screen: Screen, size: &str) {
@@ -209,21 +224,46 @@ async fn every_screen(screen: Screen, size: &str) {
     b.click("#logout-cancel").await;
 
     // Paper: a ticket sold by a shop, opened from its QR code; a wrong code.
-    let paper_serial = paper_ticket_screens(&srv, &b, size, &mut found, &mut n).await;
+    let (paper_serial, won_serial) = paper_ticket_screens(&srv, &b, size, &mut found, &mut n).await;
 
     // The shop's counter.
     b.open("/shop").await;
     check(&b, size, "21-shop-login", &mut found, &mut n).await;
     b.type_into("#shop-token", RETAILER).await;
     b.click("#login-go").await;
+    b.wait_for("document.body.dataset.view === 'counter' && document.body.dataset.state === 'idle'", "signed in").await;
     b.type_into("#serial", &paper_serial).await;
     b.click("#do-validate").await;
     b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('answer').hidden", "the answer")
         .await;
     check(&b, size, "22-shop-counter", &mut found, &mut n).await;
+    // "Payer" on a winner: the question, then the payment's receipt.
+    b.type_into("#serial", &won_serial).await;
+    b.click("#do-pay").await;
+    b.wait_for("document.getElementById('pay-dialog').open && document.body.dataset.state === 'idle'", "the question")
+        .await;
+    check(&b, size, "23-shop-pay-question", &mut found, &mut n).await;
+    b.click("#pay-confirm").await;
+    b.wait_for(
+        "document.body.dataset.state === 'idle' && document.getElementById('answer').dataset.status === 'paid' && !document.getElementById('answer-receipt').hidden",
+        "the payment",
+    )
+    .await;
+    b.click("#answer-receipt").await;
+    b.wait_for("document.body.dataset.view === 'receipt'", "the receipt").await;
+    check(&b, size, "24-shop-receipt", &mut found, &mut n).await;
+    b.click("#receipt-back").await;
+    // The day's report.
+    b.click("#open-report").await;
+    b.wait_for(
+        "document.body.dataset.view === 'report' && document.body.dataset.state === 'idle' && !document.getElementById('report-body').hidden",
+        "the report",
+    )
+    .await;
+    check(&b, size, "25-shop-report", &mut found, &mut n).await;
 
     if n > 0 {
-        assert_eq!(n, 23, "axe ran on every screen");
+        assert_eq!(n, 26, "axe ran on every screen");
     }
     assert!(
         found.is_empty(),

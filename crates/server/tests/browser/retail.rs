@@ -93,26 +93,52 @@ async fn counter(b: &Browser, button: &str) -> (String, bool, u64, String, Strin
 /// then the ticket `serial` sold, sold again (the same answer), a ticket
 /// another shop sold (`theirs`) refused, and a mistyped check digit.
 async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs: &str) {
-    // The shop's counter: a wrong retailer token is refused and asked again.
+    // The shop's counter: a wrong retailer token is refused at sign-in, in
+    // words, and nothing is kept; a player's token too.
     b.open("/shop").await;
     assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login");
     assert_fits(b, 390, "shop login").await;
+    let refused = |why: &'static str| async move {
+        b.click("#login-go").await;
+        b.wait_for("document.body.dataset.state === 'idle' && !document.getElementById('login-error').hidden", why)
+            .await;
+        assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "login", "{why}");
+        assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, Value::Null, "{why}");
+        assert_eq!(b.exec("return document.getElementById('shop-signed').hidden", json!([])).await, true);
+        b.text("#login-error").await
+    };
     b.type_into("#shop-token", "not-a-retailer-token-0000").await;
-    b.click("#login-go").await;
-    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
-    assert_eq!(b.exec("return document.getElementById('serial').inputMode", json!([])).await, "text");
-    b.type_into("#serial", serial).await;
-    b.click("#do-sell").await;
-    b.wait_for(
-        "document.body.dataset.state === 'idle' && document.body.dataset.view === 'login' && !document.getElementById('login-error').hidden",
-        "the token refused",
-    )
-    .await;
-    assert_eq!(b.text("#login-error").await, fr(b, "shop.err.auth", &[]).await);
-    assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, Value::Null);
+    assert_eq!(refused("a wrong token").await, fr(b, "shop.err.auth", &[]).await);
+    assert_fits(b, 390, "token refused").await;
+    b.shot("retail-1a-token-refused").await;
+    let player = srv.post("/api/players", None, &json!({})).await["token"].as_str().unwrap().to_string();
+    b.type_into("#shop-token", &player).await;
+    assert_eq!(refused("a player's token").await, fr(b, "shop.err.not_retailer", &[]).await);
+    // The shop's token: signed in, the header names the shop.
     b.type_into("#shop-token", RETAILER).await;
     b.click("#login-go").await;
+    b.wait_for("document.body.dataset.view === 'counter' && document.body.dataset.state === 'idle'", "signed in").await;
     assert_eq!(b.exec("return localStorage.getItem('asc.shopToken')", json!([])).await, RETAILER, "kept");
+    assert_eq!(b.exec("return document.getElementById('shop-signed').hidden", json!([])).await, false);
+    assert_eq!(b.text("#shop-name").await, SHOP);
+    assert_eq!(b.exec("return document.getElementById('serial').inputMode", json!([])).await, "text");
+    // The reminder beside "Vendre" (French law forbids selling games of
+    // chance to minors), in both languages.
+    assert_eq!(b.text("#minors [data-i18n]").await, fr(b, "shop.minors", &[]).await);
+    assert_eq!(b.text("#minors [data-i18n]").await, "Vente interdite aux mineurs");
+    let beside = b
+        .exec(
+            "const s = document.getElementById('do-sell').getBoundingClientRect(), m = document.getElementById('minors').getBoundingClientRect();
+             return [m.width > 0 && m.height > 0, m.top >= s.bottom - 1 && m.top - s.bottom < 60, document.getElementById('do-sell').getAttribute('aria-describedby')];",
+            json!([]),
+        )
+        .await;
+    assert_eq!(beside, json!([true, true, "minors"]), "shown right under the actions, and read with Vendre");
+    b.click("#lang").await;
+    assert_eq!(b.text("#minors [data-i18n]").await, "Sale to minors is prohibited");
+    b.shot("retail-1b-counter-en").await;
+    b.click("#lang").await;
+    b.type_into("#serial", serial).await;
 
     // Sold; sold again by this shop (its answer was lost, say): the
     // sale's answer again, nothing sold twice.
@@ -146,7 +172,7 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
 
 /// At the counter (the token was kept), ticket `serial`, won `prize`:
 /// check, pay, check again, pay again (the payment's answer again).
-async fn validate_and_pay_at_the_counter(b: &Browser, serial: &str, prize: i64) {
+async fn validate_and_pay_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, prize: i64) {
     // At the counter (the token was kept): check, pay, check again, pay again.
     b.open("/shop").await;
     assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
@@ -162,10 +188,72 @@ async fn validate_and_pay_at_the_counter(b: &Browser, serial: &str, prize: i64) 
     assert_fits(b, 390, "validate").await;
     b.shot("retail-5-validate").await;
 
-    let (_, ok, _, status, message, _) = counter(b, "#do-pay").await;
-    assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
+    // "Payer" asks first, with the amount to hand over (in English, then
+    // in French); cancelling pays nothing and writes nothing.
+    let prize_fr = page_money(b, prize).await;
+    b.click("#lang").await;
+    let prize_en = page_money(b, prize).await;
+    open_pay_question(b).await;
+    assert_eq!(b.text("#pay-title").await, format!("Pay {prize_en} to the bearer?"));
+    assert_eq!(b.text("#pay-confirm").await, "Confirm the payment");
+    assert!(b.text("#pay-text").await.contains(serial), "{}", b.text("#pay-text").await);
+    b.shot("retail-5b-pay-question-en").await;
+    b.click("#pay-cancel").await;
+    b.click("#lang").await;
+    let before = shop_figures(srv, serial).await;
+    open_pay_question(b).await;
+    assert_eq!(b.text("#pay-title").await, format!("Payer {prize_fr} au porteur ?"));
+    assert_eq!(b.text("#pay-title").await, fr(b, "shop.pay.ask", &[("prize", &prize_fr)]).await);
+    assert_eq!(
+        b.exec("return document.activeElement.id", json!([])).await,
+        "pay-cancel",
+        "the safe answer has the focus"
+    );
+    assert_fits(b, 390, "pay question").await;
+    b.shot("retail-5c-pay-question").await;
+    b.click("#pay-cancel").await;
+    assert_eq!(b.exec("return document.getElementById('pay-dialog').open", json!([])).await, false);
+    assert_eq!(b.exec("return document.getElementById('pay-dialog').dataset.answered", json!([])).await, "cancel");
+    assert_eq!(shop_figures(srv, serial).await, before, "cancel pays nothing");
+    assert_eq!(before.0, "won", "still a winner to pay");
+
+    // Confirmed, with a double press: paid once.
+    let n = b.exec("return Number(document.getElementById('answer').dataset.n || 0)", json!([])).await;
+    open_pay_question(b).await;
+    b.exec(
+        "const c = document.getElementById('pay-confirm'); c.click(); c.click(); document.getElementById('do-pay').click();",
+        json!([]),
+    )
+    .await;
+    b.wait_for(
+        &format!(
+            "document.body.dataset.state === 'idle' && Number(document.getElementById('answer').dataset.n) === {}",
+            n.as_u64().unwrap() + 1
+        ),
+        "the payment",
+    )
+    .await;
+    let (action, ok, status, message) = (
+        b.exec("return document.getElementById('answer').dataset.action", json!([])).await,
+        b.exec("return document.getElementById('answer').dataset.ok", json!([])).await,
+        b.exec("return document.getElementById('answer').dataset.status", json!([])).await,
+        b.text("#answer-message").await,
+    );
+    assert_eq!((action, ok, status), (json!("pay"), json!("true"), json!("paid")), "{message}");
     assert!(message.starts_with("Payez"), "{message}");
+    let after = shop_figures(srv, serial).await;
+    assert_eq!((after.0.as_str(), after.1, after.2), ("paid", 1, prize), "one payment, of the prize");
     b.shot("retail-6-paid").await;
+
+    // Its receipt: shop, serial, amount, date and time, reference; printed alone.
+    let paid_ms =
+        srv.post("/api/retail/validate", Some(RETAILER), &json!({"serial": serial})).await["paid_ms"].as_i64().unwrap();
+    b.click("#answer-receipt").await;
+    check_receipt(b, serial, prize, paid_ms, "fr").await;
+    assert_fits(b, 390, "receipt").await;
+    b.shot("retail-6b-receipt").await;
+    b.click("#receipt-back").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
 
     let (_, ok, _, status, message, _) = counter(b, "#do-validate").await;
     assert_eq!((ok, status.as_str()), (true, "paid"), "{message}");
@@ -181,6 +269,167 @@ async fn validate_and_pay_at_the_counter(b: &Browser, serial: &str, prize: i64) 
     assert!(message.contains("Déjà payé"), "{message}");
     assert_fits(b, 390, "paid again").await;
     b.shot("retail-7-paid-again").await;
+}
+
+/// An amount as the page writes it, in its language.
+async fn page_money(b: &Browser, cents: i64) -> String {
+    let v = b
+        .exec_async(
+            "const c = arguments[0]; const done = arguments[arguments.length - 1];
+             import('/i18n.js').then(m => done(m.money(c)), e => done(String(e)));",
+            json!([cents]),
+        )
+        .await;
+    v.as_str().unwrap().to_string()
+}
+
+/// Presses "Payer" and waits for its question.
+async fn open_pay_question(b: &Browser) {
+    b.click("#do-pay").await;
+    b.wait_for(
+        "document.getElementById('pay-dialog').open && document.body.dataset.state === 'idle'",
+        "the question before paying",
+    )
+    .await;
+}
+
+/// What the server holds of a ticket's payment: its status, and this
+/// shop's payments of the day (count, amount).
+async fn shop_figures(srv: &TestServer, serial: &str) -> (String, i64, i64) {
+    let v = srv.post("/api/retail/validate", Some(RETAILER), &json!({"serial": serial})).await;
+    let r = srv.get("/api/retail/report", RETAILER).await;
+    (
+        v["status"].as_str().unwrap().to_string(),
+        r["paid"]["count"].as_i64().unwrap(),
+        r["paid"]["amount_cents"].as_i64().unwrap(),
+    )
+}
+
+/// The receipt screen shows the payment of `serial`, and its print rules
+/// leave the receipt alone on the page (applied here to the screen).
+async fn check_receipt(b: &Browser, serial: &str, prize: i64, paid_ms: i64, lang: &str) {
+    b.wait_for("document.body.dataset.view === 'receipt'", "the receipt").await;
+    assert_eq!(b.text("#receipt-shop").await, SHOP);
+    assert_eq!(b.text("#receipt-serial").await, serial);
+    assert_eq!(b.text("#receipt-amount").await, page_money(b, prize).await);
+    let reference = format!("R-{}-{}", serial.replace('-', ""), base36(paid_ms));
+    assert_eq!(b.text("#receipt-ref").await, reference);
+    let when = b
+        .exec(
+            "return new Intl.DateTimeFormat(arguments[0] === 'fr' ? 'fr-FR' : 'en-GB', {dateStyle: 'long', timeStyle: 'medium', timeZone: 'Europe/Paris'}).format(new Date(arguments[1]))",
+            json!([lang, paid_ms]),
+        )
+        .await;
+    let zone = if lang == "fr" { "heure de Paris" } else { "Paris time" };
+    assert_eq!(b.text("#receipt-date").await, format!("{} ({zone})", when.as_str().unwrap()));
+    // The print rules (style.css `@media print`) applied to the screen:
+    // the header and the buttons go, the receipt stays.
+    let printed = b
+        .exec(
+            "const rules = [];
+             for (const sheet of document.styleSheets) for (const r of sheet.cssRules)
+               if (r instanceof CSSMediaRule && r.media.mediaText === 'print') for (const x of r.cssRules) rules.push(x.cssText);
+             // Into the page's own sheet (the CSP refuses a <style> element), then out again.
+             const sheet = document.styleSheets[0], at = sheet.cssRules.length;
+             rules.forEach((r, i) => sheet.insertRule(r, at + i));
+             const shown = (id) => getComputedStyle(document.getElementById(id)).display !== 'none' && !document.getElementById(id).closest('[hidden]');
+             const out = [rules.length > 0, shown('shop-receipt'), getComputedStyle(document.querySelector('.bar')).display, getComputedStyle(document.querySelector('.receipt-actions')).display, getComputedStyle(document.getElementById('receipt-ref')).color];
+             rules.forEach(() => sheet.deleteRule(at));
+             return out;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        printed,
+        json!([true, true, "none", "none", "rgb(0, 0, 0)"]),
+        "the receipt prints alone, black on white"
+    );
+}
+
+fn base36(mut n: i64) -> String {
+    let digits = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(digits[(n % 36) as usize]);
+        n /= 36;
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap()
+}
+
+/// The shop's day, in English: its one sale and one payment, the net the
+/// operator owes it, and the payment's receipt from the list.
+async fn report_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, prize: i64) {
+    let price = srv.get("/api/retail/report", RETAILER).await["sold"]["amount_cents"].as_i64().unwrap();
+    b.click("#lang").await;
+    b.click("#open-report").await;
+    b.wait_for(
+        "document.body.dataset.view === 'report' && document.body.dataset.state === 'idle' && document.getElementById('shop-report').dataset.n === '1'",
+        "the report",
+    )
+    .await;
+    let today = b
+        .exec("return new Intl.DateTimeFormat('en-CA', {timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit'}).format(new Date())", json!([]))
+        .await;
+    assert_eq!(b.exec("return document.getElementById('report-day').value", json!([])).await, today);
+    assert_eq!(b.text("#report-title").await, "Day report");
+    assert_eq!(b.text("#report-sold").await, format!("1 ticket, {}", page_money(b, price).await));
+    assert_eq!(b.text("#report-paid").await, format!("1 prize, {}", page_money(b, prize).await));
+    // The net: what the shop owes the operator (sales - prizes paid), or is owed.
+    let net = price - prize;
+    let (key, amount) = match net.signum() {
+        1 => ("shop.report.owes", net),
+        -1 => ("shop.report.owed", -net),
+        _ => ("shop.report.even", 0),
+    };
+    assert_eq!(b.exec("return document.getElementById('report-net').dataset.cents", json!([])).await, net.to_string());
+    let amount = page_money(b, amount).await;
+    assert_eq!(b.text("#report-net").await, b.string("en", key, &[("amount", &amount)]).await);
+    if net < 0 {
+        assert_eq!(
+            b.text("#report-net").await,
+            format!("The operator owes the shop {amount} (prizes paid beyond sales).")
+        );
+    }
+    assert_eq!(b.exec("return document.querySelectorAll('#report-payments li').length", json!([])).await, 1);
+    assert!(b.text("#report-payments li").await.contains(serial));
+    assert_fits(b, 390, "report").await;
+    b.shot("retail-9-report-en").await;
+    // Another day: nothing.
+    b.exec("document.getElementById('report-day').value = '2026-01-15'", json!([])).await;
+    b.click("#report-go").await;
+    b.wait_for(
+        "document.getElementById('shop-report').dataset.n === '2' && document.body.dataset.state === 'idle'",
+        "another day",
+    )
+    .await;
+    assert_eq!(b.text("#report-sold").await, format!("0 tickets, {}", page_money(b, 0).await));
+    assert_eq!(b.text("#report-net").await, "Nothing to settle: sales equal prizes paid.");
+    assert_eq!(b.exec("return document.getElementById('report-none').hidden", json!([])).await, false);
+    b.exec("document.getElementById('report-day').value = arguments[0]", json!([today])).await;
+    b.click("#report-go").await;
+    b.wait_for(
+        "document.getElementById('shop-report').dataset.n === '3' && document.body.dataset.state === 'idle'",
+        "today again",
+    )
+    .await;
+    // The payment's receipt from the report, in English.
+    let paid_ms =
+        srv.post("/api/retail/validate", Some(RETAILER), &json!({"serial": serial})).await["paid_ms"].as_i64().unwrap();
+    b.click("#report-payments button.receipt-open").await;
+    check_receipt(b, serial, prize, paid_ms, "en").await;
+    assert_eq!(b.text("#receipt-title").await, "Prize payment receipt");
+    b.shot("retail-9b-receipt-en").await;
+    b.click("#receipt-back").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "report");
+    // In French, the same day.
+    b.click("#lang").await;
+    assert_eq!(b.text("#report-title").await, fr(b, "shop.report.title", &[]).await);
+    let amount = page_money(b, net.abs()).await;
+    assert_eq!(b.text("#report-net").await, fr(b, key, &[("amount", &amount)]).await);
+    b.shot("retail-9c-report").await;
+    b.click("#report-back").await;
+    assert_eq!(b.exec("return document.body.dataset.view", json!([])).await, "counter");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -306,7 +555,8 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
     b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
     b.shot("retail-4-result").await;
 
-    validate_and_pay_at_the_counter(&b, serial, prize).await;
+    validate_and_pay_at_the_counter(&b, &srv, serial, prize).await;
+    report_at_the_counter(&b, &srv, serial, prize).await;
 
     // The player's page says it was paid; the code again opens the same ticket.
     b.goto(&format!("{}/play?code={}&anim=0", srv.url, ticket.code.to_lowercase())).await;
