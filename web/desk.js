@@ -118,7 +118,7 @@ async function signIn(ev) {
 
 function signOut() {
   S.token = null;
-  S.version = S.health = S.reports = S.last = S.rate = null;
+  S.version = S.health = S.reports = S.last = S.rate = S.check = S.checkedText = S.shown = null;
   session.set(KEY.token, null);
   clearTimeout(S.timer);
   showScreen();
@@ -170,7 +170,14 @@ function render() {
   if (S.version) $('desk-version').textContent = t('desk.version', { version: S.version.version });
   if (S.updated) $('desk-updated').textContent = t('desk.updated', { time: timeOf(S.updated) });
   if (S.health) renderHealth(S.health);
-  if (S.reports) renderEmissions(S.reports.emissions);
+  // The list is drawn again only when its figures or the language changed:
+  // a refresh must not wipe what the operator is typing in it.
+  const shown = S.reports && `${lang()}${JSON.stringify(S.reports)}`;
+  if (shown && shown !== S.shown) {
+    S.shown = shown;
+    renderEmissions(S.reports.emissions);
+  }
+  if (S.check) renderPreview(S.check);
 }
 
 /**
@@ -261,9 +268,25 @@ function renderEmission(r) {
   const table = el('table', { class: 'desk-table' },
     el('caption', { class: 'sr-only' }, t('desk.blocks.caption', { n: r.emission })),
     el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, total));
+  const n = r.emission;
+  // A closed sale takes no more blocks nor a second closing.
+  const onSale = r.sale_end_ms == null ? [
+    el('label', { for: `more-${n}` }, t('desk.more.label')),
+    el('input', { id: `more-${n}`, type: 'number', min: '1', max: '20', step: '1', value: '1', inputmode: 'numeric' }),
+    el('button', { type: 'button', 'data-act': 'more', 'data-emission': String(n) }, t('desk.more.button')),
+    el('button', { type: 'button', 'data-act': 'close', 'data-emission': String(n) }, t('desk.close.button')),
+  ] : [];
+  const actions = el('div', { class: 'desk-actions' },
+    ...onSale,
+    ...(r.channel !== 'paper' ? [] : [
+      el('label', { for: `print-${n}` }, t('desk.print.label')),
+      el('select', { id: `print-${n}` }, ...r.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
+      el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n) }, t('desk.print.button')),
+    ]));
   return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
     el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
     facts,
+    actions,
     // The table scrolls inside its box on a narrow screen, not the page.
     el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: r.emission }) }, table));
 }
@@ -271,6 +294,182 @@ function renderEmission(r) {
 function renderEmissions(list) {
   $('desk-emissions-empty').hidden = list.length > 0;
   $('emission-list').replaceChildren(...list.map(renderEmission));
+}
+
+// ------------------------------------------------------------ actions, each confirmed
+
+/** Asks `text` in the confirmation dialog; true when confirmed (Escape and "Annuler": false). */
+function confirmed(text) {
+  const d = $('desk-confirm');
+  $('confirm-text').textContent = text;
+  return new Promise((resolve) => {
+    const done = (answer) => {
+      $('confirm-yes').onclick = $('confirm-no').onclick = d.oncancel = null;
+      d.close();
+      document.body.dataset.confirm = '';
+      resolve(answer);
+    };
+    $('confirm-yes').onclick = () => done(true);
+    $('confirm-no').onclick = () => done(false);
+    d.oncancel = (e) => { e.preventDefault(); done(false); };
+    d.showModal();
+    document.body.dataset.confirm = 'open';
+    $('confirm-no').focus();
+  });
+}
+
+/** What an action did, or why not, in the page's status lines. */
+function said(done, error = null) {
+  $('desk-done').textContent = done || '';
+  $('desk-done').hidden = !done;
+  $('desk-error').textContent = error || '';
+  $('desk-error').hidden = !error;
+}
+
+/** Runs a confirmed action; its answer, or null (not confirmed, or refused: said in the page). */
+async function act(question, method, path, body) {
+  if (!(await confirmed(question))) return null;
+  document.body.dataset.state = 'busy';
+  try {
+    const out = await request(method, path, { token: S.token, body });
+    await refresh();
+    return out;
+  } catch (e) {
+    said(null, t('desk.refused', { message: e.message }));
+    return null;
+  } finally {
+    document.body.dataset.state = 'idle';
+    document.body.dataset.acted = String(Number(document.body.dataset.acted || 0) + 1);
+  }
+}
+
+const ratio = (fraction) => {
+  const [p, q] = String(fraction).split('/');
+  return Number(p) / Number(q || 1);
+};
+
+async function checkTable(ev) {
+  ev.preventDefault();
+  const text = $('new-table').value;
+  const error = $('new-error');
+  error.hidden = true;
+  if (!text.trim()) {
+    error.textContent = t('desk.new.empty');
+    error.hidden = false;
+    return;
+  }
+  document.body.dataset.state = 'busy';
+  try {
+    S.check = await request('POST', '/api/admin/tables/check', { token: S.token, body: { table: text } });
+    S.checkedText = text;
+    renderPreview(S.check);
+    $('new-preview').hidden = false;
+    $('new-preview').focus();
+  } catch (e) {
+    S.check = null;
+    $('new-preview').hidden = true;
+    error.textContent = t('desk.new.refused', { message: e.message });
+    error.hidden = false;
+  } finally {
+    document.body.dataset.state = 'idle';
+  }
+}
+
+function renderPreview(c) {
+  const f = c.figures;
+  const pct = (fraction) => new Intl.NumberFormat(locale(), { style: 'percent', minimumFractionDigits: 2, maximumFractionDigits: 4 }).format(ratio(fraction));
+  const fact = (label, value, key) => el('div', { 'data-fact': key }, el('dt', {}, label), el('dd', {}, value));
+  $('preview-title').textContent = t('desk.new.preview', { code: c.code, game: c.game });
+  $('preview-facts').replaceChildren(
+    fact(t('desk.emission.table'), el('span', { class: 'mono', title: c.digest }, `${c.digest.slice(0, 16)}…`), 'digest'),
+    fact(t('desk.emission.price'), money(c.price_cents), 'price'),
+    fact(t('desk.emission.blocksize'), num(c.block_size), 'block_size'),
+    fact(t('desk.new.rtp'), t('desk.new.exact', { decimal: pct(f.rtp), exact: f.rtp }), 'rtp'),
+    fact(t('desk.new.hit'), t('desk.new.exact', { decimal: pct(f.hit_rate), exact: f.hit_rate }), 'hit_rate'),
+    fact(t('desk.new.largest'), money(f.largest_prize_cents), 'largest'),
+    fact(t('desk.new.risk'), t('desk.new.risk.value', {
+      p99: money(f.block_risk.p99_cents), sales: money(c.price_cents * c.block_size),
+      exceed: new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(f.block_risk.p_prizes_exceed_sales),
+    }), 'risk'));
+  const rules = [
+    ...c.refusals.map((r) => el('li', { class: 'refused' }, t('desk.new.refusal', { why: r }))),
+    ...c.deviations.map((d) => el('li', { class: 'deviation' }, d)),
+  ];
+  if (rules.length === 0) rules.push(el('li', {}, t('desk.new.regulation')));
+  $('preview-rules').replaceChildren(...rules);
+  $('new-create').hidden = !c.accepted;
+  $('new-preview').dataset.accepted = String(c.accepted);
+}
+
+async function createEmission() {
+  const c = S.check;
+  const blocks = Number($('new-blocks').value);
+  const channel = $('new-channel').value;
+  if (!c || $('new-table').value !== S.checkedText) {
+    said(null, t('desk.new.changed'));
+    return;
+  }
+  if (!Number.isInteger(blocks) || blocks < 1 || blocks > 20) {
+    said(null, t('desk.blocks.bad'));
+    return;
+  }
+  const question = t('desk.confirm.create', { code: c.code, blocks, channel: t(`desk.emission.channel.${channel}`) });
+  const out = await act(question, 'POST', '/api/admin/emissions', { table: S.checkedText, blocks, channel });
+  if (out) {
+    said(t('desk.done.created', { n: out.emission, blocks: out.blocks.length }));
+    S.check = S.checkedText = null;
+    $('new-table').value = '';
+    $('new-file').value = '';
+    $('new-preview').hidden = true;
+  }
+}
+
+async function onEmissionAction(ev) {
+  const button = ev.target.closest('button[data-act]');
+  if (!button) return;
+  const n = Number(button.dataset.emission);
+  if (button.dataset.act === 'more') {
+    const blocks = Number($(`more-${n}`).value);
+    if (!Number.isInteger(blocks) || blocks < 1 || blocks > 20) {
+      said(null, t('desk.blocks.bad'));
+      return;
+    }
+    const out = await act(t('desk.confirm.more', { n, blocks }), 'POST', `/api/admin/emissions/${n}/blocks`, { blocks });
+    if (out) said(t('desk.done.more', { n, blocks }));
+  } else if (button.dataset.act === 'close') {
+    const out = await act(t('desk.confirm.close', { n }), 'POST', `/api/admin/emissions/${n}/close`);
+    if (out !== null) said(t('desk.done.closed', { n }));
+  } else if (button.dataset.act === 'print') {
+    await downloadPrint(n, Number($(`print-${n}`).value));
+  }
+}
+
+/** A paper block's print file, fetched with the token (never in an address) and saved. */
+async function downloadPrint(emission, block) {
+  document.body.dataset.state = 'busy';
+  try {
+    const r = await fetch(`/api/admin/emissions/${emission}/blocks/${block}/print.csv`, {
+      headers: { Authorization: `Bearer ${S.token}` }, cache: 'no-store',
+    });
+    if (!r.ok) {
+      let message = r.statusText;
+      try { message = (await r.json()).message || message; } catch { /* not JSON */ }
+      throw new Error(message);
+    }
+    const blob = await r.blob();
+    const url = URL.createObjectURL(blob);
+    const a = el('a', { href: url, download: `emission-${emission}-block-${block}.csv`, hidden: '' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    document.body.dataset.downloaded = String(blob.size);
+    said(t('desk.done.print', { emission, block }));
+  } catch (e) {
+    said(null, t('desk.refused', { message: e.message }));
+  } finally {
+    document.body.dataset.state = 'idle';
+  }
 }
 
 // ------------------------------------------------------------ start
@@ -285,6 +484,13 @@ function start() {
   $('desk-login-form').addEventListener('submit', signIn);
   $('desk-logout').addEventListener('click', signOut);
   $('desk-refresh').addEventListener('click', () => refresh());
+  $('new-form').addEventListener('submit', checkTable);
+  $('new-create').addEventListener('click', createEmission);
+  $('emission-list').addEventListener('click', onEmissionAction);
+  $('new-file').addEventListener('change', async () => {
+    const file = $('new-file').files[0];
+    if (file) $('new-table').value = await file.text();
+  });
   applyStrings();
   document.body.dataset.state = 'idle';
   if (S.token) {

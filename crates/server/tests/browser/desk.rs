@@ -191,3 +191,102 @@ async fn the_desk_signs_in_shows_health_and_every_block_as_the_report_in_both_la
     t.shot("desk-tablet").await;
     t.close().await;
 }
+
+/// Clicks `button` (a confirmed action) and answers the dialog: `yes` or
+/// cancel; waits for the action's end when confirmed.
+async fn confirm(b: &Browser, button: &str, yes: bool) {
+    let acted = b.exec("return Number(document.body.dataset.acted || 0)", json!([])).await.as_u64().unwrap();
+    b.click(button).await;
+    b.wait_for("document.getElementById('desk-confirm').open", "the confirmation").await;
+    b.click(if yes { "#confirm-yes" } else { "#confirm-no" }).await;
+    if yes {
+        b.wait_for(
+            &format!("Number(document.body.dataset.acted || 0) > {acted} && document.body.dataset.state === 'idle'"),
+            "the action's end",
+        )
+        .await;
+    } else {
+        b.wait_for("!document.getElementById('desk-confirm').open", "the dialog closed").await;
+    }
+}
+
+/// The desk's actions (issue 30 item 4), each confirmed first and audited:
+/// a table checked (its exact figures, the art. 2 rule it breaks) then an
+/// emission made of it; blocks added (a cancel first, which changes
+/// nothing); a sale closed; a paper block's print file downloaded with the
+/// token, never in an address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desk_checks_a_table_then_creates_adds_closes_and_downloads_each_confirmed() {
+    let srv = spawn_server_with(|c| c.operator_tokens = vec![OPERATOR.into()]).await;
+    let audit = |srv: &TestServer| {
+        let store = srv.app.store().clone();
+        async move { store.check_audit_chain().await.unwrap().entries }
+    };
+    let entries = audit(&srv).await;
+    let Some(b) = browser(&srv.url, Screen::Desktop { width: 1280, height: 900 }).await else { return };
+    b.open("/desk").await;
+    assert_eq!(sign_in(&b, OPERATOR).await, None);
+
+    // A table that is not one: refused, in the page.
+    b.type_into("#new-table", "this is not a prize table").await;
+    b.click("#new-check").await;
+    b.wait_for("!document.getElementById('new-error').hidden", "the refusal").await;
+    assert!(
+        b.text("#new-error").await.starts_with("Cette grille n’est pas acceptée"),
+        "{}",
+        b.text("#new-error").await
+    );
+
+    // The tests' table (blocks of 100): its exact figures, and art. 2's block size said.
+    b.type_into("#new-table", TABLE).await;
+    b.click("#new-check").await;
+    b.wait_for("!document.getElementById('new-preview').hidden", "the preview").await;
+    let check = srv.post("/api/admin/tables/check", Some(OPERATOR), &json!({"table": TABLE})).await;
+    let rtp = b.text("[data-fact=rtp] dd").await;
+    assert!(rtp.contains(check["figures"]["rtp"].as_str().unwrap()), "{rtp} against {check}");
+    let rules = b.text("#preview-rules").await;
+    assert!(rules.contains("art. 2"), "{rules}");
+    assert_eq!(b.exec("return document.getElementById('new-create').hidden", json!([])).await, false);
+    assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe on the table's preview");
+
+    // Two paper blocks, confirmed.
+    b.type_into("#new-blocks", "2").await;
+    b.exec("document.getElementById('new-channel').value = 'paper'", json!([])).await;
+    confirm(&b, "#new-create", true).await;
+    assert_eq!(b.text("#desk-done").await, "Émission 2 créée : 2 bloc(s) publiés.");
+    let emission = srv.get("/api/admin/emissions/2", OPERATOR).await;
+    assert_eq!((emission["channel"].as_str(), emission["blocks"].as_array().unwrap().len()), (Some("paper"), 2));
+    b.wait_for("document.querySelectorAll('tr[data-emission=\"2\"]').length === 3", "emission 2's rows").await;
+
+    // Add blocks: cancelled first (nothing changes), then confirmed.
+    b.type_into("#more-2", "1").await;
+    confirm(&b, "button[data-act=more][data-emission='2']", false).await;
+    assert_eq!(srv.get("/api/admin/emissions/2", OPERATOR).await["blocks"].as_array().unwrap().len(), 2);
+    confirm(&b, "button[data-act=more][data-emission='2']", true).await;
+    assert_eq!(srv.get("/api/admin/emissions/2", OPERATOR).await["blocks"].as_array().unwrap().len(), 3);
+
+    // A paper block's print file: the same bytes as the API's.
+    let file = srv.get_text("/api/admin/emissions/2/blocks/1/print.csv", OPERATOR).await;
+    b.click("button[data-act=print][data-emission='2']").await;
+    b.wait_for("document.body.dataset.downloaded !== undefined", "the download").await;
+    let size = b.exec("return Number(document.body.dataset.downloaded)", json!([])).await;
+    assert_eq!(size, json!(file.len()));
+
+    // Close the sale of emission 2.
+    confirm(&b, "button[data-act=close][data-emission='2']", true).await;
+    let closed = srv.get("/api/admin/emissions/2", OPERATOR).await;
+    assert!(closed["sale_end_ms"].is_i64(), "{closed}");
+    b.wait_for(
+        "!document.querySelector(\"button[data-act=close][data-emission='2']\") \
+         && !document.querySelector(\"button[data-act=more][data-emission='2']\")",
+        "no close nor add button any more",
+    )
+    .await;
+    assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe after the actions");
+    b.shot("desk-actions").await;
+
+    // Each action wrote its audit entries: the new emission's and the new
+    // block's publications, and the end of sale.
+    assert!(audit(&srv).await >= entries + 3, "audit entries {entries} -> {}", audit(&srv).await);
+    b.close().await;
+}
