@@ -118,7 +118,7 @@ async function signIn(ev) {
 
 function signOut() {
   S.token = null;
-  S.version = S.health = S.reports = S.last = S.rate = S.check = S.checkedText = S.shown = null;
+  S.version = S.health = S.reports = S.last = S.rate = S.check = S.checkedText = S.shown = S.risk = null;
   session.set(KEY.token, null);
   clearTimeout(S.timer);
   showScreen();
@@ -283,10 +283,12 @@ function renderEmission(r) {
       el('select', { id: `print-${n}` }, ...r.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
       el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n) }, t('desk.print.button')),
     ]));
+  const figure = el('figure', { class: 'desk-risk', id: `risk-${n}`, 'data-emission': String(n) });
   return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
     el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
     facts,
     actions,
+    figure,
     // The table scrolls inside its box on a narrow screen, not the page.
     el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: r.emission }) }, table));
 }
@@ -294,6 +296,83 @@ function renderEmission(r) {
 function renderEmissions(list) {
   $('desk-emissions-empty').hidden = list.length > 0;
   $('emission-list').replaceChildren(...list.map(renderEmission));
+  for (const r of list) drawRisk(r);
+}
+
+// ------------------------------------------------------------ a block's risk, drawn
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}, text = null) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+/**
+ * The distribution of a whole block's total prizes (exact computation,
+ * GET /api/admin/emissions/{id}/risk, fetched once per emission: it never
+ * changes), its mean, 99th percentile and the block's sales, and each
+ * block's prizes won so far (from the figures already shown) marked on it.
+ */
+async function drawRisk(r) {
+  const figure = $(`risk-${r.emission}`);
+  if (!figure) return;
+  S.risk = S.risk || {};
+  let chart = S.risk[r.emission];
+  if (!chart) {
+    try {
+      chart = await request('GET', `/api/admin/emissions/${r.emission}/risk`, { token: S.token });
+      S.risk[r.emission] = chart;
+    } catch (e) {
+      figure.replaceChildren(el('figcaption', { class: 'hint' }, t('desk.refused', { message: e.message })));
+      return;
+    }
+  }
+  const W = 640, H = 180, L = 10, R = 10, T = 12, B = 40;
+  const span = chart.bin_cents * chart.bins.length;
+  const x = (cents) => L + Math.min(Math.max((cents - chart.first_cents) / span, 0), 1) * (W - L - R);
+  const top = Math.max(...chart.bins) || 1;
+  const y = (p) => H - B - (p / top) * (H - T - B);
+  const base = H - B;
+  let d = `M ${x(chart.first_cents).toFixed(1)} ${base}`;
+  chart.bins.forEach((p, i) => {
+    d += ` L ${x(chart.first_cents + (i + 0.5) * chart.bin_cents).toFixed(1)} ${y(p).toFixed(1)}`;
+  });
+  d += ` L ${x(chart.first_cents + span).toFixed(1)} ${base} Z`;
+  const capId = `risk-cap-${r.emission}`;
+  const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': capId, class: 'desk-risk-svg' });
+  g.append(svg('path', { d, fill: 'rgba(224, 181, 74, .35)', stroke: '#e0b54a', 'stroke-width': 1.5, 'data-part': 'distribution' }));
+  g.append(svg('line', { x1: L, x2: W - R, y1: base, y2: base, stroke: '#b9c7bd', 'stroke-width': 1 }));
+  const vline = (cents, color, dash, part) => g.append(svg('line', {
+    x1: x(cents), x2: x(cents), y1: T, y2: base, stroke: color, 'stroke-width': 1.5, 'stroke-dasharray': dash, 'data-part': part,
+  }));
+  vline(chart.mean_cents, '#f3efe4', '4 3', 'mean');
+  vline(chart.p99_cents, '#ffd166', '2 3', 'p99');
+  if (chart.block_sales_cents >= chart.first_cents && chart.block_sales_cents <= chart.first_cents + span) {
+    vline(chart.block_sales_cents, '#ff7a6b', '', 'sales');
+  }
+  // Each block's running figure, from the figures shown above.
+  for (const b of r.blocks) {
+    const cx = x(b.prizes_won_cents);
+    g.append(svg('circle', { cx, cy: base, r: 5, fill: '#4cc38a', stroke: '#10251b', 'data-part': 'block', 'data-block': b.block }));
+    g.append(svg('text', { x: cx, y: base + 16, 'text-anchor': 'middle', fill: '#4cc38a', 'font-size': 11 }, String(b.block)));
+  }
+  for (const [cents, anchor] of [[chart.first_cents, 'start'], [chart.first_cents + span, 'end']]) {
+    g.append(svg('text', { x: x(cents), y: H - 6, 'text-anchor': anchor, fill: '#b9c7bd', 'font-size': 11 }, money(Math.round(cents))));
+  }
+  // The mean's amount beside its line, at the top (clear of the axis' ends).
+  const right = x(chart.mean_cents) < W / 2;
+  g.append(svg('text', { x: x(chart.mean_cents) + (right ? 4 : -4), y: T + 10, 'text-anchor': right ? 'start' : 'end', fill: '#f3efe4', 'font-size': 11 },
+    money(Math.round(chart.mean_cents))));
+  const exceed = new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(chart.p_prizes_exceed_sales);
+  const running = r.blocks.map((b) => t('desk.risk.block', {
+    n: b.block, won: money(b.prizes_won_cents), finished: num(b.finished), printed: num(b.printed),
+  })).join(' ; ');
+  figure.replaceChildren(g, el('figcaption', { id: capId, class: 'hint' },
+    t('desk.risk.caption', { mean: money(Math.round(chart.mean_cents)), p99: money(Math.round(chart.p99_cents)), sales: money(chart.block_sales_cents), exceed }),
+    ' ', running));
+  figure.dataset.drawn = String(r.blocks.length);
 }
 
 // ------------------------------------------------------------ actions, each confirmed

@@ -226,7 +226,7 @@ pub async fn create_emission(
 
 /// A number of the path (an emission's, a block's). Anything else names
 /// nothing: 404 in the error shape (axum's own rejection is plain text).
-fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
+pub(super) fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
     text.parse().map_err(|_| AppError::NotFound(format!("no {what} {text:?}: {what}s are numbered from 1")))
 }
 

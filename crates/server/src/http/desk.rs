@@ -205,6 +205,133 @@ pub async fn check_table(
     }))
 }
 
+/// `GET /api/admin/emissions/{id}/risk`: the desk's chart of a block's risk.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RiskChart {
+    pub emission: u32,
+    /// A whole block's sales: price × tickets per block.
+    pub block_sales_cents: i64,
+    /// A whole block's total prizes, exactly computed (`math`): their mean,
+    /// 99th percentile and the chance they exceed the block's sales.
+    pub mean_cents: f64,
+    pub p99_cents: f64,
+    pub p_prizes_exceed_sales: f64,
+    /// The distribution of a whole block's total prizes in bins of
+    /// `bin_cents`, the first starting at `first_cents`: the chance of each
+    /// (the tails beyond 1e-6 of chance on either side left out).
+    pub first_cents: u64,
+    pub bin_cents: u64,
+    pub bins: Vec<f64>,
+    /// Each block's running figure: its finished tickets and their prizes.
+    pub blocks: Vec<BlockRunning>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BlockRunning {
+    pub block: u32,
+    pub printed: i64,
+    pub finished: i64,
+    pub prizes_won_cents: i64,
+}
+
+/// At most this many bins in a chart.
+const RISK_BINS: usize = 200;
+/// The chance left out of a chart on either side.
+const TAIL: f64 = 1e-6;
+
+/// A table's distribution in bins, computed once per table digest by this
+/// process (about a tenth of a second of CPU for a block of 300 000).
+type RiskShape = (u64, u64, Vec<f64>, math::payout::BlockRisk);
+static RISK_SHAPES: std::sync::Mutex<Vec<(String, std::sync::Arc<RiskShape>)>> = std::sync::Mutex::new(Vec::new());
+
+fn risk_shape(table: &math::PrizeTable) -> std::sync::Arc<RiskShape> {
+    let digest = table.digest();
+    if let Some((_, shape)) = RISK_SHAPES.lock().expect("risk shapes").iter().find(|(d, _)| *d == digest) {
+        return shape.clone();
+    }
+    let odds = math::Odds::exact();
+    let (w, probs) = math::payout::block_distribution(table, &odds);
+    let risk = math::Payout::compute(table, &odds).block_risk;
+    // The range that holds all but 1e-6 of the chance on either side: what
+    // a chart can show (the chance of the far tail is in `p_prizes_exceed_sales`).
+    let (mut lo, mut hi, mut acc) = (0, probs.len().saturating_sub(1), 0.0);
+    for (i, p) in probs.iter().enumerate() {
+        acc += p.max(0.0);
+        if acc > TAIL {
+            lo = i;
+            break;
+        }
+    }
+    acc = 0.0;
+    for (i, p) in probs.iter().enumerate().rev() {
+        acc += p.max(0.0);
+        if acc > TAIL {
+            hi = i;
+            break;
+        }
+    }
+    let hi = hi.max(lo);
+    let per_bin = (hi - lo + 1).div_ceil(RISK_BINS);
+    let bins: Vec<f64> = probs[lo..=hi].chunks(per_bin).map(|c| c.iter().map(|p| p.max(0.0)).sum()).collect();
+    let shape = std::sync::Arc::new((lo as u64 * w, per_bin as u64 * w, bins, risk));
+    let mut shapes = RISK_SHAPES.lock().expect("risk shapes");
+    if shapes.len() >= 64 {
+        shapes.remove(0);
+    }
+    shapes.push((digest, shape.clone()));
+    shape
+}
+
+/// The distribution of a whole block's total prizes from the exact
+/// computation, and each block's prizes won so far, for the desk's chart (operator).
+#[utoipa::path(get, path = "/api/admin/emissions/{id}/risk", tag = "operator", security(("bearer" = [])),
+    params(("id" = u32, Path, description = "the emission's number")),
+    responses((status = 200, description = "the chart's data", body = RiskChart),
+              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody)))]
+pub async fn risk(
+    State(state): State<AppState>,
+    _: Operator,
+    super::PathParam(id): super::PathParam<String>,
+) -> Result<Json<RiskChart>, AppError> {
+    let emission = super::admin::path_number(&id, "emission")?;
+    let table = state
+        .store
+        .emission_table(emission)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("no emission {emission}")))?;
+    let report = state
+        .store
+        .emission_reports(Some(emission))
+        .await?
+        .pop()
+        .ok_or_else(|| AppError::NotFound(format!("no emission {emission}")))?;
+    let shape = tokio::task::spawn_blocking(move || risk_shape(&table))
+        .await
+        .map_err(|e| AppError::internal(format!("a block's risk: {e}")))?;
+    let (first_cents, bin_cents, bins, risk) = &*shape;
+    Ok(Json(RiskChart {
+        emission,
+        block_sales_cents: report.price_cents * report.block_size,
+        mean_cents: risk.mean_cents,
+        p99_cents: risk.p99_cents,
+        p_prizes_exceed_sales: risk.p_prizes_exceed_sales,
+        first_cents: *first_cents,
+        bin_cents: *bin_cents,
+        bins: bins.clone(),
+        blocks: report
+            .blocks
+            .iter()
+            .map(|b| BlockRunning {
+                block: b.block,
+                printed: b.figures.printed,
+                finished: b.figures.finished,
+                prizes_won_cents: b.figures.prizes_won_cents,
+            })
+            .collect(),
+    }))
+}
+
 /// `GET /desk`: the operator's desk page.
 pub async fn page() -> Response {
     super::public::page("desk.html")

@@ -156,6 +156,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/admin/version", get(admin::version))
         .route("/api/admin/health", get(desk::health))
         .route("/api/admin/tables/check", post(desk::check_table))
+        .route("/api/admin/emissions/{id}/risk", get(desk::risk))
         .route("/desk", get(desk::page))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))

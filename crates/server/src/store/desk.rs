@@ -58,6 +58,22 @@ impl Store {
         Ok(CurrentKey { key_id, fingerprint, held })
     }
 
+    /// The prize table of emission `emission` (`None`: no such emission).
+    pub async fn emission_table(&self, emission: u32) -> Result<Option<math::PrizeTable>, AppError> {
+        let toml: Option<String> = on_db!(&self.db, pool => sqlx::query_scalar(
+            "SELECT table_toml FROM emissions WHERE id = $1",
+        )
+        .bind(i64::from(emission))
+        .fetch_optional(pool)
+        .await
+        .map_err(StoreError::from)?);
+        toml.map(|t| {
+            math::PrizeTable::parse_toml(&t)
+                .map_err(|e| AppError::internal(format!("emission {emission}'s stored table does not read: {e}")))
+        })
+        .transpose()
+    }
+
     /// `sqlite` or `postgres`.
     pub fn backend(&self) -> &'static str {
         match self.db {

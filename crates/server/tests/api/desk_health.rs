@@ -158,3 +158,47 @@ async fn the_table_check_gives_the_exact_figures_and_the_rules_broken_and_writes
     assert_error(&garbage, 400, "bad_request");
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM emissions").await, emissions, "a check writes nothing");
 }
+
+/// The desk's chart of a block's risk (`GET /api/admin/emissions/{id}/risk`,
+/// issue 30 item 3): the exact distribution of a whole block's prizes,
+/// binned (its chances add up to 1 but for the tails left out, 1e-6 each
+/// side, its mean is
+/// the table's), and each block's prizes won so far as the report has them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_risk_chart_is_the_exact_distribution_and_each_blocks_running_prizes() {
+    let Some(app) = spawn_app().await else { return };
+    let token = app.register().await;
+    let ticket = app.buy(&token).await;
+    let r = app
+        .post(
+            &format!("/api/tickets/{}/actions", ticket["id"].as_str().unwrap()),
+            Some(&token),
+            action_body(0, Action::play(Rank::Ace)),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let chart = app.admin_get("/api/admin/emissions/1/risk").await;
+    assert_eq!(chart.status, 200, "{}", chart.json);
+    let c = &chart.json;
+    let bins: Vec<f64> = c["bins"].as_array().unwrap().iter().map(|b| b.as_f64().unwrap()).collect();
+    assert!(!bins.is_empty() && bins.len() <= 200, "{} bins", bins.len());
+    let total: f64 = bins.iter().sum();
+    assert!((total - 1.0).abs() < 3e-6, "the bins hold {total} of the chance");
+    let (first, width) = (c["first_cents"].as_f64().unwrap(), c["bin_cents"].as_f64().unwrap());
+    let mean: f64 = bins.iter().enumerate().map(|(i, p)| p * (first + (i as f64 + 0.5) * width)).sum();
+    let table = math::PrizeTable::parse_toml(testkit::TABLE).unwrap();
+    let risk = math::Payout::compute(&table, &math::Odds::exact()).block_risk;
+    assert!((mean - risk.mean_cents).abs() <= width, "binned mean {mean} against {}", risk.mean_cents);
+    assert!((c["mean_cents"].as_f64().unwrap() - risk.mean_cents).abs() < 1e-6 * risk.mean_cents);
+    assert_eq!(c["block_sales_cents"], json!(table.price_cents * u64::from(table.block_size)));
+    let report = app.admin_get("/api/admin/emissions/1").await;
+    let blocks: Vec<serde_json::Value> = report.json["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| json!({"block": b["block"], "printed": b["printed"], "finished": b["finished"], "prizes_won_cents": b["prizes_won_cents"]}))
+        .collect();
+    assert_eq!(c["blocks"], json!(blocks));
+    let unknown = app.admin_get("/api/admin/emissions/99/risk").await;
+    assert_error(&unknown, 404, "not_found");
+}

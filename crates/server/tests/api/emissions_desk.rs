@@ -20,6 +20,7 @@ fn admin_endpoints() -> Vec<(Method, &'static str, Option<Value>)> {
         (Method::GET, "/api/admin/emissions/1/blocks/1/print.csv", None),
         (Method::GET, "/api/admin/health", None),
         (Method::POST, "/api/admin/tables/check", Some(json!({"table": other_table()}))),
+        (Method::GET, "/api/admin/emissions/1/risk", None),
     ]
 }
 

@@ -158,8 +158,19 @@ async fn the_desk_signs_in_shows_health_and_every_block_as_the_report_in_both_la
         )
         .await;
     assert_eq!(checked, json!(["database", "key", "audit", "wallet"]));
+    // A block's risk drawn for each emission, each block marked on it.
+    b.wait_for("document.querySelectorAll('figure.desk-risk[data-drawn]').length === 2", "the risk charts").await;
+    let marks = b.exec("return document.querySelectorAll('#risk-1 [data-part=block]').length", json!([])).await;
+    assert_eq!(marks, 1);
+    let parts = b.exec("return ['distribution', 'mean', 'p99'].map(p => !!document.querySelector('#risk-1 [data-part=' + p + ']'))", json!([])).await;
+    assert_eq!(parts, json!([true, true, true]));
+    let caption = b.text("#risk-1 figcaption").await;
+    assert!(caption.starts_with("Risque d’un bloc") && caption.contains("bloc 1 :"), "{caption}");
     assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe on the desk, French");
     b.shot("desk-fr").await;
+    b.exec("document.getElementById('risk-1').scrollIntoView({block: 'center'})", json!([])).await;
+    b.shot("desk-risk").await;
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
 
     // English, the same figures, no key shown for a word.
     b.click("#lang").await;
