@@ -10,6 +10,8 @@ use super::{
 use crate::api::Channel;
 use crate::error::AppError;
 use engine::Game;
+// The civil calendar's arithmetic is the format crate's, written once.
+use format::{civil_from_days, days_from_civil};
 use serde_json::json;
 
 /// The serial as the shop typed it, checked: any case, with or without dashes.
@@ -240,30 +242,6 @@ pub const SHOP_TIME_ZONE: &str = "Europe/Paris";
 
 /// A calendar day, `(year, month, day)`.
 pub type Day = (i64, u32, u32);
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
-fn days_from_civil((y, m, d): Day) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date of a count of days since 1970-01-01 (civil_from_days).
-fn civil_from_days(days: i64) -> Day {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
 
 /// Unix ms of 01:00 UTC on the last Sunday of `month` of `year`: when
 /// summer time begins (March) or ends (October) in the EU.
