@@ -89,7 +89,19 @@ fn a_flood_of_logins_keeps_memory_bounded_and_games_fast() {
     let server = common::start_server(
         dir.path(),
         "flood.db",
-        &["--start-balance-cents", "10000000", "--demo-token", "", "--logins-per-address", "0"],
+        // 20 blocks of 2 000: four players playing without pause for the
+        // test's ten seconds finished the default 2 blocks on an idle
+        // machine and were refused with 503 sold_out.
+        &[
+            "--start-balance-cents",
+            "10000000",
+            "--demo-token",
+            "",
+            "--logins-per-address",
+            "0",
+            "--initial-blocks",
+            "20",
+        ],
     );
     let (pid, url) = (server.pid, server.url.clone());
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
