@@ -165,22 +165,23 @@ pub struct TableCheck {
 /// Reads a prize table and gives its exact odds, return to player, hit
 /// rate and block risk, and whether this server would make an emission of
 /// it (and why not), without writing anything (operator). A table the
-/// regulation's art. 3.1 forbids is refused with 400 and the rule it breaks.
+/// regulation's art. 3.1 forbids, or whose sums over a block the ledger
+/// cannot hold, is refused with 400 and the rule it breaks.
 #[utoipa::path(post, path = "/api/admin/tables/check", tag = "operator", security(("bearer" = [])),
     request_body = TableCheckBody,
     responses((status = 200, description = "the table's figures and whether it is accepted", body = TableCheck),
-              (status = 400, description = "not a prize table, or one art. 3.1 forbids", body = crate::error::ErrorBody),
+              (status = 400, description = "not a prize table, one art. 3.1 forbids, or one the ledger cannot hold", body = crate::error::ErrorBody),
               (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)))]
 pub async fn check_table(
     State(state): State<AppState>,
     _: Operator,
     RequiredJson(body): RequiredJson<TableCheckBody>,
 ) -> Result<Json<TableCheck>, AppError> {
+    // A table the ledger cannot hold is no table at all, here as at the
+    // emission's creation: 400, as for one the table's own rules forbid.
     let table = parse_table(&body.table)?;
+    fits_the_ledger(&table).map_err(AppError::BadRequest)?;
     let mut refusals = Vec::new();
-    if let Err(why) = fits_the_ledger(&table) {
-        refusals.push(why);
-    }
     if let Err(why) = super::admin::accepted_table(&table, state.allow_non_regulation_table) {
         refusals.push(why);
     }
