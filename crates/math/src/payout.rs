@@ -460,6 +460,13 @@ fn real_inverse(points: usize, spectrum: &[(usize, Complex64)]) -> Vec<f64> {
 
 fn block_risk(table: &PrizeTable, odds: &Odds) -> BlockRisk {
     let (w, pmf) = block_distribution(table, odds);
+    risk_of_distribution(table, w, &pmf)
+}
+
+/// The risk figures of a block whose total prizes have the distribution
+/// `pmf` on a lattice of `w` cents ([`block_distribution`]'s): for a caller
+/// that has the distribution already (the desk's chart).
+pub fn risk_of_distribution(table: &PrizeTable, w: u64, pmf: &[f64]) -> BlockRisk {
     let mean: f64 = pmf.iter().enumerate().map(|(k, p)| k as f64 * w as f64 * p).sum();
     let var: f64 = pmf.iter().enumerate().map(|(k, p)| (k as f64 * w as f64 - mean).powi(2) * p).sum();
     let sales = table.price_cents * u64::from(table.block_size);

@@ -194,7 +194,7 @@ impl Metrics {
             for m in family.get_metric() {
                 let n = m.get_counter().get_value() as u64;
                 all += n;
-                let label = |name: &str| m.get_label().iter().find(|l| l.name() == name).map(|l| l.value());
+                let label = |name| label_of(m, name);
                 if label("route") == Some(route) && label("method") == Some(method) && label("status") == Some(status) {
                     these += n;
                 }
@@ -210,7 +210,7 @@ impl Metrics {
     pub fn latency_bound(&self, route: &str, method: &str, q: f64) -> Option<f64> {
         for family in prometheus::core::Collector::collect(&self.latency) {
             for m in family.get_metric() {
-                let label = |name: &str| m.get_label().iter().find(|l| l.name() == name).map(|l| l.value());
+                let label = |name| label_of(m, name);
                 if label("route") != Some(route) || label("method") != Some(method) {
                     continue;
                 }
@@ -260,6 +260,11 @@ fn storage_seconds(name: &str, help: &str) -> Histogram {
         HistogramOpts::new(name, help).buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
     )
     .expect("metric")
+}
+
+/// The value of label `name` of a collected metric.
+fn label_of<'a>(m: &'a prometheus::proto::Metric, name: &str) -> Option<&'a str> {
+    m.get_label().iter().find(|l| l.name() == name).map(|l| l.value())
 }
 
 impl Default for Metrics {

@@ -84,50 +84,40 @@ const ACTIONS_ROUTE: &str = "/api/tickets/{id}/actions";
               (status = 503, body = crate::error::ErrorBody)))]
 pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<DeskHealth>, AppError> {
     let store = &state.store;
+    let m = &state.metrics;
     let read = async {
-        let database_schema = store.database_schema().await?;
-        let server_key = store.current_key().await?;
         let (unsealed, oldest_ms) = store.unsealed_audit().await?;
-        let tickets_in_play = store.active_games().await?;
-        let players = store.players_summary(now_ms()).await?;
         let (outbox_depth, oldest_created) =
             if store.operator_wallet() { store.outbox_stats().await? } else { (0, None) };
-        Ok::<_, AppError>((
-            database_schema,
-            server_key,
-            unsealed,
-            oldest_ms,
-            tickets_in_play,
-            players,
-            outbox_depth,
-            oldest_created,
-        ))
+        let (requests, actions) = m.requests_served(ACTIONS_ROUTE, "POST", "200");
+        Ok::<_, AppError>(DeskHealth {
+            version: crate::store::VERSION,
+            database: DatabaseHealth {
+                backend: store.backend(),
+                schema: crate::store::schema_version(),
+                database_schema: store.database_schema().await?,
+            },
+            server_key: store.current_key().await?,
+            audit: AuditHealth { unsealed, oldest_unsealed_age_s: oldest_ms / 1000 },
+            tickets_in_play: store.active_games().await?,
+            players: store.players_summary(now_ms()).await?,
+            wallet: WalletHealth {
+                mode: if store.operator_wallet() { "operator" } else { "internal" },
+                outbox_depth,
+                outbox_oldest_age_s: oldest_created.map_or(0, |c| (now_ms() - c).max(0) / 1000),
+            },
+            process: ProcessFigures {
+                uptime_s: m.started.elapsed().as_secs(),
+                requests,
+                actions,
+                action_p99_ms_at_most: m.latency_bound(ACTIONS_ROUTE, "POST", 0.99).map(|s| s * 1000.0),
+            },
+        })
     };
-    let (database_schema, server_key, unsealed, oldest_ms, tickets_in_play, players, outbox_depth, oldest_created) =
-        tokio::time::timeout(Duration::from_secs(5), read)
-            .await
-            .map_err(|_| AppError::Unavailable("the database did not answer within 5 s".into()))??;
-    let m = &state.metrics;
-    let (requests, actions) = m.requests_served(ACTIONS_ROUTE, "POST", "200");
-    Ok(Json(DeskHealth {
-        version: crate::store::VERSION,
-        database: DatabaseHealth { backend: store.backend(), schema: crate::store::schema_version(), database_schema },
-        server_key,
-        audit: AuditHealth { unsealed, oldest_unsealed_age_s: oldest_ms / 1000 },
-        tickets_in_play,
-        players,
-        wallet: WalletHealth {
-            mode: if store.operator_wallet() { "operator" } else { "internal" },
-            outbox_depth,
-            outbox_oldest_age_s: oldest_created.map_or(0, |c| (now_ms() - c).max(0) / 1000),
-        },
-        process: ProcessFigures {
-            uptime_s: m.started.elapsed().as_secs(),
-            requests,
-            actions,
-            action_p99_ms_at_most: m.latency_bound(ACTIONS_ROUTE, "POST", 0.99).map(|s| s * 1000.0),
-        },
-    }))
+    let health = tokio::time::timeout(Duration::from_secs(5), read)
+        .await
+        .map_err(|_| AppError::Unavailable("the database did not answer within 5 s".into()))??;
+    Ok(Json(health))
 }
 
 /// `POST /api/admin/tables/check` body.
@@ -252,7 +242,7 @@ fn risk_shape(table: &math::PrizeTable) -> std::sync::Arc<RiskShape> {
     }
     let odds = math::Odds::exact();
     let (w, probs) = math::payout::block_distribution(table, &odds);
-    let risk = math::Payout::compute(table, &odds).block_risk;
+    let risk = math::payout::risk_of_distribution(table, w, &probs);
     // The range that holds all but 1e-6 of the chance on either side: what
     // a chart can show (the chance of the far tail is in `p_prizes_exceed_sales`).
     let (mut lo, mut hi, mut acc) = (0, probs.len().saturating_sub(1), 0.0);

@@ -47,13 +47,7 @@ impl Store {
 
     /// The key ring's current key, and whether this process holds it.
     pub async fn current_key(&self) -> Result<CurrentKey, AppError> {
-        let row: Option<(i64, String)> = on_db!(&self.db, pool => sqlx::query_as(
-            "SELECT key_id, fingerprint FROM server_keys WHERE is_current = 1",
-        )
-        .fetch_optional(pool)
-        .await
-        .map_err(StoreError::from)?);
-        let (key_id, fingerprint) = row.ok_or_else(|| AppError::internal("the key ring has no current key"))?;
+        let (key_id, fingerprint) = super::keyring::current_row(&self.db).await?;
         let held = self.keys.key(key_id).is_ok();
         Ok(CurrentKey { key_id, fingerprint, held })
     }

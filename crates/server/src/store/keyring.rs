@@ -155,15 +155,20 @@ pub(super) async fn check_ring(db: &Db, keys: &Keyring) -> anyhow::Result<String
     Ok(format!("key ring: keys {} held, key {} current", ids.join(", "), current.0))
 }
 
-/// The key new emissions are made with: the database's current key, which
-/// this process must hold.
-pub(super) async fn current_key(db: &Db, keys: &Keyring) -> Result<i64, AppError> {
+/// The database's current key: its id and fingerprint.
+pub(super) async fn current_row(db: &Db) -> Result<(i64, String), AppError> {
     let row: Option<(i64, String)> = on_db!(db, pool => sqlx::query_as(
         "SELECT key_id, fingerprint FROM server_keys WHERE is_current = 1",
     )
     .fetch_optional(pool)
     .await?);
-    let (id, fingerprint) = row.ok_or_else(|| AppError::internal("the key ring has no current key"))?;
+    row.ok_or_else(|| AppError::internal("the key ring has no current key"))
+}
+
+/// The key new emissions are made with: the database's current key, which
+/// this process must hold.
+pub(super) async fn current_key(db: &Db, keys: &Keyring) -> Result<i64, AppError> {
+    let (id, fingerprint) = current_row(db).await?;
     keys.key(id).map_err(|e| {
         AppError::Unavailable(format!(
             "new emissions use the current key {id} (fingerprint {}…): {e}",
