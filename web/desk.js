@@ -132,10 +132,11 @@ async function refresh() {
   document.body.dataset.state = 'busy';
   const token = S.token;
   try {
-    const [version, health, reports] = await Promise.all([
+    const [version, health, reports, claims] = await Promise.all([
       S.version ? Promise.resolve(S.version) : request('GET', '/api/admin/version', { token }),
       request('GET', '/api/admin/health', { token }),
       request('GET', '/api/admin/emissions', { token }),
+      request('GET', '/api/admin/claims', { token }),
     ]);
     const at = Date.now();
     if (S.last && health.process.uptime_s >= S.last.health.process.uptime_s) {
@@ -143,7 +144,7 @@ async function refresh() {
       S.rate = seconds > 0 ? (health.process.actions - S.last.health.process.actions) / seconds : null;
     }
     S.last = { at, health };
-    Object.assign(S, { version, health, reports, updated: at });
+    Object.assign(S, { version, health, reports, claims, updated: at });
     $('desk-error').hidden = true;
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
@@ -175,6 +176,11 @@ function render() {
   if (shown && shown !== S.shown) {
     S.shown = shown;
     renderEmissions(S.reports.emissions);
+  }
+  const claims = S.claims && `${lang()}${JSON.stringify(S.claims)}`;
+  if (claims && claims !== S.claimsShown) {
+    S.claimsShown = claims;
+    renderClaims(S.claims);
   }
   if (S.check) renderPreview(S.check);
 }
@@ -251,6 +257,10 @@ function renderEmission(r) {
     fact(t('desk.emission.blocksize'), num(r.block_size)),
     fact(t('desk.emission.created'), dateOf(r.created_ms)),
     fact(t('desk.emission.status'), r.sale_end_ms == null ? t('desk.emission.onsale') : t('desk.emission.closed', { date: dateOf(r.sale_end_ms) })),
+    fact(t('desk.emission.notice'), r.notice_ref ?? t('desk.emission.notice.none'), { 'data-notice': r.notice_ref ?? '' }),
+    ...(r.closing_notice_date == null ? [] : [fact(t('desk.emission.closing'),
+      r.closing_notice_ref ? t('desk.emission.closing.ref', { date: dayOf(r.closing_notice_date), ref: r.closing_notice_ref }) : dayOf(r.closing_notice_date),
+      { 'data-closing-notice': r.closing_notice_date })]),
     ...(r.claim_end_ms == null ? [] : [fact(t('desk.emission.claim'), dateOf(r.claim_end_ms))]),
     fact(t('desk.emission.rtp'), rtp, { 'data-rtp-so-far': r.rtp.so_far ?? '', 'data-rtp-expected': r.rtp.expected }));
   const head = el('tr', {},
@@ -273,6 +283,10 @@ function renderEmission(r) {
     el('label', { for: `more-${n}` }, t('desk.more.label')),
     el('input', { id: `more-${n}`, type: 'number', min: '1', max: '20', step: '1', value: '1', inputmode: 'numeric' }),
     el('button', { type: 'button', 'data-act': 'more', 'data-emission': String(n) }, t('desk.more.button')),
+    el('label', { for: `close-date-${n}` }, t('desk.close.date')),
+    el('input', { id: `close-date-${n}`, type: 'date', value: today() }),
+    el('label', { for: `close-ref-${n}` }, t('desk.close.ref')),
+    el('input', { id: `close-ref-${n}`, type: 'text', maxlength: '200', autocomplete: 'off' }),
     el('button', { type: 'button', 'data-act': 'close', 'data-emission': String(n) }, t('desk.close.button')),
   ] : [];
   const actions = el('div', { class: 'desk-actions' },
@@ -479,6 +493,55 @@ function renderPreview(c) {
   $('new-preview').dataset.accepted = String(c.accepted);
 }
 
+/** Today in Paris, YYYY-MM-DD (the closing notice's date by default). */
+function today() {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+}
+
+/** A calendar day `YYYY-MM-DD` in words (no time zone: it is a date). */
+function dayOf(text) {
+  const [y, m, d] = text.split('-').map(Number);
+  return new Intl.DateTimeFormat(locale(), { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(y, m - 1, d)));
+}
+
+// ------------------------------------------------------------ claims above a shop's ceiling
+
+function renderClaims(c) {
+  $('claims-summary').textContent = c.claims.length === 0
+    ? t('desk.claims.none', { ceiling: money(c.default_ceiling_cents) })
+    : t('desk.claims.summary', { count: num(c.claims.length), owed: money(c.owed_cents), ceiling: money(c.default_ceiling_cents) });
+  $('claims-summary').dataset.owed = String(c.owed_cents);
+  $('claims-wrap').hidden = c.claims.length === 0;
+  const rows = c.claims.map((k, i) => el('tr', { 'data-serial': k.serial, 'data-status': k.status },
+    el('th', { scope: 'row', class: 'mono' }, k.serial),
+    el('td', { class: 'num', 'data-value': String(k.prize_cents) }, money(k.prize_cents)),
+    el('td', {}, t('desk.claims.shop', { shop: k.sold_by ?? '—', ceiling: money(k.shop_ceiling_cents) })),
+    el('td', {}, k.claim_until_ms == null ? t('desk.claims.open') : dateOf(k.claim_until_ms)),
+    el('td', {}, t(`desk.claims.status.${k.status}`)),
+    el('td', {}, k.status === 'paid'
+      ? t('desk.claims.paid', { date: dateOf(k.paid_ms), ref: k.reference })
+      : k.status === 'expired' ? '—' : el('span', { class: 'desk-claim-pay' },
+        el('label', { for: `claim-ref-${i}`, class: 'sr-only' }, t('desk.claims.ref.label', { serial: k.serial })),
+        el('input', { id: `claim-ref-${i}`, type: 'text', maxlength: '200', autocomplete: 'off', placeholder: t('desk.claims.ref') }),
+        el('button', { type: 'button', 'data-claim': k.serial, 'data-ref': `claim-ref-${i}`, 'data-prize': String(k.prize_cents) }, t('desk.claims.pay'))))));
+  $('claims-body').replaceChildren(...rows);
+}
+
+async function onClaimAction(ev) {
+  const button = ev.target.closest('button[data-claim]');
+  if (!button) return;
+  const serial = button.dataset.claim;
+  const reference = $(button.dataset.ref).value.trim();
+  if (!reference) {
+    said(null, t('desk.claims.ref.missing'));
+    $(button.dataset.ref).focus();
+    return;
+  }
+  const amount = money(Number(button.dataset.prize));
+  const out = await act(t('desk.confirm.claim', { serial, amount, reference }), 'POST', '/api/admin/claims/pay', { serial, reference });
+  if (out) said(t('desk.done.claim', { serial, amount, reference }));
+}
+
 async function createEmission() {
   const c = S.check;
   const blocks = Number($('new-blocks').value);
@@ -491,13 +554,16 @@ async function createEmission() {
     said(null, t('desk.blocks.bad'));
     return;
   }
+  const notice = $('new-notice').value.trim();
   const question = t('desk.confirm.create', { code: c.code, blocks, channel: t(`desk.emission.channel.${channel}`) });
-  const out = await act(question, 'POST', '/api/admin/emissions', { table: S.checkedText, blocks, channel });
+  const body = { table: S.checkedText, blocks, channel, ...(notice ? { notice_ref: notice } : {}) };
+  const out = await act(question, 'POST', '/api/admin/emissions', body);
   if (out) {
     said(t('desk.done.created', { n: out.emission, blocks: out.blocks.length }));
     S.check = S.checkedText = null;
     $('new-table').value = '';
     $('new-file').value = '';
+    $('new-notice').value = '';
     $('new-preview').hidden = true;
   }
 }
@@ -515,8 +581,15 @@ async function onEmissionAction(ev) {
     const out = await act(t('desk.confirm.more', { n, blocks }), 'POST', `/api/admin/emissions/${n}/blocks`, { blocks });
     if (out) said(t('desk.done.more', { n, blocks }));
   } else if (button.dataset.act === 'close') {
-    const out = await act(t('desk.confirm.close', { n }), 'POST', `/api/admin/emissions/${n}/close`);
-    if (out !== null) said(t('desk.done.closed', { n }));
+    const date = $(`close-date-${n}`).value;
+    const ref = $(`close-ref-${n}`).value.trim();
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) {
+      said(null, t('desk.close.baddate'));
+      return;
+    }
+    const body = { closing_notice_date: date, ...(ref ? { closing_notice_ref: ref } : {}) };
+    const out = await act(t('desk.confirm.close', { n, date: dayOf(date) }), 'POST', `/api/admin/emissions/${n}/close`, body);
+    if (out !== null) said(t('desk.done.closed', { n, until: dateOf(out.claim_end_ms) }));
   } else if (button.dataset.act === 'print') {
     await downloadPrint(n, Number($(`print-${n}`).value));
   }
@@ -565,6 +638,7 @@ function start() {
   $('new-form').addEventListener('submit', checkTable);
   $('new-create').addEventListener('click', createEmission);
   $('emission-list').addEventListener('click', onEmissionAction);
+  $('claims-body').addEventListener('click', onClaimAction);
   $('new-file').addEventListener('change', async () => {
     const file = $('new-file').files[0];
     if (file) $('new-table').value = await file.text();

@@ -108,6 +108,7 @@ async function login(ev) {
     const me = await api.retailMe(token);
     S.token = token;
     S.shop = me.shop;
+    S.ceiling = me.payout_ceiling_cents;
     local.set(KEY.token, token);
     $('shop-token').value = '';
     $('login-error').hidden = true;
@@ -125,7 +126,9 @@ async function login(ev) {
 /** A token kept from an earlier visit: its shop's name, or refused (then typed again). */
 async function checkKeptToken() {
   try {
-    S.shop = (await api.retailMe(S.token)).shop;
+    const me = await api.retailMe(S.token);
+    S.shop = me.shop;
+    S.ceiling = me.payout_ceiling_cents;
     showScreen();
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
@@ -172,14 +175,18 @@ function renderAnswer(a) {
   box.dataset.status = f ? f.status : '';
   // ok: done; pay: a winner to pay; error: refused; info: nothing to do.
   const expired = !!f && f.claim_until_ms != null && f.claim_until_ms < Date.now();
-  box.dataset.kind = !a.ok ? 'error' : a.replayed ? 'info' : a.action !== 'validate' ? 'ok' : f && f.status === 'won' && !expired ? 'pay' : 'info';
+  // Above this shop's payout ceiling: the operator's payment centre pays it, never the counter.
+  const operator = !!f && f.status === 'won' && f.pay_at === 'operator';
+  box.dataset.kind = !a.ok ? 'error' : a.replayed ? 'info' : a.action !== 'validate' ? 'ok' : f && f.status === 'won' && !expired && !operator ? 'pay' : 'info';
+  box.dataset.payAt = (f && f.pay_at) || '';
   box.dataset.replayed = String(!!a.replayed);
   $('answer-title').textContent = a.ok ? t(`shop.done.${a.action}`) : t(`shop.refused.${a.action}`);
   // An already paid ticket: said with the date in the page's words (the server writes it in ISO 8601).
   const paidAgain = !!f && f.status === 'paid' && f.paid_ms != null && !(a.ok && a.action === 'pay');
   $('answer-message').textContent = paidAgain
-    ? t('shop.msg.paid', { prize: money(f.prize_cents ?? 0), date: dayTime(f.paid_ms), shop: f.paid_by || '?' })
-    : typeof a.message === 'function' ? a.message() : a.message;
+    ? t('shop.msg.paid', { prize: money(f.prize_cents ?? 0), date: dayTime(f.paid_ms), shop: f.paid_by || t('shop.payment_centre') })
+    : operator && !expired && a.ok ? t('shop.msg.operator', { prize: money(f.prize_cents), ceiling: money(S.ceiling ?? 0) })
+      : typeof a.message === 'function' ? a.message() : a.message;
   $('answer-detail').textContent = a.detail || '';
   $('answer-detail').hidden = !a.detail;
   $('answer-serial').textContent = (f && f.serial) || a.serial;
@@ -197,7 +204,7 @@ function renderAnswer(a) {
   $('answer-prize').textContent = f.prize_cents > 0 ? money(f.prize_cents) : t('shop.prize.none');
   $('answer-prize').dataset.cents = String(f.prize_cents ?? 0);
   $('answer-sold').textContent = f.sold_by || '';
-  $('answer-paid').textContent = f.paid_ms != null ? t('shop.paid.text', { date: dayTime(f.paid_ms), shop: f.paid_by || '?' }) : '';
+  $('answer-paid').textContent = f.paid_ms != null ? t('shop.paid.text', { date: dayTime(f.paid_ms), shop: f.paid_by || t('shop.payment_centre') }) : '';
   $('answer-claim').textContent = f.claim_until_ms != null ? day(f.claim_until_ms) : '';
 }
 
@@ -214,6 +221,7 @@ function refusalText(action, e) {
   if (e.status === 400) return /check the serial/i.test(m) ? t('shop.err.serial') : t('shop.err.other', { message: m });
   if (e.status === 404) return t('shop.err.unknown');
   if (e.status === 403) {
+    if (/payout ceiling/i.test(m)) return t('shop.err.ceiling', { ceiling: money(S.ceiling ?? 0) });
     const other = m.match(/sold by (.+?): it is paid there/i) || m.match(/sold by ([^:;,.]+)/i);
     return other ? t('shop.err.other_shop', { shop: other[1] }) : t('shop.err.not_retailer');
   }
@@ -317,6 +325,8 @@ async function askPay() {
   setBusy(false);
   const expired = v.claim_until_ms != null && v.claim_until_ms < Date.now();
   if (v.status !== 'won' || expired) return run('pay', serial);
+  // Above this shop's ceiling: no question, no payment; where the holder is paid.
+  if (v.pay_at === 'operator') return show({ action: 'validate', ok: true, http: 200, serial, message: v.message, facts: v });
   const d = $('pay-dialog');
   d.dataset.serial = v.serial;
   d.dataset.cents = String(v.prize_cents);

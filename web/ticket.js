@@ -185,7 +185,7 @@ function renderPaperNote(tk) {
   if (note.hidden) return;
   const r = tk.retail || {};
   note.dataset.status = tk.status || '';
-  note.textContent = r.paid_ms ? t('ticket.paper.paid', { date: dayTime(r.paid_ms), shop: r.paid_by || '?' })
+  note.textContent = r.paid_ms ? t('ticket.paper.paid', { date: dayTime(r.paid_ms), shop: r.paid_by || t('shop.payment_centre') })
     : r.sold_by ? t('ticket.paper.sold', { shop: r.sold_by }) : t('ticket.paper');
 }
 
@@ -211,7 +211,7 @@ function renderResult(tk) {
   const prize = money(r.prize_cents);
   $('result-title').textContent = !won ? t('result.lost.title') : paid ? t('result.paid.title') : t('result.won.title');
   $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : tn('result.lost.text', r.tricks))
-    : paid ? t('result.paid.text', { n: r.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || '?' })
+    : paid ? t('result.paid.text', { n: r.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || t('shop.payment_centre') })
       : paper ? t('result.won.paper', { n: r.tricks, prize })
         : t('result.won.text', { n: r.tricks, prize });
   // A paper winner hands this serial over at the counter.

@@ -85,9 +85,12 @@ pub struct ServeArgs {
     /// Any shop may pay any paper winner, not only the shop that sold it.
     #[arg(long, env = "AS_CAPONE_RETAIL_PAY_ANY_SHOP")]
     pub retail_pay_any_shop: bool,
-    /// Paper prizes are paid until this many days after the end of sale [default: 60].
+    /// Paper prizes are paid until this many days after the closing notice's date, then the next working day [default: 30].
     #[arg(long, env = "AS_CAPONE_CLAIM_DAYS")]
     pub claim_days: Option<u32>,
+    /// A shop pays prizes up to this many cents; larger ones are the operator's payment centre's [default: 500000].
+    #[arg(long, env = "AS_CAPONE_SHOP_PAYOUT_CEILING_CENTS")]
+    pub shop_payout_ceiling_cents: Option<u64>,
     /// Behind reverse proxies: the client's address is the one the nearest proxy appended to X-Forwarded-For.
     #[arg(long, env = "AS_CAPONE_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: bool,
@@ -210,6 +213,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.claim_days {
             c.claim_days = v;
+        }
+        if let Some(v) = self.shop_payout_ceiling_cents {
+            c.shop_payout_ceiling_cents = v;
         }
         if self.trust_forwarded_for {
             c.trust_forwarded_for = true;

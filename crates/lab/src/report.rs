@@ -162,6 +162,17 @@ pub fn text(r: &EmissionReport) -> String {
         euros_plain(r.price_cents.max(0)),
         r.block_size
     );
+    if let Some(notice) = &r.notice_ref {
+        out += &format!("  official notice (art. 1): {notice}\n");
+    }
+    if let (Some(end), Some(date)) = (r.sale_end_ms, &r.closing_notice_date) {
+        let reference = r.closing_notice_ref.as_deref().map(|x| format!(" ({x})")).unwrap_or_default();
+        let until = r.claim_end_ms.map(iso8601).unwrap_or_else(|| "-".into());
+        out += &format!(
+            "  sale ended {}, closing notice of {date}{reference}, paper prizes paid until {until}\n",
+            iso8601(end)
+        );
+    }
     out += &format!(
         "{:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>14} {:>14} {:>12}\n",
         "block", "printed", "sold", "in play", "won", "lost", "prizes won", "prizes paid", "owed"

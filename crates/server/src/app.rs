@@ -128,6 +128,7 @@ impl App {
             ),
             retail_pay_any_shop: config.retail_pay_any_shop,
             claim_days: config.claim_days,
+            payout_ceilings: std::sync::Arc::new(config.payout_ceilings()),
             trust_forwarded_for: config.trust_forwarded_for,
             trusted_proxy_hops: config.trusted_proxy_hops,
             redeem_limits: crate::store::RedeemLimits {

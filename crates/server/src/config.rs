@@ -33,7 +33,10 @@ use std::path::PathBuf;
 /// allow_non_regulation_table = false # true: tables off art. 2 (tests, demos)
 /// retailer_tokens = ["Tabac du Port:..."] # SHOP:TOKEN, the shops of the paper channel
 /// retail_pay_any_shop = false        # true: any shop pays any winner, not only its seller
-/// claim_days = 60                    # paper prizes are paid until this many days after the end of sale
+/// claim_days = 30                    # paper prizes are paid until this many days after the closing notice's date
+///                                    # (then the next working day: not a Sunday or French public holiday)
+/// shop_payout_ceiling_cents = 500000 # a shop pays prizes up to this; larger ones: the operator's payment centre
+/// shop_payout_ceilings = { "Tabac du Port" = 100000 } # a shop's own ceiling, in place of the one above
 /// trust_forwarded_for = false        # true: behind proxies, the client address is in X-Forwarded-For
 /// trusted_proxy_hops = 1             # how many proxies append to it: the client is that entry from the right
 /// redeem_failures_per_address = 20   # wrong play codes per client network (IPv4 /24, IPv6 /64) and window, then 429
@@ -118,8 +121,16 @@ pub struct Config {
     pub retailer_tokens: Vec<String>,
     /// Any shop may pay any paper winner (else only the shop that sold it).
     pub retail_pay_any_shop: bool,
-    /// Paper prizes are paid until this many days after the emission's end of sale.
+    /// Paper prizes are paid until this many days after the date of the
+    /// emission's closing notice, moved to the next working day when that
+    /// day is a Sunday or a French public holiday (the instant games'
+    /// general rules: 30 days; docs/shops.md "Claims and the payout ceiling").
     pub claim_days: u32,
+    /// A shop pays a prize up to this many cents; a larger one is paid by
+    /// the operator's payment centre (recorded on the desk).
+    pub shop_payout_ceiling_cents: u64,
+    /// A shop's own payout ceiling, in place of `shop_payout_ceiling_cents`.
+    pub shop_payout_ceilings: std::collections::BTreeMap<String, u64>,
     /// Behind reverse proxies: the client's address is the one the nearest
     /// trusted proxy appended to `X-Forwarded-For`.
     pub trust_forwarded_for: bool,
@@ -250,7 +261,9 @@ impl Default for Config {
             allow_non_regulation_table: false,
             retailer_tokens: Vec::new(),
             retail_pay_any_shop: false,
-            claim_days: 60,
+            claim_days: 30,
+            shop_payout_ceiling_cents: 500_000,
+            shop_payout_ceilings: std::collections::BTreeMap::new(),
             trust_forwarded_for: false,
             trusted_proxy_hops: 1,
             redeem_failures_per_address: 20,
@@ -311,6 +324,22 @@ impl Config {
             anyhow::ensure!(
                 token.len() >= 16 && token.bytes().all(|b| b.is_ascii_graphic()),
                 "the token of shop {shop} must be at least 16 printable characters without spaces"
+            );
+        }
+        anyhow::ensure!((1..=3650).contains(&self.claim_days), "claim_days must be 1 to 3650");
+        let shops = self.retailer_shops();
+        for (shop, ceiling) in std::iter::once(("shop_payout_ceiling_cents", &self.shop_payout_ceiling_cents))
+            .chain(self.shop_payout_ceilings.iter().map(|(s, c)| (s.as_str(), c)))
+        {
+            anyhow::ensure!(
+                *ceiling <= 100_000_000_000,
+                "the payout ceiling of {shop} must be at most 100000000000 cents"
+            );
+        }
+        for shop in self.shop_payout_ceilings.keys() {
+            anyhow::ensure!(
+                shops.iter().any(|s| s == shop),
+                "shop_payout_ceilings names {shop}, which no retailer token names"
             );
         }
         anyhow::ensure!(self.redeem_window_s >= 1, "redeem_window_s must be at least 1");
@@ -382,6 +411,14 @@ impl Config {
         self.retailers().into_iter().map(|(shop, _)| shop).collect()
     }
 
+    /// The payout ceiling of each shop, in cents (its own, or the default).
+    pub fn payout_ceilings(&self) -> PayoutCeilings {
+        PayoutCeilings {
+            default_cents: self.shop_payout_ceiling_cents as i64,
+            shops: self.shop_payout_ceilings.iter().map(|(s, c)| (s.clone(), *c as i64)).collect(),
+        }
+    }
+
     /// Password hashes computed at once: the setting, or one per core.
     pub fn password_hashes(&self) -> usize {
         match self.password_hashes_in_flight {
@@ -393,6 +430,25 @@ impl Config {
     /// The most requests a commit carries: 1 without group commit.
     pub fn batch_cap(&self) -> usize {
         if self.group_commit { self.group_commit_max } else { 1 }
+    }
+}
+
+/// Each shop's payout ceiling ([`Config::payout_ceilings`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PayoutCeilings {
+    pub default_cents: i64,
+    pub shops: std::collections::BTreeMap<String, i64>,
+}
+
+impl PayoutCeilings {
+    /// The ceiling of `shop`.
+    pub fn of(&self, shop: &str) -> i64 {
+        self.shops.get(shop).copied().unwrap_or(self.default_cents)
+    }
+
+    /// The lowest ceiling of any shop: a prize above it may be a claim.
+    pub fn lowest(&self) -> i64 {
+        self.shops.values().copied().chain(std::iter::once(self.default_cents)).min().unwrap_or(self.default_cents)
     }
 }
 

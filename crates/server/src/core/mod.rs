@@ -15,6 +15,7 @@
 //! rules of money, of `seq` and of idempotency are written once, here.
 
 pub mod account;
+pub mod claims;
 pub mod limits;
 pub mod online;
 pub mod operator;
@@ -109,6 +110,16 @@ pub struct PaperRow {
     pub sell_answer: Option<ShopAnswer>,
     /// The answer given to the shop that paid it, as stored.
     pub pay_answer: Option<ShopAnswer>,
+    /// Its payment by the operator's payment centre, if it was a claim.
+    pub claim: Option<ClaimPayment>,
+}
+
+/// A claim's payment by the operator's payment centre: its reference and
+/// the answer the desk got (returned again to a retry with that reference).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimPayment {
+    pub reference: String,
+    pub answer_json: String,
 }
 
 /// A shop's sale or payment of a paper ticket and the answer it was given,
@@ -186,8 +197,8 @@ pub struct Changes {
     pub counters: Vec<limits::CounterWrite>,
     /// Counters whose window began before this (unix ms) are deleted.
     pub expire_counters_before: Option<i64>,
-    /// An emission whose sale ends: (emission, sale_end_ms, claim_end_ms).
-    pub close: Option<(i64, i64, i64)>,
+    /// An emission whose sale ends, with its closing notice.
+    pub close: Option<claims::Close>,
     /// A player's login, session or limits ([`player`]).
     pub player: Option<PlayerWrite>,
     /// The operator mode's rows: launches, rounds, the outbox ([`operator`]).
@@ -239,6 +250,9 @@ pub enum RetailWrite {
     Sell { ticket_id: TicketId, shop: String, sold_ms: i64 },
     /// `sold` to `paid`, by `shop`.
     Pay { ticket_id: TicketId, shop: String, paid_ms: i64 },
+    /// `sold` to `paid` by the operator's payment centre (a claim above a
+    /// shop's payout ceiling), with the payment's reference.
+    OperatorPay { ticket_id: TicketId, reference: String, prize_cents: i64, paid_ms: i64 },
     /// A redeemed ticket joins a player's history (while it has no owner).
     Owner { ticket_id: TicketId, serial: String, owner: PlayerId },
 }
@@ -265,6 +279,8 @@ pub struct EmissionRow {
     pub seed_salt: String,
     /// The server key it is made with, for its whole life (its id in the ring).
     pub key_id: i64,
+    /// The official notice that announces it (art. 1), if given.
+    pub notice_ref: Option<String>,
     pub created_ms: i64,
 }
 

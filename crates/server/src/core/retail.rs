@@ -23,7 +23,9 @@ pub fn parse_serial(typed: &str) -> Result<String, AppError> {
 
 /// What the shop's screen says of a paper ticket (validate, and the
 /// answers of sell and pay): its status and the words for the counter.
-pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
+/// `ceiling`: the payout ceiling of the shop asking (cents): a larger prize
+/// is paid by the operator's payment centre (`pay_at`).
+pub fn retail_answer(row: &PaperRow, now: i64, ceiling: i64) -> RetailAnswer {
     let game = row.game.as_ref();
     let result = game.and_then(|g| g.result());
     let prize = result.map_or(0, |r| r.prize_cents as i64);
@@ -36,7 +38,8 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
                 "Déjà payé ({}) le {} par {}.",
                 format::euros(prize),
                 format::french_date(r.paid_ms.unwrap_or(0)),
-                r.paid_by.as_deref().unwrap_or("?")
+                // No shop paid it: the operator's payment centre did (a claim).
+                r.paid_by.as_deref().unwrap_or(PAYMENT_CENTRE_FR)
             ),
         ),
         // The play code opened it (its game exists): in play from then on,
@@ -56,10 +59,22 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
                         format::french_date(until)
                     ),
                 ),
+                _ if prize > ceiling => (
+                    "won",
+                    format!(
+                        "Gagnant ({}), au-delà du plafond de paiement de ce point de vente ({}) : \
+                         le gagnant est payé par {}, sur présentation du ticket{}. Ne le payez pas.",
+                        format::euros(prize),
+                        format::euros(ceiling),
+                        PAYMENT_CENTRE_FR,
+                        r.claim_until_ms.map(|u| format!(", jusqu'au {}", format::french_date(u))).unwrap_or_default()
+                    ),
+                ),
                 _ => ("won", format!("Gagnant : {} à payer.", format::euros(prize))),
             },
         },
     };
+    let pay_at = (status == "won").then(|| if prize > ceiling { "operator" } else { "shop" }.to_string());
     RetailAnswer {
         serial: row.serial.clone(),
         status: status.to_string(),
@@ -69,8 +84,12 @@ pub fn retail_answer(row: &PaperRow, now: i64) -> RetailAnswer {
         paid_ms: r.paid_ms,
         paid_by: r.paid_by.clone(),
         claim_until_ms: r.claim_until_ms,
+        pay_at,
     }
 }
+
+/// Who pays a prize no shop may pay, in the counter's words.
+pub const PAYMENT_CENTRE_FR: &str = "le centre de paiement de l'opérateur";
 
 /// The answer stored for `shop`'s earlier request of the same operation,
 /// if `shop` made it: its retry (its answer was lost) gets it again.
@@ -80,7 +99,13 @@ fn replay_for(stored: Option<&ShopAnswer>, shop: &str) -> Option<Decision> {
 
 /// A paper ticket sold by `shop`; the same shop selling it again gets the
 /// answer of its sale (another shop: 409).
-pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64) -> Result<Decision, AppError> {
+pub fn sell(
+    shop: &str,
+    shop_account: AccountId,
+    ceiling: i64,
+    row: Option<PaperRow>,
+    now: i64,
+) -> Result<Decision, AppError> {
     let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
     if row.channel != Channel::Paper {
         return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
@@ -102,7 +127,7 @@ pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64
     let mut after = row.clone();
     after.status = "sold".into();
     after.retail.sold_by = Some(shop.to_string());
-    let mut answer = retail_answer(&after, now);
+    let mut answer = retail_answer(&after, now, ceiling);
     answer.message = format!("Ticket vendu ({}).", format::euros(row.price_cents));
     Ok(Decision::Apply(Box::new(Changes {
         retail: Some(RetailWrite::Sell { ticket_id: row.id, shop: shop.to_string(), sold_ms: now }),
@@ -119,10 +144,14 @@ pub fn sell(shop: &str, shop_account: AccountId, row: Option<PaperRow>, now: i64
 
 /// A won paper ticket paid by `shop`, once; the same shop paying it again
 /// gets the answer of its payment (another shop: 409).
+/// A prize above `ceiling` (the paying shop's) is never paid by a shop: it
+/// is refused with 403 and the holder is sent to the operator's payment
+/// centre ([`super::claims::operator_pay`]).
 pub fn pay(
     shop: &str,
     shop_account: AccountId,
     any_shop: bool,
+    ceiling: i64,
     row: Option<PaperRow>,
     now: i64,
 ) -> Result<Decision, AppError> {
@@ -133,7 +162,7 @@ pub fn pay(
             row.serial
         )));
     }
-    let said = retail_answer(&row, now);
+    let said = retail_answer(&row, now, ceiling);
     match said.status.as_str() {
         "won" => {}
         "paid" => {
@@ -155,11 +184,20 @@ pub fn pay(
     if sold_by != shop && !any_shop {
         return Err(AppError::Forbidden(format!("ticket {} was sold by {sold_by}: it is paid there", row.serial)));
     }
+    if said.prize_cents > ceiling {
+        return Err(AppError::Forbidden(format!(
+            "ticket {}'s prize ({}) is above this shop's payout ceiling ({}): the holder is paid by the operator's \
+             payment centre, not at the counter",
+            row.serial,
+            format::euros(said.prize_cents),
+            format::euros(ceiling)
+        )));
+    }
     let mut after = row.clone();
     after.status = "paid".into();
     after.retail.paid_ms = Some(now);
     after.retail.paid_by = Some(shop.to_string());
-    let mut answer = retail_answer(&after, now);
+    let mut answer = retail_answer(&after, now, ceiling);
     answer.message = format!("Payez {} au joueur.", format::euros(said.prize_cents));
     Ok(Decision::Apply(Box::new(Changes {
         retail: Some(RetailWrite::Pay { ticket_id: row.id, shop: shop.to_string(), paid_ms: now }),
@@ -230,6 +268,10 @@ pub struct RetailAnswer {
     pub paid_ms: Option<i64>,
     pub paid_by: Option<String>,
     pub claim_until_ms: Option<i64>,
+    /// A won ticket: `shop` (this shop pays it) or `operator` (its prize is
+    /// above this shop's payout ceiling: the operator's payment centre pays it).
+    #[schema(pattern = "^(shop|operator)$")]
+    pub pay_at: Option<String>,
 }
 
 /// The shops' figures are counted by the shop's own calendar day: French
@@ -367,6 +409,9 @@ impl ShopReport {
 pub struct ShopMe {
     /// The shop's name, as configured (`--retailer-tokens "NAME:TOKEN"`).
     pub shop: String,
+    /// The largest prize this shop pays, in cents; a larger one is paid by
+    /// the operator's payment centre.
+    pub payout_ceiling_cents: i64,
 }
 
 #[cfg(test)]
@@ -375,6 +420,7 @@ mod tests {
     use engine::PrizeSchedule;
 
     const NOW: i64 = 1_700_000_000_000;
+    const CEILING: i64 = 500_000;
 
     #[test]
     fn the_counter_reads_french_amounts_and_dates() {
@@ -401,28 +447,29 @@ mod tests {
             sold_ms: None,
             sell_answer: None,
             pay_answer: None,
+            claim: None,
         }
     }
 
     #[test]
     fn a_shop_selling_again_gets_its_stored_answer_and_another_shop_a_refusal() {
-        let Ok(Decision::Apply(c)) = sell("A", 9, Some(printed_paper()), NOW) else { panic!("sold") };
+        let Ok(Decision::Apply(c)) = sell("A", 9, CEILING, Some(printed_paper()), NOW) else { panic!("sold") };
         let mut after = printed_paper();
         after.status = "sold".into();
         after.retail.sold_by = Some("A".into());
         after.sell_answer = Some(ShopAnswer { shop: "A".into(), answer_json: c.answer.clone() });
         // Later (an emission closed since, a retry typed otherwise): the same bytes.
         after.sale_end_ms = Some(NOW);
-        match sell("A", 9, Some(after.clone()), NOW + 1000) {
+        match sell("A", 9, CEILING, Some(after.clone()), NOW + 1000) {
             Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(sell("B", 8, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(sell("B", 8, CEILING, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
         // Another operation of the same shop: refused as before (not finished).
-        assert!(matches!(pay("A", 9, false, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(pay("A", 9, false, CEILING, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
         // Sold before answers were stored: refused as before.
         after.sell_answer = None;
-        assert!(matches!(sell("A", 9, Some(after), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(sell("A", 9, CEILING, Some(after), NOW), Err(AppError::Conflict(_))));
     }
 
     #[test]
@@ -438,12 +485,12 @@ mod tests {
         paid.pay_answer = Some(ShopAnswer { shop: "B".into(), answer_json: "{\"paid\":1}".into() });
         // The claim deadline passed since: the payer's retry still gets its answer.
         paid.retail.claim_until_ms = Some(NOW + 1);
-        match pay("B", 8, true, Some(paid.clone()), NOW + 2) {
+        match pay("B", 8, true, CEILING, Some(paid.clone()), NOW + 2) {
             Ok(Decision::Replay(a)) => assert_eq!(a, "{\"paid\":1}"),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(pay("A", 9, true, Some(paid.clone()), NOW), Err(AppError::Conflict(_))));
-        assert!(matches!(sell("B", 8, Some(paid), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(pay("A", 9, true, CEILING, Some(paid.clone()), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(sell("B", 8, CEILING, Some(paid), NOW), Err(AppError::Conflict(_))));
     }
     #[test]
     fn a_shops_day_is_paris_civil_time_with_its_summer_time() {

@@ -359,18 +359,29 @@ pub enum Op {
         /// Tickets bought through the operator's wallet are credited there.
         operator_wallet: bool,
     },
-    /// A shop sells a paper ticket.
+    /// A shop sells a paper ticket (`ceiling`: its payout ceiling, for the answer's words).
     Sell {
         shop: String,
         shop_account: AccountId,
+        ceiling: i64,
         serial: String,
     },
-    /// A shop pays a won paper ticket.
+    /// A shop pays a won paper ticket, up to its payout ceiling.
     Pay {
         shop: String,
         shop_account: AccountId,
         any_shop: bool,
+        ceiling: i64,
         serial: String,
+    },
+    /// The operator's payment centre pays a won paper ticket above the
+    /// payout ceiling of the shop that sold it (`ceilings`), into the
+    /// account `centre`.
+    ClaimPay {
+        serial: String,
+        reference: String,
+        ceilings: std::sync::Arc<crate::config::PayoutCeilings>,
+        centre: AccountId,
     },
     /// A play code opens its paper ticket; `token` is the ticket's own.
     /// A wrong code is counted against the client's `network`
@@ -550,13 +561,19 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let changes = operator::rollback_acknowledged(reserved.round, transaction_id, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
-        Op::Sell { shop, shop_account, serial } => {
+        Op::Sell { shop, shop_account, ceiling, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
-            commit(unit, retail::sell(shop, *shop_account, row, now)?).await?
+            commit(unit, retail::sell(shop, *shop_account, *ceiling, row, now)?).await?
         }
-        Op::Pay { shop, shop_account, any_shop, serial } => {
+        Op::Pay { shop, shop_account, any_shop, ceiling, serial } => {
             let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
-            commit(unit, retail::pay(shop, *shop_account, *any_shop, row, now)?).await?
+            commit(unit, retail::pay(shop, *shop_account, *any_shop, *ceiling, row, now)?).await?
+        }
+        Op::ClaimPay { serial, reference, ceilings, centre } => {
+            let row = unit.paper(&PaperKey::Serial(serial.clone())).await?;
+            // The ceiling of the shop that sold it: where its holder would be paid.
+            let ceiling = ceilings.of(row.as_ref().and_then(|r| r.retail.sold_by.as_deref()).unwrap_or(""));
+            commit(unit, super::claims::operator_pay(row, reference, ceiling, *centre, now)?).await?
         }
         Op::Redeem { code_hash, player, token, network, limits } => {
             redeem(unit, code_hash, *player, token, network, limits, now).await?

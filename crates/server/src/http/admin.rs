@@ -4,6 +4,7 @@
 
 use super::{AppState, PathParam, RequiredJson, bearer};
 use crate::api::Channel;
+use crate::core::claims::reference;
 use crate::error::{AppError, ErrorBody};
 use crate::store::{EmissionCreated, EmissionReport};
 use axum::Json;
@@ -48,6 +49,11 @@ pub struct NewEmission {
     #[serde(deserialize_with = "whole_u32")]
     pub blocks: u32,
     pub channel: Channel,
+    /// The reference of the official notice that announces the emission
+    /// (art. 1), e.g. its Journal officiel's; 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    #[serde(default)]
+    pub notice_ref: Option<String>,
 }
 
 /// `POST /api/admin/emissions/{id}/blocks` body.
@@ -220,8 +226,9 @@ pub async fn create_emission(
     let table = parse_table(&body.table)?;
     fits_the_ledger(&table).map_err(AppError::BadRequest)?;
     accepted_table(&table, state.allow_non_regulation_table).map_err(AppError::BadRequest)?;
+    let notice_ref = body.notice_ref.as_deref().map(|r| reference("notice_ref", r)).transpose()?;
     let store = state.store.clone();
-    detached(async move { store.create_emission(table, body.channel, body.blocks).await }).await
+    detached(async move { store.create_emission(table, body.channel, body.blocks, notice_ref).await }).await
 }
 
 /// A number of the path (an emission's, a block's). Anything else names
@@ -301,21 +308,60 @@ pub async fn get_emission(
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
 }
 
+/// `POST /api/admin/emissions/{id}/close` body, optional.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseBody {
+    /// The date of the emission's closing notice, `YYYY-MM-DD` (Paris
+    /// calendar); absent: today. The claim deadline is `claim_days` after
+    /// it, moved to the next working day.
+    #[schema(pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", example = "2026-12-05")]
+    #[serde(default)]
+    pub closing_notice_date: Option<String>,
+    /// The closing notice's reference, 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    #[serde(default)]
+    pub closing_notice_ref: Option<String>,
+}
+impl super::OptionalBody for CloseBody {}
+
 /// Ends an emission's sale now: its tickets are no longer sold, and its
-/// paper prizes are paid until `claim_days` later (operator).
+/// paper prizes are paid until `claim_days` after its closing notice's
+/// date, then the next working day (operator). The notice's date may not
+/// be before the emission's creation nor more than a year ahead.
 #[utoipa::path(post, path = "/api/admin/emissions/{id}/close", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
-    responses((status = 200, description = "the emission's figures, with sale_end_ms and claim_end_ms", body = EmissionReport),
+    request_body(content = Option<CloseBody>, description = "optional"),
+    responses((status = 200, description = "the emission's figures, with sale_end_ms, closing_notice_date and claim_end_ms", body = EmissionReport),
+              (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
               (status = 409, body = ErrorBody)))]
 pub async fn close_emission(
     State(state): State<AppState>,
     _: Operator,
     PathParam(id): PathParam<String>,
+    super::JsonBody(body): super::JsonBody<CloseBody>,
 ) -> Result<Json<EmissionReport>, AppError> {
+    use crate::core::retail::{paris_day, parse_day};
     let id = path_number(&id, "emission")?;
-    state.store.emission_reports(Some(id)).await?;
-    state.store.close_emission(id, state.claim_days).await?;
+    let report = state.store.emission_reports(Some(id)).await?;
+    let created = report.first().map_or(0, |r| r.created_ms);
+    let now = crate::store::now_ms();
+    let notice = match body.closing_notice_date.as_deref() {
+        Some(text) => parse_day(text)?,
+        None => paris_day(now),
+    };
+    let day = format::days_from_civil;
+    if day(notice) < day(paris_day(created)) || day(notice) > day(paris_day(now)) + 366 {
+        return Err(AppError::BadRequest(format!(
+            "closing_notice_date {} must be from the emission's creation day ({}) to a year from today",
+            crate::core::retail::day_text(notice),
+            crate::core::retail::day_text(paris_day(created))
+        )));
+    }
+    let notice_ref = body.closing_notice_ref.as_deref().map(|r| reference("closing_notice_ref", r)).transpose()?;
+    let close = crate::core::claims::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
+    state.store.close_emission(close).await?;
     let mut one = state.store.emission_reports(Some(id)).await?;
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
 }

@@ -16,6 +16,7 @@
 
 mod account;
 mod admin;
+mod claims;
 mod desk;
 mod game;
 pub mod listener;
@@ -62,6 +63,8 @@ pub struct AppState {
     pub retailers: Arc<Vec<([u8; 32], String)>>,
     pub retail_pay_any_shop: bool,
     pub claim_days: u32,
+    /// Each shop's payout ceiling: larger prizes are the operator's to pay.
+    pub payout_ceilings: Arc<crate::config::PayoutCeilings>,
     pub trust_forwarded_for: bool,
     /// How many trusted proxies append to `X-Forwarded-For`.
     pub trusted_proxy_hops: u32,
@@ -155,6 +158,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/admin/emissions/{id}/close", post(admin::close_emission))
         .route("/api/admin/version", get(admin::version))
         .route("/api/admin/health", get(desk::health))
+        .route("/api/admin/claims", get(claims::list))
+        .route("/api/admin/claims/pay", post(claims::pay))
         .route("/api/admin/tables/check", post(desk::check_table))
         .route("/api/admin/emissions/{id}/risk", get(desk::risk))
         .route("/desk", get(desk::page))

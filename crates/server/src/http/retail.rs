@@ -77,7 +77,8 @@ pub struct CodeBody {
 /// shop's earlier request, nothing done again) carries
 /// `Idempotent-Replayed: true`, so that a counter's screen can say "already
 /// paid by you" rather than "pay" a second time.
-fn shop_answer(answer: String, replayed: bool) -> Response {
+/// A stored answer, marked `Idempotent-Replayed: true` when it is a retry's.
+pub(super) fn shop_answer(answer: String, replayed: bool) -> Response {
     let mut r = json_answer(answer);
     if replayed {
         r.headers_mut().insert("idempotent-replayed", axum::http::HeaderValue::from_static("true"));
@@ -102,7 +103,7 @@ pub async fn sell(
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
 ) -> Result<Response, AppError> {
-    let (answer, replayed) = state.store.retail_sell(&shop, &body.serial).await?;
+    let (answer, replayed) = state.store.retail_sell(&shop, state.payout_ceilings.of(&shop), &body.serial).await?;
     Ok(shop_answer(answer, replayed))
 }
 
@@ -114,10 +115,10 @@ pub async fn sell(
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn validate(
     State(state): State<AppState>,
-    Retailer(_shop): Retailer,
+    Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
 ) -> Result<Json<RetailAnswer>, AppError> {
-    Ok(Json(state.store.retail_validate(&body.serial).await?))
+    Ok(Json(state.store.retail_validate(state.payout_ceilings.of(&shop), &body.serial).await?))
 }
 
 /// A shop pays a won paper ticket, once (retailer). The paying shop sending
@@ -133,7 +134,8 @@ pub async fn pay(
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
 ) -> Result<Response, AppError> {
-    let (answer, replayed) = state.store.retail_pay(&shop, &body.serial, state.retail_pay_any_shop).await?;
+    let ceiling = state.payout_ceilings.of(&shop);
+    let (answer, replayed) = state.store.retail_pay(&shop, ceiling, &body.serial, state.retail_pay_any_shop).await?;
     Ok(shop_answer(answer, replayed))
 }
 
@@ -144,8 +146,8 @@ pub async fn pay(
 #[utoipa::path(get, path = "/api/retail/me", operation_id = "retail_me", tag = "retail", security(("bearer" = [])),
     responses((status = 200, description = "the signed-in shop", body = ShopMe),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn me(Retailer(shop): Retailer) -> Json<ShopMe> {
-    Json(ShopMe { shop })
+pub async fn me(State(state): State<AppState>, Retailer(shop): Retailer) -> Json<ShopMe> {
+    Json(ShopMe { payout_ceiling_cents: state.payout_ceilings.of(&shop), shop })
 }
 
 /// `GET /api/retail/report` query.

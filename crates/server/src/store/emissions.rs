@@ -141,8 +141,15 @@ pub struct EmissionReport {
     pub created_ms: i64,
     /// The end of sale, once the operator closed it.
     pub sale_end_ms: Option<i64>,
-    /// Paper prizes are paid until then (claim_days after the end of sale).
+    /// Paper prizes are paid until then: the last instant of the day
+    /// `claim_days` after the closing notice's date, or of the next working day.
     pub claim_end_ms: Option<i64>,
+    /// The reference of the official notice that announced it (art. 1), if given.
+    pub notice_ref: Option<String>,
+    /// The date of its closing notice (`YYYY-MM-DD`), once its sale is closed.
+    pub closing_notice_date: Option<String>,
+    /// The reference of its closing notice, if given.
+    pub closing_notice_ref: Option<String>,
     pub totals: Figures,
     pub rtp: Rtp,
     pub blocks: Vec<BlockReport>,
@@ -189,7 +196,7 @@ pub(super) async fn ensure_first(store: &Store, table: &PrizeTable, blocks: u32)
     }
     anyhow::ensure!(blocks >= 1, "initial_blocks must be at least 1 on first start");
     let started = std::time::Instant::now();
-    let created = store.create_emission(table.clone(), Channel::Online, blocks).await?;
+    let created = store.create_emission(table.clone(), Channel::Online, blocks, None).await?;
     tracing::info!(
         emission = created.emission,
         blocks,
@@ -245,15 +252,18 @@ const NEXT_IDS: &str =
     "SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM emissions), (SELECT COALESCE(MAX(id), 0) + 1 FROM blocks)";
 
 impl Store {
-    /// A new emission of `table` with `blocks` blocks, written and published.
+    /// A new emission of `table` with `blocks` blocks, written and
+    /// published; `notice_ref`: the reference of the official notice that
+    /// announces it (art. 1), if the operator has it.
     pub async fn create_emission(
         &self,
         table: PrizeTable,
         channel: Channel,
         blocks: u32,
+        notice_ref: Option<String>,
     ) -> Result<EmissionCreated, AppError> {
         check_count(blocks)?;
-        self.emit(None, Some((table, channel)), blocks).await
+        self.emit(None, Some((table, channel, notice_ref)), blocks).await
     }
 
     /// `blocks` more blocks of emission `emission`, written and published.
@@ -265,7 +275,7 @@ impl Store {
     async fn emit(
         &self,
         existing: Option<i64>,
-        new: Option<(PrizeTable, Channel)>,
+        new: Option<(PrizeTable, Channel, Option<String>)>,
         blocks: u32,
     ) -> Result<EmissionCreated, AppError> {
         // One emission at a time in this process (and, on PostgreSQL, in all).
@@ -420,7 +430,7 @@ async fn plan(
     db: &Db,
     keys: &Keyring,
     existing: Option<i64>,
-    new: Option<(PrizeTable, Channel)>,
+    new: Option<(PrizeTable, Channel, Option<String>)>,
     blocks: u32,
     (next_emission, next_block): (i64, i64),
 ) -> Result<BlockPlan, AppError> {
@@ -440,7 +450,7 @@ async fn plan(
             let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {id}'s salt")))?;
             (id, table, parse_channel(&channel)?, salt, key_id, last + 1, None)
         }
-        (None, Some((table, channel))) => {
+        (None, Some((table, channel, notice_ref))) => {
             if next_emission > MAX_EMISSIONS {
                 return Err(AppError::Conflict(format!(
                     "the database holds {MAX_EMISSIONS} emissions, the most a serial can number; add blocks to one"
@@ -458,6 +468,7 @@ async fn plan(
                 block_size: i64::from(table.block_size),
                 seed_salt: hex::encode(salt),
                 key_id,
+                notice_ref,
                 created_ms: now,
             };
             (next_emission, table, channel, salt, key_id, 1, Some(row))
@@ -604,9 +615,24 @@ pub(super) async fn offline_db(url: &str, read_only: bool) -> anyhow::Result<Db>
 
 /// The figures of each block, from the stored tickets, games and ledger.
 async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppError> {
-    type ERow = (i64, String, String, String, String, i64, i64, i64, Option<i64>, Option<i64>);
+    type ERow = (
+        i64,
+        String,
+        String,
+        String,
+        String,
+        i64,
+        i64,
+        i64,
+        Option<i64>,
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
     let emissions: Vec<ERow> = on_db!(db, pool => sqlx::query_as(
-        "SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms
+        "SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms,
+                notice_ref, closing_notice_date, closing_notice_ref
          FROM emissions
          WHERE ($1 < 0 OR id = $1) ORDER BY id",
     )
@@ -639,8 +665,21 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
     .fetch_all(pool)
     .await?);
     let mut out = Vec::new();
-    for (id, code, channel, table_digest, toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms) in
-        emissions
+    for (
+        id,
+        code,
+        channel,
+        table_digest,
+        toml,
+        price_cents,
+        block_size,
+        created_ms,
+        sale_end_ms,
+        claim_end_ms,
+        notice_ref,
+        closing_notice_date,
+        closing_notice_ref,
+    ) in emissions
     {
         let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
         let mut totals = Figures::default();
@@ -673,6 +712,9 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
             created_ms,
             sale_end_ms,
             claim_end_ms,
+            notice_ref,
+            closing_notice_date,
+            closing_notice_ref,
             totals,
             rtp,
             blocks: list,

@@ -20,6 +20,7 @@
 
 mod audit;
 pub mod backup;
+mod claims;
 mod desk;
 mod emissions;
 mod error;
@@ -34,6 +35,7 @@ mod wallet;
 
 pub use crate::core::limits::RedeemLimits;
 pub use audit::AuditCheck;
+pub use claims::{Claim, Claims};
 pub use desk::{CurrentKey, PlayersSummary};
 pub use emissions::{EmissionCreated, EmissionReport, Figures, PublicEmission, report_from};
 pub use keyring::{RingKey, make_current, ring_from};

@@ -164,12 +164,15 @@ impl WritePlan {
             let before = p.placeholder(before.into());
             p.push_part("expire_nonces", format!("DELETE FROM signed_nonces WHERE seen_ms < {before}"), false);
         }
-        if let Some((emission, at, claim)) = changes.close {
-            let at = p.placeholder(at.into());
-            let claim = p.placeholder(claim.into());
-            let id = p.placeholder(emission.into());
+        if let Some(c) = &changes.close {
+            let at = p.placeholder(c.sale_end_ms.into());
+            let claim = p.placeholder(c.claim_end_ms.into());
+            let date = p.placeholder(c.notice_date.as_str().into());
+            let reference = p.placeholder(c.notice_ref.as_deref().into());
+            let id = p.placeholder(c.emission.into());
             let sql = format!(
-                "UPDATE emissions SET sale_end_ms = {at}, claim_end_ms = {claim} WHERE id = {id} AND sale_end_ms IS NULL"
+                "UPDATE emissions SET sale_end_ms = {at}, claim_end_ms = {claim}, closing_notice_date = {date}, \
+                 closing_notice_ref = {reference} WHERE id = {id} AND sale_end_ms IS NULL"
             );
             p.push_part("close", sql, true);
         }
@@ -272,6 +275,7 @@ impl WritePlan {
                     ("block_size", r.block_size.into()),
                     ("seed_salt", r.seed_salt.as_str().into()),
                     ("key_id", r.key_id.into()),
+                    ("notice_ref", r.notice_ref.as_deref().into()),
                     ("created_ms", r.created_ms.into()),
                 ],
             );
@@ -518,6 +522,25 @@ impl WritePlan {
                     vec![("id", (*ticket_id).into()), ("status", "sold".into())],
                 );
                 self.shop_answer("pay_answer", *ticket_id, "pay", shop, answer, *paid_ms);
+            }
+            RetailWrite::OperatorPay { ticket_id, reference, prize_cents, paid_ms } => {
+                self.update_guarded(
+                    "claim_pay",
+                    "tickets",
+                    vec![("status", "paid".into()), ("paid_ms", (*paid_ms).into())],
+                    vec![("id", (*ticket_id).into()), ("status", "sold".into())],
+                );
+                self.insert_row(
+                    "claim_payment",
+                    "claim_payments",
+                    vec![
+                        ("ticket_id", (*ticket_id).into()),
+                        ("reference", reference.as_str().into()),
+                        ("prize_cents", (*prize_cents).into()),
+                        ("answer_json", answer.into()),
+                        ("paid_ms", (*paid_ms).into()),
+                    ],
+                );
             }
             RetailWrite::Owner { ticket_id, owner, .. } => {
                 let owner = self.placeholder((*owner).into());

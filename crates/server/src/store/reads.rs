@@ -131,11 +131,12 @@ pub(super) const PAPER_SELECT: &str = "SELECT t.id, t.serial, e.channel, t.statu
      t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position, b.number AS block_number, \
      e.id AS emission_id, e.seed_salt, e.key_id, t.client_seed, t.shop, t.paid_ms, t.paid_shop, e.sale_end_ms, e.claim_end_ms, \
      g.state_json, t.sold_ms, rs.shop AS sell_shop, rs.answer_json AS sell_answer, rp.shop AS pay_shop, \
-     rp.answer_json AS pay_answer
+     rp.answer_json AS pay_answer, cp.reference AS claim_reference, cp.answer_json AS claim_answer
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  LEFT JOIN ticket_games g ON g.ticket_id = t.id
  LEFT JOIN retail_answers rs ON rs.ticket_id = t.id AND rs.operation = 'sell'
  LEFT JOIN retail_answers rp ON rp.ticket_id = t.id AND rp.operation = 'pay'
+ LEFT JOIN claim_payments cp ON cp.ticket_id = t.id
  WHERE b.published_ms IS NOT NULL AND ";
 
 /// The `WHERE` condition of [`PAPER_SELECT`] for a key.
@@ -175,6 +176,8 @@ pub(super) fn paper_row(row: &impl Cols, keys: &Keyring) -> Result<PaperRow, Sto
         sold_ms: row.int("sold_ms").map_err(corrupt)?,
         sell_answer: shop_answer(row, "sell_shop", "sell_answer")?,
         pay_answer: shop_answer(row, "pay_shop", "pay_answer")?,
+        claim: shop_answer(row, "claim_reference", "claim_answer")?
+            .map(|a| crate::core::ClaimPayment { reference: a.shop, answer_json: a.answer_json }),
         serial,
     })
 }

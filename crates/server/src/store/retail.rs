@@ -1,6 +1,7 @@
 //! The paper channel in the store: the shops' accounts, their three use
 //! cases (sell, validate, pay), redeeming a play code, the ticket's own
-//! token, the limit on failed redemptions, and the end of an emission's sale.
+//! token and the limit on failed redemptions (the end of an emission's sale
+//! and the claims above a shop's ceiling: [`super::claims`]).
 
 use super::{Store, now_ms, on_db, reads};
 use crate::core::limits::RedeemLimits;
@@ -109,9 +110,9 @@ impl Store {
     /// A shop sells a printed paper ticket.
     /// The answer, and whether it is the stored answer of the shop's
     /// earlier sale (a retry: nothing written).
-    pub async fn retail_sell(&self, shop: &str, serial: &str) -> Result<(String, bool), AppError> {
+    pub async fn retail_sell(&self, shop: &str, ceiling: i64, serial: &str) -> Result<(String, bool), AppError> {
         let serial = parse_serial(serial)?;
-        let op = Op::Sell { shop: shop.to_string(), shop_account: self.shop_account(shop)?, serial };
+        let op = Op::Sell { shop: shop.to_string(), shop_account: self.shop_account(shop)?, ceiling, serial };
         let done = self.write(op).await?;
         Ok((done.answer, done.effect.is_none()))
     }
@@ -119,22 +120,28 @@ impl Store {
     /// A shop pays a won paper ticket, once.
     /// The answer, and whether it is the stored answer of the shop's
     /// earlier payment (a retry: nothing paid).
-    pub async fn retail_pay(&self, shop: &str, serial: &str, any_shop: bool) -> Result<(String, bool), AppError> {
+    pub async fn retail_pay(
+        &self,
+        shop: &str,
+        ceiling: i64,
+        serial: &str,
+        any_shop: bool,
+    ) -> Result<(String, bool), AppError> {
         let serial = parse_serial(serial)?;
-        let op = Op::Pay { shop: shop.to_string(), shop_account: self.shop_account(shop)?, any_shop, serial };
+        let op = Op::Pay { shop: shop.to_string(), shop_account: self.shop_account(shop)?, any_shop, ceiling, serial };
         let done = self.write(op).await?;
         Ok((done.answer, done.effect.is_none()))
     }
 
     /// What a shop's screen says of a ticket; changes nothing.
-    pub async fn retail_validate(&self, serial: &str) -> Result<RetailAnswer, AppError> {
+    pub async fn retail_validate(&self, ceiling: i64, serial: &str) -> Result<RetailAnswer, AppError> {
         let serial = parse_serial(serial)?;
         let row = reads::paper(&self.db, &self.keys, &PaperKey::Serial(serial)).await?;
         let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
         if row.channel != crate::api::Channel::Paper {
             return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
         }
-        Ok(retail_answer(&row, now_ms()))
+        Ok(retail_answer(&row, now_ms(), ceiling))
     }
 
     /// Shop `shop`'s figures for Paris calendar day `day`: the paper
@@ -221,28 +228,5 @@ impl Store {
     /// A limit's counter as it stands (tests, the reliability suite).
     pub async fn counter(&self, bucket: &str) -> Result<crate::core::limits::Counter, AppError> {
         reads::counter(&self.db, bucket).await
-    }
-
-    /// Ends the sale of an emission now; its paper prizes are paid until
-    /// `claim_days` days later.
-    pub async fn close_emission(&self, emission: u32, claim_days: u32) -> Result<(), AppError> {
-        let now = now_ms();
-        let claim_end = now + i64::from(claim_days) * 86_400_000;
-        let changes = Changes {
-            close: Some((i64::from(emission), now, claim_end)),
-            audit: Some(crate::core::AuditRecord {
-                created_ms: now,
-                kind: "sale_ended",
-                data_json: serde_json::json!({"emission": emission, "sale_end_ms": now, "claim_end_ms": claim_end})
-                    .to_string(),
-            }),
-            ..Changes::none(Effect::Emission)
-        };
-        match self.write(Op::Apply(Box::new(changes))).await {
-            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
-                Err(AppError::Conflict(format!("emission {emission} is unknown or its sale already ended")))
-            }
-            other => other.map(|_| ()),
-        }
     }
 }

@@ -578,10 +578,13 @@ async fn retail_tickets_with_retail_pay_any_shop_another_shop_pays_and_is_credit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_after_the_claim_deadline_a_winner_is_no_longer_paid() {
-    // The claim deadline: sale_end + claim_days (docs/contract.md; 60 days by
-    // default, as for French instant games), here 0 days.
-    let Some(app) = spawn_app_with(|c| c.claim_days = 0).await else { return };
+    // The claim deadline: claim_days (30) after the closing notice's date,
+    // then the next working day (docs/shops.md). Here the notice is dated
+    // 1 January 2020 (the emission's creation moved back before it): the
+    // deadline was Friday 31 January 2020, long past.
+    let Some(app) = spawn_app().await else { return };
     let emission = emit_paper(&app, 1).await;
+    app.exec_sql(&format!("UPDATE emissions SET created_ms = 1577833200000 WHERE id = {emission}")).await.unwrap();
     let printed = app.print_file(emission, 1).await;
     let mut taken = HashSet::new();
     let (w, win) = pick(&printed, &mut taken, won);
@@ -603,13 +606,36 @@ async fn retail_tickets_after_the_claim_deadline_a_winner_is_no_longer_paid() {
     let player = app.register().await;
     assert_error(&app.post(&close, Some(&player), json!({})).await, 403, "forbidden");
     assert_error(&app.admin_post("/api/admin/emissions/99/close", json!({})).await, 404, "not_found");
+    // A notice's date that is not a day, before the emission, or over a
+    // year ahead, and a reference too long: 400, nothing closed.
+    let snap = snapshot(&app).await;
+    for bad in [
+        json!({"closing_notice_date": "2020-02-30"}),
+        json!({"closing_notice_date": "1/1/2020"}),
+        json!({"closing_notice_date": "2019-12-31"}),
+        json!({"closing_notice_date": "2999-01-01"}),
+        json!({"closing_notice_date": "2020-01-01", "closing_notice_ref": "x".repeat(201)}),
+        json!({"closing_notice_date": "2020-01-01", "other": 1}),
+    ] {
+        assert_error(&app.admin_post(&close, bad.clone()).await, 400, "bad_request");
+    }
+    assert_unchanged(&snap, &snapshot(&app).await, "closing with a wrong notice");
     let before = now_ms();
-    let r = app.admin_post(&close, json!({})).await;
+    let r = app
+        .admin_post(
+            &close,
+            json!({"closing_notice_date": "2020-01-01", "closing_notice_ref": "JO n° 1 du 1er janvier 2020"}),
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.json);
     assert_eq!(r.json["emission"], emission);
     let sale_end = r.json["sale_end_ms"].as_i64().unwrap_or_else(|| panic!("sale_end_ms in {}", r.json));
     assert!((before - 1000..=now_ms() + 1000).contains(&sale_end), "{sale_end}");
-    assert_eq!(r.json["claim_end_ms"], sale_end, "claim_days = 0");
+    assert_eq!(r.json["closing_notice_date"], "2020-01-01");
+    assert_eq!(r.json["closing_notice_ref"], "JO n° 1 du 1er janvier 2020");
+    // The last instant of 31 January 2020 in Paris (UTC+1).
+    assert_eq!(r.json["claim_end_ms"], 1_580_511_599_999_i64, "{}", r.json);
+    let claim_end = 1_580_511_599_999_i64;
     tokio::time::sleep(Duration::from_millis(20)).await;
     // Closed once: again, 409, and the end of sale stays.
     let snap = snapshot(&app).await;
@@ -627,7 +653,7 @@ async fn retail_tickets_after_the_claim_deadline_a_winner_is_no_longer_paid() {
     assert!(m.contains("deadline") || m.contains("claim") || m.contains("limite"), "{m}");
     assert_unchanged(&snap, &snapshot(&app).await, "selling after the end of sale, paying after the deadline");
     let v = app.retail("validate", Some(SHOP_A_TOKEN), &w.serial).await;
-    assert_eq!((v.json["status"].as_str(), v.json["claim_until_ms"].as_i64()), (Some("won"), Some(sale_end)));
+    assert_eq!((v.json["status"].as_str(), v.json["claim_until_ms"].as_i64()), (Some("won"), Some(claim_end)));
     // An unfinished ticket can always be finished; its prize is no more payable.
     for (seq, a) in later.actions.iter().enumerate().skip(1) {
         let r = app.post(&format!("/api/tickets/{}/actions", u.serial), Some(&ut), action_body(seq as u64, *a)).await;
@@ -636,12 +662,12 @@ async fn retail_tickets_after_the_claim_deadline_a_winner_is_no_longer_paid() {
     assert_error(&app.retail("pay", Some(SHOP_A_TOKEN), &u.serial).await, 409, "conflict");
     let t = app.get(&format!("/api/tickets/{}", u.serial), Some(&ut)).await;
     assert_eq!(t.json["ticket"]["status"], "won");
-    assert_eq!(t.json["ticket"]["retail"]["claim_until_ms"], sale_end);
+    assert_eq!(t.json["ticket"]["retail"]["claim_until_ms"], claim_end);
     app.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retail_tickets_a_winner_is_paid_until_60_days_after_the_end_of_sale() {
+async fn retail_tickets_a_winner_is_paid_until_30_days_after_the_closing_notice_then_a_working_day() {
     let Some(app) = spawn_app().await else { return };
     let emission = emit_paper(&app, 1).await;
     let printed = app.print_file(emission, 1).await;
@@ -653,11 +679,29 @@ async fn retail_tickets_a_winner_is_paid_until_60_days_after_the_end_of_sale() {
     play_plan(&app, &wt, &w.serial, &win).await;
     let r = app.admin_post(&format!("/api/admin/emissions/{emission}/close"), json!({})).await;
     assert_eq!(r.status, 200, "{}", r.json);
+    // No notice given: dated today (Paris). The deadline's day is 30 to 34
+    // days later (a Sunday and holidays after it move it), it ends at a
+    // Paris midnight, and it is not a Sunday (the exact dates, holidays
+    // included: the unit tests of core::claims).
     let sale_end = r.json["sale_end_ms"].as_i64().unwrap();
-    assert_eq!(r.json["claim_end_ms"], sale_end + 60 * DAY_MS, "{}", r.json);
+    let notice = r.json["closing_notice_date"].as_str().unwrap_or_else(|| panic!("{}", r.json)).to_string();
+    let claim_end = r.json["claim_end_ms"].as_i64().unwrap();
+    let notice_day = {
+        let part = |r: std::ops::Range<usize>| notice[r].parse::<u32>().unwrap();
+        format::days_from_civil((i64::from(part(0..4)), part(5..7), part(8..10)))
+    };
+    // Paris is UTC+1 or UTC+2: its day is the UTC day or the next.
+    let sale_day = sale_end.div_euclid(DAY_MS);
+    assert!(notice_day == sale_day || notice_day == sale_day + 1, "{notice}");
+    // The next instant is a Paris midnight: 22:00 or 23:00 UTC of the deadline's day.
+    let next = claim_end + 1;
+    assert!([22 * 3_600_000, 23 * 3_600_000].contains(&next.rem_euclid(DAY_MS)), "a Paris midnight: {claim_end}");
+    let deadline_day = next.div_euclid(DAY_MS);
+    assert!((30..=34).contains(&(deadline_day - notice_day)), "{notice} -> {}", r.json);
+    assert_ne!((deadline_day + 4).rem_euclid(7), 0, "the deadline is never a Sunday");
     assert_error(&app.retail("sell", Some(SHOP_A_TOKEN), &unsold.serial).await, 409, "conflict");
     let v = app.retail("validate", Some(SHOP_B_TOKEN), &w.serial).await;
-    assert_eq!(v.json["claim_until_ms"], sale_end + 60 * DAY_MS, "{}", v.json);
+    assert_eq!(v.json["claim_until_ms"], claim_end, "{}", v.json);
     let p = app.retail("pay", Some(SHOP_B_TOKEN), &w.serial).await;
     assert_eq!(p.status, 200, "{}", p.json);
     assert_eq!(p.json["status"], "paid");

@@ -26,7 +26,7 @@ async fn retail_tickets_thousands_of_wrong_codes_are_refused_and_slowed_down_eve
         (20, 2000, 2, 900)
     );
     assert!(!defaults.trust_forwarded_for && !defaults.retail_pay_any_shop);
-    assert_eq!((defaults.claim_days, defaults.trusted_proxy_hops), (60, 1));
+    assert_eq!((defaults.claim_days, defaults.trusted_proxy_hops), (30, 1));
     let limit = u64::from(defaults.redeem_failures_per_address);
     let window = defaults.redeem_window_s;
     let Some(app) = spawn_app_with(|c| c.trust_forwarded_for = true).await else { return };

@@ -565,7 +565,7 @@ mod tests {
         let mut conn = write_connection(&file).unwrap();
         let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
         let close_unknown = Changes {
-            close: Some((99, 1, 2)),
+            close: Some(crate::core::claims::Close::new(99, 1, (2026, 12, 5), None, 30)),
             audit: Some(crate::core::AuditRecord { created_ms: 1, kind: "sale_ended", data_json: "{}".into() }),
             ..Changes::none(crate::core::Effect::Emission)
         };
