@@ -42,16 +42,21 @@ export const PATTERNS = [
 const START_B = 104;
 const STOP = 106;
 
-/** A symbol is accepted when its widths are this close to its pattern (sum of |error| in modules). */
-const MAX_COST = 1.5;
-/** A symbol this close to a second pattern is ambiguous: refused. */
-const MIN_MARGIN = 0.5;
+/**
+ * A symbol's edge-to-edge distances (bar + space, space + bar: 4 of them,
+ * which identify each of the 107 patterns) must each be within this many
+ * modules of its pattern's; a blur or a spread of the ink, which moves
+ * both edges of a bar the same way, leaves them unchanged.
+ */
+const MAX_EDGE_ERROR = 0.62;
+/** And each single width within this many modules of its pattern's. */
+const MAX_WIDTH_ERROR = 1.0;
 /** Next to the barcode, a light quiet zone at least this many modules wide (the print has 10). */
 const QUIET = 4;
 
 /**
- * The best pattern for six widths: `{ value, cost }`, or null when none is
- * close enough or two are about as close.
+ * The pattern of six widths (bar first), normalised to the symbol's 11
+ * modules: its value, or null when no pattern is close enough.
  */
 function matchSymbol(w) {
   const sum = w[0] + w[1] + w[2] + w[3] + w[4] + w[5];
@@ -59,24 +64,24 @@ function matchSymbol(w) {
   const n = w.map((x) => (x * 11) / sum);
   let best = -1;
   let bestCost = Infinity;
-  let second = Infinity;
   for (let v = 0; v < PATTERNS.length; v++) {
     const p = PATTERNS[v];
-    // The widths themselves, and the edge-to-edge sums of neighbours
-    // (bar + space), which a spread of the ink or a blur does not change.
     let cost = 0;
-    for (let i = 0; i < 6; i++) cost += Math.abs(n[i] - p[i]);
-    for (let i = 0; i < 4; i++) cost += Math.abs(n[i] + n[i + 1] - p[i] - p[i + 1]) / 2;
+    let worst = 0;
+    for (let i = 0; i < 4; i++) {
+      const e = Math.abs(n[i] + n[i + 1] - p[i] - p[i + 1]);
+      cost += e;
+      if (e > worst) worst = e;
+    }
+    if (worst > MAX_EDGE_ERROR) continue;
+    for (let i = 0; i < 6; i++) if (Math.abs(n[i] - p[i]) > MAX_WIDTH_ERROR) worst = Infinity;
+    if (worst === Infinity) continue;
     if (cost < bestCost) {
-      second = bestCost;
       bestCost = cost;
       best = v;
-    } else if (cost < second) {
-      second = cost;
     }
   }
-  if (bestCost > MAX_COST || second - bestCost < MIN_MARGIN) return null;
-  return { value: best, cost: bestCost };
+  return best < 0 ? null : { value: best, cost: bestCost };
 }
 
 /**
@@ -184,7 +189,7 @@ function sliding(v, r, less) {
  * darkParity}` (`runs[k]` is dark when `k % 2 === darkParity`); the first
  * and last runs reach the line's ends.
  */
-export function lineRuns(v) {
+export function lineRuns(v, r) {
   const n = v.length;
   let lo = Infinity;
   let hi = -Infinity;
@@ -193,9 +198,6 @@ export function lineRuns(v) {
     if (v[x] > hi) hi = v[x];
   }
   if (!(hi - lo >= 24)) return { runs: [], darkParity: 0 };
-  // The window: wider than the widest element (4 modules) of a barcode
-  // that fills the line, narrower than its quiet zone.
-  const r = Math.max(6, Math.round(n / 40));
   const wmin = sliding(v, r, true);
   const wmax = sliding(v, r, false);
   const mid = (lo + hi) / 2;
@@ -221,15 +223,26 @@ export function lineRuns(v) {
   return { runs, darkParity: dark(0) ? 0 : 1 };
 }
 
-/** The text read on one line of luminance, left to right or right to left, or null. */
+/**
+ * The text read on one line of luminance, left to right or right to left,
+ * or null. The threshold's window, first wider than the widest element (4
+ * modules) of a barcode that fills the line and narrower than its quiet
+ * zone; then 3 pixels, which finds the narrow spaces of a small, blurred
+ * barcode (inside a wider element the window sees no contrast, and the
+ * line's middle grey decides).
+ */
 export function decodeLine(v) {
-  const { runs, darkParity } = lineRuns(v);
-  if (runs.length < 6 * 3 + 7) return null;
-  const forward = decodeRuns(runs, darkParity);
-  if (forward != null) return forward;
-  const back = runs.slice().reverse();
-  // Reversed, run k was run (len - 1 - k).
-  return decodeRuns(back, (runs.length - 1 - darkParity) % 2);
+  for (const r of [Math.max(6, Math.round(v.length / 40)), 3]) {
+    const { runs, darkParity } = lineRuns(v, r);
+    if (runs.length < 6 * 3 + 7) continue;
+    const forward = decodeRuns(runs, darkParity);
+    if (forward != null) return forward;
+    const back = runs.slice().reverse();
+    // Reversed, run k was run (len - 1 - k).
+    const backward = decodeRuns(back, (runs.length - 1 - darkParity) % 2);
+    if (backward != null) return backward;
+  }
+  return null;
 }
 
 /**

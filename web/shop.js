@@ -293,6 +293,8 @@ async function run(action, given) {
   } finally {
     delete $('answer').dataset.pending;
     setBusy(false);
+    // Still in the field (Enter, a shop's scanner): its text selected, so the next serial typed or scanned replaces it.
+    if (document.activeElement === $('serial')) $('serial').select();
   }
 }
 
@@ -451,6 +453,8 @@ function scanned(serial) {
   scanNote('shop.scan.read', { serial });
   document.body.dataset.camera = 'read';
   field.focus();
+  // Selected: a serial typed or scanned next replaces it.
+  field.select();
 }
 
 /** Stops the camera (its light goes off) and hides the picture. */

@@ -29,7 +29,13 @@ pub struct Session {
 pub struct Element(pub String);
 
 impl Session {
-    pub async fn start(driver_url: &str, chromium: &Path, user_data_dir: &Path, screen: Screen, extra: &[String]) -> Session {
+    pub async fn start(
+        driver_url: &str,
+        chromium: &Path,
+        user_data_dir: &Path,
+        screen: Screen,
+        extra: &[String],
+    ) -> Session {
         let mut args = vec![
             "--headless".to_string(),
             "--no-sandbox".into(),
