@@ -117,7 +117,7 @@ fn printed_pages(count: usize) -> Vec<(TicketRecord, String)> {
     let table = math::PrizeTable::parse_toml(TABLE).unwrap();
     let e = Emission::new(3, table, EmissionSeed::from_bytes(std::array::from_fn(|i| (i * 7) as u8))).unwrap();
     let block = e.generate_block(2).unwrap();
-    block.tickets.iter().take(count).map(|t| (t.clone(), ticket_svg(e.table(), t, "https://jeu.example/"))).collect()
+    block.tickets.iter().take(count).map(|t| (*t, ticket_svg(e.table(), t, "https://jeu.example/"))).collect()
 }
 
 /// The barcode group of a ticket's SVG page: the white ground `(x, width)` (quiet zones included), the bars `(x, width)`
