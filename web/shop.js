@@ -7,10 +7,15 @@
 // over). The server's answer is shown large, in its own words (`message`),
 // with the status and the amount. The day's report (GET
 // /api/retail/report) and a printable receipt for each payment are two
-// more screens.
+// more screens. The serial can be typed, typed by a shop's barcode
+// scanner (a keyboard: the serial then Enter, which checks the ticket), or
+// read by the phone's camera ("Scanner": the browser's BarcodeDetector
+// when it reads Code 128, else web/code128.js), which only fills the field.
 
 import { api, ApiError } from './api.js';
 import { t, tn, setLang, lang, money, LANGS } from './i18n.js';
+import { decodeImage } from './code128.js';
+import { parseSerial } from './serial.js';
 
 const $ = (id) => document.getElementById(id);
 const KEY = { token: 'asc.shopToken', lang: 'asc.lang' };
@@ -60,6 +65,7 @@ function applyStrings() {
   if (S.report) renderReport(S.report);
   if (S.receipt) renderReceipt(S.receipt.pay);
   if ($('pay-dialog').open) renderPayQuestion();
+  renderScanTexts();
 }
 
 function setBusy(b) {
@@ -83,6 +89,7 @@ function showScreen() {
 }
 
 function go(view) {
+  if (view !== 'counter') closeScanner();
   S.view = view;
   showScreen();
 }
@@ -146,6 +153,7 @@ function loginError(text) {
 
 /** Forgets the token; with `why`, the login form says why. */
 function logout(why) {
+  closeScanner();
   S.token = null;
   S.shop = null;
   S.report = null;
@@ -293,7 +301,202 @@ async function run(action, given) {
   } finally {
     delete $('answer').dataset.pending;
     setBusy(false);
+    // Still in the field (Enter, a shop's scanner): its text selected, so the next serial typed or scanned replaces it.
+    if (document.activeElement === $('serial')) $('serial').select();
   }
+}
+
+// ------------------------------------------------------------ the camera
+
+// `stream`: the camera while it is open; `opening`: asked, not answered yet;
+// `detector`: the browser's BarcodeDetector for Code 128, or null (then
+// code128.js reads the frames); `note` and `state`: the strings shown under
+// the field and under the picture, `[key, params, kind]`, kept to be
+// written again in the other language.
+const scan = { stream: null, opening: false, detector: null, timer: 0, canvas: null, note: null, state: null };
+
+/** The browser's own Code 128 reader, when it has one (Chrome on Android, Safari...). */
+async function nativeDetector() {
+  if (!('BarcodeDetector' in window)) return null;
+  try {
+    const formats = await window.BarcodeDetector.getSupportedFormats();
+    return formats.includes('code_128') ? new window.BarcodeDetector({ formats: ['code_128'] }) : null;
+  } catch {
+    return null;
+  }
+}
+
+function renderScanTexts() {
+  const note = $('scan-note');
+  note.textContent = scan.note ? t(scan.note[0], scan.note[1]) : '';
+  note.dataset.kind = scan.note ? scan.note[2] : '';
+  $('scanner-state').textContent = scan.state ? t(scan.state[0], scan.state[1]) : '';
+}
+
+/** The line under the field: `key` (null clears it), `kind` "ok" or "error". */
+function scanNote(key, params = {}, kind = 'ok') {
+  scan.note = key ? [key, params, kind] : null;
+  renderScanTexts();
+}
+
+function scanState(key) {
+  scan.state = key ? [key, {}, ''] : null;
+  renderScanTexts();
+}
+
+/** Why the camera did not open, in the counter's words. */
+function cameraRefusal(e) {
+  const name = e && e.name;
+  if (name === 'NotAllowedError' || name === 'SecurityError') return 'shop.scan.refused';
+  if (name === 'NotFoundError' || name === 'OverconstrainedError') return 'shop.scan.none';
+  if (name === 'NotReadableError' || name === 'AbortError') return 'shop.scan.busy';
+  return 'shop.scan.failed';
+}
+
+/** "Scanner": the rear camera (if the phone has one) in the page, read until a serial is found. */
+async function openScanner() {
+  if (scan.stream || scan.opening) return closeScanner();
+  scanNote(null);
+  const media = navigator.mediaDevices;
+  if (!media || typeof media.getUserMedia !== 'function') {
+    // No camera API: an http:// page (the browser allows cameras on https only) or no camera support.
+    scanNote(window.isSecureContext ? 'shop.scan.none' : 'shop.scan.insecure', {}, 'error');
+    return;
+  }
+  scan.opening = true;
+  $('scanner').hidden = false;
+  $('scan-open').setAttribute('aria-expanded', 'true');
+  document.body.dataset.camera = 'opening';
+  scanState('shop.scan.starting');
+  let stream;
+  try {
+    stream = await media.getUserMedia({
+      audio: false,
+      video: { facingMode: { ideal: 'environment' }, width: { ideal: 1280 }, height: { ideal: 720 } },
+    });
+  } catch (e) {
+    const opened = scan.opening;
+    closeScanner();
+    if (opened) {
+      scanNote(cameraRefusal(e), {}, 'error');
+      document.body.dataset.camera = 'refused';
+      $('serial').focus();
+    }
+    return;
+  }
+  if (!scan.opening) {
+    // Closed while the browser was asking: the camera goes at once.
+    for (const track of stream.getTracks()) track.stop();
+    return;
+  }
+  scan.opening = false;
+  scan.stream = stream;
+  const video = $('scanner-video');
+  video.srcObject = stream;
+  try {
+    await video.play();
+  } catch { /* muted inline video plays; the frames are read anyway */ }
+  scan.detector = await nativeDetector();
+  if (!scan.stream) return;
+  $('scanner').dataset.decoder = scan.detector ? 'native' : 'js';
+  document.body.dataset.camera = 'on';
+  scanState('shop.scan.looking');
+  nextFrame();
+}
+
+function nextFrame() {
+  clearTimeout(scan.timer);
+  scan.timer = setTimeout(readFrame, 100);
+}
+
+/** The barcodes' texts in the camera's current picture. */
+async function frameTexts(video) {
+  if (scan.detector) {
+    try {
+      const found = await scan.detector.detect(video);
+      return found.filter((b) => b.format === 'code_128').map((b) => b.rawValue);
+    } catch {
+      scan.detector = null;
+      $('scanner').dataset.decoder = 'js';
+    }
+  }
+  // At most 1280 pixels across: enough for the barcode's modules, quick to read.
+  const k = Math.min(1, 1280 / video.videoWidth);
+  const w = Math.round(video.videoWidth * k);
+  const h = Math.round(video.videoHeight * k);
+  if (!scan.canvas) scan.canvas = document.createElement('canvas');
+  const c = scan.canvas;
+  if (c.width !== w || c.height !== h) Object.assign(c, { width: w, height: h });
+  const ctx = c.getContext('2d', { willReadFrequently: true });
+  ctx.drawImage(video, 0, 0, w, h);
+  const text = decodeImage(ctx.getImageData(0, 0, w, h));
+  return text == null ? [] : [text];
+}
+
+async function readFrame() {
+  const video = $('scanner-video');
+  if (!scan.stream) return;
+  if (video.readyState < 2 || !video.videoWidth) return nextFrame();
+  const texts = await frameTexts(video);
+  if (!scan.stream) return;
+  const scanner = $('scanner');
+  scanner.dataset.frames = String(Number(scanner.dataset.frames || 0) + 1);
+  for (const text of texts) {
+    const serial = parseSerial(text);
+    if (serial) return scanned(serial);
+    // A barcode that is not a serial, or one read wrongly (its check digits): not used.
+    scanner.dataset.misread = text;
+    scanState('shop.scan.not_serial');
+  }
+  nextFrame();
+}
+
+/** A serial read: the camera stops and the field shows it; the shopkeeper chooses what to do. */
+function scanned(serial) {
+  closeScanner();
+  const field = $('serial');
+  field.value = serial;
+  $('serial-error').hidden = true;
+  field.removeAttribute('aria-invalid');
+  scanNote('shop.scan.read', { serial });
+  document.body.dataset.camera = 'read';
+  field.focus();
+  // Selected: a serial typed or scanned next replaces it.
+  field.select();
+}
+
+/** Stops the camera (its light goes off) and hides the picture. */
+function closeScanner() {
+  scan.opening = false;
+  clearTimeout(scan.timer);
+  if (scan.stream) for (const track of scan.stream.getTracks()) track.stop();
+  scan.stream = null;
+  const video = $('scanner-video');
+  video.pause();
+  video.srcObject = null;
+  $('scanner').hidden = true;
+  delete $('scanner').dataset.frames;
+  $('scan-open').setAttribute('aria-expanded', 'false');
+  scanState(null);
+  if (document.body.dataset.camera === 'on' || document.body.dataset.camera === 'opening') document.body.dataset.camera = 'off';
+}
+
+/**
+ * A shop's barcode scanner is a keyboard: it types the serial, then Enter.
+ * When the focus is elsewhere on the counter (a button after an answer),
+ * the first character it types moves the focus to the field, emptied, so
+ * the serial lands there and Enter checks it, instead of pressing the
+ * button that had the focus.
+ */
+function keyToField(ev) {
+  if (ev.defaultPrevented || ev.ctrlKey || ev.altKey || ev.metaKey || ev.isComposing) return;
+  if (!S.token || S.view !== 'counter' || $('pay-dialog').open) return;
+  if (ev.key.length !== 1 || !/^[0-9A-Za-z-]$/.test(ev.key)) return;
+  const a = document.activeElement;
+  if (a && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA' || a.tagName === 'SELECT' || a.isContentEditable)) return;
+  const field = $('serial');
+  field.focus();
+  field.select();
 }
 
 // ------------------------------------------------------------ "Payer" asks first
@@ -473,6 +676,16 @@ function init() {
     if (f && f.paid_ms != null) openReceipt({ shop: f.paid_by || S.shop, serial: f.serial, prize_cents: f.prize_cents, paid_ms: f.paid_ms }, 'counter');
   });
   $('open-report').addEventListener('click', openReport);
+  $('scan-open').addEventListener('click', openScanner);
+  $('scan-close').addEventListener('click', () => {
+    closeScanner();
+    $('scan-open').focus();
+  });
+  // Typing in the field again: the camera's line under it goes.
+  $('serial').addEventListener('input', () => scanNote(null));
+  document.addEventListener('keydown', keyToField);
+  // The camera is never left on behind another tab or a locked phone.
+  document.addEventListener('visibilitychange', () => { if (document.hidden) closeScanner(); });
   $('report-form').addEventListener('submit', loadReport);
   $('report-back').addEventListener('click', () => { S.report = null; go('counter'); $('serial').focus(); });
   $('receipt-print').addEventListener('click', () => window.print());

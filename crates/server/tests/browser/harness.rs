@@ -184,7 +184,12 @@ impl std::ops::Deref for Browser {
 /// ("Interdit aux mineurs", 18+): tests of the game start at the welcome
 /// screen. [`browser_first_visit`] starts without that answer.
 pub async fn browser(base: &str, screen: Screen) -> Option<Browser> {
-    let b = browser_first_visit(base, screen).await?;
+    browser_with_args(base, screen, &[]).await
+}
+
+/// [`browser`] with more Chromium command-line arguments (a fake camera: shop_scan.rs).
+pub async fn browser_with_args(base: &str, screen: Screen, args: &[String]) -> Option<Browser> {
+    let b = browser_first_visit_with_args(base, screen, args).await?;
     // Any page of the origin will do for its storage: not the game's own.
     b.goto(&format!("{base}/favicon.svg")).await;
     b.exec("localStorage.setItem('asc.adult', '1');", json!([])).await;
@@ -193,6 +198,10 @@ pub async fn browser(base: &str, screen: Screen) -> Option<Browser> {
 
 /// [`browser`] with a profile that never opened the page: the 18+ question comes first.
 pub async fn browser_first_visit(base: &str, screen: Screen) -> Option<Browser> {
+    browser_first_visit_with_args(base, screen, &[]).await
+}
+
+async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[String]) -> Option<Browser> {
     let (chromium, driver) = match find_tools() {
         Ok(t) => t,
         Err(why) => {
@@ -237,7 +246,7 @@ pub async fn browser_first_visit(base: &str, screen: Screen) -> Option<Browser> 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let profile = tempfile::tempdir().unwrap();
-    let s = Session::start(&url, &chromium, profile.path(), screen).await;
+    let s = Session::start(&url, &chromium, profile.path(), screen, args).await;
     guard.session = Some(s.id.clone());
     let child = guard.child.take().unwrap();
     std::mem::forget(guard);

@@ -36,4 +36,5 @@ mod recovery;
 mod retail;
 mod rules;
 mod seed;
+mod shop_scan;
 mod verify;

@@ -29,7 +29,13 @@ pub struct Session {
 pub struct Element(pub String);
 
 impl Session {
-    pub async fn start(driver_url: &str, chromium: &Path, user_data_dir: &Path, screen: Screen) -> Session {
+    pub async fn start(
+        driver_url: &str,
+        chromium: &Path,
+        user_data_dir: &Path,
+        screen: Screen,
+        extra: &[String],
+    ) -> Session {
         let mut args = vec![
             "--headless".to_string(),
             "--no-sandbox".into(),
@@ -43,6 +49,7 @@ impl Session {
             "--password-store=basic".into(),
             format!("--user-data-dir={}", user_data_dir.display()),
         ];
+        args.extend_from_slice(extra);
         let mut chrome = json!({"binary": chromium.display().to_string()});
         match screen {
             Screen::Desktop { width, height } => args.push(format!("--window-size={width},{height}")),
