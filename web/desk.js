@@ -281,7 +281,9 @@ function renderEmission(r) {
       el('label', { for: `print-${n}` }, t('desk.print.label')),
       el('select', { id: `print-${n}` }, ...r.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
       el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n) }, t('desk.print.button')),
-    ]));
+    ]),
+    el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(n), title: t('desk.certify.hint') },
+      t('desk.certify.button')));
   const figure = el('figure', { class: 'desk-risk', id: `risk-${n}`, 'data-emission': String(n) });
   return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
     el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
@@ -519,6 +521,8 @@ async function onEmissionAction(ev) {
     if (out !== null) said(t('desk.done.closed', { n }));
   } else if (button.dataset.act === 'print') {
     await downloadPrint(n, Number($(`print-${n}`).value));
+  } else if (button.dataset.act === 'certify') {
+    await downloadCertification(n, button);
   }
 }
 
@@ -546,6 +550,47 @@ async function downloadPrint(emission, block) {
   } catch (e) {
     said(null, t('desk.refused', { message: e.message }));
   } finally {
+    document.body.dataset.state = 'idle';
+  }
+}
+
+/**
+ * The certification report of an emission's table (GET
+ * /api/admin/emissions/{n}/certification, 100 000 tickets per stream:
+ * seconds of work on the server), fetched with the token (never in an
+ * address) and saved; the button says it is busy meanwhile.
+ */
+async function downloadCertification(emission, button) {
+  document.body.dataset.state = 'busy';
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  button.textContent = t('desk.certify.running');
+  said(t('desk.certify.wait', { emission }));
+  try {
+    const r = await fetch(`/api/admin/emissions/${emission}/certification`, {
+      headers: { Authorization: `Bearer ${S.token}` }, cache: 'no-store',
+    });
+    if (!r.ok) {
+      let message = r.statusText;
+      try { message = (await r.json()).message || message; } catch { /* not JSON */ }
+      throw new Error(message);
+    }
+    const blob = await r.blob();
+    const name = /filename="([^"]+)"/.exec(r.headers.get('Content-Disposition') || '');
+    const url = URL.createObjectURL(blob);
+    const a = el('a', { href: url, download: name ? name[1] : `certification-emission-${emission}.html`, hidden: '' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    document.body.dataset.downloaded = String(blob.size);
+    said(t('desk.done.certify', { emission }));
+  } catch (e) {
+    said(null, t('desk.refused', { message: e.message }));
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+    button.textContent = t('desk.certify.button');
     document.body.dataset.state = 'idle';
   }
 }

@@ -7,6 +7,7 @@
 //! - [`account`]: player accounts, logins, sessions, limits;
 //! - [`retail`]: shops and paper tickets;
 //! - [`admin`]: the operator's desk;
+//! - [`certification`]: the desk's download of an emission's certification report;
 //! - [`public`]: odds, public emissions, health, metrics, the web page;
 //! - [`openapi`]: the OpenAPI document and its documentation-only types;
 //! - [`listener`]: the HTTP/1.1 connections themselves.
@@ -16,6 +17,7 @@
 
 mod account;
 mod admin;
+mod certification;
 mod desk;
 mod game;
 pub mod listener;
@@ -82,6 +84,8 @@ pub struct AppState {
     pub wallet: operator::Wallet,
     /// Operator mode: the signed launch's keys and URLs.
     pub launcher: Option<Arc<operator::Launcher>>,
+    /// Set while a certification report is being written (one at a time).
+    pub certifying: certification::Certifying,
 }
 
 /// A limit of attempts per client network and window (0: no limit),
@@ -157,6 +161,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/admin/health", get(desk::health))
         .route("/api/admin/tables/check", post(desk::check_table))
         .route("/api/admin/emissions/{id}/risk", get(desk::risk))
+        .route("/api/admin/emissions/{id}/certification", get(certification::certification))
         .route("/desk", get(desk::page))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))

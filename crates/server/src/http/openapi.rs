@@ -35,6 +35,7 @@ use utoipa::{OpenApi, ToSchema};
         super::desk::health,
         super::desk::check_table,
         super::desk::risk,
+        super::certification::certification,
         super::retail::redeem,
         super::retail::sell,
         super::retail::validate,
