@@ -147,6 +147,11 @@ Object.assign(STRINGS.fr, {
   'desk.done.more': '{blocks} bloc(s) ajoutés à l’émission {n}.',
   'desk.done.closed': 'Vente de l’émission {n} close ; gains papier payables jusqu’au {until}.',
   'desk.done.print': 'Fichier d’impression de l’émission {emission}, bloc {block}, téléchargé.',
+  'desk.certify.button': 'Rapport de certification',
+  'desk.certify.hint': 'Le rapport d’un laboratoire sur la table de cette émission : 100 000 tickets joués par flux de tirage, quelques secondes de calcul. Il ne change rien.',
+  'desk.certify.running': 'Rapport en cours…',
+  'desk.certify.wait': 'Rapport de certification de l’émission {emission} en cours : quelques secondes.',
+  'desk.done.certify': 'Rapport de certification de l’émission {emission} téléchargé.',
 });
 
 Object.assign(STRINGS.en, {
@@ -293,4 +298,9 @@ Object.assign(STRINGS.en, {
   'desk.done.more': '{blocks} block(s) added to emission {n}.',
   'desk.done.closed': 'Sale of emission {n} closed; paper prizes payable until {until}.',
   'desk.done.print': 'Print file of emission {emission}, block {block}, downloaded.',
+  'desk.certify.button': 'Certification report',
+  'desk.certify.hint': 'A laboratory’s report on this emission’s table: 100 000 tickets played per draw stream, a few seconds of work. It changes nothing.',
+  'desk.certify.running': 'Writing the report…',
+  'desk.certify.wait': 'Certification report of emission {emission} being written: a few seconds.',
+  'desk.done.certify': 'Certification report of emission {emission} downloaded.',
 });

@@ -295,7 +295,9 @@ function renderEmission(r) {
       el('label', { for: `print-${n}` }, t('desk.print.label')),
       el('select', { id: `print-${n}` }, ...r.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
       el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n) }, t('desk.print.button')),
-    ]));
+    ]),
+    el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(n), title: t('desk.certify.hint') },
+      t('desk.certify.button')));
   const figure = el('figure', { class: 'desk-risk', id: `risk-${n}`, 'data-emission': String(n) });
   return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
     el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
@@ -592,33 +594,67 @@ async function onEmissionAction(ev) {
     if (out !== null) said(t('desk.done.closed', { n, until: dateOf(out.claim_end_ms) }));
   } else if (button.dataset.act === 'print') {
     await downloadPrint(n, Number($(`print-${n}`).value));
+  } else if (button.dataset.act === 'certify') {
+    await downloadCertification(n, button);
   }
 }
 
-/** A paper block's print file, fetched with the token (never in an address) and saved. */
+/**
+ * Fetches `path` with the token (never in an address) and saves the file,
+ * named as the server says (`Content-Disposition`) or `fallback`; its size.
+ */
+async function download(path, fallback) {
+  const r = await fetch(path, { headers: { Authorization: `Bearer ${S.token}` }, cache: 'no-store' });
+  if (!r.ok) {
+    let message = r.statusText;
+    try { message = (await r.json()).message || message; } catch { /* not JSON */ }
+    throw new Error(message);
+  }
+  const blob = await r.blob();
+  const name = /filename="([^"]+)"/.exec(r.headers.get('Content-Disposition') || '');
+  const url = URL.createObjectURL(blob);
+  const a = el('a', { href: url, download: name ? name[1] : fallback, hidden: '' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  document.body.dataset.downloaded = String(blob.size);
+  return blob.size;
+}
+
+/** A paper block's print file. */
 async function downloadPrint(emission, block) {
   document.body.dataset.state = 'busy';
   try {
-    const r = await fetch(`/api/admin/emissions/${emission}/blocks/${block}/print.csv`, {
-      headers: { Authorization: `Bearer ${S.token}` }, cache: 'no-store',
-    });
-    if (!r.ok) {
-      let message = r.statusText;
-      try { message = (await r.json()).message || message; } catch { /* not JSON */ }
-      throw new Error(message);
-    }
-    const blob = await r.blob();
-    const url = URL.createObjectURL(blob);
-    const a = el('a', { href: url, download: `emission-${emission}-block-${block}.csv`, hidden: '' });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
-    document.body.dataset.downloaded = String(blob.size);
+    await download(`/api/admin/emissions/${emission}/blocks/${block}/print.csv`, `emission-${emission}-block-${block}.csv`);
     said(t('desk.done.print', { emission, block }));
   } catch (e) {
     said(null, t('desk.refused', { message: e.message }));
   } finally {
+    document.body.dataset.state = 'idle';
+  }
+}
+
+/**
+ * The certification report of an emission's table (GET
+ * /api/admin/emissions/{n}/certification, 100 000 tickets per stream:
+ * seconds of work on the server); the button says it is busy meanwhile.
+ */
+async function downloadCertification(emission, button) {
+  document.body.dataset.state = 'busy';
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  button.textContent = t('desk.certify.running');
+  said(t('desk.certify.wait', { emission }));
+  try {
+    await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`);
+    said(t('desk.done.certify', { emission }));
+  } catch (e) {
+    said(null, t('desk.refused', { message: e.message }));
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+    button.textContent = t('desk.certify.button');
     document.body.dataset.state = 'idle';
   }
 }

@@ -82,6 +82,9 @@ enum Command {
 pub use lab::load_table;
 
 fn main() -> ExitCode {
+    // The certification reports this process writes (`report --table`, the
+    // desk's download under `serve`) name the commit it was built from.
+    lab::certify::BuildInfo::register(lab::build_info());
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Reconcile(a) => {

@@ -2,8 +2,8 @@
 //! (docs/certification.md), end to end through the binary.
 //!
 //! The biased-source test is a unit test of the module (it needs a draw
-//! source the binary does not offer): `cargo test --release -p as-capone
-//! --bin as-capone certify`.
+//! source the binary does not offer): `cargo test --release -p
+//! as-capone-certify` (crates/certify).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -18,7 +18,10 @@
 //!   (`as-capone report --table`): tickets played through the real engine on
 //!   each draw source, the exact odds beside the observed counts, the
 //!   statistical checks and their verdict, the dieharder appendix
-//!   (`docs/certification.md`).
+//!   (`docs/certification.md`). It is the crate `as-capone-certify`
+//!   (crates/certify), below the server so that the desk can download it
+//!   too, re-exported here; [`build_info`] is what this crate's build script
+//!   knows of the binary for its subject.
 //! - [`report`]: `as-capone report`, the operator's figures of every
 //!   emission read from the database (the same code as the admin API), or
 //!   the certification report when given a prize table.
@@ -32,7 +35,7 @@
 //! [`loadtest::LoadtestArgs`], [`report::ReportArgs`]) live beside it, so the
 //! binary only flattens them into its commands and calls `run`.
 
-pub mod certify;
+pub use ::certify;
 pub mod loadtest;
 pub mod reconcile;
 pub mod reliability;
@@ -41,6 +44,22 @@ pub mod rng_stream;
 
 use math::PrizeTable;
 use std::path::Path;
+
+/// Where this binary was built, from crates/lab/build.rs: the certification
+/// report's subject. The binary registers it at start
+/// (`certify::BuildInfo::register`) so that the server's reports say it too.
+pub fn build_info() -> certify::BuildInfo {
+    certify::BuildInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: env!("AS_CAPONE_GIT_COMMIT").into(),
+        git_dirty: match env!("AS_CAPONE_GIT_DIRTY") {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        },
+        rules_files: env!("AS_CAPONE_RULES_DIGESTS").split(';').filter(|s| !s.is_empty()).map(String::from).collect(),
+    }
+}
 
 /// Loads and validates a prize table, naming the file in errors.
 pub fn load_table(path: &Path) -> anyhow::Result<PrizeTable> {

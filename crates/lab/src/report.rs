@@ -13,7 +13,9 @@
 use crate::certify;
 use clap::Args;
 use format::{euros_plain, iso8601};
+use indicatif::{ProgressBar, ProgressStyle};
 use server::{EmissionReport, Figures, report_from};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -90,15 +92,35 @@ fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
     };
     let command =
         std::env::args().map(|a| if a.contains(' ') { format!("{a:?}") } else { a }).collect::<Vec<_>>().join(" ");
-    let report = certify::build(&certify::Options {
-        table,
-        tickets: args.games,
-        seed: args.seed,
-        threads,
-        dieharder: args.dieharder.clone(),
-        command,
-        progress: true,
-    })?;
+    let bytes = std::fs::read(&table).map_err(|e| anyhow::anyhow!("reading {}: {e}", table.display()))?;
+    let parsed = crate::load_table(&table)?;
+    let dieharder = args.dieharder.iter().map(|f| certify::dieharder::read(f)).collect::<anyhow::Result<Vec<_>>>()?;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(2 * args.games);
+        bar.set_style(
+            ProgressStyle::with_template("{msg:24} {bar:40} {percent:>3}% {human_pos}/{human_len} tickets, eta {eta}")
+                .expect("a valid template"),
+        );
+        bar
+    });
+    let report = certify::build(
+        &certify::Options {
+            table: parsed,
+            table_name: table.display().to_string(),
+            table_bytes: bytes,
+            tickets: args.games,
+            seed: args.seed,
+            threads,
+            dieharder,
+            command,
+            build: crate::build_info(),
+        },
+        &Bar(bar.as_ref()),
+    );
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let report = report?;
     let json = serde_json::to_string_pretty(&report)?;
     let html = certify::html::render(&report);
     let is_json = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -134,6 +156,22 @@ fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
         args.out.as_ref().map_or(String::new(), |o| format!("; written to {}", o.display()))
     );
     Ok(())
+}
+
+/// The certification run's progress on a terminal (none when stderr is not one).
+struct Bar<'a>(Option<&'a ProgressBar>);
+
+impl certify::Progress for Bar<'_> {
+    fn stage(&self, name: &'static str) {
+        if let Some(b) = self.0 {
+            b.set_message(name);
+        }
+    }
+    fn tickets(&self, n: u64) {
+        if let Some(b) = self.0 {
+            b.inc(n);
+        }
+    }
 }
 
 fn row(label: &str, f: &Figures) -> String {

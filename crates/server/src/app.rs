@@ -112,6 +112,7 @@ impl App {
         let state = AppState {
             wallet: wallet.clone(),
             launcher,
+            certifying: Default::default(),
             store: store.clone(),
             metrics: metrics.clone(),
             body_limit: config.body_limit_bytes,

@@ -7,6 +7,7 @@
 //! - [`account`]: player accounts, logins, sessions, limits;
 //! - [`retail`]: shops and paper tickets;
 //! - [`admin`]: the operator's desk;
+//! - [`certification`]: the desk's download of an emission's certification report;
 //! - [`public`]: odds, public emissions, health, metrics, the web page;
 //! - [`openapi`]: the OpenAPI document and its documentation-only types;
 //! - [`listener`]: the HTTP/1.1 connections themselves.
@@ -17,6 +18,7 @@
 mod account;
 mod admin;
 mod claims;
+mod certification;
 mod desk;
 mod game;
 pub mod listener;
@@ -85,6 +87,8 @@ pub struct AppState {
     pub wallet: operator::Wallet,
     /// Operator mode: the signed launch's keys and URLs.
     pub launcher: Option<Arc<operator::Launcher>>,
+    /// Set while a certification report is being written (one at a time).
+    pub certifying: certification::Certifying,
 }
 
 /// A limit of attempts per client network and window (0: no limit),
@@ -162,6 +166,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/admin/claims/pay", post(claims::pay))
         .route("/api/admin/tables/check", post(desk::check_table))
         .route("/api/admin/emissions/{id}/risk", get(desk::risk))
+        .route("/api/admin/emissions/{id}/certification", get(certification::certification))
         .route("/desk", get(desk::page))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))

@@ -37,6 +37,7 @@ use utoipa::{OpenApi, ToSchema};
         super::desk::risk,
         super::claims::list,
         super::claims::pay,
+        super::certification::certification,
         super::retail::redeem,
         super::retail::sell,
         super::retail::validate,

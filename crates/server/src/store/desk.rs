@@ -68,6 +68,18 @@ impl Store {
         .transpose()
     }
 
+    /// Emission `emission`'s table digest and its table's TOML text as
+    /// stored (`None`: no such emission), for the certification report.
+    pub async fn emission_table_text(&self, emission: u32) -> Result<Option<(String, String)>, AppError> {
+        Ok(on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT table_digest, table_toml FROM emissions WHERE id = $1",
+        )
+        .bind(i64::from(emission))
+        .fetch_optional(pool)
+        .await
+        .map_err(StoreError::from)?))
+    }
+
     /// `sqlite` or `postgres`.
     pub fn backend(&self) -> &'static str {
         match self.db {

@@ -21,6 +21,7 @@ extern crate as_capone_server as server;
 pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
 mod claims;
+mod desk_certify;
 mod desk_health;
 mod emissions;
 mod emissions_desk;

@@ -18,6 +18,8 @@ pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
 
 #[path = "../api/claims.rs"]
 mod claims;
+#[path = "../api/desk_certify.rs"]
+mod desk_certify;
 #[path = "../api/desk_health.rs"]
 mod desk_health;
 #[path = "../api/emissions.rs"]

@@ -15,7 +15,7 @@ const OPERATOR: &str = "browser-desk-operator-token-01";
 const PLAYER: &str = "browser-desk-player-token-0001";
 
 /// A string of the desk (`web/desk-strings.js`) in `lang`.
-async fn desk_string(b: &Browser, lang: &str, key: &str) -> String {
+pub(crate) async fn desk_string(b: &Browser, lang: &str, key: &str) -> String {
     let v = b
         .exec_async(
             "const [lang, key] = arguments; const done = arguments[arguments.length - 1];
@@ -29,7 +29,7 @@ async fn desk_string(b: &Browser, lang: &str, key: &str) -> String {
 
 /// Signs in with `token` and waits for the answer: the desk's first
 /// figures, or the sign-in's error (its text).
-async fn sign_in(b: &Browser, token: &str) -> Option<String> {
+pub(crate) async fn sign_in(b: &Browser, token: &str) -> Option<String> {
     b.type_into("#desk-token", token).await;
     b.click("#desk-login-go").await;
     b.wait_for(

@@ -132,11 +132,8 @@ async fn a_prize_above_the_shops_ceiling_is_sent_to_the_operator_and_its_payment
     b.click("#desk-login-go").await;
     b.wait_for("Number(document.body.dataset.loads || 0) > 0 && document.body.dataset.state === 'idle'", "the desk")
         .await;
-    let notice = b.exec(
-        &format!("return document.querySelector('article[data-emission=\"{emission}\"] [data-notice] dd').textContent"),
-        json!([]),
-    );
-    assert_eq!(notice.await, NOTICE);
+    let notice = format!("article[data-emission='{emission}'] [data-notice] dd");
+    assert_eq!(b.text(&notice).await, NOTICE);
     let row = format!("#claims-body tr[data-serial='{serial}']");
     b.wait_for(&format!("!!document.querySelector(\"{row}\")"), "the claim's row").await;
     assert_eq!(b.exec(&format!("return document.querySelector(\"{row}\").dataset.status"), json!([])).await, "owed");

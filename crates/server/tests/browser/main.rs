@@ -25,6 +25,7 @@ mod a11y;
 mod account;
 mod desk;
 mod desk_claims;
+mod desk_certify;
 mod experience;
 mod game;
 mod limits;

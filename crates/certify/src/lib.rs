@@ -1,9 +1,16 @@
-//! `as-capone report --table FILE --games N --out report.html`: the
-//! certification report for a test laboratory (GLI, eCOGRA, a regulator).
+//! The certification report for a test laboratory (GLI, eCOGRA, a
+//! regulator): `as-capone report --table FILE --games N --out report.html`
+//! (crates/lab/src/report.rs) and the desk's download
+//! (`GET /api/admin/emissions/{id}/certification`, crates/server) both call
+//! [`build`] then [`html::render`].
 //!
 //! One [`Report`] value holds every figure; the HTML page ([`html`]) and the
 //! JSON (`--json`) are both rendered from it, so they cannot disagree.
 //! What is in it, every check and its threshold: `docs/certification.md`.
+//!
+//! This crate sits below the server (it imports engine, math and format,
+//! never the server, lab or an async runtime) and draws no progress bar:
+//! the caller passes a [`Progress`] (the CLI's is an indicatif bar).
 //!
 //! Layout: [`run`] plays tickets through the real engine with a recording
 //! adapter around any draw source; [`analysis`] turns the counts into
@@ -18,7 +25,6 @@ pub mod svg;
 
 use analysis::StreamReport;
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use math::fraction::{approx, to_string as frac};
 use math::payout::{LegalBand, block_distribution};
 use math::{Odds, Payout, PrizeTable};
@@ -26,8 +32,8 @@ use num_rational::BigRational;
 use run::{DrawFactory, FairFactory, RunConfig, SimFactory};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// A check passes when its p-value is at least this.
@@ -222,14 +228,75 @@ pub struct Report {
 /// What to build.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub table: PathBuf,
+    /// The prize table, parsed by the caller from `table_bytes`.
+    pub table: PrizeTable,
+    /// Where the table came from, as the report names it (a file's path, an emission).
+    pub table_name: String,
+    /// The table's text exactly as read (the report gives its SHA-256).
+    pub table_bytes: Vec<u8>,
     pub tickets: u64,
     pub seed: u64,
     pub threads: usize,
-    pub dieharder: Vec<PathBuf>,
+    /// dieharder's runs for the appendix ([`dieharder::read`]).
+    pub dieharder: Vec<dieharder::DieharderRun>,
     pub command: String,
-    pub progress: bool,
+    /// Where the executable was built ([`BuildInfo::registered`] unless the caller knows better).
+    pub build: BuildInfo,
 }
+
+/// Where the executable that writes the report was built: the report's
+/// subject. The binary's build script knows it (crates/lab/build.rs); this
+/// crate has no build script of its own, so that a new commit does not
+/// rebuild everything above it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildInfo {
+    pub version: String,
+    /// `git rev-parse HEAD` at build time, or "unknown".
+    pub git_commit: String,
+    /// Uncommitted changes to tracked files at build time (None: unknown).
+    pub git_dirty: Option<bool>,
+    /// `sha256  FILE` of the rules' files found at build time.
+    pub rules_files: Vec<String>,
+}
+
+static REGISTERED: OnceLock<BuildInfo> = OnceLock::new();
+
+impl BuildInfo {
+    /// Nothing known but this crate's version.
+    pub fn unknown() -> BuildInfo {
+        BuildInfo {
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: "unknown".into(),
+            git_dirty: None,
+            rules_files: Vec::new(),
+        }
+    }
+
+    /// Records this process's build, once (the binary's `main` does, before
+    /// any report): later calls are ignored.
+    pub fn register(info: BuildInfo) {
+        let _ = REGISTERED.set(info);
+    }
+
+    /// The build [`BuildInfo::register`] recorded, or [`BuildInfo::unknown`].
+    pub fn registered() -> BuildInfo {
+        REGISTERED.get().cloned().unwrap_or_else(BuildInfo::unknown)
+    }
+}
+
+/// Told how the run goes. Each stream plays `tickets` tickets, so a whole
+/// report reports `2 * tickets` through [`Progress::tickets`].
+pub trait Progress: Sync {
+    /// The run enters a stage: "simulation stream", "fair stream", "block risk".
+    fn stage(&self, _name: &'static str) {}
+    /// `n` more tickets were played.
+    fn tickets(&self, _n: u64) {}
+}
+
+/// No progress told.
+pub struct Silent;
+
+impl Progress for Silent {}
 
 /// Plays `cfg.tickets` tickets from `factory` and returns the stream's figures.
 /// The report's two streams and the tests' biased source all come through here.
@@ -262,9 +329,9 @@ fn binary_sha256() -> String {
     std::env::current_exe().and_then(std::fs::read).map(|b| sha256_hex(&b)).unwrap_or_else(|e| format!("unknown ({e})"))
 }
 
-fn table_info(path: &Path, bytes: &[u8], t: &PrizeTable) -> TableInfo {
+fn table_info(name: &str, bytes: &[u8], t: &PrizeTable) -> TableInfo {
     TableInfo {
-        file: path.display().to_string(),
+        file: name.to_string(),
         file_sha256: sha256_hex(bytes),
         digest: t.digest(),
         canonical: t.canonical(),
@@ -338,36 +405,18 @@ fn block_risk(table: &PrizeTable, odds: &Odds, p: &Payout) -> BlockRisk {
     }
 }
 
-/// Builds the whole report.
-pub fn build(opts: &Options) -> anyhow::Result<Report> {
+/// Builds the whole report, telling `progress` how it goes.
+pub fn build(opts: &Options, progress: &dyn Progress) -> anyhow::Result<Report> {
     anyhow::ensure!(opts.tickets > 0, "--games must be at least 1");
     let start = Instant::now();
-    let bytes = std::fs::read(&opts.table).with_context(|| format!("reading {}", opts.table.display()))?;
-    let table = crate::load_table(&opts.table)?;
-    let runs = opts.dieharder.iter().map(|f| dieharder::read(f)).collect::<anyhow::Result<Vec<_>>>()?;
+    let table = &opts.table;
+    let runs = opts.dieharder.clone();
     let odds = Odds::exact();
-    let payout = Payout::compute(&table, &odds);
+    let payout = Payout::compute(table, &odds);
     let step = opts.tickets.div_ceil(200).max(1);
     let cfg = RunConfig { tickets: opts.tickets, seed: opts.seed, threads: opts.threads, step };
-
-    let bar = (opts.progress && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new(2 * opts.tickets);
-        bar.set_style(
-            ProgressStyle::with_template("{msg:24} {bar:40} {percent:>3}% {human_pos}/{human_len} tickets, eta {eta}")
-                .expect("a valid template"),
-        );
-        bar
-    });
-    let progress = |n: u64| {
-        if let Some(b) = &bar {
-            b.inc(n);
-        }
-    };
-    let msg = |m: &'static str| {
-        if let Some(b) = &bar {
-            b.set_message(m);
-        }
-    };
+    let tickets = |n: u64| progress.tickets(n);
+    let msg = |m: &'static str| progress.stage(m);
     msg("simulation stream");
     let sim = analyse_stream(
         &SimFactory::new(opts.seed),
@@ -376,10 +425,10 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         "engine::FastSource: ChaCha8 with Lemire's unbiased scaling, one ChaCha stream per chunk of 65 536 tickets \
          (the draws of as-capone simulate)",
         &cfg,
-        &table,
+        table,
         &odds,
         &payout,
-        &progress,
+        &tickets,
     );
     msg("fair stream");
     let fair = analyse_stream(
@@ -389,16 +438,13 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         "engine::FairStream: HMAC-SHA256(server seed, \"client:serial:n:c\") with rejection scaling \
          (docs/contract.md, Fairness), a new server seed per ticket (the draws of played tickets)",
         &cfg,
-        &table,
+        table,
         &odds,
         &payout,
-        &progress,
+        &tickets,
     );
     msg("block risk");
-    let risk = block_risk(&table, &odds, &payout);
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let risk = block_risk(table, &odds, &payout);
 
     let exact = exact(&odds, &payout);
     let mut checks = vec![Check {
@@ -437,18 +483,10 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         subject: Subject {
             game: "As Capone".into(),
             rules: RULES.into(),
-            rules_files: env!("AS_CAPONE_RULES_DIGESTS")
-                .split(';')
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            git_commit: env!("AS_CAPONE_GIT_COMMIT").into(),
-            git_dirty: match env!("AS_CAPONE_GIT_DIRTY") {
-                "true" => Some(true),
-                "false" => Some(false),
-                _ => None,
-            },
+            rules_files: opts.build.rules_files.clone(),
+            version: opts.build.version.clone(),
+            git_commit: opts.build.git_commit.clone(),
+            git_dirty: opts.build.git_dirty,
             binary_sha256: binary_sha256(),
             command: opts.command.clone(),
         },
@@ -461,7 +499,7 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
             statistical_checks: statistical,
             family_wise_false_alarm_bound: (statistical as f64 * THRESHOLD).min(1.0),
         },
-        table: table_info(&opts.table, &bytes, &table),
+        table: table_info(&opts.table_name, &opts.table_bytes, table),
         exact,
         block_risk: risk,
         streams: vec![sim, fair],
