@@ -24,9 +24,10 @@
 #      ticket owned by one of 20 000 players, its sale movement, and a game;
 #      paper: sold by one of the shops (its retail_sale movement), 90 % of
 #      them opened (a game). The last 0.2 % sold of each emission are in
-#      play, the others finished with a number of tricks drawn from a fixed
-#      spread by a hash of the ticket's id (40 % win: 5 tricks 25 %, 6 10 %,
-#      7 4 %, 8 1 %) and the prize of the ticket's own prize column for it.
+#      play, the others finished with a number of tricks drawn by a hash of
+#      the ticket's id from the game's exact final odds (`as-capone odds
+#      --json`: 5 tricks 31 %, 6 4 %, 7 0.08 %, 8 1 in 8 million; the rest
+#      lose), and the prize of the ticket's own prize column for it.
 #      Online prizes are credited (their prize movement); paper prizes are
 #      paid by the shop that sold the ticket for 70 % of the winners (status
 #      paid, paid_ms, paid_shop, the prize movement to the shop's account).
@@ -181,7 +182,7 @@ build_database() {
     say "writing the state of play with sqlite3 (synthetic)"
     local t_sql; t_sql=$(ms)
     state_of_play > "$WORK/play.sql"
-    sqlite3 -bail "$DESK_DB" < "$WORK/play.sql" > "$WORK/play.out"
+    sqlite3 -bail "$DESK_DB" < "$WORK/play.sql" | grep -v '^off$\|^wal$' > "$WORK/play.out"
     echo "state of play written in $(( $(ms) - t_sql )) ms; database built in $(( ($(ms) - t_all) / 1000 )) s," \
          "$(du -m "$DESK_DB" | cut -f1) MiB"
     touch "$DESK_DB.done"
@@ -193,7 +194,16 @@ build_database() {
 state_of_play() {
     local now; now=$(ms)
     local day=86400000 hour=3600000
-    local shops_sql="" i=0 s
+    local shops_sql="" i=0 s T5 T6 T7 T8 ODDS_NOTE
+    # The exact chance of ending with 5, 6, 7 and 8 tricks, cumulated, in billionths.
+    read -r T5 T6 T7 T8 ODDS_NOTE < <("$BIN" odds --json | python3 -c '
+import json, sys
+from fractions import Fraction
+f = json.load(sys.stdin)["final"]
+acc, out = Fraction(0), []
+for k in "5678":
+    acc += Fraction(f[k]); out.append(round(acc * 10**9))
+print(*out, " ".join(f"{k}: {f[k]}" for k in "5678"))')
     for s in "${SHOPS[@]}"; do
         shops_sql+="${shops_sql:+ UNION ALL }SELECT $i, '$s', (SELECT id FROM accounts WHERE name = 'shop:$s')"
         i=$((i + 1))
@@ -215,14 +225,17 @@ SELECT id, channel, price_cents,
 UPDATE emissions SET created_ms = (SELECT start_ms FROM em WHERE em.id = emissions.id) - $hour;
 UPDATE blocks SET created_ms = (SELECT start_ms FROM em WHERE em.id = blocks.emission_id) - $hour,
                   published_ms = (SELECT start_ms FROM em WHERE em.id = blocks.emission_id) - $hour;
--- The tickets sold, with h_* shares per mille from a hash of the id.
+-- The tickets sold, with h_* shares from a hash of the id (h_result in
+-- billionths, the others per mille).
+-- The tricks' spread: the game's exact final odds (as-capone odds --json),
+-- cumulated, in billionths: $ODDS_NOTE.
 CREATE TEMP TABLE s (id INTEGER PRIMARY KEY, e, channel, price, sold_ms, recent, h_result, h_open, h_pay,
                      prize_5, prize_6, prize_7, prize_8, player, shop);
 INSERT INTO s
 SELECT t.id, em.id, em.channel, em.price_cents,
        em.start_ms + ((b.number - 1) * e.block_size + t.position - 1) * ($now - $hour - em.start_ms) / em.n_sold,
        (b.number - 1) * e.block_size + t.position > em.n_sold - MAX(em.n_sold / 500, 1),
-       ((t.id * 2654435761) % 4294967296) * 1000 / 4294967296,
+       ((t.id * 2654435761) % 4294967296) * 1000000000 / 4294967296,
        ((t.id * 2246822519) % 4294967296) * 1000 / 4294967296,
        ((t.id * 3266489917) % 4294967296) * 1000 / 4294967296,
        t.prize_5, t.prize_6, t.prize_7, t.prize_8,
@@ -240,8 +253,8 @@ SELECT id, channel, sold_ms, player, shop, h_pay, tricks,
                    ELSE CASE WHEN tricks IS NULL THEN NULL ELSE 0 END END,
        sold_ms + 120000
   FROM (SELECT s.*, CASE WHEN recent THEN NULL
-                         WHEN h_result < 250 THEN 5 WHEN h_result < 350 THEN 6 WHEN h_result < 390 THEN 7
-                         WHEN h_result < 400 THEN 8 ELSE h_result % 5 END AS tricks
+                         WHEN h_result < $T5 THEN 5 WHEN h_result < $T6 THEN 6 WHEN h_result < $T7 THEN 7
+                         WHEN h_result < $T8 THEN 8 ELSE h_result % 5 END AS tricks
           FROM s WHERE channel = 'online' OR h_open < 900)
  ORDER BY id;
 
@@ -311,8 +324,15 @@ COMMIT;
 -- What was written, and the ledger's sum (0).
 SELECT 'sold ' || (SELECT COUNT(*) FROM tickets WHERE status IN ('sold', 'paid')) || ', paid on paper ' || (SELECT COUNT(*) FROM tickets WHERE status = 'paid')
     || ', games ' || (SELECT COUNT(*) FROM ticket_games) || ' (in play ' || (SELECT COUNT(*) FROM ticket_games WHERE phase <> 'finished')
-    || '), movements ' || (SELECT COUNT(*) FROM movements) || ', ledger entries ' || (SELECT COUNT(*) FROM ledger_entries)
-    || ', ledger sum ' || (SELECT SUM(amount_cents) FROM ledger_entries);
+    || '), movements ' || (SELECT COUNT(*) FROM movements)
+    || ', ledger entries ' || (SELECT COUNT(*) FROM ledger_entries);
+-- The server's own ledger check (store/reads.rs check_ledger()): all 0.
+SELECT 'ledger check: sum ' || (SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) FROM ledger_entries)
+    || ', unbalanced movements ' || (SELECT COUNT(*) FROM (SELECT movement_id FROM ledger_entries GROUP BY movement_id
+              HAVING SUM(amount_cents) <> 0 OR COUNT(*) <> 2) AS bad)
+    || ', balance mismatches ' || (SELECT COUNT(*) FROM accounts a WHERE a.kind = 'player' AND a.balance_cents <>
+              (SELECT CAST(COALESCE(SUM(l.amount_cents), 0) AS BIGINT) FROM ledger_entries l WHERE l.account_id = a.id))
+    || ', negative players ' || (SELECT COUNT(*) FROM accounts WHERE kind = 'player' AND balance_cents < 0);
 PRAGMA journal_mode = WAL;
 EOF
 }
@@ -340,13 +360,13 @@ refresh() {
     local args=() p id t0 t1 t2 codes
     for p in "${PAGE[@]}"; do args+=(-o /dev/null "$URL$p"); done
     t0=$(ms)
-    codes=$( ((${#args[@]})) && curl -s -Z --parallel-max 6 -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "${args[@]}" || true)
+    codes=$( ((${#args[@]})) && curl -s --no-progress-meter -Z --parallel-max 6 -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "${args[@]}" || true)
     t1=$(ms)
     args=()
     for id in $IDS; do for p in "${EACH[@]}"; do args+=(-o /dev/null "$URL${p//\{id\}/$id}"); done; done
-    codes+=$'\n'$( ((${#args[@]})) && curl -s -Z --parallel-max 6 -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "${args[@]}" || true)
+    codes+=$'\n'$( ((${#args[@]})) && curl -s --no-progress-meter -Z --parallel-max 6 -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "${args[@]}" || true)
     t2=$(ms)
-    echo "$((t2 - t0)) $((t1 - t0)) $((t2 - t1)) $(echo "$codes" | grep . | sort | uniq -c | awk '{printf "%s%sx%s", NR > 1 ? "," : "", $2, $1}')"
+    echo "$((t2 - t0)) $((t1 - t0)) $((t2 - t1)) $(echo "$codes" | grep . | sort | uniq -c | awk '{printf "%s%sx%s", (NR > 1 ? "," : ""), $2, $1}')"
 }
 
 say "starting the server on the database (cold: its first requests)"
