@@ -41,8 +41,8 @@
 # 2. The server restarted on it: a cold page refresh (the first after the
 #    start), then restarted again: each request of bench/lib/desk-paths.txt
 #    timed cold (its first after the start) and WARM times more, min, median,
-#    p90 and max per request and PASS/FAIL against BOUND_MS; then WARM page
-#    refreshes as desk.js makes them: its `page` requests at once, then its
+#    p90 and max per request and PASS/FAIL against BOUND_MS; then REFRESHES
+#    page refreshes as desk.js makes them: its `page` requests at once, then its
 #    `each` requests for every emission at once, at most 6 at a time (a
 #    browser's connections to one host over HTTP/1.1).
 # 3. Each desk query's EXPLAIN QUERY PLAN and its time in sqlite3
@@ -55,7 +55,9 @@
 #
 # Environment: BIN (default target/release-tests/as-capone, used as it is:
 # no build), DESK_DB (default /var/tmp/as-capone-desk-bench/desk-EMISSIONSxBLOCKSxBLOCK_SIZE.db),
-# EMISSIONS (20), BLOCKS (20), BLOCK_SIZE (15000), PLAYERS (20000), WARM (20),
+# EMISSIONS (20), BLOCKS (20), BLOCK_SIZE (15000), PLAYERS (20000), WARM (20:
+# warm requests of each path, fewer once WARM_BUDGET_S, 60, is spent, at
+# least 2), REFRESHES (3 warm page refreshes, fewer past REFRESH_BUDGET_S, 300),
 # BOUND_MS (200), PORT (18131), REQUEST_TIMEOUT_MS (120000: a request slower
 # than the server's default 10 s is measured, not cut), PATHS_FILE
 # (bench/lib/desk-paths.txt), EACH_IDS (the emissions whose `each` requests
@@ -69,7 +71,7 @@ if [[ "${DB:-sqlite}" == postgres* ]]; then
 fi
 BIN=${BIN:-target/release-tests/as-capone}
 EMISSIONS=${EMISSIONS:-20}; BLOCKS=${BLOCKS:-20}; BLOCK_SIZE=${BLOCK_SIZE:-15000}; PLAYERS=${PLAYERS:-20000}
-WARM=${WARM:-20}; BOUND_MS=${BOUND_MS:-200}; PORT=${PORT:-18131}; REQUEST_TIMEOUT_MS=${REQUEST_TIMEOUT_MS:-120000}
+WARM=${WARM:-20}; WARM_BUDGET_S=${WARM_BUDGET_S:-60}; REFRESHES=${REFRESHES:-3}; REFRESH_BUDGET_S=${REFRESH_BUDGET_S:-300}; BOUND_MS=${BOUND_MS:-200}; PORT=${PORT:-18131}; REQUEST_TIMEOUT_MS=${REQUEST_TIMEOUT_MS:-120000}
 PATHS_FILE=${PATHS_FILE:-$HERE/lib/desk-paths.txt}
 EACH_IDS=${EACH_IDS:-"1 $EMISSIONS"}
 DESK_DB=${DESK_DB:-/var/tmp/as-capone-desk-bench/desk-${EMISSIONS}x${BLOCKS}x${BLOCK_SIZE}.db}
@@ -351,7 +353,7 @@ mapfile -t EACH < <(awk '$1 == "each" { print $2 }' "$PATHS_FILE")
 (( ${#PAGE[@]} + ${#EACH[@]} > 0 )) || { echo "$PATHS_FILE names no request" >&2; exit 1; }
 
 # GET $1 as the operator: "CODE SECONDS".
-get() { curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $TOKEN" "$URL$1"; }
+get() { curl -s -o "$WORK/body" -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 
 # A page refresh as desk.js makes it: the page's requests at once, then
 # every emission's at once, 6 connections at most. Prints "total_ms page_ms
@@ -381,17 +383,27 @@ echo "cold page refresh (the first after a start, server start $START_MS ms): $t
 stop_server; start_server
 say "timing each request: its first after a start (cold), then $WARM times"
 : > "$WORK/times"
-time_path() { # label path
-    local i out
+time_path() { # label path: its first request, then WARM more while WARM_BUDGET_S lasts (at least 2)
+    local i out t0 shown=""
+    t0=$(ms)
     for i in $(seq 0 "$WARM"); do
+        if (( i > 2 && $(ms) - t0 > WARM_BUDGET_S * 1000 )); then break; fi
         out=$(get "$2")
         echo "$1 $i $out" >> "$WORK/times"
+        if [[ "$out" != 200* && -z "$shown" ]]; then
+            echo "$1 answered $(cut -c1-300 "$WORK/body")"; shown=1
+        fi
     done
 }
 for p in "${PAGE[@]}"; do time_path "$p" "$p"; done
 for p in "${EACH[@]}"; do for id in $EACH_IDS; do time_path "${p//\{id\}/$id}" "${p//\{id\}/$id}"; done; done
 : > "$WORK/refreshes"
-for _ in $(seq 1 "$WARM"); do refresh >> "$WORK/refreshes"; done
+say "$REFRESHES page refreshes (at most $REFRESH_BUDGET_S s)"
+t0=$(ms)
+for i in $(seq 1 "$REFRESHES"); do
+    if (( i > 1 && $(ms) - t0 > REFRESH_BUDGET_S * 1000 )); then break; fi
+    refresh >> "$WORK/refreshes"
+done
 stop_server
 
 python3 - "$WORK/times" "$WORK/refreshes" "$BOUND_MS" "$WARM" <<'PY'
@@ -403,8 +415,8 @@ rows = {}
 for line in open(times):
     label, i, code, t = line.split()
     rows.setdefault(label, []).append((int(i), code, 1000 * float(t)))
-print(f"\nper request, ms (cold: the first after a start; warm: {warm} more, one at a time); bound {bound:.0f} ms on the warm p90")
-print(f"{'request':48} {'status':>6} {'cold':>8} {'min':>8} {'median':>8} {'p90':>8} {'max':>8}  verdict")
+print(f"\nper request, ms (cold: the first after a start; warm: up to {warm} more, one at a time); bound {bound:.0f} ms on the warm p90")
+print(f"{'request':48} {'status':>6} {'cold':>8} {'warm n':>6} {'min':>8} {'median':>8} {'p90':>8} {'max':>8}  verdict")
 for label, r in rows.items():
     cold = next(t for i, c, t in r if i == 0)
     w = [t for i, c, t in r if i > 0]
@@ -412,7 +424,7 @@ for label, r in rows.items():
     ok = all(c == "200" for _, c, _ in r)
     verdict = ("PASS" if q(w, 0.9) <= bound else f"FAIL (+{q(w, 0.9) - bound:.0f} ms)") if ok else "NOT SERVED" if codes == "404" else "ERROR"
     if ok and cold > bound: verdict += f", cold +{cold - bound:.0f} ms"
-    print(f"{label:48} {codes:>6} {cold:8.1f} {min(w):8.1f} {q(w, .5):8.1f} {q(w, .9):8.1f} {max(w):8.1f}  {verdict}")
+    print(f"{label:48} {codes:>6} {cold:8.1f} {len(w):6d} {min(w):8.1f} {q(w, .5):8.1f} {q(w, .9):8.1f} {max(w):8.1f}  {verdict}")
 r = [l.split() for l in open(refreshes) if l.strip()]
 if r:
     tot = [float(x[0]) for x in r]; pg = [float(x[1]) for x in r]; ea = [float(x[2]) for x in r]
