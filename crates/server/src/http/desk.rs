@@ -291,35 +291,28 @@ pub async fn risk(
         .emission_table(emission)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("no emission {emission}")))?;
-    let report = state
-        .store
-        .emission_reports(Some(emission))
-        .await?
-        .pop()
-        .ok_or_else(|| AppError::NotFound(format!("no emission {emission}")))?;
+    let running = state.store.blocks_running(emission).await?;
+    let block_sales_cents = table.price_cents as i64 * i64::from(table.block_size);
     let shape = tokio::task::spawn_blocking(move || risk_shape(&table))
         .await
         .map_err(|e| AppError::internal(format!("a block's risk: {e}")))?;
     let (first_cents, bin_cents, bins, risk) = &*shape;
     Ok(Json(RiskChart {
         emission,
-        block_sales_cents: report.price_cents * report.block_size,
+        block_sales_cents,
         mean_cents: risk.mean_cents,
         p99_cents: risk.p99_cents,
         p_prizes_exceed_sales: risk.p_prizes_exceed_sales,
         first_cents: *first_cents,
         bin_cents: *bin_cents,
         bins: bins.clone(),
-        blocks: report
-            .blocks
-            .iter()
-            .map(|b| BlockRunning {
-                block: b.block,
-                printed: b.figures.printed,
-                finished: b.figures.finished,
-                prizes_won_cents: b.figures.prizes_won_cents,
+        blocks: running
+            .into_iter()
+            .map(|(block, printed, finished, prizes_won_cents)| {
+                let block = u32::try_from(block).map_err(|_| AppError::internal("a block number"))?;
+                Ok(BlockRunning { block, printed, finished, prizes_won_cents })
             })
-            .collect(),
+            .collect::<Result<_, AppError>>()?,
     }))
 }
 

@@ -80,6 +80,26 @@ impl Store {
         .map_err(StoreError::from)?))
     }
 
+    /// Each block of emission `emission` as the risk chart draws it:
+    /// `(block, printed, finished, prizes won)`. Only the tickets and their
+    /// games are read, never the ledger (which the emission's full figures
+    /// read: bench/desk.sh measured that part as most of their cost).
+    pub async fn blocks_running(&self, emission: u32) -> Result<Vec<(i64, i64, i64, i64)>, AppError> {
+        Ok(on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT b.number, COUNT(t.id),
+                    CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN 1 ELSE 0 END), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT)
+             FROM blocks b JOIN tickets t ON t.block_id = b.id
+             LEFT JOIN ticket_games g ON g.ticket_id = t.id
+             WHERE b.emission_id = $1
+             GROUP BY b.number ORDER BY b.number",
+        )
+        .bind(i64::from(emission))
+        .fetch_all(pool)
+        .await
+        .map_err(StoreError::from)?))
+    }
+
     /// `sqlite` or `postgres`.
     pub fn backend(&self) -> &'static str {
         match self.db {
