@@ -21,6 +21,7 @@
 mod audit;
 pub mod backup;
 mod desk;
+mod desk_charts;
 mod emissions;
 mod error;
 mod keyring;

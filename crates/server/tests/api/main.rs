@@ -20,6 +20,7 @@ extern crate as_capone_server as server;
 /// The storage these tests run on.
 pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
+mod desk_charts;
 mod desk_health;
 mod emissions;
 mod emissions_desk;

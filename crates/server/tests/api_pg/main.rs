@@ -16,6 +16,8 @@ extern crate as_capone_server as server;
 /// The storage these tests run on.
 pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
 
+#[path = "../api/desk_charts.rs"]
+mod desk_charts;
 #[path = "../api/desk_health.rs"]
 mod desk_health;
 #[path = "../api/emissions.rs"]

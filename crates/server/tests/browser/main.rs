@@ -24,6 +24,7 @@ mod webdriver;
 mod a11y;
 mod account;
 mod desk;
+mod desk_charts;
 mod experience;
 mod game;
 mod limits;
