@@ -87,17 +87,26 @@ impl Store {
     }
 
     /// Emission `emission`'s sold tickets per block and bucket of `width`
-    /// ms from `from` (unix ms; every sale at or after it).
-    pub(crate) async fn sales_rows(&self, emission: u32, from: i64, width: i64) -> Result<Vec<(i64, i64, i64)>, AppError> {
+    /// ms from `from` (unix ms; every sale at or after it), up to the sale
+    /// at `last` (included): a sale made since the span was read is left
+    /// for the next reading.
+    pub(crate) async fn sales_rows(
+        &self,
+        emission: u32,
+        from: i64,
+        width: i64,
+        last: i64,
+    ) -> Result<Vec<(i64, i64, i64)>, AppError> {
         let sql = format!(
             "SELECT s.number, s.k, CAST(COUNT(*) AS BIGINT) FROM
-               (SELECT b.number AS number, (t.sold_ms - $2) / $3 AS k{SOLD_OF_EMISSION}) s
+               (SELECT b.number AS number, (t.sold_ms - $2) / $3 AS k{SOLD_OF_EMISSION} AND t.sold_ms <= $4) s
              GROUP BY s.number, s.k ORDER BY s.number, s.k"
         );
         Ok(on_db!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(i64::from(emission))
             .bind(from)
             .bind(width.max(1))
+            .bind(last)
             .fetch_all(pool)
             .await?))
     }
@@ -112,48 +121,58 @@ impl Store {
         };
         let width = bucket_width(last - first + 1, buckets);
         let from = first - first.rem_euclid(width);
-        let counts = self.sales_rows(emission, from, width).await?;
+        let counts = self.sales_rows(emission, from, width, last).await?;
         Ok((SalesRows { blocks, span, counts }, from, width))
     }
 
     /// Emission `emission`'s finished games in order of finishing: each
     /// one when there are at most [`PRIZE_POINTS`], else the running sums
     /// at the end of each of [`PRIZE_POINTS`] spans of finishing time
-    /// (every point an exact running sum; the last one, all of them).
+    /// (every point an exact running sum; the last one, all of them). The
+    /// games read are those finished by the last finishing time first read:
+    /// one finished since is left for the next reading, and the figures
+    /// given are the points' own.
     pub(crate) async fn prize_rows(&self, emission: u32) -> Result<PrizeRows, AppError> {
         let id = i64::from(emission);
         let finished_of = format!("{SOLD_OF_EMISSION} AND g.phase = 'finished'").replace(
             "JOIN tickets t ON t.block_id = b.id",
             "JOIN tickets t ON t.block_id = b.id JOIN ticket_games g ON g.ticket_id = t.id",
         );
-        let sql = format!(
-            "SELECT CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(g.prize_cents), 0) AS BIGINT),
-                    MIN(g.finished_ms), MAX(g.finished_ms){finished_of}"
-        );
-        let (finished, won, first, last): (i64, i64, Option<i64>, Option<i64>) =
+        let sql = format!("SELECT CAST(COUNT(*) AS BIGINT), MIN(g.finished_ms), MAX(g.finished_ms){finished_of}");
+        let (finished, first, last): (i64, Option<i64>, Option<i64>) =
             on_db!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_one(pool).await?);
         let mut points = Vec::new();
         let (mut n, mut sum) = (0i64, 0i64);
+        let (Some(first), Some(last)) = (first, last) else {
+            return Ok(PrizeRows { finished: 0, prizes_won_cents: 0, points });
+        };
         if finished <= PRIZE_POINTS {
-            let sql = format!("SELECT g.prize_cents{finished_of} ORDER BY g.finished_ms, t.id");
-            let prizes: Vec<Option<i64>> =
-                on_db!(&self.db, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(pool).await?);
+            let sql = format!(
+                "SELECT g.prize_cents{finished_of} AND g.finished_ms <= $2 ORDER BY g.finished_ms, t.id LIMIT {PRIZE_POINTS}"
+            );
+            let prizes: Vec<Option<i64>> = on_db!(&self.db, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(id)
+                .bind(last)
+                .fetch_all(pool)
+                .await?);
             for p in prizes {
                 n += 1;
-                sum += p.ok_or_else(|| AppError::internal(format!("emission {emission}: a finished game has no prize")))?;
+                sum +=
+                    p.ok_or_else(|| AppError::internal(format!("emission {emission}: a finished game has no prize")))?;
                 points.push((n, sum));
             }
-        } else if let (Some(first), Some(last)) = (first, last) {
-            let width = ((last - first) / PRIZE_POINTS + 1).max(1);
+        } else {
+            let width = (last - first) / PRIZE_POINTS + 1;
             let sql = format!(
                 "SELECT s.k, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(s.prize), 0) AS BIGINT) FROM
-                   (SELECT (g.finished_ms - $2) / $3 AS k, g.prize_cents AS prize{finished_of}) s
+                   (SELECT (g.finished_ms - $2) / $3 AS k, g.prize_cents AS prize{finished_of} AND g.finished_ms <= $4) s
                  GROUP BY s.k ORDER BY s.k"
             );
             let spans: Vec<(i64, i64, i64)> = on_db!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(id)
                 .bind(first)
                 .bind(width)
+                .bind(last)
                 .fetch_all(pool)
                 .await?);
             for (_, count, prizes) in spans {
@@ -162,12 +181,7 @@ impl Store {
                 points.push((n, sum));
             }
         }
-        if (n, sum) != (finished, won) {
-            return Err(AppError::internal(format!(
-                "emission {emission}: {n} finished games for {sum} cents read in order, {finished} for {won} counted"
-            )));
-        }
-        Ok(PrizeRows { finished, prizes_won_cents: won, points })
+        Ok(PrizeRows { finished: n, prizes_won_cents: sum, points })
     }
 
     /// Every shop's paper tickets at `now` (unix ms): the configured shops

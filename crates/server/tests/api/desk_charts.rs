@@ -154,7 +154,8 @@ async fn the_desk_charts_count_the_sales_prizes_and_shops_the_test_made() {
     // Prizes against the exact expectation: the finished games in order of
     // finishing, each a point (fewer than 200), their running sums; the
     // table's exact mean and variance of one ticket's prize.
-    for (e, toml, prizes) in [(1, testkit::TABLE.to_string(), &online_prizes), (emission, paper_table(), &paper_prizes)] {
+    for (e, toml, prizes) in [(1, testkit::TABLE.to_string(), &online_prizes), (emission, paper_table(), &paper_prizes)]
+    {
         let r = app.admin_get(&format!("/api/admin/emissions/{e}/prizes")).await;
         assert_eq!(r.status, 200, "{}", r.json);
         let c = &r.json;
@@ -208,6 +209,59 @@ async fn the_desk_charts_count_the_sales_prizes_and_shops_the_test_made() {
         (expected.owed, expected.owed_cents) = (0, 0);
         assert_eq!(shop_of(s), expected, "{}", late.json);
     }
+
+    // More than 200 finished games: at most 200 points, each an exact
+    // running sum in order of finishing, the last one all of them. An
+    // online emission of 3 blocks of 100, every ticket marked sold and
+    // finished here (prize (id mod 3) × 100 cents, finished at 1000 + id ms).
+    let big = app
+        .admin_post(
+            "/api/admin/emissions",
+            serde_json::json!({"table": testkit::TABLE, "blocks": 3, "channel": "online"}),
+        )
+        .await;
+    assert_eq!(big.status, 201, "{}", big.json);
+    let big = big.json["emission"].as_u64().unwrap();
+    let of_big = format!("block_id IN (SELECT id FROM blocks WHERE emission_id = {big})");
+    assert_eq!(
+        app.exec_sql(&format!("UPDATE tickets SET status = 'sold', sold_ms = id WHERE {of_big}")).await,
+        Ok(300)
+    );
+    let games = format!(
+        "INSERT INTO ticket_games (ticket_id, seq, phase, state_json, prize_cents, finished_ms)
+         SELECT id, 1, 'finished', '{{}}', (id % 3) * 100, 1000 + id FROM tickets WHERE {of_big}"
+    );
+    assert_eq!(app.exec_sql(&games).await, Ok(300));
+    let ids: Vec<i64> = app
+        .dump(&format!("SELECT id FROM tickets WHERE {of_big} ORDER BY id"))
+        .await
+        .iter()
+        .map(|l| l.trim_start_matches("id=").trim_end_matches('|').parse().unwrap())
+        .collect();
+    let mut prefix = vec![0i64];
+    for id in &ids {
+        prefix.push(prefix.last().unwrap() + (id % 3) * 100);
+    }
+    let r = app.admin_get(&format!("/api/admin/emissions/{big}/prizes")).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    assert_eq!(
+        (&r.json["finished"], &r.json["prizes_won_cents"]),
+        (&serde_json::json!(300), &serde_json::json!(prefix[300]))
+    );
+    let points = r.json["points"].as_array().unwrap();
+    assert!(points.len() > 1 && points.len() <= 200, "{} points", points.len());
+    let mut before = 0;
+    for p in points {
+        let n = p["finished"].as_u64().unwrap() as usize;
+        assert!(n > before, "in order of finishing: {}", r.json);
+        assert_eq!(p["prizes_won_cents"], prefix[n], "the running sum of the first {n}");
+        before = n;
+    }
+    assert_eq!(before, 300);
+    let sales = app.admin_get(&format!("/api/admin/emissions/{big}/sales")).await;
+    let totals: Vec<i64> =
+        sales.json["blocks"].as_array().unwrap().iter().map(|b| b["total"].as_i64().unwrap()).collect();
+    assert_eq!(totals, vec![100, 100, 100], "{}", sales.json);
     app.shutdown().await;
 }
 

@@ -135,8 +135,10 @@ async fn the_desk_draws_sales_prizes_and_shops_with_their_endpoints_figures_in_b
         for f in fields {
             want_bars.push(json!([s["shop"], f, s[f]]));
         }
-        let cells: serde_json::Map<String, Value> =
-            ["sold", "redeemed", "paid", "paid_cents", "owed", "owed_cents"].iter().map(|f| (f.to_string(), s[*f].clone())).collect();
+        let cells: serde_json::Map<String, Value> = ["sold", "redeemed", "paid", "paid_cents", "owed", "owed_cents"]
+            .iter()
+            .map(|f| (f.to_string(), s[*f].clone()))
+            .collect();
         want_cells.push(json!([s["shop"], cells]));
     }
     assert_eq!(page["bars"], json!(want_bars), "{page}");
@@ -146,9 +148,22 @@ async fn the_desk_draws_sales_prizes_and_shops_with_their_endpoints_figures_in_b
 
     // Captions in words, French.
     let caption = |id: &'static str| b.text(id);
-    let fr = [caption("#sales-1 figcaption").await, caption("#prizes-1 figcaption").await, caption("#shops-chart figcaption").await];
-    assert!(fr[0].starts_with("Ventes au fil du temps, canal en ligne") && fr[0].contains("bloc 1 : 4 vendus"), "{}", fr[0]);
-    assert!(fr[1].starts_with("Lots gagnés face à l’espérance exacte") && fr[1].contains(prizes["mean_cents"].as_str().unwrap()), "{}", fr[1]);
+    let fr = [
+        caption("#sales-1 figcaption").await,
+        caption("#prizes-1 figcaption").await,
+        caption("#shops-chart figcaption").await,
+    ];
+    assert!(
+        fr[0].starts_with("Ventes au fil du temps, canal en ligne") && fr[0].contains("bloc 1 : 4 vendus"),
+        "{}",
+        fr[0]
+    );
+    assert!(
+        fr[1].starts_with("Lots gagnés face à l’espérance exacte")
+            && fr[1].contains(prizes["mean_cents"].as_str().unwrap()),
+        "{}",
+        fr[1]
+    );
     assert!(fr[1].contains("± 3 écarts-types"), "{}", fr[1]);
     assert!(fr[2].starts_with("Le canal papier par point de vente"), "{}", fr[2]);
     assert!(b.text("#sales-2 figcaption").await.contains("canal papier"));
