@@ -48,7 +48,7 @@ fn check_sales(chart: &Value, emission: u64, channel: &str, blocks: u64, want: &
     let (from, width) = (chart["from_ms"].as_i64().unwrap(), chart["bucket_ms"].as_i64().unwrap());
     let (first, last) = (chart["first_sale_ms"].as_i64().unwrap(), chart["last_sale_ms"].as_i64().unwrap());
     assert!(from <= first && first <= last && last < from + width * buckets as i64, "{chart}");
-    assert!(width >= 1000 && buckets >= 1 && buckets <= 51, "{chart}");
+    assert!(width >= 1000 && (1..=51).contains(&buckets), "{chart}");
     let listed = chart["blocks"].as_array().unwrap();
     assert_eq!(listed.len() as u64, blocks, "every block, sold or not: {chart}");
     for (i, b) in listed.iter().enumerate() {
@@ -98,7 +98,8 @@ async fn the_desk_charts_count_the_sales_prizes_and_shops_the_test_made() {
     let mut paper_sold = BTreeMap::new();
     let mut paper_prizes = Vec::new();
     // (outcome, seller, payer)
-    let runs: [(&dyn Fn(&Foreseen) -> bool, &str, Option<&str>); 6] = [
+    type Run<'a> = (&'a dyn Fn(&Foreseen) -> bool, &'a str, Option<&'a str>);
+    let runs: [Run; 6] = [
         (&won, SHOP_A, Some(SHOP_A)),
         (&won, SHOP_A, Some(SHOP_B)),
         (&won, SHOP_A, None),
