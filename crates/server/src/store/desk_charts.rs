@@ -282,9 +282,11 @@ mod tests {
         assert_eq!(bucket_width(50_001, 50), 5_000);
         assert_eq!(bucket_width(2 * 3_600_000, 50), 5 * 60_000);
         assert_eq!(bucket_width(30 * 86_400_000, 50), 86_400_000);
-        // A year in 50 buckets: past four weeks a width, multiples of four weeks.
+        // A year in 50 buckets: two weeks (27 of them); 40 years: past four
+        // weeks a width, a multiple of four weeks.
         let year = 365 * 86_400_000;
-        assert_eq!(bucket_width(year, 50), 28 * 86_400_000);
+        assert_eq!(bucket_width(year, 50), 14 * 86_400_000);
+        assert_eq!(bucket_width(year, 20), 28 * 86_400_000);
         assert_eq!(bucket_width(40 * year, 50), 28 * 86_400_000 * 11);
         assert!(ceil_div(40 * year, bucket_width(40 * year, 50)) <= 50);
     }
