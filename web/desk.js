@@ -299,11 +299,13 @@ function renderEmission(r) {
     el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(n), title: t('desk.certify.hint') },
       t('desk.certify.button')));
   const figure = el('figure', { class: 'desk-risk', id: `risk-${n}`, 'data-emission': String(n) });
+  const charts = ['sales', 'prizes'].map((c) => el('figure', { class: 'desk-chart', id: `${c}-${n}`, 'data-emission': String(n) }));
   return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
     el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
     facts,
     actions,
     figure,
+    ...charts,
     // The table scrolls inside its box on a narrow screen, not the page.
     el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: r.emission }) }, table));
 }
@@ -311,7 +313,12 @@ function renderEmission(r) {
 function renderEmissions(list) {
   $('desk-emissions-empty').hidden = list.length > 0;
   $('emission-list').replaceChildren(...list.map(renderEmission));
-  for (const r of list) drawRisk(r);
+  for (const r of list) {
+    drawRisk(r);
+    drawSales(r);
+    drawPrizes(r);
+  }
+  drawShops();
 }
 
 // ------------------------------------------------------------ a block's risk, drawn
@@ -388,6 +395,172 @@ async function drawRisk(r) {
     t('desk.risk.caption', { mean: money(Math.round(chart.mean_cents)), p99: money(Math.round(chart.p99_cents)), sales: money(chart.block_sales_cents), exceed }),
     ' ', running));
   figure.dataset.drawn = String(r.blocks.length);
+}
+
+// ------------------------------------------------------------ sales, prizes and shops, drawn
+
+// The blocks' colours, light on the dark page; past eight, dashed.
+const SERIES = ['#4cc38a', '#e0b54a', '#7cc4ff', '#ff9e8f', '#c9a7ff', '#f3efe4', '#9be36c', '#ffd166'];
+const seriesStyle = (i) => ({ stroke: SERIES[i % SERIES.length], 'stroke-dasharray': i < SERIES.length ? '' : '5 3' });
+
+/** A width of time in words: "5 min", "1 h", "2 j" / "2 d". */
+function span(ms) {
+  const units = [[86_400_000, lang() === 'fr' ? 'j' : 'd'], [3_600_000, 'h'], [60_000, 'min'], [1000, 's']];
+  const [size, unit] = units.find(([u]) => ms % u === 0 && ms >= u) || [1, 'ms'];
+  return `${num(ms / size)} ${unit}`;
+}
+
+/** Fetches a chart's data into `figure`; null (and why, in the figure) when refused. */
+async function chartData(figure, path) {
+  try {
+    return await request('GET', path, { token: S.token });
+  } catch (e) {
+    figure.replaceChildren(el('figcaption', { class: 'hint' }, t('desk.refused', { message: e.message })));
+    return null;
+  }
+}
+
+/** The frame of a chart: its svg, its axes, their end labels. */
+function frame(capId, W, H, box, xLabels, yLabels) {
+  const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': capId, class: 'desk-risk-svg' });
+  const { L, R, T, B } = box;
+  g.append(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: '#b9c7bd', 'stroke-width': 1 }));
+  g.append(svg('line', { x1: L, x2: L, y1: T, y2: H - B, stroke: '#b9c7bd', 'stroke-width': 1 }));
+  const [x0, x1] = xLabels, [y0, y1] = yLabels;
+  if (x0) g.append(svg('text', { x: L, y: H - 6, 'text-anchor': 'start', fill: '#b9c7bd', 'font-size': 11 }, x0));
+  if (x1) g.append(svg('text', { x: W - R, y: H - 6, 'text-anchor': 'end', fill: '#b9c7bd', 'font-size': 11 }, x1));
+  g.append(svg('text', { x: L - 4, y: H - B, 'text-anchor': 'end', fill: '#b9c7bd', 'font-size': 11 }, y0));
+  g.append(svg('text', { x: L - 4, y: T + 8, 'text-anchor': 'end', fill: '#b9c7bd', 'font-size': 11 }, y1));
+  return g;
+}
+
+/**
+ * Sales over time (GET /api/admin/emissions/{id}/sales): the tickets sold
+ * so far, cumulated bucket by bucket, one line per block, numbered at its
+ * end; the channel and the buckets' width said in the caption.
+ */
+async function drawSales(r) {
+  const figure = $(`sales-${r.emission}`);
+  if (!figure) return;
+  const c = await chartData(figure, `/api/admin/emissions/${r.emission}/sales`);
+  if (!c) return;
+  const capId = `sales-cap-${r.emission}`;
+  const channel = t(`desk.emission.channel.${c.channel}`);
+  if (c.buckets === 0) {
+    figure.replaceChildren(el('figcaption', { id: capId, class: 'hint' }, t('desk.sales.none', { channel })));
+    figure.dataset.drawn = '0';
+    return;
+  }
+  const W = 640, H = 200, box = { L: 48, R: 28, T: 12, B: 28 };
+  const cumulated = c.blocks.map((b) => b.sold.reduce((acc, n) => [...acc, acc[acc.length - 1] + n], [0]));
+  const top = Math.max(1, ...c.blocks.map((b) => b.total));
+  const x = (k) => box.L + (k / c.buckets) * (W - box.L - box.R);
+  const y = (n) => H - box.B - (n / top) * (H - box.T - box.B);
+  const end = c.from_ms + c.buckets * c.bucket_ms;
+  const g = frame(capId, W, H, box, [dateOf(c.from_ms), dateOf(end)], ['0', num(top)]);
+  c.blocks.forEach((b, i) => {
+    const d = cumulated[i].map((n, k) => `${k === 0 ? 'M' : 'L'} ${x(k).toFixed(1)} ${y(n).toFixed(1)}`).join(' ');
+    g.append(svg('path', { d, fill: 'none', 'stroke-width': 2, ...seriesStyle(i), 'data-part': 'sales', 'data-block': b.block, 'data-total': b.total, 'data-points': cumulated[i].length }));
+    g.append(svg('text', { x: W - box.R + 3, y: y(b.total) + 4, fill: SERIES[i % SERIES.length], 'font-size': 11 }, String(b.block)));
+  });
+  const blocks = c.blocks.map((b) => t('desk.sales.block', { n: b.block, sold: num(b.total) })).join(' ; ');
+  figure.replaceChildren(g, el('figcaption', { id: capId, class: 'hint' },
+    t('desk.sales.caption', { channel, bucket: span(c.bucket_ms), from: dateOf(c.from_ms), to: dateOf(end) }), ' ', blocks));
+  figure.dataset.drawn = String(c.blocks.length);
+}
+
+/**
+ * Prizes won against the exact expectation (GET /api/admin/emissions/{id}/prizes):
+ * the running sum of the finished games' prizes in order of finishing, the
+ * line n × E[prize] and the band n × E[prize] ± z √(n × Var[prize]) from
+ * the table's exact mean and variance (the server's fractions, drawn from
+ * their floating-point values).
+ */
+async function drawPrizes(r) {
+  const figure = $(`prizes-${r.emission}`);
+  if (!figure) return;
+  const c = await chartData(figure, `/api/admin/emissions/${r.emission}/prizes`);
+  if (!c) return;
+  const capId = `prizes-cap-${r.emission}`;
+  const exact = { mean: money(Math.round(c.mean_cents_approx)), exact: c.mean_cents, z: num(c.z), sd: money(Math.round(Math.sqrt(c.variance_cents2_approx))) };
+  if (c.finished === 0) {
+    figure.replaceChildren(el('figcaption', { id: capId, class: 'hint' }, t('desk.prizes.none', exact)));
+    figure.dataset.drawn = '0';
+    return;
+  }
+  const W = 640, H = 200, box = { L: 64, R: 12, T: 12, B: 28 };
+  const N = c.finished, m = c.mean_cents_approx, v = c.variance_cents2_approx, z = c.z;
+  const upper = (n) => n * m + z * Math.sqrt(n * v);
+  const lower = (n) => Math.max(0, n * m - z * Math.sqrt(n * v));
+  const top = Math.max(upper(N), ...c.points.map((p) => p.prizes_won_cents), 1);
+  const x = (n) => box.L + (n / N) * (W - box.L - box.R);
+  const y = (cents) => H - box.B - (cents / top) * (H - box.T - box.B);
+  const g = frame(capId, W, H, box, ['0', num(N)], [money(0), money(Math.round(top))]);
+  const steps = Array.from({ length: 81 }, (_, i) => (i / 80) * N);
+  const band = [...steps.map((n) => `${x(n).toFixed(1)},${y(upper(n)).toFixed(1)}`),
+    ...steps.reverse().map((n) => `${x(n).toFixed(1)},${y(lower(n)).toFixed(1)}`)].join(' ');
+  g.append(svg('polygon', { points: band, fill: 'rgba(124, 196, 255, .18)', stroke: 'none', 'data-part': 'band' }));
+  g.append(svg('line', { x1: x(0), y1: y(0), x2: x(N), y2: y(N * m), stroke: '#f3efe4', 'stroke-width': 1.5, 'stroke-dasharray': '4 3', 'data-part': 'expected' }));
+  const line = [{ finished: 0, prizes_won_cents: 0 }, ...c.points]
+    .map((p, i) => `${i === 0 ? 'M' : 'L'} ${x(p.finished).toFixed(1)} ${y(p.prizes_won_cents).toFixed(1)}`).join(' ');
+  g.append(svg('path', { d: line, fill: 'none', stroke: '#4cc38a', 'stroke-width': 2, 'data-part': 'won' }));
+  for (const p of c.points) {
+    g.append(svg('circle', { cx: x(p.finished), cy: y(p.prizes_won_cents), r: 2.5, fill: '#4cc38a', 'data-part': 'point', 'data-finished': p.finished, 'data-value': p.prizes_won_cents }));
+  }
+  const inside = c.prizes_won_cents >= lower(N) && c.prizes_won_cents <= upper(N);
+  figure.replaceChildren(g, el('figcaption', { id: capId, class: 'hint' },
+    t('desk.prizes.caption', { ...exact, won: money(c.prizes_won_cents), finished: num(N), expected: money(Math.round(N * m)), low: money(Math.round(lower(N))), high: money(Math.round(upper(N))) }),
+    ' ', t(inside ? 'desk.prizes.inside' : 'desk.prizes.outside')));
+  figure.dataset.drawn = String(c.points.length);
+  figure.dataset.inside = String(inside);
+}
+
+const SHOP_BARS = [['sold', '#7cc4ff'], ['redeemed', '#c9a7ff'], ['paid', '#4cc38a'], ['owed', '#e0b54a']];
+const SHOP_COLUMNS = [['sold', num], ['redeemed', num], ['paid', num], ['paid_cents', money], ['owed', num], ['owed_cents', money]];
+
+/**
+ * The paper channel per shop (GET /api/admin/shops): tickets sold,
+ * redeemed, paid and owed, as grouped bars, and every figure with the
+ * prizes paid and owed in a table beside it.
+ */
+async function drawShops() {
+  const figure = $('shops-chart');
+  if (!figure) return;
+  const c = await chartData(figure, '/api/admin/shops');
+  if (!c) return;
+  const shops = c.shops;
+  const head = el('tr', {}, el('th', { scope: 'col' }, t('desk.shops.col.shop')),
+    ...SHOP_COLUMNS.map(([f]) => el('th', { scope: 'col', class: 'num' }, t(`desk.shops.col.${f}`))));
+  const rows = shops.map((s) => el('tr', { 'data-shop': s.shop }, el('th', { scope: 'row' }, s.shop),
+    ...SHOP_COLUMNS.map(([f, show]) => el('td', { class: 'num', 'data-field': f, 'data-value': String(s[f]) }, show(s[f])))));
+  $('shops-table').replaceChildren(el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.shops.table') },
+    el('table', { class: 'desk-table' }, el('caption', { class: 'sr-only' }, t('desk.shops.table')), el('thead', {}, head), el('tbody', {}, ...rows))));
+  if (shops.length === 0) {
+    figure.replaceChildren(el('figcaption', { id: 'shops-cap', class: 'hint' }, t('desk.shops.none')));
+    figure.dataset.drawn = '0';
+    return;
+  }
+  const W = 640, H = 220, box = { L: 40, R: 12, T: 28, B: 28 };
+  const top = Math.max(1, ...shops.flatMap((s) => SHOP_BARS.map(([f]) => s[f])));
+  const group = (W - box.L - box.R) / shops.length;
+  const bar = Math.min(28, (group * 0.8) / SHOP_BARS.length);
+  const y = (n) => H - box.B - (n / top) * (H - box.T - box.B);
+  const g = frame('shops-cap', W, H, box, ['', ''], ['0', num(top)]);
+  SHOP_BARS.forEach(([f, color], i) => {
+    const lx = box.L + 8 + i * 120;
+    g.append(svg('rect', { x: lx, y: 6, width: 10, height: 10, fill: color }));
+    g.append(svg('text', { x: lx + 14, y: 15, fill: '#f3efe4', 'font-size': 11 }, t(`desk.shops.col.${f}`)));
+  });
+  shops.forEach((s, k) => {
+    const left = box.L + k * group + (group - bar * SHOP_BARS.length) / 2;
+    SHOP_BARS.forEach(([f, color], i) => {
+      g.append(svg('rect', { x: left + i * bar, y: y(s[f]), width: Math.max(bar - 2, 1), height: H - box.B - y(s[f]), fill: color,
+        'data-part': 'bar', 'data-shop': s.shop, 'data-field': f, 'data-value': s[f] }));
+    });
+    g.append(svg('text', { x: box.L + (k + 0.5) * group, y: H - 8, 'text-anchor': 'middle', fill: '#f3efe4', 'font-size': 11 }, s.shop));
+  });
+  figure.replaceChildren(g, el('figcaption', { id: 'shops-cap', class: 'hint' }, t('desk.shops.caption', { at: dateOf(c.at_ms) })));
+  figure.dataset.drawn = String(shops.length * SHOP_BARS.length);
 }
 
 // ------------------------------------------------------------ actions, each confirmed

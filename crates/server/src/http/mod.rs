@@ -20,6 +20,7 @@ mod admin;
 mod claims;
 mod certification;
 mod desk;
+mod desk_charts;
 mod game;
 pub mod listener;
 mod openapi;
@@ -167,6 +168,9 @@ pub fn router(state: AppState) -> Router {
         .route("/api/admin/tables/check", post(desk::check_table))
         .route("/api/admin/emissions/{id}/risk", get(desk::risk))
         .route("/api/admin/emissions/{id}/certification", get(certification::certification))
+        .route("/api/admin/emissions/{id}/sales", get(desk_charts::sales))
+        .route("/api/admin/emissions/{id}/prizes", get(desk_charts::prizes))
+        .route("/api/admin/shops", get(desk_charts::shops))
         .route("/desk", get(desk::page))
         .route("/shop", get(public::shop))
         .route("/api/emissions", get(public::public_emissions))

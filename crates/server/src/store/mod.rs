@@ -22,6 +22,7 @@ mod audit;
 pub mod backup;
 mod claims;
 mod desk;
+mod desk_charts;
 mod emissions;
 mod error;
 mod keyring;

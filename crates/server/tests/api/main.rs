@@ -22,6 +22,7 @@ pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
 mod claims;
 mod desk_certify;
+mod desk_charts;
 mod desk_health;
 mod emissions;
 mod emissions_desk;

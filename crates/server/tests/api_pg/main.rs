@@ -20,6 +20,8 @@ pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
 mod claims;
 #[path = "../api/desk_certify.rs"]
 mod desk_certify;
+#[path = "../api/desk_charts.rs"]
+mod desk_charts;
 #[path = "../api/desk_health.rs"]
 mod desk_health;
 #[path = "../api/emissions.rs"]

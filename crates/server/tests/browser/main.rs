@@ -26,6 +26,7 @@ mod account;
 mod desk;
 mod desk_claims;
 mod desk_certify;
+mod desk_charts;
 mod experience;
 mod game;
 mod limits;
