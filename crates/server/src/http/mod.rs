@@ -17,8 +17,8 @@
 
 mod account;
 mod admin;
-mod claims;
 mod certification;
+mod claims;
 mod desk;
 mod desk_charts;
 mod game;
