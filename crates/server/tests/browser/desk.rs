@@ -204,11 +204,12 @@ async fn the_desk_signs_in_shows_health_and_every_block_as_the_report_in_both_la
 }
 
 /// Clicks `button` (a confirmed action) and answers the dialog: `yes` or
-/// cancel; waits for the action's end when confirmed.
-async fn confirm(b: &Browser, button: &str, yes: bool) {
+/// cancel; waits for the action's end when confirmed. The question asked.
+pub(crate) async fn confirm(b: &Browser, button: &str, yes: bool) -> String {
     let acted = b.exec("return Number(document.body.dataset.acted || 0)", json!([])).await.as_u64().unwrap();
     b.click(button).await;
     b.wait_for("document.getElementById('desk-confirm').open", "the confirmation").await;
+    let question = b.text("#confirm-text").await;
     b.click(if yes { "#confirm-yes" } else { "#confirm-no" }).await;
     if yes {
         b.wait_for(
@@ -219,6 +220,7 @@ async fn confirm(b: &Browser, button: &str, yes: bool) {
     } else {
         b.wait_for("!document.getElementById('desk-confirm').open", "the dialog closed").await;
     }
+    question
 }
 
 /// The desk's actions (issue 30 item 4), each confirmed first and audited:

@@ -6,6 +6,7 @@
 //! (art. 1) are shown and the closing notice's date is asked when a sale
 //! is closed; both languages, axe-core clean.
 
+use crate::desk::{confirm, desk_string};
 use crate::harness::*;
 use crate::webdriver::Screen;
 use serde_json::json;
@@ -17,39 +18,11 @@ const NOTICE: &str = "JORF n° 0283 du 5 décembre 2026, texte n° 97";
 
 /// A string of the pages (`web/i18n.js` and the desk's) in `lang`, `{name}` filled.
 async fn string(b: &Browser, lang: &str, key: &str, params: &[(&str, &str)]) -> String {
-    let v = b
-        .exec_async(
-            "const [lang, key] = arguments; const done = arguments[arguments.length - 1];
-             import('/desk-strings.js').then(() => import('/i18n.js'))
-               .then(m => done(m.STRINGS[lang][key] ?? null), e => done(String(e)));",
-            json!([lang, key]),
-        )
-        .await;
-    let mut s = v.as_str().unwrap_or_else(|| panic!("no {lang} string {key}")).to_string();
+    let mut s = desk_string(b, lang, key).await;
     for (k, val) in params {
         s = s.replace(&format!("{{{k}}}"), val);
     }
     s
-}
-
-/// Clicks `button`, answers the desk's confirmation (`yes` or cancel) and
-/// waits for the action's end.
-async fn confirm(b: &Browser, button: &str, yes: bool) -> String {
-    let acted = b.exec("return Number(document.body.dataset.acted || 0)", json!([])).await.as_u64().unwrap();
-    b.click(button).await;
-    b.wait_for("document.getElementById('desk-confirm').open", "the confirmation").await;
-    let question = b.text("#confirm-text").await;
-    b.click(if yes { "#confirm-yes" } else { "#confirm-no" }).await;
-    if yes {
-        b.wait_for(
-            &format!("Number(document.body.dataset.acted || 0) > {acted} && document.body.dataset.state === 'idle'"),
-            "the action's end",
-        )
-        .await;
-    } else {
-        b.wait_for("!document.getElementById('desk-confirm').open", "the dialog closed").await;
-    }
-    question
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
