@@ -18,7 +18,8 @@ async fn retail_me_names_the_tokens_shop_and_refuses_every_other_token() {
     for (token, shop) in [(SHOP_A_TOKEN, SHOP_A), (SHOP_B_TOKEN, SHOP_B)] {
         let r = app.get("/api/retail/me", Some(token)).await;
         assert_eq!(r.status, 200, "{}", r.json);
-        assert_eq!(r.json, json!({"shop": shop}));
+        // Each shop with its payout ceiling (the default, 5 000 €: docs/shops.md).
+        assert_eq!(r.json, json!({"shop": shop, "payout_ceiling_cents": 500_000}));
     }
     // A paper ticket, sold and opened: its own token.
     let emission = emit_paper(&app, 1).await;
