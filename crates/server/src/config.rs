@@ -473,6 +473,18 @@ mod tests {
     }
 
     #[test]
+    fn each_shop_has_its_payout_ceiling_and_a_ceiling_names_a_known_shop() {
+        let shops = "retailer_tokens = [\"Tabac du Port:tabac-du-port-token-1\", \"Bar:bar-token-000000001\"]\n";
+        let c = Config::from_toml_str(&format!("{shops}shop_payout_ceilings = {{ \"Bar\" = 100000 }}\n")).unwrap();
+        let ceilings = c.payout_ceilings();
+        assert_eq!((ceilings.of("Bar"), ceilings.of("Tabac du Port"), ceilings.lowest()), (100_000, 500_000, 100_000));
+        let unknown = Config::from_toml_str(&format!("{shops}shop_payout_ceilings = {{ \"Baz\" = 1 }}\n"));
+        assert!(unknown.unwrap_err().to_string().contains("Baz"));
+        assert!(Config::from_toml_str("claim_days = 0\n").is_err());
+        assert_eq!(Config::default().claim_days, 30);
+    }
+
+    #[test]
     fn the_operator_demo_configuration_is_the_operator_mode_and_its_keys_parse() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/operator-demo.toml");
         let c = Config::from_toml_file(&path).unwrap();
