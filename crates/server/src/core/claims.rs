@@ -20,7 +20,7 @@
 //! Meeus), written here because it is short and checked against known
 //! dates below. Alsace-Moselle's two extra days are not counted.
 
-use super::retail::{Day, PAYMENT_CENTRE_FR, RetailAnswer, day_text, paris_day_bounds, retail_answer};
+use super::retail::{Day, PAYMENT_CENTRE_FR, day_text, paid_answer, paris_day_bounds, retail_answer};
 use super::{AccountId, AuditRecord, Changes, Decision, Effect, Movement, PaperRow, Reason, RetailWrite};
 use crate::api::Channel;
 use crate::error::AppError;
@@ -160,11 +160,7 @@ pub fn operator_pay(
             format::euros(ceiling)
         )));
     }
-    let mut after = row.clone();
-    after.status = "paid".into();
-    after.retail.paid_ms = Some(now);
-    after.retail.paid_by = None;
-    let mut answer: RetailAnswer = retail_answer(&after, now, ceiling);
+    let mut answer = paid_answer(&row, now, ceiling, None);
     answer.message =
         format!("Paiement de {} enregistré (référence {payment_reference}).", format::euros(said.prize_cents));
     Ok(Decision::Apply(Box::new(Changes {

@@ -88,6 +88,16 @@ pub fn retail_answer(row: &PaperRow, now: i64, ceiling: i64) -> RetailAnswer {
     }
 }
 
+/// What the counter says of `row` once paid at `now` by `paid_by` (a shop;
+/// `None`: the operator's payment centre).
+pub(super) fn paid_answer(row: &PaperRow, now: i64, ceiling: i64, paid_by: Option<String>) -> RetailAnswer {
+    let mut after = row.clone();
+    after.status = "paid".into();
+    after.retail.paid_ms = Some(now);
+    after.retail.paid_by = paid_by;
+    retail_answer(&after, now, ceiling)
+}
+
 /// Who pays a prize no shop may pay, in the counter's words.
 pub const PAYMENT_CENTRE_FR: &str = "le centre de paiement de l'opérateur";
 
@@ -193,11 +203,7 @@ pub fn pay(
             format::euros(ceiling)
         )));
     }
-    let mut after = row.clone();
-    after.status = "paid".into();
-    after.retail.paid_ms = Some(now);
-    after.retail.paid_by = Some(shop.to_string());
-    let mut answer = retail_answer(&after, now, ceiling);
+    let mut answer = paid_answer(&row, now, ceiling, Some(shop.to_string()));
     answer.message = format!("Payez {} au joueur.", format::euros(said.prize_cents));
     Ok(Decision::Apply(Box::new(Changes {
         retail: Some(RetailWrite::Pay { ticket_id: row.id, shop: shop.to_string(), paid_ms: now }),
