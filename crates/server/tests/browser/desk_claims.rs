@@ -51,7 +51,9 @@ async fn a_prize_above_the_shops_ceiling_is_sent_to_the_operator_and_its_payment
     srv.post("/api/retail/sell", Some(RETAILER), &json!({"serial": serial})).await;
     let opened = srv.post("/api/tickets/redeem", None, &json!({"code": code})).await;
     let token = opened["token"].as_str().unwrap().to_string();
-    let plan = find_seed(&serial, "claims-won", |p| p.game.result().unwrap().prize_cents > 0);
+    // find_seed plays with its own schedule: the prize is the ticket's own for the tricks won.
+    let ticket = srv.get(&format!("/api/tickets/{serial}"), &token).await["ticket"].clone();
+    let plan = find_seed(&serial, "claims-won", |p| prize_of(&ticket, p.game.result().unwrap().tricks) > 0);
     for (seq, a) in plan.actions.iter().enumerate() {
         let mut body = action_json(seq as u64, *a);
         if seq == 0 {
@@ -59,7 +61,7 @@ async fn a_prize_above_the_shops_ceiling_is_sent_to_the_operator_and_its_payment
         }
         srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &body).await;
     }
-    let prize = plan.game.result().unwrap().prize_cents as i64;
+    let prize = prize_of(&ticket, plan.game.result().unwrap().tricks);
 
     let Some(b) = browser(&srv.url, Screen::Desktop { width: 1280, height: 900 }).await else { return };
 
