@@ -81,23 +81,32 @@ impl Store {
     }
 
     /// Each block of emission `emission` as the risk chart draws it:
-    /// `(block, printed, finished, prizes won)`. Only the tickets and their
-    /// games are read, never the ledger (which the emission's full figures
-    /// read: bench/desk.sh measured that part as most of their cost).
+    /// `(block, printed, finished, prizes won)`, from the figures kept in
+    /// `block_figures` (migration 11): a few rows per block, no ticket.
     pub async fn blocks_running(&self, emission: u32) -> Result<Vec<(i64, i64, i64, i64)>, AppError> {
         Ok(on_db!(&self.db, pool => sqlx::query_as(
-            "SELECT b.number, COUNT(t.id),
-                    CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN 1 ELSE 0 END), 0) AS BIGINT),
-                    CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT)
-             FROM blocks b JOIN tickets t ON t.block_id = b.id
-             LEFT JOIN ticket_games g ON g.ticket_id = t.id
+            "SELECT b.number, b.size,
+                    CAST(COALESCE(SUM(f.won + f.lost), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(f.prizes_won_cents), 0) AS BIGINT)
+             FROM blocks b LEFT JOIN block_figures f ON f.block_id = b.id
              WHERE b.emission_id = $1
-             GROUP BY b.number ORDER BY b.number",
+             GROUP BY b.id, b.number, b.size ORDER BY b.number",
         )
         .bind(i64::from(emission))
         .fetch_all(pool)
         .await
         .map_err(StoreError::from)?))
+    }
+
+    /// Folds the block figures of ended PostgreSQL connections into each
+    /// block's row of shard 0 (the server does it every 5 minutes:
+    /// `store/postgres.rs` `fold_block_figures`); the rows folded. SQLite
+    /// keeps one row per block: 0.
+    pub async fn fold_block_figures(&self) -> Result<u64, AppError> {
+        match &self.db {
+            super::Db::Sqlite(_) => Ok(0),
+            super::Db::Postgres(pool) => Ok(super::postgres::fold_block_figures(pool).await?),
+        }
     }
 
     /// `sqlite` or `postgres`.

@@ -208,16 +208,71 @@ impl PgWriter {
 }
 
 /// Seals the audit entries of every process, five times a second, when
-/// no other process is doing it.
+/// no other process is doing it; every [`FOLD_EVERY`] ticks, folds the
+/// block figures of ended connections.
 async fn sealer(pool: PgPool) {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
+    for n in 0u64.. {
         tick.tick().await;
         if let Err(e) = audit::seal_pending(&pool, audit::Wait::No).await {
             tracing::warn!(error = %crate::error::error_chain(&e), "sealing the audit log");
         }
+        if n % FOLD_EVERY == FOLD_EVERY - 1
+            && let Err(e) = fold_block_figures(&pool).await
+        {
+            tracing::warn!(error = %crate::error::error_chain(&e), "folding the block figures");
+        }
     }
+}
+
+/// The sealer's ticks between two folds of the block figures: 5 minutes.
+const FOLD_EVERY: u64 = 5 * 60 * 5;
+
+/// The advisory lock key of the block figures' fold ("ASCFOLDS").
+const FOLD_LOCK: i64 = 0x4153_4346_4f4c_4453;
+
+/// Migration 11 keeps each block's figures on one row per writing
+/// connection (`shard`: its backend's pid), so that no two transactions
+/// wait on one counter. Connections end (the pool renews them), and their
+/// rows would pile up: this adds the rows of every connection that has
+/// ended into the block's row of shard 0 and deletes them, in one
+/// statement, under an advisory lock (one process folds at a time; the
+/// others skip). A row a live transaction holds is skipped, never waited
+/// for (`SKIP LOCKED`), so the fold never blocks a sale; a pid reused by a
+/// new connection meanwhile only adds to the row before or after it is
+/// folded. Returns the rows folded.
+pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError> {
+    let mut tx = pool.begin().await?;
+    let locked: bool =
+        sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(FOLD_LOCK).fetch_one(&mut *tx).await?;
+    if !locked {
+        return Ok(0);
+    }
+    let folded: i64 = sqlx::query_scalar(
+        "WITH ended AS (
+           DELETE FROM block_figures f
+           WHERE (f.block_id, f.shard) IN (
+             SELECT block_id, shard FROM block_figures
+             WHERE shard <> 0 AND shard NOT IN (SELECT pid FROM pg_stat_activity)
+             FOR UPDATE SKIP LOCKED)
+           RETURNING f.*),
+         added AS (
+           INSERT INTO block_figures AS f (block_id, shard, sold, in_play, won, lost, prizes_won_cents, prizes_paid_cents)
+           SELECT block_id, 0, SUM(sold), SUM(in_play), SUM(won), SUM(lost), SUM(prizes_won_cents), SUM(prizes_paid_cents)
+           FROM ended GROUP BY block_id
+           ON CONFLICT (block_id, shard) DO UPDATE SET
+             sold = f.sold + EXCLUDED.sold, in_play = f.in_play + EXCLUDED.in_play,
+             won = f.won + EXCLUDED.won, lost = f.lost + EXCLUDED.lost,
+             prizes_won_cents = f.prizes_won_cents + EXCLUDED.prizes_won_cents,
+             prizes_paid_cents = f.prizes_paid_cents + EXCLUDED.prizes_paid_cents
+           RETURNING 1)
+         SELECT CAST(COUNT(*) AS BIGINT) FROM ended",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(folded as u64)
 }
 
 /// One request's transaction.

@@ -2,6 +2,7 @@
 //! text runs on SQLite and PostgreSQL. Reads take no lock; what they show
 //! is committed.
 
+use super::emissions::RECOUNT_BLOCKS;
 use super::{Db, on_db};
 use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
 use crate::core::usecase::PaperKey;
@@ -12,7 +13,7 @@ use crate::keys::Keyring;
 use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
 use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
-use sqlx::Row;
+use sqlx::{AssertSqlSafe, Row};
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
@@ -623,6 +624,10 @@ pub struct LedgerCheck {
     pub balance_mismatches: u64,
     /// Player accounts below zero.
     pub negative_players: u64,
+    /// Blocks whose kept figures (`block_figures`, what the desk and
+    /// `as-capone report` show) differ from their tickets recounted, or
+    /// whose tickets are not as many as the block's size.
+    pub block_figure_mismatches: u64,
 }
 
 impl LedgerCheck {
@@ -631,6 +636,7 @@ impl LedgerCheck {
             && self.unbalanced_movements == 0
             && self.balance_mismatches == 0
             && self.negative_players == 0
+            && self.block_figure_mismatches == 0
     }
 }
 
@@ -648,7 +654,21 @@ pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
     )
     .fetch_one(pool)
     .await?);
+    let sql = format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM ({RECOUNT_BLOCKS}) r
+         JOIN blocks b ON b.id = r.id
+         LEFT JOIN (SELECT block_id, SUM(sold) AS sold, SUM(in_play) AS in_play, SUM(won) AS won, SUM(lost) AS lost,
+                           SUM(prizes_won_cents) AS prizes_won_cents, SUM(prizes_paid_cents) AS prizes_paid_cents
+                    FROM block_figures GROUP BY block_id) k ON k.block_id = r.id
+         WHERE b.published_ms IS NOT NULL
+           AND (r.printed <> b.size OR r.sold <> COALESCE(k.sold, 0) OR r.in_play <> COALESCE(k.in_play, 0)
+                OR r.won <> COALESCE(k.won, 0) OR r.lost <> COALESCE(k.lost, 0)
+                OR r.prizes_won_cents <> COALESCE(k.prizes_won_cents, 0)
+                OR r.prizes_paid_cents <> COALESCE(k.prizes_paid_cents, 0))"
+    );
+    let blocks: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await?);
     Ok(LedgerCheck {
+        block_figure_mismatches: blocks as u64,
         entries: entries as u64,
         sum_cents: sum,
         unbalanced_movements: unbalanced as u64,

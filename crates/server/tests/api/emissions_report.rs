@@ -183,6 +183,99 @@ async fn operator_report_figures_equal_sums_recomputed_from_the_stored_tickets()
     app.shutdown().await;
 }
 
+/// The sums of `block_figures` per block (block id, sold, in play, won,
+/// lost, prizes won, prizes paid), read beside the server.
+async fn kept_sums(app: &TestApp) -> Vec<String> {
+    app.dump(
+        "SELECT block_id, CAST(SUM(sold) AS BIGINT), CAST(SUM(in_play) AS BIGINT), CAST(SUM(won) AS BIGINT),
+                CAST(SUM(lost) AS BIGINT), CAST(SUM(prizes_won_cents) AS BIGINT), CAST(SUM(prizes_paid_cents) AS BIGINT)
+         FROM block_figures GROUP BY block_id ORDER BY block_id",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kept_block_figures_are_checked_against_the_tickets_and_postgres_folds_ended_connections() {
+    // Migration 11: the report reads each block's figures as the triggers
+    // keep them; check_ledger recounts them from the tickets.
+    let Some(app) = spawn_app_with(|c| c.start_balance_cents = 300 * 150).await else { return };
+    let players = [app.register().await, app.register().await];
+    sell_two_blocks(&app, &players).await;
+    let store = app.app.store();
+    let check = store.check_ledger().await.unwrap();
+    assert!(check.is_sound() && check.block_figure_mismatches == 0, "{check:?}");
+    let kept = kept_sums(&app).await;
+    assert_eq!(kept.len(), 2, "two blocks sold: {kept:?}");
+
+    // A wrong figure is caught, block by block; put right, the check passes again.
+    let first = "(SELECT MIN(block_id) FROM block_figures)";
+    app.exec_sql(&format!("UPDATE block_figures SET won = won + 1 WHERE block_id = {first}")).await.unwrap();
+    let check = store.check_ledger().await.unwrap();
+    assert_eq!(check.block_figure_mismatches, 1, "{check:?}");
+    assert!(!check.is_sound());
+    app.exec_sql(&format!("UPDATE block_figures SET won = won - 1 WHERE block_id = {first}")).await.unwrap();
+    app.exec_sql("UPDATE block_figures SET prizes_paid_cents = prizes_paid_cents - 1").await.unwrap();
+    assert_eq!(store.check_ledger().await.unwrap().block_figure_mismatches, 2);
+    app.exec_sql("UPDATE block_figures SET prizes_paid_cents = prizes_paid_cents + 1").await.unwrap();
+    assert!(store.check_ledger().await.unwrap().is_sound());
+    assert_eq!(kept_sums(&app).await, kept);
+
+    if app.backend == Backend::Sqlite {
+        // One writer, one row per block: nothing to fold.
+        assert_eq!(app.query_i64("SELECT COUNT(*) FROM block_figures WHERE shard <> 0").await, 0);
+        assert_eq!(store.fold_block_figures().await.unwrap(), 0);
+        app.shutdown().await;
+        return;
+    }
+    // PostgreSQL: each server connection wrote its own rows (shard = its
+    // backend's pid). Rows of connections that ended (here two pids no
+    // backend can have) are folded into shard 0, their sums kept; the rows
+    // of a live connection are not.
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM block_figures WHERE shard = 0").await, 0, "{kept:?}");
+    let live_rows = app.query_i64("SELECT COUNT(*) FROM block_figures").await;
+    app.exec_sql(&format!(
+        "INSERT INTO block_figures (block_id, shard, sold, won, prizes_paid_cents)
+         SELECT {first}, 2147483001, 3, 1, 500 UNION ALL SELECT {first}, 2147483002, -3, -1, -500"
+    ))
+    .await
+    .unwrap();
+    use sqlx::Connection;
+    let mut live = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("SELECT block_figures_add({first}, 0, 0, 0, 0, 0, 0)")))
+        .execute(&mut live)
+        .await
+        .unwrap();
+    let live_pid: i64 =
+        sqlx::query_scalar("SELECT CAST(pg_backend_pid() AS BIGINT)").fetch_one(&mut live).await.unwrap();
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM block_figures").await, live_rows + 3);
+    // The server's own connections are alive: only the two ended rows go.
+    assert_eq!(store.fold_block_figures().await.unwrap(), 2);
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM block_figures WHERE shard IN (2147483001, 2147483002)").await, 0);
+    assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM block_figures WHERE shard = {live_pid}")).await, 1);
+    assert_eq!(app.query_i64("SELECT COUNT(*) FROM block_figures WHERE shard = 0").await, 1, "one block folded");
+    assert_eq!(kept_sums(&app).await, kept, "the sums kept");
+    assert!(store.check_ledger().await.unwrap().is_sound());
+    // That connection ends: its row is folded at the next fold.
+    live.close().await.unwrap();
+    let mut folded = 0;
+    for _ in 0..50 {
+        folded += store.fold_block_figures().await.unwrap();
+        if folded > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(folded, 1, "the ended connection's row");
+    assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM block_figures WHERE shard = {live_pid}")).await, 0);
+    assert_eq!(kept_sums(&app).await, kept);
+    // More play after a fold adds to the connections' rows again.
+    let t = app.buy(&players[0]).await;
+    play_out(&app, &players[0], &t).await;
+    assert_ne!(kept_sums(&app).await, kept);
+    assert!(store.check_ledger().await.unwrap().is_sound());
+    app.shutdown().await;
+}
+
 /// Every node of a PostgreSQL plan (`EXPLAIN (FORMAT JSON)`'s "Plan"),
 /// with the node types above it.
 fn plan_nodes<'a>(node: &'a Value, above: &mut Vec<String>, out: &mut Vec<(&'a Value, Vec<String>)>) {
