@@ -7,51 +7,57 @@
 
 -- name: emissions (store/emissions.rs reports(); GET /api/admin/emissions, /api/admin/emissions/{id}/risk)
 -- bind: $1=-1
-SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms
+SELECT id, code, channel, table_digest, table_toml, price_cents, block_size, created_ms, sale_end_ms, claim_end_ms,
+                notice_ref, closing_notice_date, closing_notice_ref
          FROM emissions
          WHERE ($1 < 0 OR id = $1) ORDER BY id;
 
--- name: block figures, every emission (store/emissions.rs reports(None); GET /api/admin/emissions)
--- bind: $1=-1 $2=3
-SELECT b.emission_id, b.number, b.root, b.published_ms,
-                COUNT(t.id),
-                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND g.phase <> 'finished' THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(pm.amount), 0) AS BIGINT)
-         FROM blocks b JOIN tickets t ON t.block_id = b.id
-         LEFT JOIN ticket_games g ON g.ticket_id = t.id
-         LEFT JOIN (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
-                    JOIN ledger_entries l ON l.movement_id = m.id
-                    WHERE m.reason = 'prize' AND l.account_id <> $2 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
-         WHERE ($1 < 0 OR b.emission_id = $1)
-         GROUP BY b.emission_id, b.number, b.root, b.published_ms ORDER BY b.emission_id, b.number;
+-- name: block figures, every emission (store/emissions.rs reports(None), KEPT_BLOCKS; GET /api/admin/emissions)
+-- bind: $1=-1
+SELECT b.emission_id, b.number, b.root, b.published_ms, b.size,
+        CAST(COALESCE(SUM(f.sold), 0) AS BIGINT), CAST(COALESCE(SUM(f.in_play), 0) AS BIGINT),
+        CAST(COALESCE(SUM(f.won), 0) AS BIGINT), CAST(COALESCE(SUM(f.lost), 0) AS BIGINT),
+        CAST(COALESCE(SUM(f.prizes_won_cents), 0) AS BIGINT), CAST(COALESCE(SUM(f.prizes_paid_cents), 0) AS BIGINT)
+ FROM blocks b LEFT JOIN block_figures f ON f.block_id = b.id
+ WHERE ($1 < 0 OR b.emission_id = $1) GROUP BY b.id, b.emission_id, b.number, b.root, b.published_ms, b.size ORDER BY b.emission_id, b.number;
 
--- name: block figures, one emission (store/emissions.rs reports(Some(1)); GET /api/admin/emissions/1/risk)
--- bind: $1=1 $2=3
-SELECT b.emission_id, b.number, b.root, b.published_ms,
-                COUNT(t.id),
-                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND g.phase <> 'finished' THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(pm.amount), 0) AS BIGINT)
-         FROM blocks b JOIN tickets t ON t.block_id = b.id
-         LEFT JOIN ticket_games g ON g.ticket_id = t.id
-         LEFT JOIN (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
-                    JOIN ledger_entries l ON l.movement_id = m.id
-                    WHERE m.reason = 'prize' AND l.account_id <> $2 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
-         WHERE ($1 < 0 OR b.emission_id = $1)
-         GROUP BY b.emission_id, b.number, b.root, b.published_ms ORDER BY b.emission_id, b.number;
+-- name: block figures, one emission (store/emissions.rs reports(Some(1)); GET /api/admin/emissions/1)
+-- bind: $1=1
+SELECT b.emission_id, b.number, b.root, b.published_ms, b.size,
+        CAST(COALESCE(SUM(f.sold), 0) AS BIGINT), CAST(COALESCE(SUM(f.in_play), 0) AS BIGINT),
+        CAST(COALESCE(SUM(f.won), 0) AS BIGINT), CAST(COALESCE(SUM(f.lost), 0) AS BIGINT),
+        CAST(COALESCE(SUM(f.prizes_won_cents), 0) AS BIGINT), CAST(COALESCE(SUM(f.prizes_paid_cents), 0) AS BIGINT)
+ FROM blocks b LEFT JOIN block_figures f ON f.block_id = b.id
+ WHERE ($1 < 0 OR b.emission_id = $1) GROUP BY b.id, b.emission_id, b.number, b.root, b.published_ms, b.size ORDER BY b.emission_id, b.number;
 
--- name: the prizes paid, alone (the subquery pm of the block figures: every prize movement of the database)
--- bind: $2=3
-SELECT COUNT(*), SUM(amount) FROM (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
-                    JOIN ledger_entries l ON l.movement_id = m.id
-                    WHERE m.reason = 'prize' AND l.account_id <> $2 GROUP BY m.ticket_id);
+-- name: risk chart's blocks (store/desk.rs blocks_running(); GET /api/admin/emissions/{id}/risk)
+-- bind: $1=1
+SELECT b.number, b.size,
+                    CAST(COALESCE(SUM(f.won + f.lost), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(f.prizes_won_cents), 0) AS BIGINT)
+             FROM blocks b LEFT JOIN block_figures f ON f.block_id = b.id
+             WHERE b.emission_id = $1
+             GROUP BY b.id, b.number, b.size ORDER BY b.number;
+
+-- name: the recount of every block from its tickets (store/emissions.rs RECOUNT_BLOCKS: the ledger check's, no desk request runs it)
+SELECT COUNT(*), SUM(sold), SUM(prizes_paid_cents) FROM (SELECT b.id AS id, CAST(COUNT(t.id) AS BIGINT) AS printed,
+        CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') THEN 1 ELSE 0 END), 0) AS BIGINT) AS sold,
+        CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND g.phase <> 'finished' THEN 1 ELSE 0 END), 0)
+             AS BIGINT) AS in_play,
+        CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT) AS won,
+        CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT) AS lost,
+        CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT)
+             AS prizes_won_cents,
+        CAST(COALESCE(SUM(pm.amount), 0) AS BIGINT) AS prizes_paid_cents
+ FROM blocks b JOIN tickets t ON t.block_id = b.id
+ LEFT JOIN ticket_games g ON g.ticket_id = t.id
+ LEFT JOIN (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
+            JOIN ledger_entries l ON l.movement_id = m.id
+            WHERE m.reason = 'prize' AND l.account_id <> 3 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
+ GROUP BY b.id);
+
+-- name: the kept figures summed (the recount's three columns must equal them)
+SELECT COUNT(DISTINCT block_id), SUM(sold), SUM(prizes_paid_cents) FROM block_figures;
 
 -- name: emission table (store/desk.rs emission_table(); GET /api/admin/emissions/{id}/risk)
 -- bind: $1=1

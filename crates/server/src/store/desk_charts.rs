@@ -59,6 +59,25 @@ pub(crate) const PRIZE_POINTS: i64 = 200;
 const SOLD_OF_EMISSION: &str = " FROM blocks b JOIN tickets t ON t.block_id = b.id
  WHERE b.emission_id = $1 AND t.sold_ms IS NOT NULL";
 
+/// Each shop's figures per emission recounted from the paper tickets
+/// (`shop`, `emission_id`, `sold`, `redeemed`, `won_unpaid`,
+/// `won_unpaid_cents`, `paid`, `paid_cents`; a shop's sales and its
+/// payments are separate rows, to be summed): what `shop_figures` must
+/// hold. It reads every paper ticket: [`super::reads::check_ledger`] runs
+/// it, never a page.
+pub(super) const RECOUNT_SHOPS: &str = "SELECT t.shop AS shop, b.emission_id AS emission_id, 1 AS sold,
+        CASE WHEN g.ticket_id IS NOT NULL THEN 1 ELSE 0 END AS redeemed,
+        CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 AND t.paid_ms IS NULL THEN 1 ELSE 0 END AS won_unpaid,
+        CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 AND t.paid_ms IS NULL THEN g.prize_cents ELSE 0 END
+            AS won_unpaid_cents,
+        0 AS paid, 0 AS paid_cents
+ FROM tickets t JOIN blocks b ON b.id = t.block_id LEFT JOIN ticket_games g ON g.ticket_id = t.id
+ WHERE t.shop IS NOT NULL
+ UNION ALL
+ SELECT t.paid_shop, b.emission_id, 0, 0, 0, 0, 1, COALESCE(g.prize_cents, 0)
+ FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN ticket_games g ON g.ticket_id = t.id
+ WHERE t.paid_shop IS NOT NULL";
+
 impl Store {
     /// The channel and price of emission `emission`.
     pub(crate) async fn emission_basics(&self, emission: u32) -> Result<Option<EmissionBasics>, AppError> {
@@ -188,28 +207,21 @@ impl Store {
     /// and any other a ticket names, by name. Sold, redeemed and owed count
     /// the tickets a shop sold; paid, the ones it paid (a shop may pay
     /// another's ticket). Owed: won, not paid, and the claim deadline of
-    /// its emission not passed (none yet: the sale is open).
+    /// its emission not passed (none yet: the sale is open). Read from the
+    /// figures kept per shop and emission (`shop_figures`, migration 12),
+    /// never from the tickets; [`RECOUNT_SHOPS`] is their check.
     pub(crate) async fn shop_rows(&self, now: i64) -> Result<Vec<ShopRow>, AppError> {
-        type Sold = (String, i64, i64, i64, i64);
-        let sold: Vec<Sold> = on_db!(&self.db, pool => sqlx::query_as(
-            "SELECT t.shop, CAST(COUNT(*) AS BIGINT),
-                    CAST(COALESCE(SUM(CASE WHEN g.ticket_id IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT),
-                    CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 AND t.paid_ms IS NULL
-                          AND (e.claim_end_ms IS NULL OR e.claim_end_ms > $1) THEN 1 ELSE 0 END), 0) AS BIGINT),
-                    CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 AND t.paid_ms IS NULL
-                          AND (e.claim_end_ms IS NULL OR e.claim_end_ms > $1) THEN g.prize_cents ELSE 0 END), 0) AS BIGINT)
-             FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
-             LEFT JOIN ticket_games g ON g.ticket_id = t.id
-             WHERE t.shop IS NOT NULL GROUP BY t.shop",
+        type Kept = (String, i64, i64, i64, i64, i64, i64);
+        let kept: Vec<Kept> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT f.shop, CAST(SUM(f.sold) AS BIGINT), CAST(SUM(f.redeemed) AS BIGINT),
+                    CAST(SUM(CASE WHEN e.claim_end_ms IS NULL OR e.claim_end_ms > $1 THEN f.won_unpaid ELSE 0 END) AS BIGINT),
+                    CAST(SUM(CASE WHEN e.claim_end_ms IS NULL OR e.claim_end_ms > $1 THEN f.won_unpaid_cents ELSE 0 END)
+                         AS BIGINT),
+                    CAST(SUM(f.paid) AS BIGINT), CAST(SUM(f.paid_cents) AS BIGINT)
+             FROM shop_figures f JOIN emissions e ON e.id = f.emission_id
+             GROUP BY f.shop",
         )
         .bind(now)
-        .fetch_all(pool)
-        .await?);
-        let paid: Vec<(String, i64, i64)> = on_db!(&self.db, pool => sqlx::query_as(
-            "SELECT t.paid_shop, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(g.prize_cents), 0) AS BIGINT)
-             FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id
-             WHERE t.paid_shop IS NOT NULL GROUP BY t.paid_shop",
-        )
         .fetch_all(pool)
         .await?);
         let mut shops: std::collections::BTreeMap<String, ShopRow> = self
@@ -222,13 +234,10 @@ impl Store {
         fn row<'a>(shops: &'a mut std::collections::BTreeMap<String, ShopRow>, shop: &str) -> &'a mut ShopRow {
             shops.entry(shop.to_string()).or_insert_with(|| ShopRow { shop: shop.to_string(), ..ShopRow::default() })
         }
-        for (shop, n, redeemed, owed, owed_cents) in sold {
+        for (shop, sold, redeemed, owed, owed_cents, paid, paid_cents) in kept {
             let r = row(&mut shops, &shop);
-            (r.sold, r.redeemed, r.owed, r.owed_cents) = (n, redeemed, owed, owed_cents);
-        }
-        for (shop, n, cents) in paid {
-            let r = row(&mut shops, &shop);
-            (r.paid, r.paid_cents) = (n, cents);
+            (r.sold, r.redeemed, r.owed, r.owed_cents, r.paid, r.paid_cents) =
+                (sold, redeemed, owed, owed_cents, paid, paid_cents);
         }
         Ok(shops.into_values().collect())
     }

@@ -232,16 +232,16 @@ const FOLD_EVERY: u64 = 5 * 60 * 5;
 /// The advisory lock key of the block figures' fold ("ASCFOLDS").
 const FOLD_LOCK: i64 = 0x4153_4346_4f4c_4453;
 
-/// Migration 11 keeps each block's figures on one row per writing
-/// connection (`shard`: its backend's pid), so that no two transactions
-/// wait on one counter. Connections end (the pool renews them), and their
-/// rows would pile up: this adds the rows of every connection that has
-/// ended into the block's row of shard 0 and deletes them, in one
-/// statement, under an advisory lock (one process folds at a time; the
+/// Migrations 11 and 12 keep each block's figures, and each shop's per
+/// emission, on one row per writing connection (`shard`: its backend's
+/// pid), so that no two transactions wait on one counter. Connections end
+/// (the pool renews them), and their rows would pile up: this adds the
+/// rows of every connection that has ended into the row of shard 0 and
+/// deletes them, one statement per table, in one transaction, under an advisory lock (one process folds at a time; the
 /// others skip). A row a live transaction holds is skipped, never waited
 /// for (`SKIP LOCKED`), so the fold never blocks a sale; a pid reused by a
 /// new connection meanwhile only adds to the row before or after it is
-/// folded. Returns the rows folded.
+/// folded. Returns the rows folded (blocks' and shops').
 pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError> {
     let mut tx = pool.begin().await?;
     let locked: bool =
@@ -271,8 +271,33 @@ pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError>
     )
     .fetch_one(&mut *tx)
     .await?;
+    // Migration 12's figures per shop and emission, the same way.
+    let shops: i64 = sqlx::query_scalar(
+        "WITH ended AS (
+           DELETE FROM shop_figures f
+           WHERE (f.shop, f.emission_id, f.shard) IN (
+             SELECT shop, emission_id, shard FROM shop_figures
+             WHERE shard <> 0 AND shard NOT IN (SELECT pid FROM pg_stat_activity)
+             FOR UPDATE SKIP LOCKED)
+           RETURNING f.*),
+         added AS (
+           INSERT INTO shop_figures AS f (shop, emission_id, shard, sold, redeemed, won_unpaid, won_unpaid_cents,
+                                          paid, paid_cents)
+           SELECT shop, emission_id, 0, SUM(sold), SUM(redeemed), SUM(won_unpaid), SUM(won_unpaid_cents),
+                  SUM(paid), SUM(paid_cents)
+           FROM ended GROUP BY shop, emission_id
+           ON CONFLICT (shop, emission_id, shard) DO UPDATE SET
+             sold = f.sold + EXCLUDED.sold, redeemed = f.redeemed + EXCLUDED.redeemed,
+             won_unpaid = f.won_unpaid + EXCLUDED.won_unpaid,
+             won_unpaid_cents = f.won_unpaid_cents + EXCLUDED.won_unpaid_cents,
+             paid = f.paid + EXCLUDED.paid, paid_cents = f.paid_cents + EXCLUDED.paid_cents
+           RETURNING 1)
+         SELECT CAST(COUNT(*) AS BIGINT) FROM ended",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     tx.commit().await?;
-    Ok(folded as u64)
+    Ok((folded + shops) as u64)
 }
 
 /// One request's transaction.

@@ -2,6 +2,7 @@
 //! text runs on SQLite and PostgreSQL. Reads take no lock; what they show
 //! is committed.
 
+use super::desk_charts::RECOUNT_SHOPS;
 use super::emissions::RECOUNT_BLOCKS;
 use super::{Db, on_db};
 use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
@@ -628,6 +629,9 @@ pub struct LedgerCheck {
     /// `as-capone report` show) differ from their tickets recounted, or
     /// whose tickets are not as many as the block's size.
     pub block_figure_mismatches: u64,
+    /// Shops and emissions whose kept paper figures (`shop_figures`, the
+    /// desk's panel of shops) differ from their tickets recounted.
+    pub shop_figure_mismatches: u64,
 }
 
 impl LedgerCheck {
@@ -637,6 +641,7 @@ impl LedgerCheck {
             && self.balance_mismatches == 0
             && self.negative_players == 0
             && self.block_figure_mismatches == 0
+            && self.shop_figure_mismatches == 0
     }
 }
 
@@ -667,8 +672,23 @@ pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
                 OR r.prizes_paid_cents <> COALESCE(k.prizes_paid_cents, 0))"
     );
     let blocks: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await?);
+    // The recounted rows plus the kept ones negated: a shop and emission
+    // whose sums are not all zero differs.
+    let sql = format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM (
+           SELECT shop, emission_id FROM (
+             {RECOUNT_SHOPS}
+             UNION ALL
+             SELECT shop, emission_id, -sold, -redeemed, -won_unpaid, -won_unpaid_cents, -paid, -paid_cents
+             FROM shop_figures) x
+           GROUP BY shop, emission_id
+           HAVING SUM(sold) <> 0 OR SUM(redeemed) <> 0 OR SUM(won_unpaid) <> 0 OR SUM(won_unpaid_cents) <> 0
+               OR SUM(paid) <> 0 OR SUM(paid_cents) <> 0) bad"
+    );
+    let shops: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await?);
     Ok(LedgerCheck {
         block_figure_mismatches: blocks as u64,
+        shop_figure_mismatches: shops as u64,
         entries: entries as u64,
         sum_cents: sum,
         unbalanced_movements: unbalanced as u64,

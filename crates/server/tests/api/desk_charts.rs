@@ -211,6 +211,36 @@ async fn the_desk_charts_count_the_sales_prizes_and_shops_the_test_made() {
         assert_eq!(shop_of(s), expected, "{}", late.json);
     }
 
+    // The panel reads the figures kept per shop and emission (migration
+    // 12); the ledger check recounts them from the tickets and catches one
+    // changed behind the server's back.
+    let store = app.app.store();
+    let check = store.check_ledger().await.unwrap();
+    assert!(check.is_sound() && check.shop_figure_mismatches == 0, "{check:?}");
+    let one = format!("shop = '{SHOP_B}' AND emission_id = {emission}");
+    assert!(
+        app.exec_sql(&format!("UPDATE shop_figures SET paid_cents = paid_cents + 1 WHERE {one}")).await.unwrap() > 0
+    );
+    let check = store.check_ledger().await.unwrap();
+    assert_eq!((check.shop_figure_mismatches, check.is_sound()), (1, false), "{check:?}");
+    app.exec_sql(&format!("UPDATE shop_figures SET paid_cents = paid_cents - 1 WHERE {one}")).await.unwrap();
+    assert!(store.check_ledger().await.unwrap().is_sound());
+    if app.backend == Backend::Postgres {
+        // A row of a connection that ended is folded into shard 0, its sums kept.
+        let shops = app.admin_get("/api/admin/shops").await.json["shops"].clone();
+        app.exec_sql(&format!(
+            "INSERT INTO shop_figures (shop, emission_id, shard, sold, paid_cents)
+             VALUES ('{SHOP_B}', {emission}, 2147483001, 2, 700), ('{SHOP_B}', {emission}, 2147483002, -2, -700)"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(store.fold_block_figures().await.unwrap(), 2);
+        assert_eq!(app.query_i64("SELECT COUNT(*) FROM shop_figures WHERE shard > 2147483000").await, 0);
+        assert_eq!(app.query_i64(&format!("SELECT COUNT(*) FROM shop_figures WHERE shard = 0 AND {one}")).await, 1);
+        assert_eq!(app.admin_get("/api/admin/shops").await.json["shops"], shops, "the same figures after the fold");
+        assert!(store.check_ledger().await.unwrap().is_sound());
+    }
+
     // More than 200 finished games: at most 200 points, each an exact
     // running sum in order of finishing, the last one all of them. An
     // online emission of 3 blocks of 100, every ticket marked sold and
