@@ -43,8 +43,9 @@
 #    timed cold (its first after the start) and WARM times more, min, median,
 #    p90 and max per request and PASS/FAIL against BOUND_MS; then REFRESHES
 #    page refreshes as desk.js makes them: its `page` requests at once, then its
-#    `each` requests for every emission at once, at most 6 at a time (a
-#    browser's connections to one host over HTTP/1.1).
+#    `each` requests for every emission and its `open` requests for the
+#    newest emission (whose charts box is open at first) at once, at most 6
+#    at a time (a browser's connections to one host over HTTP/1.1).
 # 3. Each desk query's EXPLAIN QUERY PLAN and its time in sqlite3
 #    (bench/lib/desk-queries.sql, copied from the server's code).
 #
@@ -61,7 +62,9 @@
 # BOUND_MS (200), PORT (18131), REQUEST_TIMEOUT_MS (120000: a request slower
 # than the server's default 10 s is measured, not cut), PATHS_FILE
 # (bench/lib/desk-paths.txt), EACH_IDS (the emissions whose `each` requests
-# are timed one by one: "1 EMISSIONS", the most and the least sold).
+# are timed one by one: "1 EMISSIONS", the most and the least sold),
+# OPEN_IDS (the emissions whose charts box is open in the page refreshes:
+# the newest, as the page opens it; "1" for the most sold one).
 # Only SQLite: DB=postgres://... is refused (the state of play is sqlite3 SQL).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -350,22 +353,27 @@ fi
 # The requests: "page PATH" and "each PATH" lines.
 mapfile -t PAGE < <(awk '$1 == "page" { print $2 }' "$PATHS_FILE")
 mapfile -t EACH < <(awk '$1 == "each" { print $2 }' "$PATHS_FILE")
-(( ${#PAGE[@]} + ${#EACH[@]} > 0 )) || { echo "$PATHS_FILE names no request" >&2; exit 1; }
+mapfile -t OPEN < <(awk '$1 == "open" { print $2 }' "$PATHS_FILE")
+(( ${#PAGE[@]} + ${#EACH[@]} + ${#OPEN[@]} > 0 )) || { echo "$PATHS_FILE names no request" >&2; exit 1; }
 
 # GET $1 as the operator: "CODE SECONDS".
 get() { curl -s -o "$WORK/body" -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 
 # A page refresh as desk.js makes it: the page's requests at once, then
-# every emission's at once, 6 connections at most. Prints "total_ms page_ms
-# each_ms codes" (codes: each distinct HTTP status seen).
+# every emission's `each` requests and the open emission's `open` ones
+# (the newest: its charts box is the one open at first) at once, 6
+# connections at most. Prints "total_ms page_ms each_ms codes" (codes: each
+# distinct HTTP status seen).
 refresh() {
-    local args=() p id t0 t1 t2 codes
+    local args=() p id t0 t1 t2 codes open
     for p in "${PAGE[@]}"; do args+=(-o /dev/null "$URL$p"); done
     t0=$(ms)
     codes=$( ((${#args[@]})) && curl -s --no-progress-meter -Z --parallel-max 6 -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "${args[@]}" || true)
     t1=$(ms)
     args=()
     for id in $IDS; do for p in "${EACH[@]}"; do args+=(-o /dev/null "$URL${p//\{id\}/$id}"); done; done
+    open=${OPEN_IDS:-$(tr ' ' '\n' <<<"$IDS" | grep . | sort -n | tail -1)}
+    for id in $open; do for p in "${OPEN[@]}"; do args+=(-o /dev/null "$URL${p//\{id\}/$id}"); done; done
     codes+=$'\n'$( ((${#args[@]})) && curl -s --no-progress-meter -Z --parallel-max 6 -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "${args[@]}" || true)
     t2=$(ms)
     echo "$((t2 - t0)) $((t1 - t0)) $((t2 - t1)) $(echo "$codes" | grep . | sort | uniq -c | awk '{printf "%s%sx%s", (NR > 1 ? "," : ""), $2, $1}')"
@@ -396,7 +404,7 @@ time_path() { # label path: its first request, then WARM more while WARM_BUDGET_
     done
 }
 for p in "${PAGE[@]}"; do time_path "$p" "$p"; done
-for p in "${EACH[@]}"; do for id in $EACH_IDS; do time_path "${p//\{id\}/$id}" "${p//\{id\}/$id}"; done; done
+for p in "${EACH[@]}" "${OPEN[@]}"; do for id in $EACH_IDS; do time_path "${p//\{id\}/$id}" "${p//\{id\}/$id}"; done; done
 : > "$WORK/refreshes"
 say "$REFRESHES page refreshes (at most $REFRESH_BUDGET_S s)"
 t0=$(ms)

@@ -34,7 +34,7 @@ const local = {
 
 // `loads`: refreshes finished so far (the browser tests wait on it);
 // `last`: the previous health, for the actions per second between two.
-const S = { token: session.get(KEY.token), version: null, health: null, reports: null, last: null, rate: null, loads: 0, timer: null };
+const S = { token: session.get(KEY.token), version: null, health: null, reports: null, last: null, rate: null, loads: 0, timer: null, open: {} };
 
 const locale = () => (lang() === 'fr' ? 'fr-FR' : 'en-GB');
 const num = (n) => new Intl.NumberFormat(locale()).format(n);
@@ -299,15 +299,36 @@ function renderEmission(r) {
     el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(n), title: t('desk.certify.hint') },
       t('desk.certify.button')));
   const figure = el('figure', { class: 'desk-risk', id: `risk-${n}`, 'data-emission': String(n) });
-  const charts = ['sales', 'prizes'].map((c) => el('figure', { class: 'desk-chart', id: `${c}-${n}`, 'data-emission': String(n) }));
+  // Sales and prizes over time read the emission's sold tickets and
+  // finished games: drawn when their box is open (the newest emission's at
+  // first, then those the operator opens), not for all 20 emissions at
+  // every refresh (BENCHMARKS.md "The desk with 20 emissions of 20 blocks").
+  const charts = el('details', { class: 'desk-charts', id: `charts-${n}`, 'data-emission': String(n), ...(chartsOpen(n) ? { open: '' } : {}) },
+    el('summary', {}, t('desk.charts.summary')),
+    ...['sales', 'prizes'].map((c) => el('figure', { class: 'desk-chart', id: `${c}-${n}`, 'data-emission': String(n) })));
+  charts.addEventListener('toggle', () => {
+    S.open[n] = charts.open;
+    if (charts.open && !charts.dataset.loaded) {
+      charts.dataset.loaded = '1';
+      drawSales(r);
+      drawPrizes(r);
+    }
+  });
   return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
     el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
     facts,
     actions,
     figure,
-    ...charts,
+    charts,
     // The table scrolls inside its box on a narrow screen, not the page.
     el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: r.emission }) }, table));
+}
+
+/** Whether emission `n`'s charts box is open: as the operator left it, else only the newest emission's. */
+function chartsOpen(n) {
+  if (n in S.open) return S.open[n];
+  const newest = Math.max(...(S.reports?.emissions ?? []).map((r) => r.emission));
+  return n === newest;
 }
 
 function renderEmissions(list) {
@@ -315,8 +336,12 @@ function renderEmissions(list) {
   $('emission-list').replaceChildren(...list.map(renderEmission));
   for (const r of list) {
     drawRisk(r);
-    drawSales(r);
-    drawPrizes(r);
+    const charts = $(`charts-${r.emission}`);
+    if (charts.open) {
+      charts.dataset.loaded = '1';
+      drawSales(r);
+      drawPrizes(r);
+    }
   }
   drawShops();
 }

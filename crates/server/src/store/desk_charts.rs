@@ -148,18 +148,25 @@ impl Store {
     /// one when there are at most [`PRIZE_POINTS`], else the running sums
     /// at the end of each of [`PRIZE_POINTS`] spans of finishing time
     /// (every point an exact running sum; the last one, all of them). The
-    /// games read are those finished by the last finishing time first read:
-    /// one finished since is left for the next reading, and the figures
-    /// given are the points' own.
+    /// games read are those finished by the last finishing time first read
+    /// (each block's span of finishing times is kept with its figures): one
+    /// finished since is left for the next reading, and the figures given
+    /// are the points' own.
     pub(crate) async fn prize_rows(&self, emission: u32) -> Result<PrizeRows, AppError> {
         let id = i64::from(emission);
         let finished_of = format!("{SOLD_OF_EMISSION} AND g.phase = 'finished'").replace(
             "JOIN tickets t ON t.block_id = b.id",
             "JOIN tickets t ON t.block_id = b.id JOIN ticket_games g ON g.ticket_id = t.id",
         );
-        let sql = format!("SELECT CAST(COUNT(*) AS BIGINT), MIN(g.finished_ms), MAX(g.finished_ms){finished_of}");
-        let (finished, first, last): (i64, Option<i64>, Option<i64>) =
-            on_db!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_one(pool).await?);
+        // How many, and a span of time that holds every finish: kept per
+        // block (migrations 11 and 13), not read from the games.
+        let (finished, first, last): (i64, Option<i64>, Option<i64>) = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT CAST(COALESCE(SUM(f.won + f.lost), 0) AS BIGINT), MIN(f.first_finished_ms), MAX(f.last_finished_ms)
+             FROM blocks b JOIN block_figures f ON f.block_id = b.id WHERE b.emission_id = $1",
+        )
+        .bind(id)
+        .fetch_one(pool)
+        .await?);
         let mut points = Vec::new();
         let (mut n, mut sum) = (0i64, 0i64);
         let (Some(first), Some(last)) = (first, last) else {

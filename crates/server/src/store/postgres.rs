@@ -258,14 +258,18 @@ pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError>
              FOR UPDATE SKIP LOCKED)
            RETURNING f.*),
          added AS (
-           INSERT INTO block_figures AS f (block_id, shard, sold, in_play, won, lost, prizes_won_cents, prizes_paid_cents)
-           SELECT block_id, 0, SUM(sold), SUM(in_play), SUM(won), SUM(lost), SUM(prizes_won_cents), SUM(prizes_paid_cents)
+           INSERT INTO block_figures AS f (block_id, shard, sold, in_play, won, lost, prizes_won_cents, prizes_paid_cents,
+                                           first_finished_ms, last_finished_ms)
+           SELECT block_id, 0, SUM(sold), SUM(in_play), SUM(won), SUM(lost), SUM(prizes_won_cents), SUM(prizes_paid_cents),
+                  MIN(first_finished_ms), MAX(last_finished_ms)
            FROM ended GROUP BY block_id
            ON CONFLICT (block_id, shard) DO UPDATE SET
              sold = f.sold + EXCLUDED.sold, in_play = f.in_play + EXCLUDED.in_play,
              won = f.won + EXCLUDED.won, lost = f.lost + EXCLUDED.lost,
              prizes_won_cents = f.prizes_won_cents + EXCLUDED.prizes_won_cents,
-             prizes_paid_cents = f.prizes_paid_cents + EXCLUDED.prizes_paid_cents
+             prizes_paid_cents = f.prizes_paid_cents + EXCLUDED.prizes_paid_cents,
+             first_finished_ms = LEAST(f.first_finished_ms, EXCLUDED.first_finished_ms),
+             last_finished_ms = GREATEST(f.last_finished_ms, EXCLUDED.last_finished_ms)
            RETURNING 1)
          SELECT CAST(COUNT(*) AS BIGINT) FROM ended",
     )

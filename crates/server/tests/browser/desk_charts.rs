@@ -105,6 +105,24 @@ async fn the_desk_draws_sales_prizes_and_shops_with_their_endpoints_figures_in_b
     b.open("/desk").await;
     b.type_into("#desk-token", OPERATOR).await;
     b.click("#desk-login-go").await;
+    // Sales and prizes over time are drawn for the newest emission at first
+    // (each reads an emission's tickets): emission 1's box is closed and
+    // its charts not asked for until it is opened.
+    b.wait_for(
+        "document.querySelectorAll('figure.desk-chart[data-drawn]').length === 3 \
+         && !!document.querySelector('#sales-2[data-drawn]') && !!document.querySelector('#prizes-2[data-drawn]')",
+        "the newest emission's sales and prizes, and the shops",
+    )
+    .await;
+    let closed = b
+        .exec(
+            "return [document.getElementById('charts-1').open, document.getElementById('charts-2').open,
+                     document.getElementById('sales-1').children.length]",
+            json!([]),
+        )
+        .await;
+    assert_eq!(closed, json!([false, true, 0]), "emission 1's charts wait to be opened");
+    b.click("#charts-1 > summary").await;
     b.wait_for(
         "document.querySelectorAll('figure.desk-chart[data-drawn]').length === 5",
         "two emissions' sales and prizes, and the shops",
