@@ -148,6 +148,9 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
+-- A prize movement's id is 'prize:<ticket>' (core: Movement's natural
+-- key), so the function is called only for prize entries, not for the two
+-- of every sale; it still checks the reason.
 CREATE TRIGGER block_figures_prize_paid AFTER INSERT ON ledger_entries FOR EACH ROW
-    WHEN (NEW.account_id <> 3)
+    WHEN (NEW.account_id <> 3 AND NEW.movement_id LIKE 'prize:%')
     EXECUTE FUNCTION block_figures_prize_paid();

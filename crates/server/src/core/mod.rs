@@ -409,6 +409,9 @@ fn movement_id(reason: Reason, ticket_id: Option<TicketId>, player: PlayerId) ->
     match (reason, ticket_id) {
         (Reason::TicketSale, Some(t)) => format!("sale:{t}"),
         (Reason::RetailSale, Some(t)) => format!("retail_sale:{t}"),
+        // Migration 11's PostgreSQL trigger on ledger entries looks only at
+        // movements whose id starts with "prize:" (the ledger check's
+        // recount of the paid prizes would show any other).
         (Reason::Prize, Some(t)) => format!("prize:{t}"),
         _ => format!("start:{player}"),
     }
