@@ -9,6 +9,8 @@
 #     bench/ab-sqlite.sh target/release/as-capone 6000 after
 #   done
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 cd "$(dirname "$0")/.."
 BIN=$1; GAMES=$2; LABEL=$3; PORT=18098; DB=$(mktemp -d)/ab.db
 RUST_LOG=warn AS_CAPONE_START_BALANCE_CENTS=100000000 "$BIN" serve --listen 127.0.0.1:$PORT --db "sqlite://$DB" \

@@ -10,6 +10,8 @@
 # Needs `cargo build --release -p as-capone` first. Other work on the machine
 # counts as "rest": run it on a quiet machine.
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 cd "$(dirname "$0")/.."
 DB=$1; PORT=18099; EXTRA=${2:-}
 if [[ $DB == postgres* ]]; then NAME=${DB##*/}; psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $NAME" -c "CREATE DATABASE $NAME"; else rm -f "${DB#sqlite://}"*; fi

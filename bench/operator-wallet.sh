@@ -43,6 +43,8 @@
 # (release), BIN (a binary already built, used as it is), KEEP (a directory
 # where the rounds' JSON reports are copied).
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}

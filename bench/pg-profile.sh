@@ -46,6 +46,8 @@
 # PLAYERS (32), GAMES (600), PGBENCH_CLIENTS (32), PGBENCH_TX (200),
 # CHECKPOINT (1).
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 
 cd "$(dirname "$0")/.."
 PLAYERS=${PLAYERS:-32}

@@ -30,6 +30,8 @@
 # generator) sampled while each load runs: what bounds the rate on a
 # machine whose cores all of them share.
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 
 cd "$(dirname "$0")/.."
 PLAYERS=${PLAYERS:-64}

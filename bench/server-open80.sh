@@ -12,6 +12,8 @@
 #   bench/server-open80.sh MINUTES [BINARY]
 #   PCT=60 PLAYERS_OPEN=256 bench/server-open80.sh 3 target/release/as-capone
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 MINUTES=$1; BIN=${2:-target/release/as-capone}
 cd "$(dirname "$0")/.."
 waitsec() { while [ $((10#$(date +%S))) -ne "$1" ]; do sleep 0.2; done; }

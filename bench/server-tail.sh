@@ -28,6 +28,8 @@
 # Other work on the machine shares the two cores: compare binaries within a
 # round, and look at the CPU per action, which load changes least.
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 ROUNDS=$1; shift
 GAMES=${GAMES:-4000}; PORT=${PORT:-18097}; PLAYERS=${PLAYERS:-64}
 DIR=$(mktemp -d /tmp/server-tail.XXXXXX)

@@ -10,6 +10,8 @@
 #   RATE=8000 bench/server-threads.sh BINARY  # open loop, paced
 #   LOADGEN=OTHER_BINARY GAMES=4000 PORT=18116 bench/server-threads.sh BINARY
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 BIN=$1
 GAMES=${GAMES:-4000}; PORT=${PORT:-18116}; PLAYERS=${PLAYERS:-64}
 DIR=$(mktemp -d /tmp/server-threads.XXXXXX)

@@ -18,6 +18,8 @@
 # PLAYERS (64), GAMES (5000); BIN (default target/release/as-capone, built
 # first with `cargo build --release -p as-capone` when missing).
 set -euo pipefail
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 
 cd "$(dirname "$0")/.."
 PGHOST=${PGHOST:-127.0.0.1}

@@ -8,10 +8,17 @@
 // retried action is never given a new `seq`, nor a new client seed.
 
 export class ApiError extends Error {
-  constructor(status, code, message, retryAfter = null) {
+  constructor(status, code, message, retryAfter = null, params = null) {
     super(message || code);
     this.status = status;
     this.code = code;
+    /**
+     * The refusal's parameters (`params` of docs/contract.md's error body:
+     * `reason`, a limit's `max`, an `until_ms`...): the page words the
+     * refusal from `code` and these, in its own language (dom.js
+     * `errorText`), never from the server's English `message`.
+     */
+    this.params = params || {};
     /** Seconds to wait, from a 429's `Retry-After` header (null without one). */
     this.retryAfter = retryAfter;
   }
@@ -66,7 +73,7 @@ async function once(method, path, { token, body, headers = {} }) {
   }
   if (!r.ok) {
     throw new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText,
-      retryAfterSeconds(r.headers.get('Retry-After')));
+      retryAfterSeconds(r.headers.get('Retry-After')), json && typeof json.params === 'object' ? json.params : null);
   }
   // A shop's sale or payment repeated: the first answer again, nothing done twice.
   if (json && typeof json === 'object' && r.headers.get('Idempotent-Replayed') === 'true') {

@@ -6,7 +6,7 @@
 // price) and i18n.js.
 
 import { ApiError } from './api.js';
-import { t, money, lang, rankLabel, cardName } from './i18n.js';
+import { t, known, money, lang, rankLabel, cardName } from './i18n.js';
 import { S } from './state.js';
 
 export const $ = (id) => document.getElementById(id);
@@ -78,12 +78,42 @@ export const clock = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' :
 export const dayTime = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long', timeStyle: 'short' }).format(new Date(ms));
 export const day = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { dateStyle: 'long' }).format(new Date(ms));
 
+/**
+ * A refusal of the server in the page's language: from its `code` and
+ * `params` (`err.CODE.REASON`, else `err.CODE`; every code of the API has
+ * one in both languages, a browser test checks it), with dates, amounts
+ * and waits in the player's format. The server's English `message` is
+ * never shown.
+ */
 export function errorText(e) {
   if (e instanceof ApiError) {
-    if (e.status === 401) return t('err.auth');
-    if (e.status === 404) return t('err.notfound');
-    if (e.code === 'insufficient_funds') return withPrice('buy.funds');
-    return t('err.generic', { message: e.message });
+    if (e.status === 0 || e.code === 'network') return t('err.network');
+    if (e.status === 401 && e.code === 'unauthorized') return t('err.auth');
+    if (e.code === 'not_found' && !e.params.reason) return t('err.notfound');
+    if (e.code === 'insufficient_funds' && e.params.price_cents == null) return withPrice('buy.funds');
+    return refusalText(e.code, e.params, e.retryAfter);
   }
-  return t('err.generic', { message: String(e && e.message ? e.message : e) });
+  return t('err.unknown');
+}
+
+/** `code` and `params` in words (see errorText); `err.other` for a code the page does not know. */
+export function refusalText(code, params = {}, retryAfter = null) {
+  const p = params || {};
+  const keyed = p.reason && known(`err.${code}.${p.reason}`) ? `err.${code}.${p.reason}` : known(`err.${code}`) ? `err.${code}` : null;
+  if (!keyed) return t('err.other', { code });
+  const wait = p.retry_after_s ?? retryAfter;
+  return t(keyed, {
+    ...p,
+    until: p.until_ms != null ? dayTime(p.until_ms) : '',
+    day: p.until_ms != null ? day(p.until_ms) : '',
+    max_money: p.max_cents != null ? money(p.max_cents) : '',
+    used_money: p.used_cents != null ? money(p.used_cents) : '',
+    price: p.price_cents != null ? money(p.price_cents) : '',
+    balance: p.balance_cents != null ? money(p.balance_cents) : '',
+    ceiling: p.ceiling_cents != null ? money(p.ceiling_cents) : '',
+    prize: p.prize_cents != null ? money(p.prize_cents) : '',
+    paid: p.paid_ms != null ? dayTime(p.paid_ms) : '—',
+    paid_by: p.paid_by || t('shop.payment_centre'),
+    wait: wait != null ? waitText(wait) : '—',
+  });
 }

@@ -101,7 +101,7 @@ function tokenRefusal(e) {
   if (e.status === 0) return t('shop.err.network');
   if (e.status === 401) return t('shop.err.auth');
   if (e.status === 403) return t('shop.err.not_retailer');
-  return t('shop.err.other', { message: e.message || '' });
+  return t('shop.err.code', { code: e.code });
 }
 
 /** A token is kept only once the server names its shop (GET /api/retail/me). */
@@ -222,28 +222,58 @@ function show(a) {
   $('answer').dataset.n = String(++S.shown);
 }
 
-/** A refusal in the counter's words (the server's messages for errors are English). */
+/**
+ * A refusal in the counter's words, from the server's `code` and
+ * `params.reason` (never its English `message`): the same wording in
+ * French and English (crates/server/src/error.rs REASONS).
+ */
 function refusalText(action, e) {
-  const m = e.message || '';
+  const p = e.params || {};
   if (e.status === 0) return t('shop.err.network');
-  if (e.status === 400) return /check the serial/i.test(m) ? t('shop.err.serial') : t('shop.err.other', { message: m });
+  if (e.code === 'bad_request') return t('shop.err.serial');
+  switch (p.reason) {
+    case 'unknown_serial': return t('shop.err.unknown');
+    case 'above_ceiling': return t('shop.err.ceiling', { ceiling: money(p.ceiling_cents ?? S.ceiling ?? 0) });
+    case 'other_shop': return t('shop.err.other_shop', { shop: p.shop || '?' });
+    case 'already_sold': return t('shop.err.sold', { shop: p.shop || '?' });
+    case 'sold_online': return t('shop.err.online');
+    case 'claim_deadline': return t('shop.err.deadline');
+    case 'sale_ended': return t('shop.err.closed');
+    case 'already_paid':
+      return t('shop.msg.paid', { prize: money(p.prize_cents ?? 0), date: p.paid_ms != null ? dayTime(p.paid_ms) : '—', shop: p.paid_by || t('shop.payment_centre') });
+    case 'not_sold_yet': return t('shop.msg.printed');
+    case 'not_played': return t('shop.msg.sold');
+    case 'in_play': return t('shop.msg.in_play');
+    case 'lost': return t('shop.msg.lost');
+    default: break;
+  }
   if (e.status === 404) return t('shop.err.unknown');
-  if (e.status === 403) {
-    if (/payout ceiling/i.test(m)) return t('shop.err.ceiling', { ceiling: money(S.ceiling ?? 0) });
-    const other = m.match(/sold by (.+?): it is paid there/i) || m.match(/sold by ([^:;,.]+)/i);
-    return other ? t('shop.err.other_shop', { shop: other[1] }) : t('shop.err.not_retailer');
+  if (e.status === 403) return t('shop.err.not_retailer');
+  return t('shop.err.code', { code: e.code });
+}
+
+/**
+ * What a ticket's answer means for the counter, in the page's language,
+ * from its facts (status, prize, dates): the server's own `message` is the
+ * counter's French sentence, kept for programs.
+ */
+function answerText(action, f) {
+  const prize = money(f.prize_cents ?? 0);
+  if (action === 'sell' && f.status === 'sold') return t('shop.msg.sold_now');
+  if (action === 'pay' && f.status === 'paid') return t('shop.msg.pay', { prize });
+  const expired = f.claim_until_ms != null && f.claim_until_ms < Date.now();
+  switch (f.status) {
+    case 'printed': return t('shop.msg.printed');
+    case 'sold': return t('shop.msg.sold');
+    case 'in_play': return t('shop.msg.in_play');
+    case 'lost': return t('shop.msg.lost');
+    case 'paid': return t('shop.msg.paid', { prize, date: f.paid_ms != null ? dayTime(f.paid_ms) : '—', shop: f.paid_by || t('shop.payment_centre') });
+    case 'won':
+      if (expired) return t('shop.msg.expired', { prize, date: day(f.claim_until_ms) });
+      if (f.pay_at === 'operator') return t('shop.msg.operator', { prize, ceiling: money(S.ceiling ?? 0) });
+      return t('shop.msg.won', { prize });
+    default: return f.status;
   }
-  if (e.status === 409) {
-    let g;
-    if ((g = m.match(/already sold \(by (.+)\)/i))) return t('shop.err.sold', { shop: g[1] });
-    if (/online/i.test(m)) return t('shop.err.online');
-    if (/claim deadline/i.test(m)) return t('shop.err.deadline');
-    if (/sale .*ended/i.test(m)) return t('shop.err.closed');
-    // "ticket X is already paid: Déjà payé (...) le ... par ...", "cannot be paid: Perdant : rien à payer.":
-    // the part after the first colon is the counter's French sentence.
-    if ((g = m.match(/(?:already paid|cannot be paid): (.+)$/i))) return lang() === 'fr' ? g[1] : m;
-  }
-  return t('shop.err.other', { message: m });
 }
 
 /** The serial typed, cleaned; empty: said under the field, and null. */
@@ -278,11 +308,11 @@ async function run(action, given) {
   try {
     const r = await api.retail(S.token, action, serial);
     // This shop's own sale or payment again: said so, never "pay" twice.
-    const message = r.replayed ? () => t(action === 'pay' ? 'shop.again.pay' : 'shop.again.sell') : r.message;
+    const message = r.replayed ? () => t(action === 'pay' ? 'shop.again.pay' : 'shop.again.sell') : () => answerText(action, r);
     show({ action, ok: true, http: 200, serial, message, facts: r, replayed: !!r.replayed });
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
-    if (e.status === 401 || (e.status === 403 && !/sold by/i.test(e.message || ''))) {
+    if (e.status === 401 || (e.status === 403 && !(e.params && e.params.reason))) {
       // Not (or no longer) a retailer token of this server: typed again.
       tokenLost(e);
       return;
@@ -294,7 +324,8 @@ async function run(action, given) {
       try {
         const v = await api.retail(S.token, 'validate', serial);
         refused.facts = v;
-        if (v.message && v.message !== refusalText(action, e) && v.status !== 'paid') refused.detail = v.message;
+        const said = answerText('validate', v);
+        if (said !== refusalText(action, e) && v.status !== 'paid') refused.detail = said;
       } catch { /* the refusal alone */ }
     }
     show(refused);
@@ -529,7 +560,7 @@ async function askPay() {
   const expired = v.claim_until_ms != null && v.claim_until_ms < Date.now();
   if (v.status !== 'won' || expired) return run('pay', serial);
   // Above this shop's ceiling: no question, no payment; where the holder is paid.
-  if (v.pay_at === 'operator') return show({ action: 'validate', ok: true, http: 200, serial, message: v.message, facts: v });
+  if (v.pay_at === 'operator') return show({ action: 'validate', ok: true, http: 200, serial, message: () => answerText('validate', v), facts: v });
   const d = $('pay-dialog');
   d.dataset.serial = v.serial;
   d.dataset.cents = String(v.prize_cents);
@@ -580,7 +611,7 @@ async function loadReport(ev) {
     if (e.status === 401 || e.status === 403) return tokenLost(e);
     S.report = null;
     $('report-body').hidden = true;
-    err.textContent = e.status === 0 ? t('shop.err.network') : e.status === 400 ? t('shop.report.bad_day') : t('shop.err.other', { message: e.message });
+    err.textContent = e.status === 0 ? t('shop.err.network') : e.status === 400 ? t('shop.report.bad_day') : t('shop.err.code', { code: e.code });
     err.hidden = false;
   } finally {
     setBusy(false);

@@ -10,6 +10,8 @@
 # the server is built with; release-tests: the test suite's optimization,
 # without link-time optimization); BIN (a binary already built, used as it
 # is: no build).
+# Load tools buy without choosing a limit on stakes first (an older build ignores this).
+export AS_CAPONE_STAKE_LIMIT_REQUIRED=false
 : "${PREFIX:?set PREFIX before sourcing bench/lib/pg-serve.sh}"
 PGHOST=${PGHOST:-127.0.0.1}
 PGPORT=${PGPORT:-5432}

@@ -115,6 +115,10 @@ pub struct ServeArgs {
     /// Hours before a player's raised limit applies [default: 72].
     #[arg(long, env = "AS_CAPONE_LIMIT_COOLING_OFF_HOURS")]
     pub limit_cooling_off_hours: Option<u32>,
+    /// A player chooses a limit on stakes over seven days before buying and keeps one (décret 2010-518, art. 16);
+    /// false only for tests and load tools [default: true].
+    #[arg(long, env = "AS_CAPONE_STAKE_LIMIT_REQUIRED", value_name = "BOOL")]
+    pub stake_limit_required: Option<bool>,
     /// Login attempts per client network (IPv4 /24, IPv6 /64) per 5 minutes; 0: no limit [default: 20].
     #[arg(long, env = "AS_CAPONE_LOGINS_PER_ADDRESS")]
     pub logins_per_address: Option<u32>,
@@ -240,6 +244,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.limit_cooling_off_hours {
             c.limit_cooling_off_hours = v;
+        }
+        if let Some(v) = self.stake_limit_required {
+            c.stake_limit_required = v;
         }
         if let Some(v) = self.logins_per_address {
             c.logins_per_address = v;

@@ -98,6 +98,8 @@ fn start() -> Harness {
         key_file: Some(dir.path().join("server.key")),
         operator_tokens: vec![OPERATOR.into()],
         allow_non_regulation_table: true,
+        // Purchases without a limit on stakes chosen first: the fuzzer reaches the game.
+        stake_limit_required: false,
         retailer_tokens: vec![format!("Tabac du Fuzz:{SHOP_A}"), format!("Bar des Tests:{SHOP_B}")],
         redeem_failures_per_address: u32::MAX,
         redeem_failures_global: u32::MAX,

@@ -472,6 +472,40 @@ pub struct LimitsView {
     pub excluded_until_ms: Option<i64>,
     pub used: UsageView,
     pub cooling_off_hours: i64,
+    /// The player must keep a limit on stakes over seven days, chosen
+    /// before their first purchase (décret 2010-518, art. 16): it can be
+    /// raised, not removed; without one a purchase is refused (403
+    /// `limit_required`).
+    pub stake_limit_required: bool,
+    /// The shortest and longest self-exclusion, in days (24 hours to 12 months).
+    pub exclusion_days: (i64, i64),
+}
+
+/// `GET /api/me/statement`: the player's "bilan de jeu", their online
+/// stakes, winnings and net result per Paris calendar day (the last 7),
+/// ISO week (the last 4) and calendar month (the last 3), newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct StatementView {
+    pub days: Vec<StatementPeriod>,
+    pub weeks: Vec<StatementPeriod>,
+    pub months: Vec<StatementPeriod>,
+    /// Since `since_ms` (the query's), to now: the reminder of time played.
+    pub since: Option<StatementPeriod>,
+}
+
+/// One period of a statement: `[from_ms, to_ms)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct StatementPeriod {
+    /// `2026-12-05` (a day, or a week's Monday), `2026-12` (a month); empty for `since`.
+    pub label: String,
+    pub from_ms: i64,
+    pub to_ms: i64,
+    /// The tickets bought (their prices).
+    pub stakes_cents: i64,
+    /// The prizes credited.
+    pub winnings_cents: i64,
+    /// Winnings less stakes.
+    pub net_cents: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

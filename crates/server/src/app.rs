@@ -152,7 +152,10 @@ impl App {
                 config.password_hashes(),
                 Duration::from_millis(config.password_hash_wait_ms),
             )),
-            cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
+            limit_rules: crate::core::account::LimitRules {
+                cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
+                stake_limit_required: config.stake_limit_required,
+            },
             odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
         };
         let (stop, stopped) = watch::channel(false);

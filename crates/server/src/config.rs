@@ -45,6 +45,7 @@ use std::path::PathBuf;
 /// redeem_window_s = 900
 /// session_days = 30                  # a login's session lasts this long
 /// limit_cooling_off_hours = 72       # a player's raised limit applies after this
+/// stake_limit_required = true        # a player chooses a limit on stakes over 7 days before buying (décret 2010-518 art. 16)
 /// logins_per_address = 20            # login attempts per client network and login_window_s, then 429
 /// login_window_s = 300
 /// password_hashes_in_flight = 0      # argon2 hashes computed at once; 0: one per core
@@ -162,6 +163,12 @@ pub struct Config {
     pub session_days: u32,
     /// A player's raised (or removed) limit applies after this many hours.
     pub limit_cooling_off_hours: u32,
+    /// A player of ours chooses a limit on their stakes over seven days
+    /// before their first purchase and keeps one (décret 2010-518, art. 16):
+    /// a purchase without one is refused with 403 `limit_required`, and the
+    /// limit can be raised (after the cooling-off) but not removed. Off
+    /// (`false`) only for tests and load tools that buy without limits.
+    pub stake_limit_required: bool,
     /// Login attempts per client address and window (`login_window_s`); 0: no limit.
     pub logins_per_address: u32,
     pub login_window_s: u64,
@@ -277,6 +284,7 @@ impl Default for Config {
             registration_window_s: 60,
             session_days: 30,
             limit_cooling_off_hours: 72,
+            stake_limit_required: true,
             logins_per_address: 20,
             login_window_s: 300,
             password_hashes_in_flight: 0,

@@ -88,7 +88,7 @@ pub use app::{App, AppOptions};
 pub use config::{Config, LogFormat, WalletMode};
 pub use core::retail::parse_serial;
 pub use core::{BuyRequest, Caller};
-pub use error::{AppError, StoreError};
+pub use error::{AppError, CODES as ERROR_CODES, REASONS as ERROR_REASONS, StoreError};
 pub use fairness::ServerSeeds;
 pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;

@@ -51,6 +51,10 @@ pub fn serve_command(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Co
             "--allow-non-regulation-table",
             "--registrations-per-address",
             "0",
+            // Players buy without choosing a limit on stakes first (the
+            // rule's own tests turn it on: crates/server/tests/api/limits.rs).
+            "--stake-limit-required",
+            "false",
             "--table",
         ])
         .arg(dir.join("table.toml"))

@@ -395,6 +395,7 @@ impl Database {
             key_file: Some(self.key_file()),
             allow_non_regulation_table: true,
             start_balance_cents: START_CENTS as u64,
+            stake_limit_required: false,
             ..Default::default()
         }
     }
@@ -412,7 +413,7 @@ pub fn start_server(db: &Database, extra: &[&str]) -> anyhow::Result<Server> {
     let mut command = Command::new(exe);
     command
         .arg("serve")
-        .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--table"])
+        .args(["--listen", "127.0.0.1:0", "--allow-non-regulation-table", "--stake-limit-required", "false", "--table"])
         .arg(db.dir.path.join("table.toml"))
         .arg("--db")
         .arg(&db.url)

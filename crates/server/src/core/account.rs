@@ -33,8 +33,9 @@ pub const WEEK_MS: i64 = 7 * DAY_MS;
 /// The largest limits a player may set.
 pub const MAX_TICKETS_PER_DAY: i64 = 1_000;
 pub const MAX_SPEND_PER_WEEK_CENTS: i64 = 10_000_000;
-/// The longest self-exclusion, in days (ten years).
-pub const MAX_EXCLUSION_DAYS: i64 = 3_650;
+/// The longest self-exclusion, in days: twelve months (a self-exclusion
+/// lasts from 24 hours to 12 months, as for France's online operators).
+pub const MAX_EXCLUSION_DAYS: i64 = 365;
 
 impl LimitsRow {
     /// The limits in force at `now`: a raise whose cooling-off is over applies.
@@ -62,15 +63,23 @@ pub fn windows(now: i64) -> (i64, i64) {
 }
 
 /// A purchase of `price` cents by a player with these limits and this
-/// usage: refused during a self-exclusion (403 `self_excluded`) or beyond a
-/// limit (403 `limit_reached`).
-pub fn check_purchase(limits: &LimitsRow, usage: &Usage, price: i64, now: i64) -> Result<(), AppError> {
+/// usage: refused during a self-exclusion (403 `self_excluded`), before
+/// the player chose a limit on stakes when one is `required` (403
+/// `limit_required`), or beyond a limit (403 `limit_reached`). Each
+/// refusal carries its parameters, for the page to word it (`params`).
+pub fn check_purchase(limits: &LimitsRow, usage: &Usage, price: i64, required: bool, now: i64) -> Result<(), AppError> {
     let l = limits.at(now);
     if let Some(until) = l.excluded_at(now) {
         return Err(AppError::SelfExcluded(format!(
             "you excluded yourself from play until {}: no ticket can be bought before then",
             iso8601(until)
-        )));
+        ))
+        .with(crate::params! { "until_ms": until }));
+    }
+    if required && l.spend_per_week_cents.is_none() {
+        return Err(AppError::LimitRequired(
+            "choose a limit on your stakes over seven days before your first purchase (PUT /api/me/limits)".into(),
+        ));
     }
     if let Some(max) = l.tickets_per_day
         && usage.tickets_today >= max
@@ -79,7 +88,8 @@ pub fn check_purchase(limits: &LimitsRow, usage: &Usage, price: i64, now: i64) -
             "your limit of {max} {} a day is reached: {} bought in the last 24 hours",
             if max == 1 { "ticket" } else { "tickets" },
             usage.tickets_today
-        )));
+        ))
+        .because("tickets_per_day", crate::params! { "max": max, "used": usage.tickets_today }));
     }
     if let Some(max) = l.spend_per_week_cents
         && usage.spent_week_cents + price > max
@@ -89,7 +99,11 @@ pub fn check_purchase(limits: &LimitsRow, usage: &Usage, price: i64, now: i64) -
             format::euros(max),
             format::euros(usage.spent_week_cents),
             format::euros(price)
-        )));
+        ))
+        .because(
+            "spend_per_week",
+            crate::params! { "max_cents": max, "used_cents": usage.spent_week_cents, "price_cents": price },
+        ));
     }
     Ok(())
 }
@@ -131,7 +145,8 @@ fn at_least_as_strict(new: Option<i64>, old: Option<i64>) -> bool {
 }
 
 /// The player's limits as the API shows them.
-pub fn view(row: &LimitsRow, usage: &Usage, cooling_off_ms: i64, now: i64) -> LimitsView {
+pub fn view(row: &LimitsRow, usage: &Usage, rules: LimitRules, now: i64) -> LimitsView {
+    let cooling_off_ms = rules.cooling_off_ms;
     let l = row.at(now);
     LimitsView {
         tickets_per_day: l.tickets_per_day,
@@ -144,18 +159,30 @@ pub fn view(row: &LimitsRow, usage: &Usage, cooling_off_ms: i64, now: i64) -> Li
         excluded_until_ms: l.excluded_at(now),
         used: UsageView { tickets_today: usage.tickets_today, spent_week_cents: usage.spent_week_cents },
         cooling_off_hours: cooling_off_ms / 3_600_000,
+        stake_limit_required: rules.stake_limit_required,
+        exclusion_days: (1, MAX_EXCLUSION_DAYS),
     }
+}
+
+/// The server's rules on limits (its configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitRules {
+    /// How long before a raised limit applies.
+    pub cooling_off_ms: i64,
+    /// A limit on stakes over seven days is chosen before the first
+    /// purchase and kept (décret 2010-518, art. 16).
+    pub stake_limit_required: bool,
 }
 
 fn limits_changes(
     player: PlayerId,
     row: LimitsRow,
     usage: &Usage,
-    cooling_off_ms: i64,
+    rules: LimitRules,
     now: i64,
     kind: &'static str,
 ) -> Changes {
-    let answer = serde_json::to_string(&view(&row, usage, cooling_off_ms, now)).expect("limits serialize");
+    let answer = serde_json::to_string(&view(&row, usage, rules, now)).expect("limits serialize");
     Changes {
         player: Some(PlayerWrite::Limits { player, row, updated_ms: now }),
         audit: Some(super::AuditRecord {
@@ -184,10 +211,17 @@ pub fn set_limits(
     current: Option<LimitsRow>,
     request: LimitsRequest,
     usage: &Usage,
-    cooling_off_ms: i64,
+    rules: LimitRules,
     now: i64,
 ) -> Result<Changes, AppError> {
     request.check()?;
+    if rules.stake_limit_required && request.spend_per_week_cents.is_none() {
+        return Err(AppError::BadRequest(
+            "a limit on stakes over seven days is required: it can be raised, not removed".into(),
+        )
+        .because("stake_limit_required", crate::params! {}));
+    }
+    let cooling_off_ms = rules.cooling_off_ms;
     let cur = current.unwrap_or_default().at(now);
     let tickets_now = at_least_as_strict(request.tickets_per_day, cur.tickets_per_day);
     let spend_now = at_least_as_strict(request.spend_per_week_cents, cur.spend_per_week_cents);
@@ -213,7 +247,7 @@ pub fn set_limits(
             from_ms,
         });
     }
-    Ok(limits_changes(player, row, usage, cooling_off_ms, now, "limits_set"))
+    Ok(limits_changes(player, row, usage, rules, now, "limits_set"))
 }
 
 /// A self-exclusion of `days` from now: it can be made longer, never shorter.
@@ -222,16 +256,18 @@ pub fn self_exclude(
     current: Option<LimitsRow>,
     days: i64,
     usage: &Usage,
-    cooling_off_ms: i64,
+    rules: LimitRules,
     now: i64,
 ) -> Result<Changes, AppError> {
     if !(1..=MAX_EXCLUSION_DAYS).contains(&days) {
-        return Err(AppError::BadRequest(format!("days must be 1 to {MAX_EXCLUSION_DAYS}")));
+        return Err(AppError::BadRequest(format!(
+            "days must be 1 to {MAX_EXCLUSION_DAYS} (a self-exclusion lasts from 24 hours to 12 months)"
+        )));
     }
     let cur = current.unwrap_or_default().at(now);
     let until = (now + days * DAY_MS).max(cur.excluded_at(now).unwrap_or(0));
     let row = LimitsRow { excluded_until_ms: Some(until), ..cur };
-    Ok(limits_changes(player, row, usage, cooling_off_ms, now, "self_excluded"))
+    Ok(limits_changes(player, row, usage, rules, now, "self_excluded"))
 }
 
 /// Which of a player's tokens a request came with.
@@ -363,7 +399,9 @@ mod tests {
     use super::*;
 
     const NOW: i64 = 1_800_000_000_000;
-    const COOL: i64 = 72 * 3_600_000;
+    const COOL_MS: i64 = 72 * 3_600_000;
+    const COOL: LimitRules = LimitRules { cooling_off_ms: COOL_MS, stake_limit_required: false };
+    const REQUIRED: LimitRules = LimitRules { cooling_off_ms: COOL_MS, stake_limit_required: true };
 
     #[test]
     fn guarantee_3_a_new_player_gets_the_play_money_in_one_balanced_movement() {
@@ -404,17 +442,17 @@ mod tests {
         let row = row_of(&c);
         assert_eq!((row.tickets_per_day, row.spend_per_week_cents), (Some(2), Some(3000)));
         let p = row.pending.unwrap();
-        assert_eq!((p.tickets_per_day, p.spend_per_week_cents, p.from_ms), (Some(10), None, NOW + COOL));
+        assert_eq!((p.tickets_per_day, p.spend_per_week_cents, p.from_ms), (Some(10), None, NOW + COOL_MS));
         // Until then, the old limit refuses the third ticket of the day.
         let used = Usage { tickets_today: 2, spent_week_cents: 600 };
-        let e = check_purchase(&row, &used, 300, NOW + COOL - 1).unwrap_err();
+        let e = check_purchase(&row, &used, 300, false, NOW + COOL_MS - 1).unwrap_err();
         assert_eq!(e.code(), "limit_reached");
         // Asking again keeps the date; after it, the raise applies.
         let again = row_of(&set_limits(1, Some(row), req(Some(10), None), &used, COOL, NOW + 1000).unwrap());
-        assert_eq!(again.pending.unwrap().from_ms, NOW + COOL);
-        assert!(check_purchase(&row, &used, 300, NOW + COOL).is_ok());
-        assert_eq!(row.at(NOW + COOL).tickets_per_day, Some(10));
-        assert_eq!(row.at(NOW + COOL).spend_per_week_cents, None);
+        assert_eq!(again.pending.unwrap().from_ms, NOW + COOL_MS);
+        assert!(check_purchase(&row, &used, 300, false, NOW + COOL_MS).is_ok());
+        assert_eq!(row.at(NOW + COOL_MS).tickets_per_day, Some(10));
+        assert_eq!(row.at(NOW + COOL_MS).spend_per_week_cents, None);
     }
 
     #[test]
@@ -429,8 +467,8 @@ mod tests {
     #[test]
     fn the_spend_limit_counts_the_price_of_the_ticket_being_bought() {
         let row = LimitsRow { spend_per_week_cents: Some(900), ..LimitsRow::default() };
-        assert!(check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 600 }, 300, NOW).is_ok());
-        let e = check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 700 }, 300, NOW).unwrap_err();
+        assert!(check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 600 }, 300, false, NOW).is_ok());
+        let e = check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 700 }, 300, false, NOW).unwrap_err();
         assert_eq!(e.code(), "limit_reached");
         assert!(e.to_string().contains("9,00"), "{e}");
     }
@@ -439,13 +477,97 @@ mod tests {
     fn a_self_exclusion_refuses_purchases_until_it_ends_and_is_never_shortened() {
         let row = row_of(&self_exclude(1, None, 30, &Usage::default(), COOL, NOW).unwrap());
         assert_eq!(row.excluded_until_ms, Some(NOW + 30 * DAY_MS));
-        let e = check_purchase(&row, &Usage::default(), 300, NOW + DAY_MS).unwrap_err();
+        let e = check_purchase(&row, &Usage::default(), 300, false, NOW + DAY_MS).unwrap_err();
         assert_eq!(e.code(), "self_excluded");
         let shorter = row_of(&self_exclude(1, Some(row), 7, &Usage::default(), COOL, NOW + 1).unwrap());
         assert_eq!(shorter.excluded_until_ms, Some(NOW + 30 * DAY_MS));
-        assert!(check_purchase(&row, &Usage::default(), 300, NOW + 30 * DAY_MS).is_ok());
+        assert!(check_purchase(&row, &Usage::default(), 300, false, NOW + 30 * DAY_MS).is_ok());
         assert!(self_exclude(1, None, 0, &Usage::default(), COOL, NOW).is_err());
         assert!(self_exclude(1, None, MAX_EXCLUSION_DAYS + 1, &Usage::default(), COOL, NOW).is_err());
+    }
+
+    /// Décret 2010-518, art. 16: a new account chooses its limit on stakes
+    /// before its first purchase, and keeps one (raised, never removed).
+    #[test]
+    fn decret_2010_518_art_16_a_stake_limit_is_chosen_before_the_first_purchase_and_kept() {
+        let none = LimitsRow::default();
+        let e = check_purchase(&none, &Usage::default(), 300, true, NOW).unwrap_err();
+        assert_eq!((e.status(), e.code()), (403, "limit_required"));
+        // Only tickets per day: still no stake limit.
+        let day_only = LimitsRow { tickets_per_day: Some(5), ..LimitsRow::default() };
+        assert_eq!(check_purchase(&day_only, &Usage::default(), 300, true, NOW).unwrap_err().code(), "limit_required");
+        // Not required (tests, load tools): no refusal.
+        assert!(check_purchase(&none, &Usage::default(), 300, false, NOW).is_ok());
+        // Chosen: the purchase passes; removing it is refused, raising it waits.
+        let row = row_of(&set_limits(1, None, req(None, Some(3000)), &Usage::default(), REQUIRED, NOW).unwrap());
+        assert!(check_purchase(&row, &Usage::default(), 300, true, NOW).is_ok());
+        let e = set_limits(1, Some(row), req(None, None), &Usage::default(), REQUIRED, NOW).unwrap_err();
+        assert_eq!((e.code(), e.reason()), ("bad_request", Some("stake_limit_required")));
+        let raised = row_of(&set_limits(1, Some(row), req(None, Some(9000)), &Usage::default(), REQUIRED, NOW).unwrap());
+        assert_eq!((raised.spend_per_week_cents, raised.pending.unwrap().from_ms), (Some(3000), NOW + COOL_MS));
+        // A self-exclusion is said before the missing limit.
+        let excluded = LimitsRow { excluded_until_ms: Some(NOW + DAY_MS), ..LimitsRow::default() };
+        assert_eq!(check_purchase(&excluded, &Usage::default(), 300, true, NOW).unwrap_err().code(), "self_excluded");
+    }
+
+    #[test]
+    fn every_refusal_of_a_purchase_carries_what_the_page_needs_to_word_it() {
+        let row = LimitsRow { tickets_per_day: Some(2), spend_per_week_cents: Some(900), ..LimitsRow::default() };
+        let e = check_purchase(&row, &Usage { tickets_today: 12, spent_week_cents: 0 }, 300, true, NOW).unwrap_err();
+        let body = serde_json::to_value(e.body()).unwrap();
+        assert_eq!(body["params"], serde_json::json!({"reason": "tickets_per_day", "max": 2, "used": 12}));
+        let e = check_purchase(&row, &Usage { tickets_today: 0, spent_week_cents: 700 }, 300, true, NOW).unwrap_err();
+        let body = serde_json::to_value(e.body()).unwrap();
+        assert_eq!(
+            body["params"],
+            serde_json::json!({"reason": "spend_per_week", "max_cents": 900, "used_cents": 700, "price_cents": 300})
+        );
+        let excluded = LimitsRow { excluded_until_ms: Some(NOW + DAY_MS), ..row };
+        let e = check_purchase(&excluded, &Usage::default(), 300, true, NOW).unwrap_err();
+        assert_eq!(serde_json::to_value(e.body()).unwrap()["params"], serde_json::json!({"until_ms": NOW + DAY_MS}));
+    }
+
+    /// A self-exclusion lasts from 24 hours to 12 months.
+    #[test]
+    fn a_self_exclusion_lasts_from_24_hours_to_12_months() {
+        let day = row_of(&self_exclude(1, None, 1, &Usage::default(), COOL, NOW).unwrap());
+        assert_eq!(day.excluded_until_ms, Some(NOW + DAY_MS));
+        let year = row_of(&self_exclude(1, None, 365, &Usage::default(), COOL, NOW).unwrap());
+        assert_eq!(year.excluded_until_ms, Some(NOW + 365 * DAY_MS));
+        assert_eq!(self_exclude(1, None, 366, &Usage::default(), COOL, NOW).unwrap_err().code(), "bad_request");
+    }
+
+    #[test]
+    fn the_statement_sums_stakes_and_winnings_per_paris_day_week_and_month() {
+        use crate::core::retail::{paris_day_bounds};
+        // Saturday 5 December 2026, 21:00 in Paris (20:00 UTC).
+        let (today, _) = paris_day_bounds((2026, 12, 5));
+        let now = today + 21 * 3_600_000;
+        let stake = |ms| PlayMovement { stake: true, amount_cents: -300, ms };
+        let win = |ms, c| PlayMovement { stake: false, amount_cents: c, ms };
+        let (nov30, _) = paris_day_bounds((2026, 11, 30));
+        let (oct31, _) = paris_day_bounds((2026, 10, 31));
+        let moves = [
+            stake(today + 1),                   // today, 00:00:00.001 Paris
+            win(today + 60_000, 1_000),         // today
+            stake(today - 1),                   // yesterday, 23:59:59.999 Paris
+            stake(nov30 + 3_600_000),           // Monday of this week, in November
+            stake(oct31 + 3_600_000),           // October: in no day nor week shown, in the third month
+        ];
+        let v = statement(&moves, Some(today), now);
+        assert_eq!((v.days.len(), v.weeks.len(), v.months.len()), (7, 4, 3));
+        assert_eq!(v.days[0].label, "2026-12-05");
+        assert_eq!((v.days[0].stakes_cents, v.days[0].winnings_cents, v.days[0].net_cents), (300, 1_000, 700));
+        assert_eq!((v.days[1].label.as_str(), v.days[1].stakes_cents), ("2026-12-04", 300));
+        assert_eq!(v.weeks[0].label, "2026-11-30");
+        assert_eq!((v.weeks[0].stakes_cents, v.weeks[0].winnings_cents), (900, 1_000));
+        assert_eq!((v.months[0].label.as_str(), v.months[0].stakes_cents), ("2026-12", 600));
+        assert_eq!((v.months[1].label.as_str(), v.months[1].stakes_cents), ("2026-11", 300));
+        assert_eq!((v.months[2].label.as_str(), v.months[2].stakes_cents), ("2026-10", 300));
+        let since = v.since.unwrap();
+        assert_eq!((since.stakes_cents, since.winnings_cents, since.net_cents), (300, 1_000, 700));
+        // The oldest period read is October's first day.
+        assert_eq!(statement_from(now), paris_day_bounds((2026, 10, 1)).0);
     }
 
     #[test]
@@ -497,4 +619,97 @@ mod tests {
         assert_eq!(logout(1, &Via::OwnToken, None, NOW).unwrap_err().code(), "conflict");
         assert!(!revoked_token_hash(1).bytes().all(|b| b.is_ascii_hexdigit()));
     }
+}
+
+/// One of the player's money movements for their statement: `ticket_sale`
+/// (a stake, negative) or `prize` (a win, positive), in cents, at `ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlayMovement {
+    pub stake: bool,
+    pub amount_cents: i64,
+    pub ms: i64,
+}
+
+/// How many days, weeks and months a statement shows.
+pub const STATEMENT_DAYS: usize = 7;
+pub const STATEMENT_WEEKS: usize = 4;
+pub const STATEMENT_MONTHS: usize = 3;
+
+/// The start of the oldest period a statement shows at `now`: the first
+/// day of the month [`STATEMENT_MONTHS`] − 1 months back, or the Monday
+/// [`STATEMENT_WEEKS`] − 1 weeks back, whichever is earlier (Paris time).
+pub fn statement_from(now: i64) -> i64 {
+    let periods = statement_periods(now);
+    periods.iter().map(|p| p.0).min().unwrap_or(now)
+}
+
+/// `(from, to, kind, label)` of every period of a statement at `now`, newest
+/// first in each kind: Paris calendar days, ISO weeks (Monday to Sunday)
+/// and calendar months; `label` is the day (`2026-12-05`), the week's
+/// Monday, or the month (`2026-12`).
+fn statement_periods(now: i64) -> Vec<(i64, i64, &'static str, String)> {
+    use super::retail::{paris_day, paris_day_bounds};
+    use format::{civil_from_days, days_from_civil};
+    let today = days_from_civil(paris_day(now));
+    let bounds = |from_days: i64, to_days: i64| {
+        (paris_day_bounds(civil_from_days(from_days)).0, paris_day_bounds(civil_from_days(to_days)).0)
+    };
+    let label = |days: i64| {
+        let (y, m, d) = civil_from_days(days);
+        format!("{y:04}-{m:02}-{d:02}")
+    };
+    let mut out = Vec::new();
+    for k in 0..STATEMENT_DAYS as i64 {
+        let (from, to) = bounds(today - k, today - k + 1);
+        out.push((from, to, "day", label(today - k)));
+    }
+    // 1970-01-01 was a Thursday: (days + 3) mod 7 is 0 on a Monday.
+    let monday = today - (today + 3).rem_euclid(7);
+    for k in 0..STATEMENT_WEEKS as i64 {
+        let start = monday - 7 * k;
+        let (from, to) = bounds(start, start + 7);
+        out.push((from, to, "week", label(start)));
+    }
+    let (mut y, mut m, _) = civil_from_days(today);
+    for _ in 0..STATEMENT_MONTHS {
+        let start = days_from_civil((y, m, 1));
+        let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+        let (from, to) = bounds(start, days_from_civil((ny, nm, 1)));
+        out.push((from, to, "month", format!("{y:04}-{m:02}")));
+        (y, m) = if m == 1 { (y - 1, 12) } else { (y, m - 1) };
+    }
+    out
+}
+
+/// The player's statement ("bilan de jeu"): stakes, winnings and net
+/// result per day, week and month (Paris time), and since `since` when
+/// given (the reminder of time played), from their money movements.
+pub fn statement(movements: &[PlayMovement], since: Option<i64>, now: i64) -> crate::api::StatementView {
+    use crate::api::{StatementPeriod, StatementView};
+    let sum = |from: i64, to: i64| {
+        let (mut stakes, mut winnings) = (0, 0);
+        for m in movements.iter().filter(|m| m.ms >= from && m.ms < to) {
+            if m.stake {
+                stakes += -m.amount_cents;
+            } else {
+                winnings += m.amount_cents;
+            }
+        }
+        (stakes, winnings)
+    };
+    let period = |from: i64, to: i64, label: String| {
+        let (stakes_cents, winnings_cents) = sum(from, to);
+        StatementPeriod { label, from_ms: from, to_ms: to, stakes_cents, winnings_cents, net_cents: winnings_cents - stakes_cents }
+    };
+    let mut view = StatementView { days: vec![], weeks: vec![], months: vec![], since: None };
+    for (from, to, kind, label) in statement_periods(now) {
+        let p = period(from, to, label);
+        match kind {
+            "day" => view.days.push(p),
+            "week" => view.weeks.push(p),
+            _ => view.months.push(p),
+        }
+    }
+    view.since = since.map(|s| period(s, now + 1, String::new()));
+    view
 }

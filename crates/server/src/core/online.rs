@@ -242,7 +242,7 @@ mod tests {
     }
 
     fn request(key: Option<&str>) -> BuyRequest {
-        BuyRequest { key: key.map(|k| IdempotencyKey::parse(k).unwrap()) }
+        BuyRequest { key: key.map(|k| IdempotencyKey::parse(k).unwrap()), stake_limit_required: false }
     }
 
     fn random() -> ClientSeed {

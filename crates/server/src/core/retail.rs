@@ -116,23 +116,28 @@ pub fn sell(
     row: Option<PaperRow>,
     now: i64,
 ) -> Result<Decision, AppError> {
-    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
+    let row = row.ok_or_else(|| {
+        AppError::NotFound("no ticket has this serial".into()).because("unknown_serial", crate::params! {})
+    })?;
     if row.channel != Channel::Paper {
-        return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
+        return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial))
+            .because("sold_online", crate::params! {}));
     }
     if row.status != "printed" {
         if let Some(replay) = replay_for(row.sell_answer.as_ref(), shop) {
             return Ok(replay);
         }
         let sold_by = row.retail.sold_by.as_deref().unwrap_or("?");
-        return Err(AppError::Conflict(format!("ticket {} is already sold (by {sold_by})", row.serial)));
+        return Err(AppError::Conflict(format!("ticket {} is already sold (by {sold_by})", row.serial))
+            .because("already_sold", crate::params! { "shop": sold_by }));
     }
     if let Some(end) = row.sale_end_ms.filter(|e| *e <= now) {
         return Err(AppError::Conflict(format!(
             "the sale of ticket {}'s emission ended on {}",
             row.serial,
             format::french_date(end)
-        )));
+        ))
+        .because("sale_ended", crate::params! { "until_ms": end }));
     }
     let mut after = row.clone();
     after.status = "sold".into();
@@ -165,12 +170,15 @@ pub fn pay(
     row: Option<PaperRow>,
     now: i64,
 ) -> Result<Decision, AppError> {
-    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
+    let row = row.ok_or_else(|| {
+        AppError::NotFound("no ticket has this serial".into()).because("unknown_serial", crate::params! {})
+    })?;
     if row.channel != Channel::Paper {
         return Err(AppError::Conflict(format!(
             "ticket {} was sold online: its prize went to the player's account",
             row.serial
-        )));
+        ))
+        .because("sold_online", crate::params! {}));
     }
     let said = retail_answer(&row, now, ceiling);
     match said.status.as_str() {
@@ -179,20 +187,34 @@ pub fn pay(
             if let Some(replay) = replay_for(row.pay_answer.as_ref(), shop) {
                 return Ok(replay);
             }
-            return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message)));
+            return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message)).because(
+                "already_paid",
+                crate::params! { "paid_ms": said.paid_ms, "paid_by": said.paid_by, "prize_cents": said.prize_cents },
+            ));
         }
-        _ => return Err(AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, said.message))),
+        other => {
+            let reason = match other {
+                "printed" => "not_sold_yet",
+                "sold" => "not_played",
+                "in_play" => "in_play",
+                _ => "lost",
+            };
+            return Err(AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, said.message))
+                .because(reason, crate::params! {}));
+        }
     }
     if let Some(until) = row.retail.claim_until_ms.filter(|u| now > *u) {
         return Err(AppError::Conflict(format!(
             "the claim deadline of ticket {} passed on {}",
             row.serial,
             format::french_date(until)
-        )));
+        ))
+        .because("claim_deadline", crate::params! { "until_ms": until }));
     }
     let sold_by = row.retail.sold_by.clone().unwrap_or_default();
     if sold_by != shop && !any_shop {
-        return Err(AppError::Forbidden(format!("ticket {} was sold by {sold_by}: it is paid there", row.serial)));
+        return Err(AppError::Forbidden(format!("ticket {} was sold by {sold_by}: it is paid there", row.serial))
+            .because("other_shop", crate::params! { "shop": sold_by }));
     }
     if said.prize_cents > ceiling {
         return Err(AppError::Forbidden(format!(
@@ -201,7 +223,8 @@ pub fn pay(
             row.serial,
             format::euros(said.prize_cents),
             format::euros(ceiling)
-        )));
+        ))
+        .because("above_ceiling", crate::params! { "prize_cents": said.prize_cents, "ceiling_cents": ceiling }));
     }
     let mut answer = paid_answer(&row, now, ceiling, Some(shop.to_string()));
     answer.message = format!("Payez {} au joueur.", format::euros(said.prize_cents));
@@ -222,16 +245,21 @@ pub fn pay(
 /// time, a logged-in player's history gets it while it has no owner. The
 /// same code again changes nothing. `token` is the ticket's own token.
 pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now: i64) -> Result<Changes, AppError> {
-    let row = row.ok_or_else(|| AppError::NotFound("no ticket has this play code: check it on the ticket".into()))?;
+    let row = row.ok_or_else(|| {
+        AppError::NotFound("no ticket has this play code: check it on the ticket".into())
+            .because("unknown_play_code", crate::params! {})
+    })?;
     if row.channel != Channel::Paper {
         return Err(AppError::Conflict(
             "this code is an online ticket's: it is played from its owner's account".into(),
-        ));
+        )
+        .because("online_ticket", crate::params! {}));
     }
     if row.status == "printed" {
         return Err(AppError::Conflict(
             "this ticket is not sold yet: ask the shop to sell it (scan it at the counter), then open it".into(),
-        ));
+        )
+        .because("not_sold_yet", crate::params! {}));
     }
     let mut after = row.clone();
     let first = after.game.is_none();
@@ -470,12 +498,12 @@ mod tests {
             Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(sell("B", 8, CEILING, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(sell("B", 8, CEILING, Some(after.clone()), NOW), Err(ref e) if e.code() == "conflict"));
         // Another operation of the same shop: refused as before (not finished).
-        assert!(matches!(pay("A", 9, false, CEILING, Some(after.clone()), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(pay("A", 9, false, CEILING, Some(after.clone()), NOW), Err(ref e) if e.code() == "conflict"));
         // Sold before answers were stored: refused as before.
         after.sell_answer = None;
-        assert!(matches!(sell("A", 9, CEILING, Some(after), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(sell("A", 9, CEILING, Some(after), NOW), Err(ref e) if e.code() == "conflict"));
     }
 
     #[test]
@@ -495,8 +523,8 @@ mod tests {
             Ok(Decision::Replay(a)) => assert_eq!(a, "{\"paid\":1}"),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(pay("A", 9, true, CEILING, Some(paid.clone()), NOW), Err(AppError::Conflict(_))));
-        assert!(matches!(sell("B", 8, CEILING, Some(paid), NOW), Err(AppError::Conflict(_))));
+        assert!(matches!(pay("A", 9, true, CEILING, Some(paid.clone()), NOW), Err(ref e) if e.code() == "conflict"));
+        assert!(matches!(sell("B", 8, CEILING, Some(paid), NOW), Err(ref e) if e.code() == "conflict"));
     }
     #[test]
     fn a_shops_day_is_paris_civil_time_with_its_summer_time() {

@@ -108,6 +108,8 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct BuyRequest {
     pub key: Option<IdempotencyKey>,
+    /// The player must have a limit on stakes over seven days (config).
+    pub stake_limit_required: bool,
 }
 
 /// A new player and their play money.
@@ -145,11 +147,13 @@ pub async fn buy(unit: &mut impl Unit, player: PlayerId, request: &BuyRequest, n
     // The limits the player set, checked here, in the purchase's unit:
     // the account is locked, so the player's purchases are counted in turn.
     let for_sale = unit.next_for_sale().await?;
-    if let Some(limits) = unit.limits(player).await? {
+    let limits = unit.limits(player).await?;
+    if limits.is_some() || request.stake_limit_required {
+        let limits = limits.unwrap_or_default();
         let (day, week) = account::windows(now);
         let usage = unit.usage(player, day, week).await?;
         let price = for_sale.as_ref().map_or(REGULATION_PRICE_CENTS, |s| s.price_cents);
-        account::check_purchase(&limits, &usage, price, now)?;
+        account::check_purchase(&limits, &usage, price, request.stake_limit_required, now)?;
     }
     commit(unit, online::buy(&account, None, for_sale, request, now)?).await
 }
@@ -312,17 +316,17 @@ pub enum Op {
         /// A login and its password's hash, given at registration.
         credentials: Option<(String, String)>,
     },
-    /// New limits on the player's play (`cooling_off_ms` before a raise applies).
+    /// New limits on the player's play (the server's rules: the cooling-off before a raise applies).
     SetLimits {
         player: PlayerId,
         request: LimitsRequest,
-        cooling_off_ms: i64,
+        rules: account::LimitRules,
     },
     /// A self-exclusion of `days`.
     SelfExclude {
         player: PlayerId,
         days: i64,
-        cooling_off_ms: i64,
+        rules: account::LimitRules,
     },
     /// A login and password hash; `was`: the hash the request was checked
     /// against; `via`: the token it came with (the one that keeps working).
@@ -463,14 +467,14 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
                 create_player(unit, token_hash, name.as_deref(), credentials.as_ref(), *start_balance, now).await?;
             return Ok(Done { player: Some(player), answer: String::new(), effect: Some(changes.effect) });
         }
-        Op::SetLimits { player, request, cooling_off_ms } => {
+        Op::SetLimits { player, request, rules } => {
             let (current, usage) = limits_and_usage(unit, *player, now).await?;
-            let changes = account::set_limits(*player, current, *request, &usage, *cooling_off_ms, now)?;
+            let changes = account::set_limits(*player, current, *request, &usage, *rules, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
-        Op::SelfExclude { player, days, cooling_off_ms } => {
+        Op::SelfExclude { player, days, rules } => {
             let (current, usage) = limits_and_usage(unit, *player, now).await?;
-            let changes = account::self_exclude(*player, current, *days, &usage, *cooling_off_ms, now)?;
+            let changes = account::self_exclude(*player, current, *days, &usage, *rules, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::SetCredentials { player, login, password_hash, was, via } => {

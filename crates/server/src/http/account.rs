@@ -255,11 +255,46 @@ fn accounts_are_ours(state: &AppState) -> Result<(), AppError> {
     }
 }
 
+/// `GET /api/me/statement` query.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct StatementQuery {
+    /// Also the totals from this instant (unix ms, at most 31 days ago) to now.
+    pub since_ms: Option<i64>,
+}
+
+/// The player's "bilan de jeu": stakes, winnings and net result per day,
+/// week and month (Paris time), and since `since_ms` (the page's reminder
+/// of time played).
+#[utoipa::path(get, path = "/api/me/statement", tag = "players", security(("bearer" = [])),
+    params(StatementQuery),
+    responses((status = 200, body = crate::api::StatementView), (status = 400, body = ErrorBody),
+              (status = 401, body = ErrorBody),
+              (status = 403, description = "operator_mode: the operator owns the players' money", body = ErrorBody)))]
+pub async fn statement(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    query: Result<axum::extract::Query<StatementQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, AppError> {
+    accounts_are_ours(&state)?;
+    let axum::extract::Query(query) =
+        query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
+    let now = crate::store::now_ms();
+    if let Some(since) = query.since_ms
+        && !(now - 31 * crate::core::account::DAY_MS..=now).contains(&since)
+    {
+        return Err(AppError::BadRequest("since_ms must be within the last 31 days".into()));
+    }
+    let view = state.store.statement(player, query.since_ms).await?;
+    Ok(axum::Json(view).into_response())
+}
+
 /// The player's limits, their usage, a raise waiting and a self-exclusion.
 #[utoipa::path(get, path = "/api/me/limits", tag = "players", security(("bearer" = [])),
     responses((status = 200, body = LimitsView), (status = 401, body = ErrorBody)))]
 pub async fn get_limits(State(state): State<AppState>, Authed(player): Authed) -> Result<Response, AppError> {
-    let view = state.store.limits(player, state.cooling_off_ms).await?;
+    let view = state.store.limits(player, state.limit_rules).await?;
     Ok(axum::Json(view).into_response())
 }
 
@@ -278,7 +313,7 @@ pub async fn put_limits(
     let request =
         LimitsRequest { tickets_per_day: body.tickets_per_day, spend_per_week_cents: body.spend_per_week_cents };
     request.check()?;
-    let answer = state.store.set_limits(player, request, state.cooling_off_ms).await?;
+    let answer = state.store.set_limits(player, request, state.limit_rules).await?;
     Ok(json_answer(StatusCode::OK, answer))
 }
 
@@ -293,7 +328,7 @@ pub async fn self_exclusion(
     RequiredJson(body): RequiredJson<SelfExclusionBody>,
 ) -> Result<Response, AppError> {
     accounts_are_ours(&state)?;
-    let answer = state.store.self_exclude(player, body.days, state.cooling_off_ms).await?;
+    let answer = state.store.self_exclude(player, body.days, state.limit_rules).await?;
     Ok(json_answer(StatusCode::OK, answer))
 }
 

@@ -38,7 +38,7 @@ pub async fn buy_ticket(
         let answer = wallet.buy(player, key.map(|k| k.as_str().to_string())).await?;
         return Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response());
     }
-    let request = BuyRequest { key };
+    let request = BuyRequest { key, stake_limit_required: state.limit_rules.stake_limit_required };
     // The answer as stored: the same Idempotency-Key again gets the same bytes.
     let answer = state.store.buy_ticket(player, request).await?;
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())

@@ -80,8 +80,9 @@ pub struct AppState {
     pub session_ms: i64,
     /// The bound on password hashes computed at once.
     pub password_hashes: Arc<account::PasswordHashes>,
-    /// How long before a player's raised limit applies.
-    pub cooling_off_ms: i64,
+    /// The rules on players' limits: how long before a raised limit
+    /// applies, and whether a limit on stakes is chosen before buying.
+    pub limit_rules: crate::core::account::LimitRules,
     /// `GET /api/odds` answers, by table digest.
     pub odds: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
     /// Operator mode: the operator's wallet (`None`: the internal ledger).
@@ -141,6 +142,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/players", post(account::create_player))
         .route("/api/me", get(account::me))
         .route("/api/me/limits", get(account::get_limits).put(account::put_limits))
+        .route("/api/me/statement", get(account::statement))
         .route("/api/me/self-exclusion", post(account::self_exclusion))
         .route("/api/me/credentials", axum::routing::put(account::put_credentials))
         .route("/api/sessions", post(account::login))
@@ -475,13 +477,13 @@ impl IntoResponse for AppError {
             // An unconfirmed debit is the operator's network, logged with its
             // reason by the wallet's client (WARN), not a failure of ours.
             && !matches!(
-                self,
+                self.inner(),
                 AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. } | AppError::WalletUnavailable(_)
             )
         {
             tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
         }
-        if let AppError::TooManyAttempts { retry_after_s, .. } | AppError::Busy { retry_after_s, .. } = &self {
+        if let Some(retry_after_s) = self.retry_after_s() {
             let retry = retry_after_s.to_string();
             return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(self.body())).into_response();
         }

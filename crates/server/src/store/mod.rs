@@ -51,7 +51,7 @@ pub use wallet::{OutboxEntry, Reservation};
 use crate::api::LimitsView;
 use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
-use crate::core::account::{LimitsRequest, Via};
+use crate::core::account::{LimitRules, LimitsRequest, Via};
 use crate::core::{BuyRequest, Caller, Done, Op, PlayerId};
 use crate::error::AppError;
 use crate::keys::Keyring;
@@ -61,6 +61,9 @@ use record::Record;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+
+/// The demo player's limit on stakes over seven days (100 €).
+pub const DEMO_STAKE_LIMIT_CENTS: i64 = 10_000;
 
 /// A pool of either backend. Code written once for both is expanded for
 /// each with [`on_db!`].
@@ -217,7 +220,14 @@ impl Store {
             && config.wallet == crate::config::WalletMode::Internal
             && self.authenticate(&config.demo_token).await?.is_none()
         {
-            self.create_player_with_token(&config.demo_token, Some("demo".into()), None).await?;
+            let created = self.create_player_with_token(&config.demo_token, Some("demo".into()), None).await?;
+            if config.stake_limit_required {
+                // The demo player is ready to buy: its limit on stakes chosen
+                // (100 € over seven days), as a new player chooses one.
+                let rules = LimitRules { cooling_off_ms: 0, stake_limit_required: true };
+                let request = LimitsRequest { tickets_per_day: None, spend_per_week_cents: Some(DEMO_STAKE_LIMIT_CENTS) };
+                self.set_limits(created.player_id, request, rules).await?;
+            }
             tracing::info!("created the demo player");
         }
         if let Some(lock) = self.startup.lock().await.take() {
@@ -400,23 +410,28 @@ impl Store {
     }
 
     /// The player's limits and usage.
-    pub async fn limits(&self, player: PlayerId, cooling_off_ms: i64) -> Result<LimitsView, AppError> {
-        reads::limits(&self.db, player, cooling_off_ms, now_ms()).await
+    /// The player's statement ("bilan de jeu"), and since `since` (unix ms).
+    pub async fn statement(&self, player: PlayerId, since: Option<i64>) -> Result<crate::api::StatementView, AppError> {
+        reads::statement(&self.db, player, since, now_ms()).await
     }
 
-    /// New limits (a raise after `cooling_off_ms`): the answer's JSON.
+    pub async fn limits(&self, player: PlayerId, rules: LimitRules) -> Result<LimitsView, AppError> {
+        reads::limits(&self.db, player, rules, now_ms()).await
+    }
+
+    /// New limits (a raise after the rules' cooling-off): the answer's JSON.
     pub async fn set_limits(
         &self,
         player: PlayerId,
         request: LimitsRequest,
-        cooling_off_ms: i64,
+        rules: LimitRules,
     ) -> Result<String, AppError> {
-        Ok(self.write(Op::SetLimits { player, request, cooling_off_ms }).await?.answer)
+        Ok(self.write(Op::SetLimits { player, request, rules }).await?.answer)
     }
 
     /// A self-exclusion of `days`: the answer's JSON (the limits).
-    pub async fn self_exclude(&self, player: PlayerId, days: i64, cooling_off_ms: i64) -> Result<String, AppError> {
-        Ok(self.write(Op::SelfExclude { player, days, cooling_off_ms }).await?.answer)
+    pub async fn self_exclude(&self, player: PlayerId, days: i64, rules: LimitRules) -> Result<String, AppError> {
+        Ok(self.write(Op::SelfExclude { player, days, rules }).await?.answer)
     }
 
     /// The player and password hash of a login.
@@ -523,7 +538,7 @@ mod tests {
         let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
         let request: ActionRequest = serde_json::from_str(r#"{"seq":0,"action":"draw"}"#).unwrap();
         let act = store.run_action(&Caller::Player(1), "X", request);
-        let buy = store.buy_ticket(1, BuyRequest { key: None });
+        let buy = store.buy_ticket(1, BuyRequest { key: None, stake_limit_required: false });
         let (act, buy) = (std::mem::size_of_val(&act), std::mem::size_of_val(&buy));
         assert!(act <= 2048 && buy <= 2048, "act {act} bytes, buy {buy} bytes");
         store.close().await.unwrap();

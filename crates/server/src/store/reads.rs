@@ -341,7 +341,7 @@ pub(super) const PASSWORD_HASH_SELECT: &str = "SELECT password_hash FROM players
 pub(super) async fn limits(
     db: &Db,
     player: PlayerId,
-    cooling_off_ms: i64,
+    rules: crate::core::account::LimitRules,
     now: i64,
 ) -> Result<crate::api::LimitsView, AppError> {
     let (day, week) = crate::core::account::windows(now);
@@ -351,7 +351,35 @@ pub(super) async fn limits(
         (row, usage)
     });
     let usage = Usage { tickets_today: usage.0, spent_week_cents: usage.1 };
-    Ok(crate::core::account::view(&row.map(limits_row).unwrap_or_default(), &usage, cooling_off_ms, now))
+    Ok(crate::core::account::view(&row.map(limits_row).unwrap_or_default(), &usage, rules, now))
+}
+
+/// A player's stakes and prizes since `$2` (their statement), through their
+/// account's ledger entries (index `ledger_entries_account`).
+pub(super) const PLAY_MOVEMENTS_SELECT: &str = "SELECT m.reason, m.created_ms, le.amount_cents \
+     FROM players p JOIN ledger_entries le ON le.account_id = p.account_id \
+     JOIN movements m ON m.id = le.movement_id \
+     WHERE p.id = $1 AND m.created_ms >= $2 AND m.reason IN ('ticket_sale', 'prize')";
+
+/// The player's statement ("bilan de jeu") at `now`, with the period since `since`.
+pub(super) async fn statement(
+    db: &Db,
+    player: PlayerId,
+    since: Option<i64>,
+    now: i64,
+) -> Result<crate::api::StatementView, AppError> {
+    let from = crate::core::account::statement_from(now).min(since.unwrap_or(i64::MAX));
+    let rows: Vec<(String, i64, i64)> =
+        on_db!(db, pool => sqlx::query_as(PLAY_MOVEMENTS_SELECT).bind(player).bind(from).fetch_all(pool).await?);
+    let movements: Vec<crate::core::account::PlayMovement> = rows
+        .into_iter()
+        .map(|(reason, ms, amount_cents)| crate::core::account::PlayMovement {
+            stake: reason == "ticket_sale",
+            amount_cents,
+            ms,
+        })
+        .collect();
+    Ok(crate::core::account::statement(&movements, since, now))
 }
 
 /// The prize table on sale online: `(digest, toml)`.

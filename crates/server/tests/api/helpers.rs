@@ -131,6 +131,9 @@ pub fn test_config(db: &TestDatabase) -> Config {
         allow_non_regulation_table: true,
         // The tests register many players from 127.0.0.1; errors.rs tests the limit.
         registrations_per_address: 0,
+        // Players buy without choosing a limit on stakes first; limits.rs
+        // turns the rule on (décret 2010-518, art. 16).
+        stake_limit_required: false,
         retailer_tokens: vec![format!("{SHOP_A}:{SHOP_A_TOKEN}"), format!("{SHOP_B}:{SHOP_B_TOKEN}")],
         ..Config::default()
     }

@@ -38,6 +38,9 @@ pub async fn spawn_server_with(change: impl FnOnce(&mut Config)) -> TestServer {
         initial_blocks: 1,
         // The small test table (blocks of 100 tickets) is not art. 2's.
         allow_non_regulation_table: true,
+        // Players buy without choosing a limit on stakes first; the rule's
+        // own tests turn it on (limits.rs).
+        stake_limit_required: false,
         ..Config::default()
     };
     change(&mut config);
