@@ -122,6 +122,8 @@ export const api = {
   me: (token) => request('GET', '/api/me', { token, retry: true }),
   tickets: (token) => request('GET', '/api/tickets', { token, retry: true }),
   ticket: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}`, { token, retry: true }),
+  /** A paper ticket's claim: where and until when its prize is paid. */
+  claim: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}/claim`, { token, retry: true }),
   record: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}/record`, { token, retry: true }),
   /** A purchase takes no client seed: it comes with the ticket's first action. */
   buy: (token, key) =>

@@ -6,7 +6,7 @@
 // price) and i18n.js.
 
 import { ApiError } from './api.js';
-import { t, known, money, lang, rankLabel, cardName } from './i18n.js';
+import { t, tn, known, money, lang, rankLabel, cardName } from './i18n.js';
 import { S } from './state.js';
 
 export const $ = (id) => document.getElementById(id);
@@ -99,10 +99,13 @@ export function errorText(e) {
 /** `code` and `params` in words (see errorText); `err.other` for a code the page does not know. */
 export function refusalText(code, params = {}, retryAfter = null) {
   const p = params || {};
-  const keyed = p.reason && known(`err.${code}.${p.reason}`) ? `err.${code}.${p.reason}` : known(`err.${code}`) ? `err.${code}` : null;
+  // A key, or its plural forms (`.one`, `.other`: by the count `used`).
+  const has = (k) => known(k) || known(`${k}.other`);
+  const keyed = p.reason && has(`err.${code}.${p.reason}`) ? `err.${code}.${p.reason}` : has(`err.${code}`) ? `err.${code}` : null;
   if (!keyed) return t('err.other', { code });
   const wait = p.retry_after_s ?? retryAfter;
-  return t(keyed, {
+  const words = known(keyed) ? (k, params) => t(k, params) : (k, params) => tn(k, Number(p.used ?? 0), params);
+  return words(keyed, {
     ...p,
     until: p.until_ms != null ? dayTime(p.until_ms) : '',
     day: p.until_ms != null ? day(p.until_ms) : '',

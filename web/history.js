@@ -7,7 +7,7 @@
 // i18n.js, games.js and router.js (busy while a page loads).
 
 import { request } from './api.js';
-import { $, el, dayTime, errorText, showAlert } from './dom.js';
+import { $, el, day, dayTime, errorText, showAlert } from './dom.js';
 import { gamesOf, gameText } from './games.js';
 import { t, tn, money } from './i18n.js';
 import { renderHome } from './home.js';
@@ -24,6 +24,7 @@ const PAGE = 10;
  * at a time.
  */
 export async function loadTickets(more) {
+  if (!more) await loadPaperTickets();
   const page = (before) => request('GET', `/api/tickets?limit=${PAGE}${before != null ? `&before=${encodeURIComponent(before)}` : ''}`, { token: S.token, retry: true });
   if (!more) {
     const r = await page(null);
@@ -40,6 +41,23 @@ export async function loadTickets(more) {
   } else {
     S.ticketsShown += PAGE;
   }
+}
+
+/**
+ * The paper tickets opened on this device, each read with its own token
+ * (`S.paperViews`): "Mes tickets" shows their result and whether they
+ * were paid, with or without an account. A ticket that cannot be read
+ * keeps its line with its serial.
+ */
+export async function loadPaperTickets() {
+  const tokens = paperTokens();
+  const views = {};
+  await Promise.all(Object.entries(tokens).slice(0, 50).map(async ([id, token]) => {
+    try {
+      views[id] = (await request('GET', `/api/tickets/${encodeURIComponent(id)}`, { token, retry: false })).ticket;
+    } catch { /* its serial alone */ }
+  }));
+  S.paperViews = views;
 }
 
 /** "Plus de tickets": the next page. */
@@ -79,6 +97,11 @@ export function renderTickets(logged) {
   $('tickets-panel').hidden = !logged && paper.length === 0;
   if (tickets.length === 0 && paper.length === 0) list.append(el('li', { class: 'none', text: t('tickets.none') }));
   for (const id of paper) {
+    const view = (S.paperViews || {})[id];
+    if (view) {
+      list.append(ticketItem(view));
+      continue;
+    }
     list.append(el('li', { 'data-id': id, 'data-channel': 'paper' }, el('span', { class: 'serial', text: id }), el('span', { class: 'tag', text: t('tickets.paper') }),
       el('a', { class: 'button', href: `#t=${encodeURIComponent(id)}`, text: t('tickets.open') })));
   }
@@ -91,7 +114,9 @@ function ticketItem(tk) {
   const done = tk.phase === 'finished';
   const prize = done ? tk.result.prize_cents : 0;
   const paid = tk.status === 'paid';
+  const paidAt = tk.retail && tk.retail.paid_ms != null ? tk.retail : null;
   const status = !done ? t('tickets.inplay')
+    : paid && paidAt ? t('tickets.paid.at', { prize: money(prize), date: day(paidAt.paid_ms), shop: paidAt.paid_by || t('shop.payment_centre') })
     : paid ? t('tickets.paid', { prize: money(prize) })
       : prize > 0 ? t(isPaper(tk) ? 'tickets.won.paper' : 'tickets.won', { prize: money(prize) }) : t('tickets.lost');
   const games = gamesOf(tk);
@@ -106,7 +131,7 @@ function ticketItem(tk) {
     const netText = `${net > 0 ? '+' : net < 0 ? '−' : ''}${money(Math.abs(net))}`;
     facts.push(el('span', { class: `net ${net > 0 ? 'up' : 'down'}`, 'data-cents': String(net), 'aria-label': t('tickets.net.label', { net: netText }), text: t('tickets.net', { net: netText }) }));
   }
-  const li = el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-channel': tk.channel || 'online', 'data-games': String(games.length) },
+  const li = el('li', { 'data-id': tk.id, 'data-phase': tk.phase, 'data-status': tk.status || '', 'data-channel': tk.channel || 'online', 'data-games': String(games.length) },
     el('span', { class: 'serial', text: tk.serial }),
     el('span', { class: `status ${done ? (prize > 0 ? 'won' : 'lost') : 'inplay'}`, text: isPaper(tk) ? `${status} · ${t('tickets.paper')}` : status }),
     el('span', { class: 'tk-facts' }, ...facts.flatMap((f, i) => (i ? [' · ', f] : [f]))),

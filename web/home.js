@@ -10,8 +10,9 @@
 import { onHome as accountOnHome } from './account.js';
 import { api } from './api.js';
 import { $, errorText, showAlert } from './dom.js';
-import { loadTickets, renderTickets } from './history.js';
+import { loadPaperTickets, loadTickets, renderTickets } from './history.js';
 import { t } from './i18n.js';
+import { onLobby } from './limits.js';
 import { noteMe, sessionRefused } from './operator.js';
 import { loadPrice, notePrice } from './purchase.js';
 import { setBusy, show } from './router.js';
@@ -36,10 +37,16 @@ export async function openHome() {
       renderBalance();
       renderHome();
       if (!me) showAlert(t('op.balance.unavailable'));
+      // limits.js: what responsible play says before a purchase (an exclusion, a limit), and the reminder's clock.
+      await onLobby();
     } catch (e) {
       if (e.status === 401) forgetToken();
       else showAlert(errorText(e));
     }
+  } else {
+    // No account: the paper tickets opened on this device, with their results.
+    await loadPaperTickets();
+    renderHome();
   }
   // account.js: who the player is, and a reminder to keep an account without a login.
   await accountOnHome();
@@ -73,6 +80,7 @@ export function renderHome() {
   $('welcome').hidden = logged;
   $('lobby').hidden = false;
   $('buy-panel').hidden = !logged;
+  if (!logged) $('rg-lobby').hidden = true;
   $('lobby').classList.toggle('solo', !logged);
   renderTickets(logged);
 }

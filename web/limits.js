@@ -1,17 +1,27 @@
 // limits.js: responsible play (docs/player-api.md).
 //
 // - "Interdit aux mineurs": the first visit asks for an 18+ confirmation
-//   (a modal dialog: nothing else of the page can be used until it is
-//   answered), remembered in this browser. Not in the operator's mode
-//   (operator.js): the operator has verified its player's age.
-// - "Mes limites" (#/limites): tickets per day and spend per week, set by
+//   (a modal dialog over an opaque backdrop: nothing of the page shows or
+//   can be used until it is answered), remembered in this browser; "Non"
+//   leads away to a page that says the game is forbidden to minors. Not in
+//   the operator's mode (operator.js): the operator has verified its
+//   player's age.
+// - Before it refuses: the lobby shows a self-exclusion and its end, a
+//   limit reached, or (décret 2010-518, art. 16) asks a new player for their
+//   limit on stakes over seven days before the first purchase; the buy
+//   button shows only when a purchase can pass (`lobbyLimits`).
+// - "Mes limites" (#/limites): tickets per day and stakes per week, set by
 //   the player and checked by the server in the purchase's transaction
 //   (GET/PUT /api/me/limits); lowering applies at once, raising after the
 //   cooling-off (the pending change and its date are shown), with what was
-//   used in the rolling day and week; a self-exclusion for 7 to 180 days
-//   (POST /api/me/self-exclusion), confirmed first, never shortened.
-// - A purchase the server refuses (403 `limit_reached` / `self_excluded`)
-//   is shown with the server's own message and a link to the limits.
+//   used in the rolling day and week, and a warning when a new limit is
+//   already passed; a self-exclusion from 24 hours to 12 months (POST
+//   /api/me/self-exclusion), confirmed first, never shortened; the reminder
+//   of time played (off, 30 or 60 minutes, with "continue" and "stop"); the
+//   "bilan de jeu" per day, week and month (GET /api/me/statement).
+// - A purchase the server refuses (403 `limit_reached`, `limit_required`,
+//   `self_excluded`) is worded from its code and params (dom.js
+//   errorText), with a link to the limits.
 
 import { request, ApiError } from './api.js';
 import { t, lang, money } from './i18n.js';
@@ -27,9 +37,14 @@ export const limitsApi = {
   get: (token) => request('GET', '/api/me/limits', { token, retry: true }),
   put: (token, body) => request('PUT', '/api/me/limits', { token, body }),
   exclude: (token, days) => request('POST', '/api/me/self-exclusion', { token, body: { days } }),
+  statement: (token, sinceMs) =>
+    request('GET', `/api/me/statement${sinceMs != null ? `?since_ms=${Math.floor(sinceMs)}` : ''}`, { token, retry: true }),
 };
 
-export const EXCLUSION_DAYS = [7, 30, 90, 180];
+/** A self-exclusion lasts from 24 hours to 12 months. */
+export const EXCLUSION_DAYS = [1, 7, 30, 90, 180, 365];
+/** "24 heures", "7 jours", "12 mois". */
+const exclusionLabel = (d) => (d === 1 ? t('limits.exclude.hours') : d === 365 ? t('limits.exclude.months') : t('limits.exclude.days', { n: d }));
 
 // ------------------------------------------------------------ 18+ on entry
 
@@ -57,12 +72,40 @@ function ageGate() {
     gate.remove();
     $('main').focus();
   });
+  // "Non": the page goes away, replaced by a page that says why (nothing of
+  // the game stays behind it); the question comes back on the next visit.
   $('age-no').addEventListener('click', () => {
-    $('age-refused').hidden = false;
-    document.body.dataset.minor = 'true';
+    gate.close();
+    gate.remove();
+    leaveMinor();
   });
   gate.showModal();
   $('age-yes').focus();
+}
+
+/** The page for someone who said they are under 18: the game is gone from it. */
+function leaveMinor() {
+  const { el } = C;
+  document.body.dataset.minor = 'true';
+  for (const id of ['main', 'footer']) $(id).hidden = true;
+  document.querySelector('header.bar').hidden = true;
+  $('minor-page')?.remove();
+  const page = el('main', { id: 'minor-page', class: 'minor-page', tabindex: '-1', 'aria-labelledby': 'minor-title' },
+    el('p', { class: 'age-badge', 'aria-hidden': 'true', text: '18+' }),
+    el('h1', { id: 'minor-title', text: t('age.minor.title') }),
+    el('p', { id: 'age-refused', text: t('age.refused') }),
+    el('p', { text: t('age.minor.text') }),
+    el('p', {}, el('a', { class: 'button primary', id: 'minor-leave', href: 'https://www.joueurs-info-service.fr/', rel: 'noopener noreferrer', text: t('age.minor.leave') })),
+    el('p', {}, el('button', { type: 'button', class: 'link', id: 'minor-again', text: t('age.minor.again') })));
+  document.body.prepend(page);
+  $('minor-again').addEventListener('click', () => {
+    page.remove();
+    delete document.body.dataset.minor;
+    for (const id of ['main', 'footer']) $(id).hidden = false;
+    document.querySelector('header.bar').hidden = false;
+    ageGate();
+  });
+  page.focus();
 }
 
 // ------------------------------------------------------------ a refused purchase
@@ -73,30 +116,243 @@ function ageGate() {
  * one (the caller shows other errors).
  */
 export function showPurchaseRefusal(e) {
-  if (!(e instanceof ApiError) || e.status !== 403 || !['limit_reached', 'self_excluded'].includes(e.code)) return false;
+  if (!(e instanceof ApiError) || e.status !== 403 || !['limit_reached', 'limit_required', 'self_excluded'].includes(e.code)) return false;
   const { el } = C;
-  C.showAlert(t(e.code === 'self_excluded' ? 'limits.refused.excluded' : 'limits.refused.limit'));
+  C.showAlert(C.errorText(e));
   const a = $('alert');
   a.dataset.reason = e.code;
-  a.append(' ', el('q', { class: 'server-message', id: 'refusal-message', text: e.message }), ' ', t('limits.refused.nothing'), ' ',
-    el('a', { href: '#/limites', text: t('limits.refused.link') }));
+  a.append(' ', el('a', { href: '#/limites', text: t('limits.refused.link') }));
+  // What the lobby shows now: the limit, the exclusion, or the stake limit to choose.
+  lobbyLimits();
   return true;
+}
+
+// ------------------------------------------------------------ the lobby, before a refusal
+
+/** Whether the player paused their play in this tab (the reminder's "stop"). */
+const PAUSED_KEY = 'asc.paused';
+const session = {
+  get(k) { try { return sessionStorage.getItem(k); } catch { return null; } },
+  set(k, v) { try { if (v == null) sessionStorage.removeItem(k); else sessionStorage.setItem(k, v); } catch { /* private mode */ } },
+};
+
+/**
+ * The lobby's responsible-play panel (#rg-lobby), from GET /api/me/limits:
+ * a self-exclusion and its end, a limit reached, the stake limit a new
+ * player chooses before buying, or a pause the player chose; the buy form
+ * shows only when none of these holds. Also a line of the limits in force.
+ */
+export async function lobbyLimits() {
+  const { S } = C;
+  const box = $('rg-lobby');
+  if (!box) return;
+  if (!S.token || (C.operatorMode && C.operatorMode())) {
+    box.hidden = true;
+    $('buy-form').hidden = false;
+    return;
+  }
+  let L;
+  try {
+    L = await limitsApi.get(S.token);
+  } catch {
+    // The purchase says the refusal if there is one.
+    box.hidden = true;
+    $('buy-form').hidden = false;
+    return;
+  }
+  renderLobbyLimits(L);
+}
+
+function renderLobbyLimits(L) {
+  const { el, S } = C;
+  const box = $('rg-lobby');
+  const now = Date.now();
+  const price = S.price ?? 300;
+  box.replaceChildren();
+  box.removeAttribute('data-state');
+  let block = null;
+  if (L.excluded_until_ms != null && L.excluded_until_ms > now) {
+    block = 'excluded';
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.excluded', { date: C.dayTime(L.excluded_until_ms) }) }));
+  } else if (session.get(PAUSED_KEY) === '1') {
+    block = 'paused';
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.paused') }),
+      el('button', { type: 'button', id: 'rg-resume', text: t('lobby.rg.resume'), onclick: () => { session.set(PAUSED_KEY, null); startReminder(true); renderLobbyLimits(L); $('buy')?.focus(); } }));
+  } else if (L.stake_limit_required && L.spend_per_week_cents == null) {
+    block = 'required';
+    const form = el('form', { id: 'rg-required-form', class: 'stack', novalidate: true },
+      el('h2', { id: 'rg-required-title', text: t('lobby.rg.required.title') }),
+      el('p', { id: 'rg-lobby-text', text: t('lobby.rg.required.text', { hours: L.cooling_off_hours }) }),
+      el('div', { class: 'field' },
+        el('label', { for: 'rg-required-week', text: t('limits.week.label') }),
+        el('input', { id: 'rg-required-week', inputmode: 'decimal', autocomplete: 'off', required: true, 'aria-describedby': 'rg-required-week-hint rg-required-week-error' }),
+        el('p', { class: 'hint', id: 'rg-required-week-hint', text: t('limits.week.hint.required') }),
+        el('p', { class: 'field-error', id: 'rg-required-week-error', role: 'alert', hidden: true })),
+      el('button', { type: 'submit', class: 'primary', id: 'rg-required-save', text: t('lobby.rg.required.save') }));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const week = parseEuros($('rg-required-week').value);
+      if (week == null || Number.isNaN(week)) return setError('rg-required-week', t('limits.week.required'));
+      setError('rg-required-week', '');
+      C.setBusy(true);
+      try {
+        const after = await limitsApi.put(C.S.token, { tickets_per_day: L.tickets_per_day, spend_per_week_cents: week });
+        renderLobbyLimits(after);
+        $('buy')?.focus();
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 401) C.forgetToken();
+        else setError('rg-required-week', C.errorText(e));
+      } finally {
+        C.setBusy(false);
+      }
+    });
+    box.append(form);
+  } else if (L.tickets_per_day != null && L.used.tickets_today >= L.tickets_per_day) {
+    block = 'limit';
+    box.append(el('p', { id: 'rg-lobby-text', text: tn('lobby.rg.day', L.used.tickets_today, { max: L.tickets_per_day }) }));
+  } else if (L.spend_per_week_cents != null && L.used.spent_week_cents + price > L.spend_per_week_cents) {
+    block = 'limit';
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.week', { n: money(L.used.spent_week_cents), max: money(L.spend_per_week_cents), price: money(price) }) }));
+  }
+  const usage = [
+    L.tickets_per_day != null ? tn('lobby.rg.usage.day', L.used.tickets_today, { max: L.tickets_per_day }) : null,
+    L.spend_per_week_cents != null ? t('lobby.rg.usage.week', { n: money(L.used.spent_week_cents), max: money(L.spend_per_week_cents) }) : null,
+  ].filter(Boolean);
+  if (!block && usage.length) box.append(el('p', { class: 'hint', id: 'rg-lobby-usage', text: t('lobby.rg.usage', { what: usage.join(' · ') }) }));
+  if (block !== 'required') box.append(el('p', {}, el('a', { href: '#/limites', id: 'rg-lobby-link', text: t('lobby.rg.link') })));
+  box.dataset.state = block || 'ok';
+  box.classList.toggle('blocked', !!block);
+  box.hidden = false;
+  $('buy-form').hidden = !!block;
+}
+
+// ------------------------------------------------------------ the reminder of time played
+
+const REMINDER_KEY = 'asc.reminder';
+/** The reminder's choices, in minutes (0: never). */
+export const REMINDER_MINUTES = [0, 30, 60];
+/** Where this tab's play began and when it last reminded (unix ms, sessionStorage). */
+const START_KEY = 'asc.playStart';
+const REMINDED_KEY = 'asc.reminded';
+let reminderTimer = null;
+
+const reminderMinutes = () => {
+  const v = Number(C.local.get(REMINDER_KEY) ?? 60);
+  return REMINDER_MINUTES.includes(v) ? v : 60;
+};
+
+/** Starts (or starts again, `fresh`) the clock of this tab's play. */
+function startReminder(fresh = false) {
+  const now = String(Date.now());
+  if (fresh || !session.get(START_KEY)) {
+    session.set(START_KEY, now);
+    session.set(REMINDED_KEY, now);
+  }
+  if (!reminderTimer) {
+    reminderTimer = setInterval(checkReminder, 10_000);
+    window.addEventListener('focus', checkReminder);
+    document.addEventListener('visibilitychange', checkReminder);
+  }
+}
+
+/** "1 h 05", "45 min". */
+function durationText(ms) {
+  const m = Math.max(1, Math.floor(ms / 60000));
+  return m < 60 ? t('duration.min', { n: m }) : t('duration.h', { h: Math.floor(m / 60), m: String(m % 60).padStart(2, '0') });
+}
+
+/** The reminder is due: the time played and the net result since, with "continue" and "stop". */
+export async function checkReminder() {
+  const { S, el } = C;
+  const every = reminderMinutes();
+  if (!S.token || !every || (C.operatorMode && C.operatorMode()) || $('reminder-dialog') || document.body.dataset.minor) return;
+  const start = Number(session.get(START_KEY));
+  const last = Number(session.get(REMINDED_KEY) || start);
+  if (!start || Date.now() - last < every * 60000) return;
+  session.set(REMINDED_KEY, String(Date.now()));
+  let since = null;
+  try {
+    since = (await limitsApi.statement(S.token, Math.max(start, Date.now() - 30 * 86400000))).since;
+  } catch { /* the time alone */ }
+  if ($('reminder-dialog')) return;
+  const dlg = el('dialog', { id: 'reminder-dialog', class: 'dialog', 'aria-labelledby': 'reminder-title', 'aria-describedby': 'reminder-text' },
+    el('h2', { id: 'reminder-title', text: t('reminder.title') }),
+    el('p', { id: 'reminder-text', text: t('reminder.text', { duration: durationText(Date.now() - start) }) }),
+    since ? el('p', { id: 'reminder-result', 'data-net': String(since.net_cents), text: t('reminder.result', { stakes: money(since.stakes_cents), winnings: money(since.winnings_cents), net: money(since.net_cents) }) }) : null,
+    el('div', { class: 'actions' },
+      el('button', { type: 'button', class: 'primary', id: 'reminder-continue', text: t('reminder.continue') }),
+      el('button', { type: 'button', id: 'reminder-stop', text: t('reminder.stop') })));
+  document.body.append(dlg);
+  const close = () => { dlg.close(); dlg.remove(); };
+  dlg.addEventListener('cancel', (ev) => ev.preventDefault());
+  $('reminder-continue').addEventListener('click', () => { session.set(REMINDED_KEY, String(Date.now())); close(); });
+  $('reminder-stop').addEventListener('click', () => {
+    close();
+    session.set(PAUSED_KEY, '1');
+    if (location.hash && location.hash !== '#') location.hash = '';
+    else C.openHome();
+  });
+  dlg.showModal();
+  $('reminder-continue').focus();
+}
+
+// ------------------------------------------------------------ the statement ("bilan de jeu")
+
+const parisDay = (ms, opts) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { timeZone: 'Europe/Paris', ...opts }).format(new Date(ms));
+
+function statementSection(v) {
+  const { el } = C;
+  const table = (kind, rows, label) => el('div', { class: 'scroll-x' }, el('table', { class: 'statement', id: `statement-${kind}` },
+    el('caption', { text: t(`statement.${kind}`) }),
+    el('thead', {}, el('tr', {}, ...['period', 'stakes', 'winnings', 'net'].map((c) => el('th', { scope: 'col', text: t(`statement.col.${c}`) })))),
+    el('tbody', {}, ...rows.map((p, i) => el('tr', { 'data-label': p.label },
+      el('th', { scope: 'row', text: label(p, i) }),
+      el('td', { 'data-cents': String(p.stakes_cents), text: money(p.stakes_cents) }),
+      el('td', { 'data-cents': String(p.winnings_cents), text: money(p.winnings_cents) }),
+      el('td', { class: p.net_cents < 0 ? 'net minus' : 'net', 'data-cents': String(p.net_cents), text: money(p.net_cents) }))))));
+  return el('section', { id: 'statement', 'aria-labelledby': 'statement-title' },
+    el('h2', { id: 'statement-title', text: t('statement.title') }),
+    el('p', { class: 'hint', text: t('statement.lead') }),
+    table('days', v.days, (p, i) => (i === 0 ? t('statement.today') : parisDay(p.from_ms, { weekday: 'long', day: 'numeric', month: 'long' }))),
+    table('weeks', v.weeks, (p) => t('statement.week', { date: parisDay(p.from_ms, { day: 'numeric', month: 'long' }) })),
+    table('months', v.months, (p) => parisDay(p.from_ms, { month: 'long', year: 'numeric' })));
+}
+
+function reminderForm() {
+  const { el, local } = C;
+  const now = reminderMinutes();
+  const form = el('form', { id: 'reminder-form', class: 'stack', novalidate: true, 'aria-labelledby': 'reminder-form-title' },
+    el('h2', { id: 'reminder-form-title', text: t('reminder.title') }),
+    el('fieldset', { class: 'choices' },
+      el('legend', { text: t('reminder.legend') }),
+      ...REMINDER_MINUTES.map((m) => el('label', { class: 'choice' },
+        el('input', { type: 'radio', name: 'reminder', value: String(m), id: `reminder-${m}`, checked: m === now }),
+        ' ', m === 0 ? t('reminder.off') : t('reminder.min', { n: m })))),
+    el('p', { id: 'reminder-done', class: 'done', role: 'status', hidden: true }));
+  form.addEventListener('change', () => {
+    const v = (form.querySelector('input[name="reminder"]:checked') || {}).value;
+    local.set(REMINDER_KEY, v);
+    session.set(REMINDED_KEY, String(Date.now()));
+    $('reminder-done').textContent = t('reminder.saved');
+    $('reminder-done').hidden = false;
+  });
+  return form;
 }
 
 // ------------------------------------------------------------ Mes limites (#/limites)
 
-let state = { limits: null, error: null, done: null };
+let state = { limits: null, statement: null, error: null, done: null, warn: null };
 
 async function openLimits() {
   const { S } = C;
   C.show('limits');
   C.setBusy(true);
-  state = { limits: null, error: null, done: null };
+  state = { limits: null, statement: null, error: null, done: null, warn: null };
   // Nothing of an earlier visit stays on screen while the limits load.
   $('limits-body').replaceChildren();
   if (S.token) {
     try {
-      state.limits = await limitsApi.get(S.token);
+      [state.limits, state.statement] = await Promise.all([limitsApi.get(S.token), limitsApi.statement(S.token).catch(() => null)]);
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) C.forgetToken();
       else state.error = e;
@@ -162,10 +418,11 @@ function renderLimits() {
     el('div', { class: 'field' },
       el('label', { for: 'limit-week', text: t('limits.week.label') }),
       el('input', { id: 'limit-week', inputmode: 'decimal', autocomplete: 'off', value: euros(perWeek), 'aria-describedby': 'limit-week-hint limit-week-error' }),
-      el('p', { class: 'hint', id: 'limit-week-hint', text: t('limits.week.hint') }),
+      el('p', { class: 'hint', id: 'limit-week-hint', text: t(L.stake_limit_required ? 'limits.week.hint.required' : 'limits.week.hint') }),
       el('p', { class: 'field-error', id: 'limit-week-error', role: 'alert', hidden: true })),
     el('button', { type: 'submit', class: 'primary', id: 'limits-save', text: t('limits.save') }),
-    el('p', { id: 'limits-done', class: 'done', role: 'status', hidden: !state.done, text: state.done || '' }));
+    el('p', { id: 'limits-done', class: 'done', role: 'status', hidden: !state.done, text: state.done || '' }),
+    el('p', { id: 'limits-warn', class: 'warn', role: 'alert', hidden: !state.warn, text: state.warn || '' }));
   form.addEventListener('submit', saveLimits);
   body.append(form);
   if (L.pending) {
@@ -185,10 +442,12 @@ function renderLimits() {
       el('legend', { text: t('limits.exclude.legend') }),
       ...EXCLUSION_DAYS.map((d, i) => el('label', { class: 'choice' },
         el('input', { type: 'radio', name: 'exclude-days', value: String(d), id: `exclude-${d}`, checked: i === 0 }),
-        ' ', t('limits.exclude.days', { n: d })))),
+        ' ', exclusionLabel(d)))),
     el('button', { type: 'submit', class: 'danger', id: 'exclude-go', text: t('limits.exclude.button') }));
   ex.addEventListener('submit', askExclusion);
   body.append(ex);
+  body.append(reminderForm());
+  if (state.statement) body.append(statementSection(state.statement));
 }
 
 function setError(id, text) {
@@ -217,6 +476,7 @@ async function saveLimits(ev) {
   }
   const week = parseEuros($('limit-week').value);
   if (Number.isNaN(week)) return setError('limit-week', t('limits.week.bad'));
+  if (week == null && state.limits.stake_limit_required) return setError('limit-week', t('limits.week.required'));
   C.setBusy(true);
   try {
     const before = state.limits;
@@ -224,6 +484,12 @@ async function saveLimits(ev) {
     const L = state.limits;
     state.done = L.pending && (!before.pending || before.pending.from_ms !== L.pending.from_ms || JSON.stringify(before.pending) !== JSON.stringify(L.pending))
       ? t('limits.saved.pending', { date: C.dayTime(L.pending.from_ms) }) : t('limits.saved');
+    // A limit that applies now and is already passed: said at once, before a purchase is refused.
+    const price = S.price ?? 300;
+    state.warn = L.tickets_per_day != null && L.used.tickets_today >= L.tickets_per_day
+      ? tn('limits.passed.day', L.used.tickets_today, { max: L.tickets_per_day })
+      : L.spend_per_week_cents != null && L.used.spent_week_cents + price > L.spend_per_week_cents
+        ? t('limits.passed.week', { n: money(L.used.spent_week_cents), max: money(L.spend_per_week_cents) }) : null;
     renderLimits();
     $('limits-done').focus?.();
   } catch (e) {
@@ -242,10 +508,10 @@ function askExclusion(ev) {
   $('exclude-dialog')?.remove();
   const until = Date.now() + days * 86400000;
   const dlg = el('dialog', { id: 'exclude-dialog', class: 'dialog', 'aria-labelledby': 'exclude-dialog-title', 'aria-describedby': 'exclude-dialog-text', 'data-days': String(days) },
-    el('h2', { id: 'exclude-dialog-title', text: t('limits.exclude.confirm.title', { n: days }) }),
+    el('h2', { id: 'exclude-dialog-title', text: t('limits.exclude.confirm.title.day', { label: exclusionLabel(days) }) }),
     el('p', { id: 'exclude-dialog-text', text: t('limits.exclude.confirm.text', { n: days, date: C.dayTime(until) }) }),
     el('div', { class: 'actions' },
-      el('button', { type: 'button', class: 'danger', id: 'exclude-confirm', text: t('limits.exclude.confirm.yes', { n: days }) }),
+      el('button', { type: 'button', class: 'danger', id: 'exclude-confirm', text: t('limits.exclude.confirm.yes.day', { label: exclusionLabel(days) }) }),
       el('button', { type: 'button', id: 'exclude-cancel', text: t('logout.cancel') })));
   document.body.append(dlg);
   const close = () => { dlg.close(); dlg.remove(); };
@@ -277,4 +543,10 @@ export const limitsPage = { hash: 'limites', view: 'limits', open: openLimits, r
 export function initLimits(ctx) {
   C = ctx;
   ageGate();
+}
+
+/** The lobby's panel and the reminder's clock, when the home screen shows a player's lobby (home.js). */
+export async function onLobby() {
+  if (C.S.token && !(C.operatorMode && C.operatorMode())) startReminder();
+  await lobbyLimits();
 }

@@ -189,6 +189,30 @@ function renderPaperNote(tk) {
     : r.sold_by ? t('ticket.paper.sold', { shop: r.sold_by }) : t('ticket.paper');
 }
 
+/** Where and until when a paper winner is paid, in words. */
+export function claimText(c) {
+  const prize = money(c.prize_cents);
+  if (c.expired) return t('claim.expired', { date: day(c.claim_until_ms) });
+  const where = c.pay_at === 'payment_centre' ? t('claim.where.centre', { prize })
+    : c.pay_at === 'any_shop' ? t('claim.where.any', { shop: c.shop || '' })
+      : t('claim.where.seller', { shop: c.shop || '?' });
+  const when = c.claim_until_ms != null ? t('claim.until', { date: day(c.claim_until_ms) }) : t('claim.days', { n: c.claim_days });
+  return `${where} ${when}`;
+}
+
+async function showClaim(tk) {
+  const box = $('result-claim');
+  try {
+    const c = await api.claim(tokenFor(tk.id), tk.id);
+    if (!S.ticket || S.ticket.id !== tk.id || !c.pay_at && !c.expired) return;
+    box.dataset.payAt = c.pay_at || '';
+    box.textContent = claimText(c);
+    box.hidden = false;
+  } catch {
+    // The serial and the prize are shown; the place is the shop's to say.
+  }
+}
+
 /** The result: won or lost, paid or where to claim it, the games, a celebration for a win just played. */
 function renderResult(tk) {
   const box = $('result');
@@ -218,9 +242,12 @@ function renderResult(tk) {
   const serial = $('result-serial');
   serial.hidden = !(paper && won && !paid);
   serial.replaceChildren(t('result.serial'), ' ', el('strong', { class: 'mono', text: tk.serial }));
+  // A paper winner: where to be paid (the shop that sold it, any shop, or
+  // the operator's payment centre) and until when (GET .../claim).
   const claim = $('result-claim');
-  claim.hidden = !(paper && won && !paid && retail.claim_until_ms != null);
-  claim.textContent = claim.hidden ? '' : t('result.claim', { date: day(retail.claim_until_ms) });
+  claim.hidden = true;
+  claim.textContent = '';
+  if (paper && won && !paid) showClaim(tk);
   $('again').hidden = !S.token || paper;
   // Every game of the ticket, and the last one, which decided (art. 3.2.5.5).
   const games = gamesOf(tk);

@@ -481,6 +481,30 @@ pub struct LimitsView {
     pub exclusion_days: (i64, i64),
 }
 
+/// `GET /api/tickets/{id}/claim`: where and until when a paper ticket's
+/// prize is paid (docs/shops.md "Claims and the payout ceiling").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PaperClaim {
+    /// `seller` (the shop that sold it, `shop`), `any_shop` (any shop of
+    /// the operator), `payment_centre` (the prize is above the payout
+    /// ceiling: the operator's payment centre), or `null`: nothing to claim
+    /// (not won, not finished, or paid).
+    #[schema(pattern = "^(seller|any_shop|payment_centre)$")]
+    pub pay_at: Option<String>,
+    /// The shop that sold it.
+    pub shop: Option<String>,
+    pub prize_cents: i64,
+    /// Paid already (by `paid_by` at `paid_ms`; no shop: the payment centre).
+    pub paid_ms: Option<i64>,
+    pub paid_by: Option<String>,
+    /// The last instant to claim it, once the emission's sale has ended;
+    /// before: `claim_days` days after the closing notice's date.
+    pub claim_until_ms: Option<i64>,
+    pub claim_days: u32,
+    /// The claim deadline passed: the prize can no longer be paid.
+    pub expired: bool,
+}
+
 /// `GET /api/me/statement`: the player's "bilan de jeu", their online
 /// stakes, winnings and net result per Paris calendar day (the last 7),
 /// ISO week (the last 4) and calendar month (the last 3), newest first.

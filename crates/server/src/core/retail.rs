@@ -101,6 +101,47 @@ pub(super) fn paid_answer(row: &PaperRow, now: i64, ceiling: i64, paid_by: Optio
 /// Who pays a prize no shop may pay, in the counter's words.
 pub const PAYMENT_CENTRE_FR: &str = "le centre de paiement de l'opérateur";
 
+/// Where and until when a paper ticket's prize is paid, for its holder:
+/// the shop that sold it (or any shop, when the operator allows it), or the
+/// operator's payment centre above the paying shop's ceiling (the seller's,
+/// or with any shop the lowest ceiling: the holder is never sent to a shop
+/// that may not pay).
+pub fn claim(
+    ticket: &crate::api::TicketView,
+    any_shop: bool,
+    ceilings: &crate::config::PayoutCeilings,
+    claim_days: u32,
+    now: i64,
+) -> Result<crate::api::PaperClaim, AppError> {
+    let retail = ticket.retail.clone().ok_or_else(|| {
+        AppError::Conflict(format!("ticket {} was sold online: its prize went to the player's account", ticket.serial))
+            .because("sold_online", crate::params! {})
+    })?;
+    let prize = ticket.result.as_ref().map_or(0, |r| r.prize_cents as i64);
+    let expired = retail.claim_until_ms.is_some_and(|u| now > u);
+    let paid = retail.paid_ms.is_some();
+    let ceiling = match (&retail.sold_by, any_shop) {
+        (Some(shop), false) => ceilings.of(shop),
+        _ => ceilings.lowest(),
+    };
+    let pay_at = match () {
+        _ if prize == 0 || paid || expired => None,
+        _ if prize > ceiling => Some("payment_centre"),
+        _ if any_shop => Some("any_shop"),
+        _ => Some("seller"),
+    };
+    Ok(crate::api::PaperClaim {
+        pay_at: pay_at.map(str::to_string),
+        shop: retail.sold_by,
+        prize_cents: prize,
+        paid_ms: retail.paid_ms,
+        paid_by: retail.paid_by,
+        claim_until_ms: retail.claim_until_ms,
+        claim_days,
+        expired,
+    })
+}
+
 /// The answer stored for `shop`'s earlier request of the same operation,
 /// if `shop` made it: its retry (its answer was lost) gets it again.
 fn replay_for(stored: Option<&ShopAnswer>, shop: &str) -> Option<Decision> {

@@ -36,7 +36,7 @@ pub struct LimitsBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelfExclusionBody {
-    #[schema(minimum = 1, maximum = 3650)]
+    #[schema(minimum = 1, maximum = 365)]
     #[serde(deserialize_with = "crate::api::json_i64")]
     pub days: i64,
 }
@@ -260,7 +260,8 @@ fn accounts_are_ours(state: &AppState) -> Result<(), AppError> {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct StatementQuery {
-    /// Also the totals from this instant (unix ms, at most 31 days ago) to now.
+    /// Also the totals from this instant (unix ms) to now; read from at
+    /// most 31 days ago.
     pub since_ms: Option<i64>,
 }
 
@@ -281,12 +282,9 @@ pub async fn statement(
     let axum::extract::Query(query) =
         query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     let now = crate::store::now_ms();
-    if let Some(since) = query.since_ms
-        && !(now - 31 * crate::core::account::DAY_MS..=now).contains(&since)
-    {
-        return Err(AppError::BadRequest("since_ms must be within the last 31 days".into()));
-    }
-    let view = state.store.statement(player, query.since_ms).await?;
+    // An older start is read from 31 days ago (a session's reminder never needs more).
+    let since = query.since_ms.map(|s| s.clamp(now - 31 * crate::core::account::DAY_MS, now));
+    let view = state.store.statement(player, since).await?;
     Ok(axum::Json(view).into_response())
 }
 

@@ -90,6 +90,28 @@ pub async fn get_ticket(
     Ok(Json(TicketEnvelope { ticket: state.store.ticket(&caller, &id).await? }))
 }
 
+/// Where and until when a paper ticket's prize is paid: the shop that sold
+/// it, any shop, or the operator's payment centre, and the last day.
+#[utoipa::path(get, path = "/api/tickets/{id}/claim", tag = "tickets", security(("bearer" = [])),
+    params(("id" = String, Path, description = "the ticket's id")),
+    responses((status = 200, body = crate::api::PaperClaim), (status = 401, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, description = "conflict (sold_online): an online ticket", body = ErrorBody)))]
+pub async fn get_claim(
+    State(state): State<AppState>,
+    CallerAuth(caller): CallerAuth,
+    PathParam(id): PathParam<String>,
+) -> Result<Json<crate::api::PaperClaim>, AppError> {
+    let ticket = state.store.ticket(&caller, &id).await?;
+    let claim = crate::core::retail::claim(
+        &ticket,
+        state.retail_pay_any_shop,
+        &state.payout_ceilings,
+        state.claim_days,
+        crate::store::now_ms(),
+    )?;
+    Ok(Json(claim))
+}
+
 /// Applies one action exactly once; the same request again returns the
 /// identical answer.
 #[utoipa::path(post, path = "/api/tickets/{id}/actions", tag = "tickets", security(("bearer" = [])), operation_id = "act",

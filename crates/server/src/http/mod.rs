@@ -156,6 +156,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tickets/{id}", get(game::get_ticket))
         .route("/api/tickets/{id}/actions", post(game::post_action))
         .route("/api/tickets/{id}/record", get(game::get_record))
+        .route("/api/tickets/{id}/claim", get(game::get_claim))
         .route("/api/tickets/redeem", post(retail::redeem))
         .route("/api/retail/sell", post(retail::sell))
         .route("/api/retail/validate", post(retail::validate))

@@ -547,7 +547,17 @@ pub fn assert_error(r: &Resp, status: u16, code: &str) {
     assert_eq!(r.status.as_u16(), status, "{}", String::from_utf8_lossy(&r.bytes));
     assert_eq!(r.json["error"], code, "{}", r.json);
     assert!(r.json["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", r.json);
-    assert_eq!(r.json.as_object().unwrap().len(), 2, "only error and message: {}", r.json);
+    let body = r.json.as_object().unwrap();
+    assert!(body.keys().all(|k| ["error", "message", "params"].contains(&k.as_str())), "only error, message, params: {}", r.json);
+    // `params`, when present, is an object, and a `reason` is one the pages word (error::REASONS).
+    if let Some(params) = body.get("params") {
+        assert!(params.is_object(), "{}", r.json);
+        if let Some(reason) = params.get("reason") {
+            let reason = reason.as_str().expect("a reason is a string");
+            assert!(server::ERROR_REASONS.contains(&(code, reason)), "{code}/{reason} is not in REASONS: {}", r.json);
+        }
+    }
+    assert!(server::ERROR_CODES.contains(&code), "{code} is not in CODES");
 }
 
 /// Whether Schemathesis (PyPI) is installed; when it is not, a test that

@@ -45,5 +45,6 @@ mod paper_report;
 mod paper_retries;
 mod paper_shop_day;
 mod player;
+mod responsible;
 mod schemathesis;
 mod upgrade;

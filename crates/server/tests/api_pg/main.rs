@@ -64,5 +64,7 @@ mod paper_retries;
 mod paper_shop_day;
 #[path = "../api/player.rs"]
 mod player;
+#[path = "../api/responsible.rs"]
+mod responsible;
 #[path = "../api/upgrade.rs"]
 mod upgrade;

@@ -35,6 +35,7 @@ mod operator;
 mod operator_live;
 mod paper;
 mod recovery;
+mod responsible;
 mod retail;
 mod rules;
 mod seed;

@@ -15,22 +15,22 @@ use crate::webdriver::Screen;
 use engine::Action;
 use serde_json::{Value, json};
 
-const OPERATOR: &str = "browser-operator-token-0001";
-const RETAILER: &str = "browser-retailer-token-0001";
-const SHOP: &str = "Tabac du Port";
-const OTHER_SHOP: &str = "Bar des Sports";
-const OTHER_RETAILER: &str = "browser-retailer-token-0002";
+pub(crate) const OPERATOR: &str = "browser-operator-token-0001";
+pub(crate) const RETAILER: &str = "browser-retailer-token-0001";
+pub(crate) const SHOP: &str = "Tabac du Port";
+pub(crate) const OTHER_SHOP: &str = "Bar des Sports";
+pub(crate) const OTHER_RETAILER: &str = "browser-retailer-token-0002";
 
 /// One ticket of a paper block's print file.
-struct Printed {
-    serial: String,
-    code: String,
+pub(crate) struct Printed {
+    pub serial: String,
+    pub code: String,
     /// `{"5": cents, ..., "8": cents}` as the ticket's `prizes_cents`.
-    prizes: Value,
+    pub prizes: Value,
 }
 
 /// `GET /api/admin/emissions/{emission}/blocks/1/print.csv`, by its header's column names.
-async fn print_file(srv: &TestServer, emission: u64) -> Vec<Printed> {
+pub(crate) async fn print_file(srv: &TestServer, emission: u64) -> Vec<Printed> {
     let text = srv.get_text(&format!("/api/admin/emissions/{emission}/blocks/1/print.csv"), OPERATOR).await;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -65,7 +65,7 @@ async fn fr(b: &Browser, key: &str, params: &[(&str, &str)]) -> String {
 
 /// Clicks one of the counter's buttons and waits for the answer it shows:
 /// `[action, ok, http status, ticket status, message, title]`.
-async fn counter(b: &Browser, button: &str) -> (String, bool, u64, String, String, String) {
+pub(crate) async fn counter(b: &Browser, button: &str) -> (String, bool, u64, String, String, String) {
     let n = b.exec("return Number(document.getElementById('answer').dataset.n || 0)", json!([])).await;
     let n = n.as_u64().unwrap();
     b.click(button).await;
