@@ -181,7 +181,7 @@ function renderLobbyLimits(L) {
   } else if (L.stake_limit_required && L.spend_per_week_cents == null) {
     block = 'required';
     const form = el('form', { id: 'rg-required-form', class: 'stack', novalidate: true },
-      el('h2', { id: 'rg-required-title', text: t('lobby.rg.required.title') }),
+      el('h3', { id: 'rg-required-title', text: t('lobby.rg.required.title') }),
       el('p', { id: 'rg-lobby-text', text: t('lobby.rg.required.text', { hours: L.cooling_off_hours }) }),
       el('div', { class: 'field' },
         el('label', { for: 'rg-required-week', text: t('limits.week.label') }),
@@ -302,18 +302,18 @@ const parisDay = (ms, opts) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR'
 
 function statementSection(v) {
   const { el } = C;
-  const table = (kind, rows, label) => el('div', { class: 'scroll-x' }, el('table', { class: 'statement', id: `statement-${kind}` },
+  const table = (kind, rows, label) => el('table', { class: 'statement', id: `statement-${kind}` },
     el('caption', { text: t(`statement.${kind}`) }),
     el('thead', {}, el('tr', {}, ...['period', 'stakes', 'winnings', 'net'].map((c) => el('th', { scope: 'col', text: t(`statement.col.${c}`) })))),
     el('tbody', {}, ...rows.map((p, i) => el('tr', { 'data-label': p.label },
       el('th', { scope: 'row', text: label(p, i) }),
       el('td', { 'data-cents': String(p.stakes_cents), text: money(p.stakes_cents) }),
       el('td', { 'data-cents': String(p.winnings_cents), text: money(p.winnings_cents) }),
-      el('td', { class: p.net_cents < 0 ? 'net minus' : 'net', 'data-cents': String(p.net_cents), text: money(p.net_cents) }))))));
+      el('td', { class: p.net_cents < 0 ? 'net minus' : 'net', 'data-cents': String(p.net_cents), text: money(p.net_cents) })))));
   return el('section', { id: 'statement', 'aria-labelledby': 'statement-title' },
     el('h2', { id: 'statement-title', text: t('statement.title') }),
     el('p', { class: 'hint', text: t('statement.lead') }),
-    table('days', v.days, (p, i) => (i === 0 ? t('statement.today') : parisDay(p.from_ms, { weekday: 'long', day: 'numeric', month: 'long' }))),
+    table('days', v.days, (p, i) => (i === 0 ? t('statement.today') : parisDay(p.from_ms, { weekday: 'short', day: 'numeric', month: 'short' }))),
     table('weeks', v.weeks, (p) => t('statement.week', { date: parisDay(p.from_ms, { day: 'numeric', month: 'long' }) })),
     table('months', v.months, (p) => parisDay(p.from_ms, { month: 'long', year: 'numeric' })));
 }

@@ -231,7 +231,7 @@ async fn a_limit_reached(screen: Screen, size: &str) {
     b.type_into("#limit-day", "1").await;
     b.click("#limits-save").await;
     b.wait_for("!document.getElementById('limits-warn').hidden", "the warning").await;
-    assert_eq!(b.text("#limits-warn").await, b.string("fr", "limits.passed.day", &[("n", "2"), ("max", "1")]).await);
+    assert_eq!(b.text("#limits-warn").await, b.string("fr", "limits.passed.day.other", &[("n", "2"), ("max", "1")]).await);
 
     // A raise waits for the cooling-off: shown with its date, the old limit holds.
     b.type_into("#limit-day", "5").await;
