@@ -33,6 +33,8 @@ mod limits;
 mod mobile;
 mod operator;
 mod operator_live;
+mod phone;
+mod polish;
 mod paper;
 mod recovery;
 mod retail;

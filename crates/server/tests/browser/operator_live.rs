@@ -224,7 +224,7 @@ async fn rtp_shown(b: &Browser) -> bool {
     let v = b
         .exec(
             "return [!!document.getElementById('odds-rtp-percent'), !!document.querySelector('[data-fraction=rtp]'),
-                     !!document.querySelector('[data-fraction$=\"-rtp\"]'), !!document.querySelector('[data-fraction=expected_payout_cents]')]",
+                     !!document.querySelector('[data-fraction=expected_payout_cents]')]",
             json!([]),
         )
         .await;
