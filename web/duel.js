@@ -327,9 +327,9 @@ export async function act(body) {
   setBusy(false);
   if (S.ticket.phase === 'finished') $('result').focus();
   else if (S.ticket.phase !== 'play') $('deck').focus();
-  // An Extra game: eight new cards, the keyboard on the first one.
-  else if (newGame) focusHand();
-  else if (!document.activeElement || document.activeElement === document.body) focusHand();
+  // An Extra game: eight new cards, the keyboard on the first one; back
+  // from the deck (disabled now: the browser would drop its focus), the hand.
+  else if (newGame || [null, document.body, $('main'), $('deck')].includes(document.activeElement)) focusHand();
 }
 
 /**

@@ -560,8 +560,8 @@ export const STRINGS = {
     'reality.stop': 'Arrêter',
     'reality.answer': 'Choisissez « Continuer » ou « Arrêter » pour fermer ce message.',
     // issue 31: phone and polish
-    'fair.summary.open': 'votre graine, modifiable avant la 1re carte',
-    'fair.summary.sent': 'l’engagement du serveur et votre graine',
+    'fair.summary.open': 'graine modifiable avant de jouer',
+    'fair.summary.sent': 'engagement et graine',
     'odds.col.chance': 'Chance',
     'odds.rtp.explain': 'des mises reviennent aux joueurs en lots, en moyenne sur tous les tickets',
     'odds.expected.cents': 'Gain moyen d’un ticket à {price}, en centimes',
@@ -1122,8 +1122,8 @@ export const STRINGS = {
     'reality.stop': 'Stop',
     'reality.answer': 'Choose “Continue” or “Stop” to close this message.',
     // issue 31: phone and polish
-    'fair.summary.open': 'your seed, yours to change before the first card',
-    'fair.summary.sent': 'the server’s commitment and your seed',
+    'fair.summary.open': 'change your seed before playing',
+    'fair.summary.sent': 'commitment and seed',
     'odds.col.chance': 'Chance',
     'odds.rtp.explain': 'of the stakes go back to players as prizes, on average over all tickets',
     'odds.expected.cents': 'Average prize of a {price} ticket, in cents',

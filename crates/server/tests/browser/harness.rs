@@ -194,6 +194,9 @@ pub async fn browser_with_args(base: &str, screen: Screen, args: &[String]) -> O
     let b = browser_first_visit_with_args(base, screen, args).await?;
     // Any page of the origin will do for its storage: not the game's own.
     b.goto(&format!("{base}/favicon.svg")).await;
+    // A bare SVG document has no icon link: Chromium asks for /favicon.ico
+    // (404) for it. That visit is the harness's own, never the page's.
+    b.expect_console_error("/favicon.ico - Failed to load resource: the server responded with a status of 404");
     b.exec("localStorage.setItem('asc.adult', '1');", json!([])).await;
     Some(b)
 }

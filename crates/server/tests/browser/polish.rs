@@ -218,6 +218,10 @@ async fn the_keyboard_and_the_extra_games_name_on_a_phone_in_english() {
 
 // ------------------------------------------------------------ no layout shift
 
+/// The heights of what stands above the hand (for a failure's message).
+const BOXES: &str = "return Object.fromEntries(['.game-head', '.scratch-wrap', '#fair', '.area-capone', '#extra-banner', '#trick', '#prompt', '#history', '#games-earlier']
+  .map(s => [s, Math.round(document.querySelector(s).getBoundingClientRect().height * 10) / 10]))";
+
 /// Every trick (and deck draw) of a ticket but the last, animations on:
 /// the hand stays where it is before, during and after, and the browser
 /// records no layout shift (PerformanceObserver 'layout-shift').
@@ -250,6 +254,7 @@ async fn no_layout_shift(screen: Screen, size: &str) {
     let mut seen = 0;
     for (i, a) in plan.actions.iter().enumerate().take(until) {
         let before = b.exec(hand_top, json!([])).await.as_f64().unwrap();
+        let boxes_before = b.exec(BOXES, json!([])).await;
         b.click(&target(a)).await;
         // During the suspense: sampled until the answer is on the table.
         let mut during = Vec::new();
@@ -263,8 +268,12 @@ async fn no_layout_shift(screen: Screen, size: &str) {
             tokio::time::sleep(std::time::Duration::from_millis(60)).await;
         }
         let after = b.exec(hand_top, json!([])).await.as_f64().unwrap();
+        let boxes_after = b.exec(BOXES, json!([])).await;
         for y in during.iter().chain([after].iter()) {
-            assert!((y - before).abs() < 0.5, "{size} action {i}: the hand moved from {before} to {y} ({during:?})");
+            assert!(
+                (y - before).abs() < 0.5,
+                "{size} action {i}: the hand moved from {before} to {y} ({during:?}); heights before {boxes_before}, after {boxes_after}"
+            );
         }
         seen += during.len();
     }
