@@ -432,6 +432,17 @@ impl Browser {
         self.expected_errors.lock().unwrap().push(needle.to_string());
     }
 
+    /// A request this test makes fail on purpose: `path` of the test server
+    /// (the whole URL up to its end, query included) answered `status`, which
+    /// Chromium logs as a console error; [`Browser::expect_console_error`]
+    /// for exactly that request and status.
+    pub fn expect_http_error(&self, path: &str, status: u16) {
+        self.expect_console_error(&format!(
+            "{}{path} - Failed to load resource: the server responded with a status of {status} (",
+            self.base
+        ));
+    }
+
     /// Fails on any error (level SEVERE) in the browser's console since the
     /// last check, those [`Browser::expect_console_error`] allowed aside: a
     /// script error, a Content-Security-Policy violation, a failed request.

@@ -141,6 +141,7 @@ async fn a_limit_reached(screen: Screen, size: &str) {
     b.wait_seq(0).await;
     go(&b, "#", "home").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '9700'", "one ticket paid").await;
+    b.expect_http_error("/api/tickets", 403); // the refusal, on purpose
     b.click("#buy").await;
     b.wait_for(
         "document.body.dataset.state === 'idle' && document.getElementById('alert').dataset.reason === 'limit_reached' && !document.getElementById('alert').hidden",
@@ -247,6 +248,7 @@ async fn self_exclusion(screen: Screen, size: &str) {
     b.shot(&format!("limits-{size}-5-excluded")).await;
     // A purchase is refused, said plainly, nothing debited.
     go(&b, "#", "home").await;
+    b.expect_http_error("/api/tickets", 403); // the refusal, on purpose
     b.click("#buy").await;
     b.wait_for(
         "document.body.dataset.state === 'idle' && document.getElementById('alert').dataset.reason === 'self_excluded' && !document.getElementById('alert').hidden",

@@ -96,7 +96,8 @@ async fn the_duel_comes_first(screen: Screen, size: &str, lang: &str) {
     b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
     b.click("#buy").await;
     b.wait_seq(0).await;
-    b.wait_for("document.getElementById('seed-form') && document.getElementById('ticket-seed').value", "the seed").await;
+    b.wait_for("document.getElementById('seed-form') && document.getElementById('ticket-seed').value", "the seed")
+        .await;
 
     // The first screen: the prizes (to scratch) and the eight cards;
     // fairness folded under its one line, in view too.
@@ -140,8 +141,7 @@ async fn the_duel_comes_first(screen: Screen, size: &str, lang: &str) {
             let t = srv.get(&format!("/api/tickets/{serial}"), &b.token().await).await;
             assert_eq!(t["ticket"]["client_seed"], plan.client_seed.as_str());
             assert_eq!(b.text("#fair-hint").await, b.string(lang, "fair.summary.sent", &[]).await);
-            assert_first_screen(&b, &format!("{size} {lang}: in play"), &["#player-hand button.card", "#prizes"])
-                .await;
+            assert_first_screen(&b, &format!("{size} {lang}: in play"), &["#player-hand button.card", "#prizes"]).await;
         }
     }
     b.wait_for("!document.getElementById('result').hidden", "the result").await;

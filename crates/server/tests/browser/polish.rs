@@ -151,7 +151,10 @@ async fn keyboard_and_extra_names(screen: Screen, size: &str, lang: &str) {
         match a {
             Action::Play { card } => {
                 let order = b
-                    .exec("return [...document.querySelectorAll('#player-hand button')].map(c => c.dataset.card)", json!([]))
+                    .exec(
+                        "return [...document.querySelectorAll('#player-hand button')].map(c => c.dataset.card)",
+                        json!([]),
+                    )
                     .await;
                 let order: Vec<String> =
                     order.as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
@@ -191,7 +194,9 @@ async fn keyboard_and_extra_names(screen: Screen, size: &str, lang: &str) {
         }
     }
     b.wait_for("!document.getElementById('result').hidden", "the result").await;
-    let recap = b.exec("return [...document.querySelectorAll('#result-games-list li')].map(l => l.textContent)", json!([])).await;
+    let recap = b
+        .exec("return [...document.querySelectorAll('#result-games-list li')].map(l => l.textContent)", json!([]))
+        .await;
     let recap: Vec<String> = recap.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect();
     assert!(recap.len() >= 2, "{recap:?}");
     assert!(recap[0].starts_with(&first), "the recap's first game: {recap:?}");
@@ -319,7 +324,10 @@ async fn sounds_off_until_turned_on(screen: Screen, size: &str) {
         b.click(&target(a)).await;
         b.wait_seq(i + 1).await;
     }
-    assert_eq!(b.exec("return [window.__audio, document.body.dataset.sound ?? null]", json!([])).await, json!([0, null]));
+    assert_eq!(
+        b.exec("return [window.__audio, document.body.dataset.sound ?? null]", json!([])).await,
+        json!([0, null])
+    );
     // Turned on: a sound at once (the switch's own), and kept.
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.click("#settings > summary").await;
@@ -370,12 +378,18 @@ async fn the_odds_page(screen: Screen, size: &str) {
     let Some(b) = browser(&srv.url, screen).await else { return };
     for lang in ["fr", "en"] {
         b.open(&format!("/?anim=0&lang={lang}#/chances")).await;
-        b.wait_for("document.body.dataset.view === 'odds' && document.querySelector('[data-fraction=\"final-5\"]')", "the odds")
-            .await;
+        b.wait_for(
+            "document.body.dataset.view === 'odds' && document.querySelector('[data-fraction=\"final-5\"]')",
+            "the odds",
+        )
+        .await;
         // "1 chance sur X" first: the headline, then each row's first figure.
         let one_in = b.string(lang, "odds.one_in", &[("n", "")]).await;
         let cells = b
-            .exec("return [...document.querySelectorAll('#odds-final tbody tr')].map(r => r.cells[1].textContent)", json!([]))
+            .exec(
+                "return [...document.querySelectorAll('#odds-final tbody tr')].map(r => r.cells[1].textContent)",
+                json!([]),
+            )
             .await;
         for c in cells.as_array().unwrap() {
             assert!(c.as_str().unwrap().starts_with(&one_in), "{size} {lang}: the chance in words first: {cells}");
@@ -387,14 +401,18 @@ async fn the_odds_page(screen: Screen, size: &str) {
         // The exact fractions, folded: there, not shown, one click away.
         let folded = "return [...document.querySelectorAll('#odds-body [data-fraction]')].filter(e => !e.closest('details')).map(e => e.dataset.fraction)";
         assert_eq!(b.exec(folded, json!([])).await, json!([]), "{size} {lang}: every fraction folded");
-        assert!(b.exec("return !document.querySelector('[data-fraction=\"final-5\"]').checkVisibility()", json!([])).await == true);
+        assert!(
+            b.exec("return !document.querySelector('[data-fraction=\"final-5\"]').checkVisibility()", json!([])).await
+                == true
+        );
         // No schedule's own return to player; the table's, explained in one sentence.
         assert_eq!(b.exec("return document.querySelectorAll('[data-fraction$=\"-rtp\"]').length", json!([])).await, 0);
         let rtp_word = b.string(lang, "odds.rtp", &[]).await;
         let schedules = b.text("#schedules").await;
         assert!(!schedules.contains(&rtp_word), "{size} {lang}: no schedule's return to player: {schedules}");
         let explain = b.string(lang, "odds.rtp.explain", &[]).await;
-        let rtp_line = b.exec("return document.getElementById('odds-rtp-percent').parentElement.textContent", json!([])).await;
+        let rtp_line =
+            b.exec("return document.getElementById('odds-rtp-percent').parentElement.textContent", json!([])).await;
         assert!(rtp_line.as_str().unwrap().contains(&explain), "{rtp_line}");
         // No "%" alone at the start of a line, fractions folded or unfolded.
         assert_eq!(b.exec(PERCENT_ALONE, json!([])).await, json!([]), "{size} {lang}: a '%' alone on a line");
@@ -403,7 +421,10 @@ async fn the_odds_page(screen: Screen, size: &str) {
         }
         b.shot(&format!("polish-{size}-{lang}-odds")).await;
         b.click("#odds-exact > summary").await;
-        assert!(b.exec("return document.querySelector('[data-fraction=\"final-5\"]').checkVisibility()", json!([])).await == true);
+        assert!(
+            b.exec("return document.querySelector('[data-fraction=\"final-5\"]').checkVisibility()", json!([])).await
+                == true
+        );
         assert_eq!(b.exec(PERCENT_ALONE, json!([])).await, json!([]), "{size} {lang}: a '%' alone on a line");
         if let Some(v) = b.axe().await {
             assert!(v.is_empty(), "axe-core on the odds, unfolded ({size} {lang}):\n{}", v.join("\n"));
@@ -438,12 +459,16 @@ async fn the_18_badge_fits(screen: Screen, size: &str) {
     let fits = "const e = document.querySelector(arguments[0]); return [e.textContent, e.scrollWidth, e.clientWidth, e.scrollHeight, e.clientHeight];";
     for lang in ["fr", "en"] {
         b.open(&format!("/?anim=0&lang={lang}")).await;
-        b.wait_for("document.getElementById('age-gate') && document.getElementById('age-gate').open", "the 18+ question")
-            .await;
+        b.wait_for(
+            "document.getElementById('age-gate') && document.getElementById('age-gate').open",
+            "the 18+ question",
+        )
+        .await;
         for css in [".rg-18", "#age-gate .age-badge"] {
             let v = b.exec(fits, json!([css])).await;
             assert_eq!(v[0], "18+", "{css}");
-            let (sw, cw, sh, ch) = (v[1].as_i64().unwrap(), v[2].as_i64().unwrap(), v[3].as_i64().unwrap(), v[4].as_i64().unwrap());
+            let (sw, cw, sh, ch) =
+                (v[1].as_i64().unwrap(), v[2].as_i64().unwrap(), v[3].as_i64().unwrap(), v[4].as_i64().unwrap());
             assert!(sw <= cw && sh <= ch, "{size} {lang}: {css}'s text overflows its circle: {v}");
         }
     }

@@ -86,7 +86,8 @@ async fn the_page_draws_shows_and_sends_the_players_seed_with_the_first_card() {
     b.click("#fair > summary").await;
     assert_eq!(b.exec("return document.getElementById('fair').open", json!([])).await, false);
     b.click("#player-hand button[data-card='A']").await;
-    b.wait_for("document.getElementById('fair').open && document.activeElement.id === 'ticket-seed'", "the field").await;
+    b.wait_for("document.getElementById('fair').open && document.activeElement.id === 'ticket-seed'", "the field")
+        .await;
     let mine = "lucky~Seed#7";
     b.type_into("#ticket-seed", mine).await;
     assert_eq!(b.exec("return document.getElementById('ticket-seed-error').hidden", json!([])).await, true);
