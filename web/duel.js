@@ -13,9 +13,10 @@ import { api, ApiError } from './api.js';
 import { $, ANIM_MS, TURN_MS, announce, cardBack, cardFace, el, errorText, pause, showAlert, sleep } from './dom.js';
 import { t, tn, money, rankLabel, cardName } from './i18n.js';
 import { setBusy } from './router.js';
-import { keepDraft, prepareSeed, seedOpen, setSeedError, validSeed } from './seed.js';
+import { focusSeed, keepDraft, prepareSeed, seedOpen, setSeedError, validSeed } from './seed.js';
 import { renderBalance } from './settings.js';
 import { sound } from './sound.js';
+import { gameName } from './games.js';
 import { S, local, KEY, tokenFor, isPaper } from './state.js';
 import { loadTicket, promptFor, renderGame, renderGames, setDeckCount } from './ticket.js';
 import { RANKS } from './verify.js';
@@ -114,7 +115,41 @@ export function renderHands(tk) {
       hand.append(el('span', { class: 'card gone', 'data-played': r }));
     }
   }
+  rove(hand, focusedCard);
   if (focusedCard) refocus(focusedCard);
+}
+
+/**
+ * The hand is one stop of the Tab key (roving focus): the card that had
+ * the focus, or the first one, takes it; the arrow keys (Left/Up, Right/Down,
+ * Home, End) move between the cards.
+ */
+function rove(hand, card) {
+  const buttons = [...hand.querySelectorAll('button')];
+  const current = buttons.find((b) => b.dataset.card === card) || buttons[0];
+  for (const b of buttons) b.tabIndex = b === current ? 0 : -1;
+  if (hand.dataset.roving) return;
+  hand.dataset.roving = 'on';
+  hand.addEventListener('focusin', (ev) => {
+    const b = ev.target.closest('button');
+    if (!b) return;
+    for (const o of hand.querySelectorAll('button')) o.tabIndex = o === b ? 0 : -1;
+  });
+  hand.addEventListener('keydown', (ev) => {
+    const all = [...hand.querySelectorAll('button')];
+    const i = all.indexOf(document.activeElement);
+    if (i < 0 || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
+    if (to == null) return;
+    ev.preventDefault();
+    all[(to + all.length) % all.length].focus();
+  });
+}
+
+/** The first card of the hand, focused (a new game's eight cards). */
+function focusHand() {
+  const first = $('player-hand').querySelector('button');
+  if (first) first.focus();
 }
 
 /** Keeps the keyboard where the player was: the same card, the next one, or the deck. */
@@ -161,13 +196,13 @@ export function renderTrick(last, stage) {
       sc.prepend(cardFace(last.tied.capone, 'spades', 'tied'));
     }
   } else if (last.kind === 'extra_game') {
-    badge.textContent = t('ticket.gameN', { n: last.game - 1 });
+    badge.textContent = gameName(last.game);
     badge.classList.add('extra');
     return;
   }
   if (enter || turn) return; // the outcome after the cards
   if (last.extraGame) {
-    badge.textContent = t('ticket.gameN', { n: last.extraGame - 1 });
+    badge.textContent = gameName(last.extraGame);
     badge.classList.add('extra');
     return;
   }
@@ -202,7 +237,7 @@ async function play(card, button) {
     const seed = $('ticket-seed').value;
     if (!validSeed(seed)) {
       setSeedError(true); // role=alert: said aloud too
-      $('ticket-seed').focus();
+      focusSeed();
       return;
     }
     keepDraft(tk.id, seed);
@@ -264,6 +299,7 @@ export async function act(body) {
   // shows the events in order, each briefly.
   renderHands(S.ticket);
   const sentences = [];
+  const newGame = answer.events.some((e) => e.type === 'extra_game');
   for (const e of answer.events) {
     ingest(S.view, e);
     const s = say(S.view, e);
@@ -291,7 +327,9 @@ export async function act(body) {
   setBusy(false);
   if (S.ticket.phase === 'finished') $('result').focus();
   else if (S.ticket.phase !== 'play') $('deck').focus();
-  else if (!document.activeElement || document.activeElement === document.body) $('player-hand').querySelector('button')?.focus();
+  // An Extra game: eight new cards, the keyboard on the first one; back
+  // from the deck (disabled now: the browser would drop its focus), the hand.
+  else if (newGame || [null, document.body, $('main'), $('deck')].includes(document.activeElement)) focusHand();
 }
 
 /**

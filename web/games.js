@@ -20,10 +20,14 @@ export function gamesOf(tk) {
   return out;
 }
 
-/** "1re partie", "Partie 2"... */
-export const gameName = (n) => (n === 1 ? t('game.name.1') : t('game.name', { n }));
+/**
+ * The one name of a game, everywhere (the header, the banner, the recap,
+ * the history, the rules): "1re partie", then "Partie Extra 1", "Partie
+ * Extra 2"... (EN "First game", "Extra game 1"...).
+ */
+export const gameName = (n) => (n === 1 ? t('ticket.game1') : t('ticket.gameN', { n: n - 1 }));
 
-/** One game in words: "1re partie : 4 plis, duel Extra gagné". */
+/** One game in words: "1re partie : 4 plis, duel Extra gagné", "Partie Extra 1 : 6 plis, décisive". */
 export function gameText(g, last, finished) {
   const parts = [tn('games.tricks', g.tricks)];
   if (g.extra) parts.push(t(`games.extra.${g.extra}`));

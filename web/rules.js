@@ -6,10 +6,13 @@
 // --json`. The page shows each fraction as the server wrote it (in an
 // element with `data-fraction`, which the browser tests compare with the
 // math crate), and a rounded reading beside it, computed with BigInt so
-// that large numerators lose nothing. An operator whose launch flags say
-// `show_rtp: false` (operator.js) gets no return to player here: neither
-// the table's nor each schedule's, nor the expected payout of a ticket
-// (the same figure in euros).
+// that large numerators lose nothing. The odds page says "1 chance sur X"
+// first, a rounded percentage beside, and folds the exact fractions away
+// for the curious. A schedule's own return to player is not shown (a
+// schedule is not bought: the table's return is the player's figure). An
+// operator whose launch flags say `show_rtp: false` (operator.js) gets no
+// return to player here, nor the expected payout of a ticket (the same
+// figure in euros).
 
 import { request } from './api.js';
 import { t, lang, money, rankLabel, cardName } from './i18n.js';
@@ -63,9 +66,10 @@ export function percentOf(frac, digits = 2) {
   // Tiny chances keep a few significant digits rather than "0,00".
   if (v === 0n && p > 0n) {
     const x = Number(p) / Number(q) * 100;
-    return `${new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { maximumSignificantDigits: 3 }).format(x)} %`;
+    return `${new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { maximumSignificantDigits: 3 }).format(x)}\u00a0%`;
   }
-  return `${decimal(s, digits)} %`;
+  // A non-breaking space: "%" never alone at the start of a line.
+  return `${decimal(s, digits)}\u00a0%`;
 }
 
 /** q/p rounded to two decimals ("1 chance sur X"), as a Number; null for a zero chance. */
@@ -231,25 +235,27 @@ function renderOdds() {
     el('strong', { text: t('odds.headline', { n: decimal(tb.one_in) }) }));
 
   const rtp = showRtp();
+  // The chances first, in words ("1 chance sur X"), a rounded percentage
+  // beside; the exact fractions are folded below, for the curious.
   const summary = el('dl', { class: 'facts odds-facts' },
-    !rtp ? null : el('div', {}, el('dt', { text: t('odds.rtp') }),
-      el('dd', {}, el('strong', { id: 'odds-rtp-percent', text: percentOf(tb.rtp) }), ' ', el('span', { class: 'approx', text: t('odds.exactly') }), ' ', fraction('rtp', tb.rtp))),
     el('div', {}, el('dt', { text: t('odds.hit') }),
-      el('dd', {}, el('strong', { text: percentOf(tb.hit_rate) }), ' ', el('span', { class: 'approx', text: t('odds.exactly') }), ' ', fraction('hit_rate', tb.hit_rate))),
+      el('dd', {}, el('strong', { text: oneInText(tb.hit_rate) }), ' ', el('span', { class: 'approx num', text: `≈ ${percentOf(tb.hit_rate)}` }))),
+    !rtp ? null : el('div', {}, el('dt', { text: t('odds.rtp') }),
+      el('dd', {}, el('strong', { id: 'odds-rtp-percent', class: 'num', text: percentOf(tb.rtp) }), ' ', el('span', { class: 'approx', text: t('odds.rtp.explain') }))),
     !rtp ? null : el('div', {}, el('dt', { text: t('odds.expected', { price: money(price) }) }),
-      el('dd', {}, el('strong', { text: expectedMoney(tb.expected_payout_cents) }), ' ', el('span', { class: 'approx', text: t('odds.exactly.cents') }), ' ', fraction('expected_payout_cents', tb.expected_payout_cents))));
+      el('dd', {}, el('strong', { class: 'num', text: expectedMoney(tb.expected_payout_cents) }))));
 
   // The chance of each final trick count: the same for every ticket, whatever its prizes.
-  const rows = finals.map(([k, key]) => el('tr', { 'data-outcome': k },
+  const rows = finals.map(([k]) => el('tr', { 'data-outcome': k },
     el('th', { scope: 'row', text: k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }) }),
-    el('td', {}, fraction(key, o.final[k])),
-    el('td', {}, el('span', { class: 'num', text: percentOf(o.final[k], k === '8' ? 5 : 2) }), el('br'), el('span', { class: 'num', text: oneInText(o.final[k]) }))));
+    el('td', {}, el('span', { class: 'num', text: oneInText(o.final[k]) })),
+    el('td', {}, el('span', { class: 'num', text: percentOf(o.final[k], k === '8' ? 5 : 2) }))));
   const finalTable = el('div', { class: 'scroll-x', role: 'region', tabindex: '0', 'aria-labelledby': 'odds-final-title' },
     el('table', { class: 'odds-table', id: 'odds-final' },
       el('thead', {}, el('tr', {},
         el('th', { scope: 'col', text: t('odds.col.outcome') }),
-        el('th', { scope: 'col', text: t('odds.col.exact') }),
-        el('th', { scope: 'col', text: t('odds.col.one_in') }))),
+        el('th', { scope: 'col', text: t('odds.col.chance') }),
+        el('th', { scope: 'col', text: t('odds.col.percent') }))),
       el('tbody', {}, ...rows)));
 
   // One game of eight tricks in detail.
@@ -260,17 +266,34 @@ function renderOdds() {
       ...['0', '1', '2', '3', '4', '5', '6', '7', '8'].map((k) => el('div', {}, el('dt', { text: tn('odds.round.k', Number(k)) }), el('dd', {}, fraction(`per_round-${k}`, o.per_round[k])))),
       el('div', {}, el('dt', { text: t('rules.figures.extra') }), el('dd', {}, fraction('extra_per_round', o.extra_per_round)))));
 
+  // Each schedule: its share of a block, its prizes, its chance to win.
+  // (Not its own return to player: a schedule is not bought, a ticket is,
+  // and the table's return above is the one that speaks to a player.)
   const schedules = el('ol', { class: 'schedules', id: 'schedules' },
     ...o.schedules.map((s, i) => el('li', { class: 'schedule', 'data-schedule': String(i) },
       el('h3', { text: t('odds.schedule.title', { n: i + 1 }) }),
-      el('p', { class: 'schedule-share' }, t('odds.schedule.share', { n: decimal(s.tickets, 0), block: decimal(block, 0), percent: percentOf(s.share) }), ' ', fraction(`schedule-${i}-share`, s.share)),
+      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: s.one_in == null ? t('odds.never') : t('odds.schedule.win', { n: decimal(s.one_in) }) })),
       el('table', { class: 'prizes schedule-prizes' },
         el('caption', { class: 'sr-only', text: t('odds.schedule.prizes', { n: i + 1 }) }),
         el('tbody', {}, ...['8', '7', '6', '5'].map((n) => el('tr', {},
           el('th', { scope: 'row', text: t('rules.tricks', { n }) }),
           el('td', { 'data-cents': String(s.prizes_cents[n] ?? 0), text: s.prizes_cents[n] ? money(s.prizes_cents[n]) : t('odds.prize.none') }))))),
-      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: s.one_in == null ? t('odds.never') : t('odds.schedule.win', { n: decimal(s.one_in) }) }), ' ', fraction(`schedule-${i}-win_chance`, s.win_chance)),
-      !rtp ? null : el('p', { class: 'hint' }, t('odds.schedule.rtp', { percent: percentOf(s.rtp) }), ' ', fraction(`schedule-${i}-rtp`, s.rtp)))));
+      el('p', { class: 'schedule-share hint', text: t('odds.schedule.share', { n: decimal(s.tickets, 0), block: decimal(block, 0), percent: percentOf(s.share) }) }))));
+
+  // The exact fractions, folded, for the curious.
+  const exactRow = (label, key, value) => el('div', {}, el('dt', { text: label }), el('dd', {}, fraction(key, value)));
+  const exact = el('details', { class: 'more exact', id: 'odds-exact' },
+    el('summary', { text: t('odds.exact.title') }),
+    el('p', { class: 'hint', text: t('odds.exact.text') }),
+    el('dl', { class: 'facts odds-facts' },
+      exactRow(t('odds.hit'), 'hit_rate', tb.hit_rate),
+      !rtp ? null : exactRow(t('odds.rtp'), 'rtp', tb.rtp),
+      !rtp ? null : exactRow(t('odds.expected.cents', { price: money(price) }), 'expected_payout_cents', tb.expected_payout_cents),
+      ...finals.map(([k, key]) => exactRow(k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }), key, o.final[k])),
+      ...o.schedules.flatMap((s, i) => [
+        exactRow(t('odds.exact.share', { n: i + 1 }), `schedule-${i}-share`, s.share),
+        exactRow(t('odds.exact.win', { n: i + 1 }), `schedule-${i}-win_chance`, s.win_chance),
+      ])));
 
   body.replaceChildren(
     headline,
@@ -286,6 +309,7 @@ function renderOdds() {
       el('p', { text: t('odds.schedules.why', { block: decimal(block, 0), price: money(price) }) }),
       el('p', { class: 'hint', text: t('odds.schedules.same') }),
       schedules),
+    exact,
     el('p', { class: 'hint', text: t('odds.source') }),
   );
 }

@@ -1,5 +1,5 @@
 // seed.js: the player's seed of one ticket, and the fairness box beside
-// the table (the commitment, the seed's field). The server's seed was fixed (and committed in the block's published root)
+// the table (the commitment, the seed's field), folded under its summary. The server's seed was fixed (and committed in the block's published root)
 // before the sale. The player's seed comes after: the browser draws one
 // when a ticket opens unplayed, shows it with the ticket's commitment, lets
 // the player change it, and sends it with the first card (seq 0). It is
@@ -51,6 +51,12 @@ export function prepareSeed(tk) {
   $('ticket-seed').value = seed;
 }
 
+/** The seed's field unfolded and focused (a seed the server would refuse: said there). */
+export function focusSeed() {
+  $('fair').open = true;
+  $('ticket-seed').focus();
+}
+
 /** The seed's field said wrong (or right again). */
 export function setSeedError(on) {
   $('ticket-seed-error').hidden = !on;
@@ -74,14 +80,24 @@ function onSeedInput() {
 /** A hash in short: its first 12 and last 4 hex digits. */
 const shortHash = (h) => (typeof h === 'string' && h.length > 20 ? `${h.slice(0, 12)}…${h.slice(-4)}` : String(h ?? '—'));
 
-/** The fairness box: the commitment, and the seed's field until the first card. */
+/**
+ * The fairness box, folded under its summary (one tap away: on a phone the
+ * duel comes first): the commitment, and the seed's field until the first
+ * card. Folded again when another ticket opens.
+ */
 export function renderFair(tk) {
+  const box = $('fair');
+  if (box.dataset.ticket !== tk.id) {
+    box.open = false;
+    box.dataset.ticket = tk.id;
+  }
   const c = $('ticket-commitment');
   c.textContent = shortHash(tk.commitment);
   c.title = tk.commitment || '';
   c.dataset.full = tk.commitment || '';
   const open = seedOpen(tk);
-  $('fair').dataset.open = String(open);
+  box.dataset.open = String(open);
+  $('fair-hint').textContent = t(open ? 'fair.summary.open' : 'fair.summary.sent');
   $('seed-form').hidden = !open;
   $('seed-after').hidden = open || tk.client_seed == null;
   $('seed-shown-row').hidden = open;

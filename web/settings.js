@@ -56,9 +56,8 @@ export function initSettings() {
   // ?anim=0 (tests, demos) turns animations off for this visit only.
   setAnim(q.get('anim') === '0' ? false : saved != null ? saved === '1' : !reduced, false);
   $('anim-toggle').addEventListener('change', (e) => setAnim(e.target.checked, true));
-  // Sounds: on unless the device asks for reduced motion (or the player muted them).
-  const savedSound = local.get(KEY.sound);
-  setSound(savedSound != null ? savedSound === '1' : !reduced, false);
+  // Sounds: off until the player turns them on (and then kept).
+  setSound(local.get(KEY.sound) === '1', false);
   $('sound-toggle').addEventListener('change', (e) => {
     setSound(e.target.checked, true);
     if (e.target.checked) sound('card');

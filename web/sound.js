@@ -1,6 +1,7 @@
 // sound.js: the page's sounds, synthesized with WebAudio (no sound file):
 // a card's flick, a won, lost or tied trick, and a short fanfare for a
-// winning ticket. Muted in the settings; the context starts on the
+// winning ticket. Off until the player turns them on in the settings
+// (a fresh profile plays none); the context starts on the
 // player's first click (browsers allow no sound before).
 //
 // Needs state.js (the sounds setting, `S.sound`).

@@ -101,7 +101,7 @@ export function renderGame() {
   game.dataset.phase = tk.phase;
   game.dataset.game = String(tk.game);
   $('game-title').textContent = t('ticket.serial', { serial: tk.serial });
-  $('game-no').textContent = tk.game === 1 ? t('ticket.game1') : t('ticket.gameN', { n: tk.game - 1 });
+  $('game-no').textContent = gameName(tk.game);
   $('game-no').classList.toggle('extra', tk.game > 1);
   const won = tn('table.won', tk.tricks_won);
   const lost = tn('table.lost', tk.tricks_lost);
@@ -265,7 +265,12 @@ function renderResult(tk) {
     if (S.anim) {
       const c = el('div', { class: 'confetti', 'aria-hidden': 'true' });
       for (let i = 0; i < 14; i++) {
-        c.append(el('span', { style: `--x:${(i * 37) % 100}%;--d:${(i % 5) * 70}ms;--r:${(i * 53) % 360}deg`, text: i % 2 ? '♥' : '♠' }));
+        // Placed through the CSSOM: a style="" attribute is refused by the page's Content-Security-Policy.
+        const bit = el('span', { text: i % 2 ? '♥' : '♠' });
+        bit.style.setProperty('--x', `${(i * 37) % 100}%`);
+        bit.style.setProperty('--d', `${(i % 5) * 70}ms`);
+        bit.style.setProperty('--r', `${(i * 53) % 360}deg`);
+        c.append(bit);
       }
       box.append(c);
       setTimeout(() => c.remove(), 1600);

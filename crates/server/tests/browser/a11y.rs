@@ -124,6 +124,8 @@ async fn paper_ticket_screens(
     .await;
     b.exec("window.scrollTo(0, 0)", json!([])).await;
     check(b, size, "19-paper-ticket", found, n).await;
+    // A wrong play code: its 404 is this test's own.
+    b.expect_http_error("/api/tickets/redeem", 404);
     b.goto(&format!("{}/play?code=7K3M-Q9ZD-XW4P-2HRT&anim=0", srv.url)).await;
     b.wait_for("!document.getElementById('paper-error').hidden", "the message").await;
     check(b, size, "20-paper-wrong-code", found, n).await;
@@ -206,6 +208,7 @@ async fn every_screen(screen: Screen, size: &str) {
         .await
         .unwrap();
     assert!(r.status().is_success(), "PUT /api/me/limits: {}", r.status());
+    b.expect_http_error("/api/tickets", 403);
     b.click("#buy").await;
     b.wait_for("document.getElementById('alert').dataset.reason === 'limit_reached'", "the refusal").await;
     b.exec("window.scrollTo(0, 0)", json!([])).await;

@@ -72,6 +72,7 @@ async fn created_with_a_login(first: Screen, second: Screen, login: &str) {
     let Some(b) = browser(&srv.url, second).await else { return };
     b.open("/?anim=0").await;
     assert_eq!(b.exec("return localStorage.getItem('asc.token')", json!([])).await, Value::Null, "a new profile");
+    b.expect_http_error("/api/sessions", 401); // the wrong password, on purpose
     log_in(&b, login, "not-the-password").await;
     b.wait_for("!document.getElementById('login-password-error').hidden", "the refusal").await;
     assert_eq!(b.text("#login-password-error").await, b.string("fr", "account.login.wrong", &[]).await);

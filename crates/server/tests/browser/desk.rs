@@ -110,6 +110,8 @@ async fn the_desk_signs_in_shows_health_and_every_block_as_the_report_in_both_la
     assert_eq!(b.axe().await.unwrap_or_default(), Vec::<String>::new(), "axe on the sign-in");
 
     // A wrong token and a player's are refused at the sign-in, in words.
+    b.expect_http_error("/api/admin/version", 401);
+    b.expect_http_error("/api/admin/version", 403);
     let bad = sign_in(&b, "not-an-operator-token").await;
     assert_eq!(bad, Some(desk_string(&b, "fr", "desk.login.bad").await));
     let player = sign_in(&b, PLAYER).await;
@@ -241,6 +243,7 @@ async fn the_desk_checks_a_table_then_creates_adds_closes_and_downloads_each_con
     assert_eq!(sign_in(&b, OPERATOR).await, None);
 
     // A table that is not one: refused, in the page.
+    b.expect_http_error("/api/admin/tables/check", 400);
     b.type_into("#new-table", "this is not a prize table").await;
     b.click("#new-check").await;
     b.wait_for("!document.getElementById('new-error').hidden", "the refusal").await;

@@ -39,9 +39,9 @@ fn games_of(plan: &Foreseen) -> Vec<GameRecap> {
     out
 }
 
-/// French, as the page says it: "1re partie", "2e partie".
+/// French, as the page says it everywhere: "1re partie", "Partie Extra 1".
 fn game_name(n: u64) -> String {
-    if n == 1 { "1re partie".into() } else { format!("{n}e partie") }
+    if n == 1 { "1re partie".into() } else { format!("Partie Extra {}", n - 1) }
 }
 
 fn plural_tricks(n: u8) -> String {
@@ -142,7 +142,7 @@ async fn play_through_the_extra_game(b: &Browser, plan: &Foreseen, phone: bool, 
             // The Extra duel won, said on the table (not only to screen readers).
             assert!(on_screen(b, "#extra-banner").await, "action {i}: the Extra banner is on screen");
             let banner = b.text("#extra-banner-title").await;
-            assert_eq!(banner, "Duel Extra gagné : huit nouvelles cartes — 2e partie");
+            assert_eq!(banner, "Duel Extra gagné : huit nouvelles cartes — Partie Extra 1");
             assert!(b.text("#extra-banner").await.contains("seule la dernière partie décide"));
             // The trick strip starts again, and the earlier game is recalled under it.
             let empty = b.exec("return document.querySelectorAll('#history li.empty').length", json!([])).await;
@@ -308,6 +308,7 @@ async fn extra_recap_buy_again_history_and_verdict(screen: Screen, name: &str, a
     let short = b.text("#ticket-commitment").await;
     assert!(short.len() < 30 && commitment.starts_with(&short[..12]), "{short} for {commitment}");
     assert!(!on_screen(&b, "#fair-why p").await, "the explanation is folded");
+    press(&b, "#fair > summary", phone).await;
     press(&b, "#fair-why > summary", phone).await;
     assert!(on_screen(&b, "#fair-why p").await, "Pourquoi ? unfolds its explanation");
     let why = b.text("#fair-why p").await;

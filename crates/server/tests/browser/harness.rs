@@ -170,6 +170,8 @@ pub struct Browser {
     port: u16,
     pub base: String,
     _profile: tempfile::TempDir,
+    /// The console errors a test causes on purpose ([`Browser::expect_console_error`]).
+    expected_errors: std::sync::Mutex<Vec<String>>,
 }
 
 impl std::ops::Deref for Browser {
@@ -195,6 +197,9 @@ pub async fn browser_with_args(base: &str, screen: Screen, args: &[String]) -> O
     let b = browser_first_visit_with_args(base, screen, args).await?;
     // Any page of the origin will do for its storage: not the game's own.
     b.goto(&format!("{base}/favicon.svg")).await;
+    // A bare SVG document has no icon link: Chromium asks for /favicon.ico
+    // (404) for it. That visit is the harness's own, never the page's.
+    b.expect_console_error("/favicon.ico - Failed to load resource: the server responded with a status of 404");
     b.exec("localStorage.setItem('asc.adult', '1');", json!([])).await;
     Some(b)
 }
@@ -253,7 +258,7 @@ async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[Strin
     guard.session = Some(s.id.clone());
     let child = guard.child.take().unwrap();
     std::mem::forget(guard);
-    Some(Browser { s, child, port, base: base.to_string(), _profile: profile })
+    Some(Browser { s, child, port, base: base.to_string(), _profile: profile, expected_errors: Default::default() })
 }
 
 impl Browser {
@@ -388,8 +393,9 @@ impl Browser {
 
     /// On a ticket not played yet: checks that the page shows a seed it
     /// drew itself (32 hex digits, from `crypto.getRandomValues`) and the
-    /// ticket's commitment, then types `seed` over it. Returns the seed the
-    /// page had drawn.
+    /// ticket's commitment, then unfolds the fairness box (one click on
+    /// its summary), types `seed` over the drawn one and folds the box
+    /// again if it was folded. Returns the seed the page had drawn.
     pub async fn choose_seed(&self, seed: &str) -> String {
         self.wait_for(
             "document.body.dataset.state === 'idle' && !document.getElementById('seed-form').hidden && document.getElementById('ticket-seed').value !== ''",
@@ -404,8 +410,15 @@ impl Browser {
         );
         let commitment = self.exec("return document.getElementById('ticket-commitment').dataset.full", json!([])).await;
         assert_eq!(commitment.as_str().map(str::len), Some(64), "the ticket's commitment is shown: {commitment}");
+        let folded = self.exec("return !document.getElementById('fair').open", json!([])).await == true;
+        if folded {
+            self.click("#fair > summary").await;
+        }
         self.type_into("#ticket-seed", seed).await;
         assert_eq!(self.exec("return document.getElementById('ticket-seed').value", json!([])).await, seed);
+        if folded {
+            self.exec("document.getElementById('fair').open = false", json!([])).await;
+        }
         drawn
     }
 
@@ -414,7 +427,44 @@ impl Browser {
         self.exec("return localStorage.getItem('asc.token');", json!([])).await.as_str().expect("a token").to_string()
     }
 
+    /// A console error this test causes on purpose and may then be logged:
+    /// an entry whose message contains `needle` (say the URL and the
+    /// status, e.g. `"/api/tickets/redeem - Failed to load resource: the
+    /// server responded with a status of 404"`) does not fail the test.
+    pub fn expect_console_error(&self, needle: &str) {
+        self.expected_errors.lock().unwrap().push(needle.to_string());
+    }
+
+    /// A request this test makes fail on purpose: `path` of the test server
+    /// (the whole URL up to its end, query included) answered `status`, which
+    /// Chromium logs as a console error; [`Browser::expect_console_error`]
+    /// for exactly that request and status.
+    pub fn expect_http_error(&self, path: &str, status: u16) {
+        self.expect_console_error(&format!(
+            "{}{path} - Failed to load resource: the server responded with a status of {status} (",
+            self.base
+        ));
+    }
+
+    /// Fails on any error (level SEVERE) in the browser's console since the
+    /// last check, those [`Browser::expect_console_error`] allowed aside: a
+    /// script error, a Content-Security-Policy violation, a failed request.
+    /// [`Browser::close`] runs it at the end of every test.
+    pub async fn assert_no_console_errors(&self) {
+        let log = self.s.browser_log().await;
+        let expected = self.expected_errors.lock().unwrap().clone();
+        let errors: Vec<String> = log
+            .iter()
+            .filter(|e| e["level"] == "SEVERE")
+            .map(|e| format!("[{}] {}", e["source"].as_str().unwrap_or("?"), e["message"].as_str().unwrap_or("")))
+            .filter(|m| !expected.iter().any(|x| m.contains(x.as_str())))
+            .collect();
+        assert!(errors.is_empty(), "{} error(s) in the browser's console:\n{}", errors.len(), errors.join("\n"));
+    }
+
     pub async fn close(self) {
+        // Every test ends here: no error in the browser's console, ever.
+        self.assert_no_console_errors().await;
         self.s.quit().await;
         // Drop kills chromedriver's process group.
     }

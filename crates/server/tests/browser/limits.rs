@@ -183,6 +183,7 @@ async fn a_limit_reached(screen: Screen, size: &str) {
         .await
         .unwrap();
     assert_eq!(r.status(), 201);
+    b.expect_http_error("/api/tickets", 403); // the refusal, on purpose
     b.click("#buy").await;
     b.wait_for(
         "document.body.dataset.state === 'idle' && document.getElementById('alert').dataset.reason === 'limit_reached' && !document.getElementById('alert').hidden",

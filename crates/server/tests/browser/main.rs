@@ -34,6 +34,8 @@ mod mobile;
 mod operator;
 mod operator_live;
 mod paper;
+mod phone;
+mod polish;
 mod recovery;
 mod responsible;
 mod retail;

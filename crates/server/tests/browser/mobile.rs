@@ -9,7 +9,7 @@ use engine::{Action, Event, Outcome};
 use serde_json::json;
 
 /// Text that looks like a key of the strings table, leaked onto the page.
-const LEAKED_KEYS: &str = r#"
+pub const LEAKED_KEYS: &str = r#"
   const leaks = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walk.nextNode()) { const s = walk.currentNode.textContent.trim(); if (/^[a-z]+(\.[a-z0-9_]+)+$/.test(s)) leaks.push(s); }
@@ -57,13 +57,13 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
     assert_eq!(widths.len(), 8);
     assert!(widths.iter().all(|&w| w >= 34.0), "cards too small to touch: {widths:?}");
 
-    // The keyboard: Tab moves along the hand, Enter plays the focused card.
+    // The keyboard: the arrow keys move along the hand (one Tab stop), Enter plays the focused card.
     let Action::Play { card: first } = plan.actions[0] else { unreachable!() };
     b.exec("document.querySelector('#player-hand button').focus()", json!([])).await;
-    let tabs = engine::Rank::ALL.iter().position(|&r| r == first).unwrap();
-    b.keys(&"\u{E004}".repeat(tabs)).await;
+    let steps = engine::Rank::ALL.iter().position(|&r| r == first).unwrap();
+    b.keys(&"\u{E014}".repeat(steps)).await;
     let focused = b.exec("return document.activeElement.dataset.card", json!([])).await;
-    assert_eq!(focused, first.as_str(), "Tab walks the hand in order");
+    assert_eq!(focused, first.as_str(), "the Right arrow walks the hand in order");
     b.keys("\u{E007}").await;
     b.wait_seq(1).await;
     assert_table_shows(&b, &plan.events[0], 0).await;

@@ -49,6 +49,7 @@ async fn refused_on_a_server_without_operators(screen: Screen, size: &str) {
         .unwrap();
     let status = r.status().as_u16();
     assert!([403, 404, 405].contains(&status), "an internal server refuses launches: {status}");
+    b.expect_http_error("/api/launch", status); // the page asks it too, on purpose
 
     // The player's language: the address's when it says one, else the device's.
     let device =

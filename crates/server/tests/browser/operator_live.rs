@@ -224,7 +224,7 @@ async fn rtp_shown(b: &Browser) -> bool {
     let v = b
         .exec(
             "return [!!document.getElementById('odds-rtp-percent'), !!document.querySelector('[data-fraction=rtp]'),
-                     !!document.querySelector('[data-fraction$=\"-rtp\"]'), !!document.querySelector('[data-fraction=expected_payout_cents]')]",
+                     !!document.querySelector('[data-fraction=expected_payout_cents]')]",
             json!([]),
         )
         .await;
@@ -375,6 +375,7 @@ async fn a_launch_link_used_twice_is_refused_in_the_players_language() {
         let path = w.launch(lang, flags(false, false, None, None), Some(w.lobby())).await;
         open_launch(&b, &path).await;
         // The same link again (the browser's history, a shared link): refused.
+        b.expect_http_error("/api/launch", 401);
         b.goto(&format!("{}{path}", w.srv.url)).await;
         assert_eq!(wait_ended(&b).await, "launch_invalid", "{lang}");
         assert_eq!(b.exec("return document.documentElement.lang", json!([])).await, lang);
@@ -437,6 +438,11 @@ async fn each_refusal_of_the_operators_wallet_is_said_in_its_own_words() {
                 _ => continue,
             }
             let before = w.funds().await;
+            // The operator's refusal, on purpose (and, its wallet down, the lobby's balance).
+            b.expect_http_error("/api/tickets", status);
+            if code == "wallet_unavailable" {
+                b.expect_http_error("/api/me", 503);
+            }
             let (reason, text) = refused(&b).await;
             assert_eq!(reason, code, "{lang} {status} {code}: {text}");
             let key = match code {

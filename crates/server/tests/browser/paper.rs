@@ -44,7 +44,8 @@ async fn play_urls_serve_the_page_and_a_wrong_play_code_gets_a_clear_message() {
     let (unknown, unavailable, format) =
         (messages[0].as_str().unwrap(), messages[1].as_str().unwrap(), messages[2].as_str().unwrap());
 
-    // The QR code's address with a code nobody sold.
+    // The QR code's address with a code nobody sold (its 404s are this test's own).
+    b.expect_http_error("/api/tickets/redeem", 404);
     b.goto(&format!("{}/play?code=7K3M-Q9ZD-XW4P-2HRT&anim=0", srv.url)).await;
     b.wait_for("!document.getElementById('paper-error').hidden", "the message").await;
     let msg = b.text("#paper-error").await;
@@ -105,6 +106,8 @@ async fn too_many_wrong_codes_get_429_and_the_page_says_when_to_try_again() {
     let slow = slow.as_str().unwrap();
     let (head, _) = slow.split_once('{').unwrap();
     // Two wrong codes: each said unknown. The third: refused for 10 minutes, said with the time.
+    b.expect_http_error("/api/tickets/redeem", 404);
+    b.expect_http_error("/api/tickets/redeem", 429);
     for (k, (code, reason)) in [
         ("ZZZZ-ZZZZ-ZZZZ-ZZZ1", "unknown"),
         ("ZZZZ-ZZZZ-ZZZZ-ZZZ2", "unknown"),

@@ -145,6 +145,7 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
     // Another tab plays the next card: this page's next click is refused
     // (409) and the page reloads the ticket as the server has it.
     srv.post(&format!("/api/tickets/{serial}/actions"), Some(&token), &action_json(i as u64, plan.actions[i])).await;
+    b.expect_http_error(&format!("/api/tickets/{serial}/actions"), 409);
     let other_card = match plan.actions[i] {
         Action::Play { card } => engine::Rank::ALL.into_iter().find(|&r| r != card).unwrap(),
         Action::Draw => unreachable!("an Extra game starts with a card"),

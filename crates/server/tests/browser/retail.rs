@@ -107,6 +107,9 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
         assert_eq!(b.exec("return document.getElementById('shop-signed').hidden", json!([])).await, true);
         b.text("#login-error").await
     };
+    // Refused on purpose: a wrong token, a player's token.
+    b.expect_http_error("/api/retail/me", 401);
+    b.expect_http_error("/api/retail/me", 403);
     b.type_into("#shop-token", "not-a-retailer-token-0000").await;
     assert_eq!(refused("a wrong token").await, fr(b, "shop.err.auth", &[]).await);
     assert_fits(b, 390, "token refused").await;
@@ -154,6 +157,7 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
     // A ticket another shop sold: refused, with who sold it.
     srv.post("/api/retail/sell", Some(OTHER_RETAILER), &json!({"serial": theirs})).await;
     b.type_into("#serial", theirs).await;
+    b.expect_http_error("/api/retail/sell", 409);
     let (_, ok, http, _, message, title) = counter(b, "#do-sell").await;
     assert_eq!((ok, http), (false, 409), "{message}");
     assert_eq!(title, fr(b, "shop.refused.sell", &[]).await);
@@ -163,6 +167,7 @@ async fn sell_at_the_counter(b: &Browser, srv: &TestServer, serial: &str, theirs
     let last = serial.chars().last().unwrap().to_digit(10).unwrap();
     let mistyped = format!("{}{}", &serial[..serial.len() - 1], (last + 1) % 10);
     b.type_into("#serial", &mistyped).await;
+    b.expect_http_error("/api/retail/validate", 400);
     let (_, ok, http, _, message, _) = counter(b, "#do-validate").await;
     assert_eq!((ok, http), (false, 400), "{message}");
     assert_eq!(message, fr(b, "shop.err.serial", &[]).await);
@@ -464,6 +469,7 @@ async fn a_paper_ticket_from_its_qr_code_on_a_phone_then_validated_and_paid_at_t
 
     // The QR code of a ticket the shop has not sold yet: said plainly,
     // nothing opens, and the account is loaded as on `/`.
+    b.expect_http_error("/api/tickets/redeem", 409); // unsold, on purpose
     b.goto(&format!("{}/play?code={}&anim=0", srv.url, ticket.code)).await;
     b.wait_for(
         "document.body.dataset.state === 'idle' && !document.getElementById('paper-error').hidden",

@@ -58,22 +58,17 @@ fn expected() -> (BTreeMap<String, String>, BTreeMap<String, String>, BigRationa
     page.insert("hit_rate".into(), frac(&payout.hit_rate));
     page.insert("expected_payout_cents".into(), frac(&payout.expected_payout_cents));
     let block = BigRational::from_integer(table.block_size.into());
-    let price = BigRational::from_integer(table.price_cents.into());
+    // A schedule's own return to player is not on the player's page (issue 31): its share and its chance to win are.
     for (i, row) in table.schedules.iter().enumerate() {
         let share = BigRational::from_integer(row.tickets.into()) / &block;
         let mut win = BigRational::from_integer(0.into());
-        let mut paid = BigRational::from_integer(0.into());
         for t in 5..=8u8 {
-            let p = odds.final_chance(FinalOutcome::Tricks(t));
-            let prize = row.prizes.for_tricks(t);
-            if prize > 0 {
-                win += p;
-                paid += p * BigRational::from_integer(prize.into());
+            if row.prizes.for_tricks(t) > 0 {
+                win += odds.final_chance(FinalOutcome::Tricks(t));
             }
         }
         page.insert(format!("schedule-{i}-share"), frac(&share));
         page.insert(format!("schedule-{i}-win_chance"), frac(&win));
-        page.insert(format!("schedule-{i}-rtp"), frac(&(paid / &price)));
     }
     let mut rules = BTreeMap::new();
     rules.insert("rules-per_round-4".to_string(), frac(&odds.per_round[4]));

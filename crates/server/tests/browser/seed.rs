@@ -41,7 +41,9 @@ async fn the_page_draws_shows_and_sends_the_players_seed_with_the_first_card() {
     assert_eq!(ticket["status"], "in_play");
 
     // A seed drawn by the browser, shown before the first card with the
-    // ticket's commitment and a word on what they are.
+    // ticket's commitment and a word on what they are, one click away.
+    assert_eq!(b.exec("return document.getElementById('fair').open", json!([])).await, false, "folded");
+    b.click("#fair > summary").await;
     assert_eq!(b.exec("return document.getElementById('seed-form').hidden", json!([])).await, false);
     assert_eq!(
         b.exec("return document.getElementById('ticket-commitment').dataset.full", json!([])).await,
@@ -56,6 +58,7 @@ async fn the_page_draws_shows_and_sends_the_players_seed_with_the_first_card() {
     b.refresh().await;
     b.wait_seq(0).await;
     assert_eq!(b.exec(SEED_FIELD, json!([])).await, drawn.as_str());
+    b.click("#fair > summary").await;
     b.click("#seed-new").await;
     let redrawn = b.exec(SEED_FIELD, json!([])).await.as_str().unwrap().to_string();
     assert!(redrawn != drawn && redrawn.len() == 32, "{redrawn}");
@@ -79,6 +82,12 @@ async fn the_page_draws_shows_and_sends_the_players_seed_with_the_first_card() {
 
     // The player's own seed; the first card never gets an answer, and the
     // page is reloaded: it sends the same body again, seed included.
+    // A refused seed unfolds the box if the player folded it.
+    b.click("#fair > summary").await;
+    assert_eq!(b.exec("return document.getElementById('fair').open", json!([])).await, false);
+    b.click("#player-hand button[data-card='A']").await;
+    b.wait_for("document.getElementById('fair').open && document.activeElement.id === 'ticket-seed'", "the field")
+        .await;
     let mine = "lucky~Seed#7";
     b.type_into("#ticket-seed", mine).await;
     assert_eq!(b.exec("return document.getElementById('ticket-seed-error').hidden", json!([])).await, true);

@@ -65,6 +65,8 @@ impl Session {
             "browserName": "chrome",
             "goog:chromeOptions": chrome,
             "pageLoadStrategy": "normal",
+            // The console's messages, read at the end of every test (harness.rs: no error allowed).
+            "goog:loggingPrefs": {"browser": "ALL"},
             "timeouts": {"script": 30000, "pageLoad": 30000, "implicit": 0}
         }}});
         let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
@@ -196,6 +198,16 @@ impl Session {
         let png =
             base64::engine::general_purpose::STANDARD.decode(v.as_str().expect("base64 PNG")).expect("valid base64");
         std::fs::write(path, png).expect("write screenshot");
+    }
+
+    /// The browser console's entries since the last call (chromedriver's
+    /// log, `goog:loggingPrefs`): `{level, message, source, timestamp}`.
+    pub async fn browser_log(&self) -> Vec<Value> {
+        match self.cmd(reqwest::Method::POST, "/se/log", Some(json!({"type": "browser"}))).await {
+            Ok(Value::Array(v)) => v,
+            Ok(other) => panic!("chromedriver's browser log: {other}"),
+            Err(e) => panic!("chromedriver's browser log: {e}"),
+        }
     }
 
     pub async fn quit(&self) {
