@@ -67,7 +67,8 @@ async fn reloads_lost_answers_and_other_tabs_resume_exactly_where_the_server_is(
     // twice, and the seed typed is still the one the first card will carry.
     b.refresh().await;
     b.wait_seq(0).await;
-    assert_eq!(b.exec("return document.getElementById('balance').dataset.cents", json!([])).await, "9700");
+    // The balance comes with its own request (GET /api/me), beside the ticket's.
+    b.wait_for("document.getElementById('balance').dataset.cents === '9700'", "the balance, debited once").await;
     assert_eq!(b.exec("return document.getElementById('ticket-seed').value", json!([])).await, plan.client_seed);
 
     // The keyboard reveals the prizes: focus the button, press Enter.

@@ -323,6 +323,7 @@ async fn paper_winner(screen: Screen, size: &str, lang: &str) {
     b.click("#login-go").await;
     b.wait_for("document.body.dataset.view === 'counter' && document.body.dataset.state === 'idle'", "signed in").await;
     b.type_into("#serial", &other.serial).await;
+    b.expect_http_error("/api/retail/pay", 409); // not played yet: refused, on purpose
     let (_, ok, http, _, message, _) = counter(&b, "#do-pay").await;
     assert_eq!((ok, http), (false, 409), "{message}");
     assert_eq!(message, b.string(lang, "shop.msg.sold", &[]).await, "not played yet, in the page's words");
