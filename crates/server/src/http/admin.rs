@@ -315,7 +315,7 @@ pub struct CloseBody {
     /// The date of the emission's closing notice, `YYYY-MM-DD` (Paris
     /// calendar); absent: today. The claim deadline is `claim_days` after
     /// it, moved to the next working day.
-    #[schema(pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", example = "2026-12-05")]
+    #[schema(pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     #[serde(default)]
     pub closing_notice_date: Option<String>,
     /// The closing notice's reference, 1 to 200 characters.
