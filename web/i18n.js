@@ -18,6 +18,16 @@ export const STRINGS = {
     'settings.logout': 'Se déconnecter',
     'settings.logout.confirm': 'Oublier ce compte ? Sans son jeton, ses tickets ne pourront plus être ouverts ici.',
     'nav.home': 'Accueil',
+    // issue 31: what FDJ players expect
+    'buy.top': 'Jusqu’à {prize} à gagner',
+    'confirm.buy.title': 'Confirmer l’achat',
+    'confirm.buy': 'Acheter un ticket à {price} ?',
+    'confirm.buy.noprice': 'Acheter un ticket ?',
+    'confirm.buy.never': 'Ne plus demander',
+    'confirm.buy.yes': 'Acheter',
+    'confirm.buy.no': 'Annuler',
+    'settings.confirm': 'Confirmer chaque achat',
+    'settings.confirm.hint': 'Une question avant chaque ticket acheté, pour ne jamais acheter par erreur.',
 
     'welcome.title': 'Affrontez As Capone',
     'welcome.text': 'Vos huit cœurs contre les huit piques d’As Capone. Remportez au moins 5 plis pour gagner le lot de votre ticket. Ici on joue avec de l’argent fictif.',
@@ -576,6 +586,16 @@ export const STRINGS = {
     'settings.logout': 'Log out',
     'settings.logout.confirm': 'Forget this account? Without its token its tickets cannot be opened here again.',
     'nav.home': 'Home',
+    // issue 31: what FDJ players expect
+    'buy.top': 'Win up to {prize}',
+    'confirm.buy.title': 'Confirm the purchase',
+    'confirm.buy': 'Buy a ticket for {price}?',
+    'confirm.buy.noprice': 'Buy a ticket?',
+    'confirm.buy.never': 'Don’t ask again',
+    'confirm.buy.yes': 'Buy',
+    'confirm.buy.no': 'Cancel',
+    'settings.confirm': 'Confirm each purchase',
+    'settings.confirm.hint': 'A question before each ticket bought, so you never buy one by mistake.',
 
     'welcome.title': 'Take on As Capone',
     'welcome.text': 'Your eight hearts against As Capone’s eight spades. Win at least 5 tricks to win your ticket’s prize. This is play money.',

@@ -250,7 +250,17 @@ async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[Strin
     guard.session = Some(s.id.clone());
     let child = guard.child.take().unwrap();
     std::mem::forget(guard);
-    Some(Browser { s, child, port, base: base.to_string(), _profile: profile })
+    let b = Browser { s, child, port, base: base.to_string(), _profile: profile };
+    buy_without_confirmation(&b).await;
+    Some(b)
+}
+
+/// The page asks "Acheter un ticket à 3,00 € ?" before each purchase (on
+/// for players); the tests that buy by clicking `#buy` start with it turned
+/// off, as "Ne plus demander" leaves it (extras.rs turns it back on).
+async fn buy_without_confirmation(b: &Browser) {
+    b.goto(&format!("{}/favicon.svg", b.base)).await;
+    b.exec("localStorage.setItem('asc.confirmBuy', '0');", json!([])).await;
 }
 
 impl Browser {
