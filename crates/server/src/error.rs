@@ -129,6 +129,9 @@ pub enum AppError {
     /// 500 `internal`: a bug; details go to the log only.
     #[error("{0}")]
     Internal(String),
+    /// 409 `ticket_in_play`: an account closed while one of its tickets is not finished (issue 31).
+    #[error("{0}")]
+    TicketInPlay(String),
 }
 
 /// The JSON body of every error.
@@ -149,7 +152,7 @@ impl AppError {
             AppError::Forbidden(_) | AppError::LimitReached(_) | AppError::SelfExcluded(_) => 403,
             AppError::NotFound(_) => 404,
             AppError::MethodNotAllowed(_) => 405,
-            AppError::Conflict(_) => 409,
+            AppError::Conflict(_) | AppError::TicketInPlay(_) => 409,
             AppError::WalletRefused { .. } => 402,
             AppError::WalletUnavailable(_) => 503,
             AppError::LaunchInvalid(_) | AppError::BadSignature(_) => 401,
@@ -175,6 +178,7 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",
+            AppError::TicketInPlay(_) => "ticket_in_play",
             AppError::WalletRefused { code, .. } => code,
             AppError::WalletUnavailable(_) => "wallet_unavailable",
             AppError::LaunchInvalid(_) => "launch_invalid",
