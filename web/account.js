@@ -13,6 +13,7 @@
 // helpers (S, local, KEY, show, showAlert, setBusy, errorText, ...).
 
 import { request, ApiError } from './api.js';
+import { announce } from './dom.js';
 import { t } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
@@ -126,7 +127,7 @@ async function register(ev) {
     $('reg-password').value = '';
     await signIn(r.token, r.balance_cents, { player_id: r.player_id, name: name || null, login: pair ? pair.login : null });
     // A login comes with its recovery code, shown this once.
-    if (r.recovery_code) await showRecoveryCode(r.recovery_code);
+    if (r.recovery_code) showRecoveryCode(r.recovery_code);
     $('buy')?.focus();
   } catch (e) {
     if (e instanceof ApiError && e.status === 409) fieldError('reg-login', t('account.login.taken'));
@@ -258,7 +259,7 @@ async function saveCredentials(ev) {
     // A first login: its recovery code, shown this once.
     const code = has ? null : await accountApi.recoveryCode(S.token, pair.password).catch(() => null);
     renderAccount();
-    if (code) await showRecoveryCode(code.recovery_code);
+    if (code) showRecoveryCode(code.recovery_code, $('account-body'));
     const done = $('cred-done');
     done.textContent = t('account.saved', { login: r.login });
     done.hidden = false;
@@ -338,50 +339,37 @@ async function logout(session) {
 // ------------------------------------------------------------ recovery code, closing (issue 31)
 
 /**
- * The recovery code, shown this once in a modal dialog: the player notes it
- * (or copies it) and says so. Resolves when the dialog is closed.
+ * The recovery code, shown this once in a panel at the top of the screen
+ * the player is on (the lobby, or "Mon compte"), announced to screen
+ * readers; it stays until the player says they noted it ("C'est noté").
+ * Not a modal dialog: the player may copy it, or go on and come back.
  */
-export function showRecoveryCode(code) {
+export function showRecoveryCode(code, where) {
   const { el } = C;
-  return new Promise((resolve) => {
-    $('recovery-dialog')?.remove();
-    const d = el('dialog', { id: 'recovery-dialog', class: 'dialog', 'aria-labelledby': 'recovery-title', 'aria-describedby': 'recovery-text' },
-      el('h2', { id: 'recovery-title', text: t('recovery.title') }),
-      el('p', { id: 'recovery-text', text: t('recovery.text') }),
-      el('p', { class: 'recovery-code mono', id: 'recovery-code', text: code }),
-      el('p', { class: 'hint', text: t('recovery.once') }),
-      el('div', { class: 'actions' },
-        el('button', { type: 'button', id: 'recovery-copy', text: t('recovery.copy') }),
-        el('button', { type: 'button', class: 'primary', id: 'recovery-done', text: t('recovery.done') })),
-      el('p', { class: 'done', id: 'recovery-copied', role: 'status' }));
-    document.body.append(d);
-    const close = () => {
-      if (!d.isConnected) return;
-      if (d.open) d.close();
-      d.remove();
-      resolve();
-    };
-    d.addEventListener('cancel', (e) => { e.preventDefault(); close(); });
-    d.addEventListener('close', close);
-    $('recovery-done').addEventListener('click', close);
-    $('recovery-copy').addEventListener('click', async () => {
-      try {
-        await navigator.clipboard.writeText(code);
-        $('recovery-copied').textContent = t('recovery.copied');
-      } catch {
-        $('recovery-copied').textContent = t('recovery.copy.failed');
-      }
-    });
-    d.addEventListener('keydown', (ev) => {
-      if (ev.key !== 'Tab') return;
-      const stops = [$('recovery-copy'), $('recovery-done')];
-      const i = stops.indexOf(document.activeElement);
-      ev.preventDefault();
-      stops[(i < 0 ? 1 : i + 1) % 2].focus();
-    });
-    d.showModal();
-    $('recovery-done').focus();
+  $('recovery-panel')?.remove();
+  const panel = el('section', { id: 'recovery-panel', class: 'panel recovery', 'aria-labelledby': 'recovery-title' },
+    el('h2', { id: 'recovery-title', text: t('recovery.title') }),
+    el('p', { id: 'recovery-text', text: t('recovery.text') }),
+    el('p', { class: 'recovery-code mono', id: 'recovery-code', text: code }),
+    el('p', { class: 'hint', text: t('recovery.once') }),
+    el('div', { class: 'actions' },
+      el('button', { type: 'button', id: 'recovery-copy', text: t('recovery.copy') }),
+      el('button', { type: 'button', class: 'primary', id: 'recovery-done', text: t('recovery.done') })),
+    el('p', { class: 'done', id: 'recovery-copied', role: 'status' }));
+  // In the lobby just after the buy panel, across the page (the buy button stays where it was).
+  if (where) where.prepend(panel);
+  else $('buy-panel').after(panel);
+  $('recovery-done').addEventListener('click', () => panel.remove());
+  $('recovery-copy').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(code);
+      $('recovery-copied').textContent = t('recovery.copied');
+    } catch {
+      $('recovery-copied').textContent = t('recovery.copy.failed');
+    }
   });
+  // Said at once by screen readers (the live region of the page), seen at the top.
+  announce(`${t('recovery.title')} : ${code}`);
 }
 
 /** "Mot de passe oublié ?" on the welcome screen: the login, the recovery code, a new password. */
@@ -404,7 +392,7 @@ async function recoverAccount(ev) {
     for (const id of ['forgot-code', 'forgot-password']) $(id).value = '';
     $('forgot').open = false;
     await signIn(r.token, me.balance_cents, me);
-    await showRecoveryCode(r.recovery_code);
+    showRecoveryCode(r.recovery_code);
     C.showAlert(t('forgot.done'), 'info');
     $('buy')?.focus();
   } catch (e) {
@@ -436,8 +424,8 @@ function recoverySection() {
     try {
       const r = await accountApi.recoveryCode(S.token, password);
       $('recovery-password').value = '';
-      await showRecoveryCode(r.recovery_code);
-      $('recovery-new').focus();
+      showRecoveryCode(r.recovery_code, $('account-body'));
+      $('recovery-code').scrollIntoView?.({ block: 'nearest' });
     } catch (e) {
       if (e instanceof ApiError && e.status === 403) fieldError('recovery-password', t('account.password.wrong'));
       else if (e instanceof ApiError && e.status === 401) C.forgetToken();

@@ -235,7 +235,7 @@ pub struct RecoveryCode {
 /// `POST /api/me/close` body: the password, for an account with a login.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CloseBody {
+pub struct CloseAccountBody {
     #[schema(max_length = 128)]
     pub password: Option<String>,
 }
@@ -339,7 +339,7 @@ pub async fn renew_recovery_code(
 /// Closes the player's account: no more logins, purchases or tokens; its
 /// tickets, games and ledger movements are kept (docs/player-api.md).
 #[utoipa::path(post, path = "/api/me/close", tag = "players", security(("bearer" = [])),
-    request_body = CloseBody,
+    request_body = CloseAccountBody,
     responses((status = 200, body = AccountClosed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, description = "forbidden: the password is missing or wrong; operator_mode", body = ErrorBody),
               (status = 409, description = "ticket_in_play: a ticket of the account is not finished; conflict: changed meanwhile", body = ErrorBody),
@@ -347,7 +347,7 @@ pub async fn renew_recovery_code(
 pub async fn close_account(
     State(state): State<AppState>,
     Authed(player): Authed,
-    RequiredJson(body): RequiredJson<CloseBody>,
+    RequiredJson(body): RequiredJson<CloseAccountBody>,
 ) -> Result<Response, AppError> {
     accounts_are_ours(&state)?;
     let was = state.store.password_hash(player).await?;

@@ -122,7 +122,7 @@ use utoipa::{OpenApi, ToSchema};
         super::account::Recovered,
         super::account::RecoveryCodeBody,
         super::account::RecoveryCode,
-        super::account::CloseBody,
+        super::account::CloseAccountBody,
         super::account::AccountClosed,
         crate::error::ErrorBody,
         LaunchBody,
