@@ -13,6 +13,7 @@
 // helpers (S, local, KEY, show, showAlert, setBusy, errorText, ...).
 
 import { request, ApiError } from './api.js';
+import { announce } from './dom.js';
 import { t } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
@@ -28,6 +29,10 @@ export const accountApi = {
   login: (login, password) => request('POST', '/api/sessions', { body: { login, password } }),
   me: (token) => request('GET', '/api/me', { token, retry: true }),
   credentials: (token, body) => request('PUT', '/api/me/credentials', { token, body }),
+  // Issue 31: recovery without e-mail, closing the account.
+  recover: (body) => request('POST', '/api/recovery', { body }),
+  recoveryCode: (token, password) => request('POST', '/api/me/recovery-code', { token, body: { password } }),
+  close: (token, body) => request('POST', '/api/me/close', { token, body }),
   /** 204 without a body: not through api.js's JSON reader. */
   async logout(token) {
     const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, cache: 'no-store' });
@@ -121,6 +126,8 @@ async function register(ev) {
     const r = await accountApi.register(body);
     $('reg-password').value = '';
     await signIn(r.token, r.balance_cents, { player_id: r.player_id, name: name || null, login: pair ? pair.login : null });
+    // A login comes with its recovery code, shown this once.
+    if (r.recovery_code) showRecoveryCode(r.recovery_code);
     $('buy')?.focus();
   } catch (e) {
     if (e instanceof ApiError && e.status === 409) fieldError('reg-login', t('account.login.taken'));
@@ -223,10 +230,12 @@ function renderAccount() {
     el('p', { id: 'cred-done', class: 'done', role: 'status', hidden: true }));
   form.addEventListener('submit', saveCredentials);
   body.append(form);
+  if (has) body.append(recoverySection());
   body.append(el('div', { class: 'actions' },
     el('a', { class: 'button', href: '#/limites', text: t('nav.limits') }),
     el('button', { type: 'button', id: 'account-logout', text: t('account.logout') })));
   $('account-logout').addEventListener('click', askLogout);
+  body.append(closeSection(has));
 }
 
 async function saveCredentials(ev) {
@@ -247,7 +256,10 @@ async function saveCredentials(ev) {
   try {
     const r = await accountApi.credentials(S.token, body);
     S.me = { ...(S.me || {}), login: r.login };
+    // A first login: its recovery code, shown this once.
+    const code = has ? null : await accountApi.recoveryCode(S.token, pair.password).catch(() => null);
     renderAccount();
+    if (code) showRecoveryCode(code.recovery_code, $('account-body'));
     const done = $('cred-done');
     done.textContent = t('account.saved', { login: r.login });
     done.hidden = false;
@@ -324,6 +336,160 @@ async function logout(session) {
   C.showAlert(t('logout.done'), 'info');
 }
 
+// ------------------------------------------------------------ recovery code, closing (issue 31)
+
+/**
+ * The recovery code, shown this once in a panel at the top of the screen
+ * the player is on (the lobby, or "Mon compte"), announced to screen
+ * readers; it stays until the player says they noted it ("C'est noté").
+ * Not a modal dialog: the player may copy it, or go on and come back.
+ */
+export function showRecoveryCode(code, where) {
+  const { el } = C;
+  $('recovery-panel')?.remove();
+  const panel = el('section', { id: 'recovery-panel', class: 'panel recovery', 'aria-labelledby': 'recovery-title' },
+    el('h2', { id: 'recovery-title', text: t('recovery.title') }),
+    el('p', { id: 'recovery-text', text: t('recovery.text') }),
+    el('p', { class: 'recovery-code mono', id: 'recovery-code', text: code }),
+    el('p', { class: 'hint', text: t('recovery.once') }),
+    el('div', { class: 'actions' },
+      el('button', { type: 'button', id: 'recovery-copy', text: t('recovery.copy') }),
+      el('button', { type: 'button', class: 'primary', id: 'recovery-done', text: t('recovery.done') })),
+    el('p', { class: 'done', id: 'recovery-copied', role: 'status' }));
+  // In the lobby just after the buy panel, across the page (the buy button stays where it was).
+  if (where) where.prepend(panel);
+  else $('buy-panel').after(panel);
+  $('recovery-done').addEventListener('click', () => panel.remove());
+  $('recovery-copy').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(code);
+      $('recovery-copied').textContent = t('recovery.copied');
+    } catch {
+      $('recovery-copied').textContent = t('recovery.copy.failed');
+    }
+  });
+  // Said at once by screen readers (the live region of the page), seen at the top.
+  announce(`${t('recovery.title')} : ${code}`);
+}
+
+/** "Mot de passe oublié ?" on the welcome screen: the login, the recovery code, a new password. */
+async function recoverAccount(ev) {
+  ev.preventDefault();
+  const { S } = C;
+  if (S.busy) return;
+  const login = normalizeLogin($('forgot-login').value);
+  const code = $('forgot-code').value.trim();
+  const password = $('forgot-password').value;
+  for (const id of ['forgot-login', 'forgot-code', 'forgot-password']) fieldError(id, '');
+  if (!login) return fieldError('forgot-login', t('account.login.empty'));
+  if (!code) return fieldError('forgot-code', t('forgot.code.empty'));
+  if (!validPassword(password)) return fieldError('forgot-password', t('account.password.bad'));
+  C.setBusy(true);
+  C.showAlert('');
+  try {
+    const r = await accountApi.recover({ login, recovery_code: code, password });
+    const me = await accountApi.me(r.token);
+    for (const id of ['forgot-code', 'forgot-password']) $(id).value = '';
+    $('forgot').open = false;
+    await signIn(r.token, me.balance_cents, me);
+    showRecoveryCode(r.recovery_code);
+    C.showAlert(t('forgot.done'), 'info');
+    $('buy')?.focus();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) fieldError('forgot-code', t('forgot.wrong'));
+    else if (e instanceof ApiError && e.status === 429) fieldError('forgot-code', t('account.login.slow', { wait: C.waitText(e.retryAfter ?? 60) }));
+    else if (e instanceof ApiError && e.status === 400) fieldError('forgot-password', C.errorText(e));
+    else C.showAlert(C.errorText(e));
+  } finally {
+    C.setBusy(false);
+  }
+}
+
+/** The account page's "Code de secours": a new one, with the password. */
+function recoverySection() {
+  const { el } = C;
+  const form = el('form', { id: 'recovery-form', class: 'stack', novalidate: true, 'aria-labelledby': 'recovery-section-title' },
+    el('h2', { id: 'recovery-section-title', text: t('recovery.section') }),
+    el('p', { class: 'hint', text: t('recovery.section.text') }),
+    field('recovery-password', 'account.password.current', { type: 'password', autocomplete: 'current-password' }),
+    el('button', { type: 'submit', id: 'recovery-new', text: t('recovery.new') }));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const { S } = C;
+    if (S.busy) return;
+    const password = $('recovery-password').value;
+    fieldError('recovery-password', '');
+    if (!password) return fieldError('recovery-password', t('account.password.empty'));
+    C.setBusy(true);
+    try {
+      const r = await accountApi.recoveryCode(S.token, password);
+      $('recovery-password').value = '';
+      showRecoveryCode(r.recovery_code, $('account-body'));
+      $('recovery-code').scrollIntoView?.({ block: 'nearest' });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 403) fieldError('recovery-password', t('account.password.wrong'));
+      else if (e instanceof ApiError && e.status === 401) C.forgetToken();
+      else C.showAlert(C.errorText(e));
+    } finally {
+      C.setBusy(false);
+    }
+  });
+  return form;
+}
+
+/** The account page's "Fermer mon compte": with the password (or, without a login, a confirmation). */
+function closeSection(has) {
+  const { el } = C;
+  const form = el('form', { id: 'close-form', class: 'stack danger-zone', novalidate: true, 'aria-labelledby': 'close-title' },
+    el('h2', { id: 'close-title', text: t('close.title') }),
+    el('p', { text: t('close.text') }),
+    el('p', { class: 'hint', text: t('close.kept') }),
+    has ? field('close-password', 'account.password.label', { type: 'password', autocomplete: 'current-password' }) : null,
+    el('label', { class: 'switch' }, el('input', { type: 'checkbox', id: 'close-sure', 'aria-describedby': 'close-sure-error' }), ' ', el('span', { text: t('close.sure') })),
+    el('p', { class: 'field-error', id: 'close-sure-error', role: 'alert', hidden: true }),
+    el('button', { type: 'submit', class: 'danger', id: 'close-account', text: t('close.button') }));
+  form.addEventListener('submit', closeAccount);
+  return form;
+}
+
+async function closeAccount(ev) {
+  ev.preventDefault();
+  const { S, local, KEY } = C;
+  if (S.busy) return;
+  const has = !!(S.me && S.me.login);
+  const body = {};
+  fieldError('close-sure', '');
+  if (has) {
+    fieldError('close-password', '');
+    const password = $('close-password').value;
+    if (!password) return fieldError('close-password', t('account.password.empty'));
+    body.password = password;
+  }
+  if (!$('close-sure').checked) return fieldError('close-sure', t('close.sure.needed'));
+  C.setBusy(true);
+  try {
+    await accountApi.close(S.token, body);
+  } catch (e) {
+    C.setBusy(false);
+    if (e instanceof ApiError && e.code === 'ticket_in_play') C.showAlert(t('close.inplay'));
+    else if (e instanceof ApiError && e.status === 403 && has) fieldError('close-password', t('account.password.wrong'));
+    else if (e instanceof ApiError && e.status === 401) C.forgetToken();
+    else C.showAlert(C.errorText(e));
+    return;
+  }
+  // Closed: this browser forgets the account.
+  S.token = null;
+  S.balance = null;
+  S.me = null;
+  S.tickets = [];
+  local.set(KEY.token, null);
+  C.renderBalance();
+  C.setBusy(false);
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  await C.route();
+  C.showAlert(t('close.done'), 'info');
+}
+
 // ------------------------------------------------------------ wiring
 
 export const accountPage = { hash: 'compte', view: 'account', open: openAccount, render: renderAccount };
@@ -332,4 +498,5 @@ export function initAccount(ctx) {
   C = ctx;
   $('register-form').addEventListener('submit', register);
   $('login-form').addEventListener('submit', login);
+  $('forgot-form').addEventListener('submit', recoverAccount);
 }

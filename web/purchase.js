@@ -8,14 +8,14 @@
 // settings.js.
 
 import { api, randomKey } from './api.js';
-import { $, errorText, showAlert, withPrice } from './dom.js';
+import { $, el, errorText, showAlert, withPrice } from './dom.js';
 import { forgetToken } from './home.js';
-import { t } from './i18n.js';
+import { t, money } from './i18n.js';
 import { showPurchaseRefusal } from './limits.js';
 import { showWalletRefusal } from './operator.js';
 import { setBusy } from './router.js';
 import { loadOdds } from './rules.js';
-import { renderBalance, renderPrice } from './settings.js';
+import { renderBalance, renderPrice, setConfirmBuy } from './settings.js';
 import { S, local, KEY } from './state.js';
 
 /**
@@ -25,10 +25,16 @@ import { S, local, KEY } from './state.js';
  * (`notePrice`), and until then the buttons say no price.
  */
 export async function loadPrice() {
-  if (S.price != null) return;
+  if (S.price != null && S.topPrize != null) return;
   try {
     const odds = await loadOdds();
     notePrice(odds?.table?.price_cents);
+    // The lobby's "jusqu'à 15 000 €": the table's largest prize, as the server says it.
+    const top = odds?.table?.top_prize_cents;
+    if (Number.isSafeInteger(top) && top > 0) {
+      S.topPrize = top;
+      renderPrice();
+    }
   } catch {
     /* no table on sale online: a ticket's price, when one comes */
   }
@@ -47,6 +53,9 @@ export function notePrice(cents) {
  */
 export async function buy(ev) {
   ev.preventDefault();
+  if (S.busy || !S.token || $('buy-confirm')) return;
+  // "Acheter un ticket à 3,00 € ?" first, unless the player turned it off.
+  if (S.confirmBuy && !(await confirmPurchase(document.activeElement))) return;
   if (S.busy || !S.token) return;
   // The key is kept until the server answers: a retry, even after a
   // reload, buys at most one ticket for this click. No client seed here:
@@ -80,4 +89,51 @@ export async function completePurchase(pending) {
     // From the result the message is at the top of the page: bring it into view.
     if (document.body.dataset.view === 'game' && !$('alert').hidden) $('alert').scrollIntoView({ block: 'nearest' });
   }
+}
+
+// ------------------------------------------------------------ the confirmation
+
+/**
+ * Asks "Acheter un ticket à 3,00 € ?" in a modal dialog (the focus stays
+ * in it; Escape and "Annuler" cancel): true to buy. "Ne plus demander",
+ * ticked and confirmed, turns the question off (⚙ turns it back on).
+ */
+function confirmPurchase(opener) {
+  return new Promise((resolve) => {
+    const text = S.price == null ? t('confirm.buy.noprice') : t('confirm.buy', { price: money(S.price) });
+    const d = el('dialog', { id: 'buy-confirm', class: 'dialog', 'aria-labelledby': 'buy-confirm-title', 'aria-describedby': 'buy-confirm-text' },
+      el('h2', { id: 'buy-confirm-title', text: t('confirm.buy.title') }),
+      el('p', { id: 'buy-confirm-text', text }),
+      el('label', { class: 'switch' }, el('input', { type: 'checkbox', id: 'buy-confirm-never' }), ' ', el('span', { text: t('confirm.buy.never') })),
+      el('div', { class: 'actions' },
+        el('button', { type: 'button', class: 'primary', id: 'buy-confirm-yes', text: t('confirm.buy.yes') }),
+        el('button', { type: 'button', id: 'buy-confirm-no', text: t('confirm.buy.no') })));
+    document.body.append(d);
+    let answered = false;
+    const answer = (yes) => {
+      if (answered) return;
+      answered = true;
+      if (yes && $('buy-confirm-never').checked) setConfirmBuy(false, true);
+      if (d.open) d.close();
+      d.remove();
+      if (opener && opener.isConnected && !yes) opener.focus();
+      resolve(yes);
+    };
+    // Escape: no ticket.
+    d.addEventListener('cancel', (e) => { e.preventDefault(); answer(false); });
+    d.addEventListener('close', () => answer(false));
+    $('buy-confirm-yes').addEventListener('click', () => answer(true));
+    $('buy-confirm-no').addEventListener('click', () => answer(false));
+    // The focus stays in the dialog: its checkbox and its two buttons.
+    d.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Tab') return;
+      const stops = [$('buy-confirm-never'), $('buy-confirm-yes'), $('buy-confirm-no')];
+      const i = stops.indexOf(document.activeElement);
+      const next = i < 0 ? 0 : (i + (ev.shiftKey ? stops.length - 1 : 1)) % stops.length;
+      ev.preventDefault();
+      stops[next].focus();
+    });
+    d.showModal();
+    $('buy-confirm-yes').focus();
+  });
 }

@@ -29,6 +29,16 @@ export function renderPrice() {
   $('buy-text').textContent = withPrice('buy.text');
   $('buy').textContent = withPrice('buy.button');
   $('again').textContent = withPrice('result.again');
+  // The lobby's top prize (purchase.js, from GET /api/odds): whole euros, "15 000 €".
+  const top = $('buy-top');
+  top.hidden = S.topPrize == null;
+  if (S.topPrize != null) {
+    const euros = new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', {
+      style: 'currency', currency: 'EUR', maximumFractionDigits: S.topPrize % 100 === 0 ? 0 : 2,
+    }).format(S.topPrize / 100);
+    top.textContent = t('buy.top', { prize: euros });
+    top.dataset.cents = String(S.topPrize);
+  }
 }
 
 function setAnim(on, persist) {
@@ -44,6 +54,13 @@ function setSound(on, persist) {
   $('sound-toggle').checked = on;
   document.documentElement.dataset.sound = on ? 'on' : 'off';
   if (persist) local.set(KEY.sound, on ? '1' : '0');
+}
+
+/** Whether the page asks "Acheter un ticket à 3,00 € ?" before a purchase (purchase.js); on unless turned off. */
+export function setConfirmBuy(on, persist) {
+  S.confirmBuy = on;
+  $('confirm-toggle').checked = on;
+  if (persist) local.set(KEY.confirmBuy, on ? '1' : '0');
 }
 
 /** The language, animations, sounds and touch settings: from the address, the storage or the device. */
@@ -62,6 +79,9 @@ export function initSettings() {
     setSound(e.target.checked, true);
     if (e.target.checked) sound('card');
   });
+  // The purchase's confirmation: on unless the player said "Ne plus demander".
+  setConfirmBuy(local.get(KEY.confirmBuy) !== '0', false);
+  $('confirm-toggle').addEventListener('change', (e) => setConfirmBuy(e.target.checked, true));
   // A touch screen is touched, not clicked: "Touchez le paquet".
   const coarse = window.matchMedia && window.matchMedia('(pointer: coarse)');
   setTouch(!!coarse && coarse.matches);

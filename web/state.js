@@ -15,6 +15,8 @@ export const KEY = {
   // the operator's lobby (kept after the session, for the page that says it ended),
   // and the reality checks answered `{started_ms, k}` (session.js).
   op: 'asc.op', lobby: 'asc.lobby', reality: 'asc.reality',
+  // "Acheter un ticket à 3,00 € ?" before each purchase: '0' when the player turned it off (purchase.js).
+  confirmBuy: 'asc.confirmBuy',
 };
 /** localStorage that never throws (private mode keeps to this tab). */
 export const local = {
@@ -35,6 +37,7 @@ export const S = {
   balance: null,
   anim: true,
   sound: false,
+  confirmBuy: true, // ask before each purchase (settings.js, purchase.js)
   ticket: null, // the server's last word on the open ticket
   view: null, // what the table shows, rebuilt from the record and the answers' events
   busy: false,
@@ -49,6 +52,8 @@ export const S = {
   ticketsShown: 0,
   // The price of a ticket on sale (cents), as the server says it (purchase.js); null until known.
   price: null,
+  // The largest prize of the table on sale (cents, GET /api/odds `table.top_prize_cents`); null until known.
+  topPrize: null,
   // Operator mode (docs/operator-integration.md): the session of a launch
   // (operator.js), kept with the token it belongs to; null in the internal mode.
   op: storedOp(),

@@ -24,6 +24,10 @@ pub struct PlayerCreated {
     pub player_id: i64,
     pub token: String,
     pub balance_cents: i64,
+    /// With a login: the account's recovery code (`XXXX-XXXX-XXXX-XXXX`),
+    /// shown this once; with the login it sets a new password (`POST /api/recovery`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_code: Option<String>,
 }
 
 /// `GET /api/me` answer.

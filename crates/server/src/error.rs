@@ -142,6 +142,9 @@ pub enum AppError {
     /// status, code and message as the refusal it carries.
     #[error("{error}")]
     Detailed { error: Box<AppError>, params: serde_json::Map<String, serde_json::Value> },
+    /// 409 `ticket_in_play`: an account closed while one of its tickets is not finished (issue 31).
+    #[error("{0}")]
+    TicketInPlay(String),
 }
 
 /// Every `error` code the API answers with (the operator wallet's refusals
@@ -171,6 +174,7 @@ pub const CODES: &[&str] = &[
     "sold_out",
     "unavailable",
     "internal",
+    "ticket_in_play",
 ];
 
 /// Every `params.reason` a refusal may carry, with its code: what the
@@ -280,7 +284,7 @@ impl AppError {
             AppError::Forbidden(_) | AppError::LimitReached(_) | AppError::SelfExcluded(_) => 403,
             AppError::NotFound(_) => 404,
             AppError::MethodNotAllowed(_) => 405,
-            AppError::Conflict(_) => 409,
+            AppError::Conflict(_) | AppError::TicketInPlay(_) => 409,
             AppError::WalletRefused { .. } => 402,
             AppError::WalletUnavailable(_) => 503,
             AppError::LaunchInvalid(_) | AppError::BadSignature(_) => 401,
@@ -308,6 +312,7 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",
+            AppError::TicketInPlay(_) => "ticket_in_play",
             AppError::WalletRefused { code, .. } => code,
             AppError::WalletUnavailable(_) => "wallet_unavailable",
             AppError::LaunchInvalid(_) => "launch_invalid",
@@ -415,6 +420,7 @@ mod tests {
             AppError::Storage(StoreError::Corrupt(s())),
             AppError::Internal(s()),
             AppError::LimitRequired(s()),
+            AppError::TicketInPlay(s()),
             AppError::Conflict(s()).with(params! { "a": 1 }),
         ];
         for e in &all {
@@ -444,6 +450,7 @@ mod tests {
                 | AppError::Storage(_)
                 | AppError::Internal(_)
                 | AppError::LimitRequired(_)
+                | AppError::TicketInPlay(_)
                 | AppError::Detailed { .. } => {}
             }
         }

@@ -327,6 +327,7 @@ pub fn set_credentials(
                 Via::OwnToken => None,
             },
             revoke_own_token: matches!(via, Via::Session(_)),
+            recovery_hash: None,
         }),
         audit: Some(super::AuditRecord {
             created_ms: now,
@@ -392,6 +393,127 @@ pub fn logout(player: PlayerId, via: &Via, password_hash: Option<&str>, now: i64
             ..Changes::none(Effect::Player)
         }),
     }
+}
+
+// ------------------------------------------------------------ recovery and closure (issue 31)
+
+/// The recovery code's alphabet: 32 symbols, none mistaken for another
+/// (no `0`, `1`, `I`, `O`), so each is 5 bits.
+pub const RECOVERY_ALPHABET: &[u8; 32] = b"23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
+/// A recovery code's symbols: 16, 80 bits.
+pub const RECOVERY_LEN: usize = 16;
+
+/// A recovery code from 10 random bytes (80 bits): `XXXX-XXXX-XXXX-XXXX`.
+pub fn recovery_code(random: [u8; 10]) -> String {
+    let mut bits: u128 = 0;
+    for b in random {
+        bits = (bits << 8) | u128::from(b);
+    }
+    let mut out = String::with_capacity(RECOVERY_LEN + 3);
+    for i in 0..RECOVERY_LEN {
+        if i > 0 && i % 4 == 0 {
+            out.push('-');
+        }
+        let shift = 5 * (RECOVERY_LEN - 1 - i);
+        out.push(RECOVERY_ALPHABET[((bits >> shift) & 31) as usize] as char);
+    }
+    out
+}
+
+/// A recovery code as typed (any case, with or without dashes or spaces)
+/// in the form that is hashed: its 16 symbols, upper case. `None`: not a
+/// recovery code (it is then a wrong one, and said no more precisely).
+pub fn parse_recovery_code(typed: &str) -> Option<String> {
+    let code: String =
+        typed.chars().filter(|c| !matches!(c, '-' | ' ' | '\u{a0}')).map(|c| c.to_ascii_uppercase()).collect();
+    (code.len() == RECOVERY_LEN && code.bytes().all(|b| RECOVERY_ALPHABET.contains(&b))).then_some(code)
+}
+
+/// A new password set with the recovery code whose hash `verified` matched:
+/// a new recovery hash, every token of the player ends (the code's holder
+/// may not be the one who held the sessions), a new session opens.
+#[allow(clippy::too_many_arguments)]
+pub fn recover(
+    player: PlayerId,
+    verified: &str,
+    password_hash: &str,
+    recovery_hash: &str,
+    session_token_hash: &str,
+    expires_ms: i64,
+    now: i64,
+) -> Changes {
+    Changes {
+        player: Some(PlayerWrite::Recover {
+            player,
+            password_hash: password_hash.to_string(),
+            recovery_hash: recovery_hash.to_string(),
+            was_recovery: verified.to_string(),
+            session_token_hash: session_token_hash.to_string(),
+            created_ms: now,
+            expires_ms,
+        }),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "password_recovered",
+            data_json: json!({"player_id": player, "other_sessions_ended": true, "own_token_revoked": true})
+                .to_string(),
+        }),
+        ..Changes::none(Effect::Player)
+    }
+}
+
+/// A new recovery code for a player whose password hash `password_was`
+/// matched: the old code stops working.
+pub fn renew_recovery(player: PlayerId, password_was: &str, recovery_hash: &str, now: i64) -> Changes {
+    Changes {
+        player: Some(PlayerWrite::SetRecovery {
+            player,
+            recovery_hash: recovery_hash.to_string(),
+            password_was: password_was.to_string(),
+        }),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "recovery_code_renewed",
+            data_json: json!({"player_id": player}).to_string(),
+        }),
+        ..Changes::none(Effect::Player)
+    }
+}
+
+/// Closing an account: refused (409 `ticket_in_play`) while
+/// one of its tickets is not finished, so that no game is left without
+/// anybody who can finish it or be paid its prize. The login, the password
+/// and recovery hashes go, every token ends; the tickets, games and ledger
+/// movements stay (docs/player-api.md "Closing an account"), and the
+/// closure is in the audit log with the balance left.
+pub fn close(
+    player: PlayerId,
+    password_was: Option<String>,
+    current: Option<String>,
+    in_play: i64,
+    balance_cents: i64,
+    now: i64,
+) -> Result<Changes, AppError> {
+    if current != password_was {
+        return Err(AppError::Conflict("the account's password changed meanwhile: try again".into()));
+    }
+    if in_play > 0 {
+        return Err(AppError::TicketInPlay(format!(
+            "{in_play} of your tickets {} not finished: finish {} before closing the account",
+            if in_play == 1 { "is" } else { "are" },
+            if in_play == 1 { "it" } else { "them" }
+        )));
+    }
+    Ok(Changes {
+        player: Some(PlayerWrite::Close { player, closed_ms: now, password_was }),
+        audit: Some(AuditRecord {
+            created_ms: now,
+            kind: "account_closed",
+            data_json: json!({"player_id": player, "balance_cents": balance_cents}).to_string(),
+        }),
+        answer: json!({"closed_ms": now, "balance_cents": balance_cents}).to_string(),
+        ..Changes::none(Effect::Player)
+    })
 }
 
 #[cfg(test)]
@@ -618,6 +740,40 @@ mod tests {
         assert_eq!(c.audit.unwrap().kind, "own_token_revoked");
         assert_eq!(logout(1, &Via::OwnToken, None, NOW).unwrap_err().code(), "conflict");
         assert!(!revoked_token_hash(1).bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn a_recovery_code_is_80_bits_in_four_groups_of_an_unambiguous_alphabet() {
+        let code = recovery_code([0; 10]);
+        assert_eq!(code, "2222-2222-2222-2222");
+        assert_eq!(recovery_code([0xff; 10]), "ZZZZ-ZZZZ-ZZZZ-ZZZZ");
+        // Every bit counts: one bit flipped anywhere changes the code.
+        let mut seen = std::collections::HashSet::new();
+        for byte in 0..10 {
+            for bit in 0..8 {
+                let mut r = [0u8; 10];
+                r[byte] = 1 << bit;
+                assert!(seen.insert(recovery_code(r)));
+            }
+        }
+        assert!(!seen.contains(&code));
+        let c = recovery_code(*b"as capone!");
+        assert_eq!(parse_recovery_code(&c).unwrap(), c.replace('-', ""));
+        assert_eq!(parse_recovery_code(&c.to_lowercase().replace('-', " ")), parse_recovery_code(&c));
+        for bad in ["2222-2222-2222-222", "2222-2222-2222-22220", "O222-2222-2222-2222", "1222-2222-2222-2222", ""] {
+            assert_eq!(parse_recovery_code(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn closing_waits_for_the_tickets_in_play_and_a_password_changed_meanwhile() {
+        let e = close(1, Some("h".into()), Some("h".into()), 1, 500, NOW).unwrap_err();
+        assert_eq!((e.status(), e.code()), (409, "ticket_in_play"));
+        let e = close(1, Some("h".into()), Some("h2".into()), 0, 500, NOW).unwrap_err();
+        assert_eq!(e.code(), "conflict");
+        let c = close(1, None, None, 0, 500, NOW).unwrap();
+        assert_eq!(c.player, Some(PlayerWrite::Close { player: 1, closed_ms: NOW, password_was: None }));
+        assert_eq!(c.audit.unwrap().kind, "account_closed");
     }
 }
 

@@ -563,6 +563,8 @@ pub enum PlayerWrite {
         was: Option<String>,
         keep_session: Option<String>,
         revoke_own_token: bool,
+        /// The recovery code's hash written with them (at registration), if any.
+        recovery_hash: Option<String>,
     },
     /// A session opened with the login and password.
     OpenSession { token_hash: String, player: PlayerId, created_ms: i64, expires_ms: i64 },
@@ -570,6 +572,23 @@ pub enum PlayerWrite {
     CloseSession { token_hash: String },
     /// The player's own token revoked (logout with it): it never works again.
     RevokeOwnToken { player: PlayerId },
+    /// A new password set with the recovery code, guarded by the recovery
+    /// hash it was checked against (a code works once): a new recovery
+    /// hash, every token of the player ends, and a new session opens.
+    Recover {
+        player: PlayerId,
+        password_hash: String,
+        recovery_hash: String,
+        was_recovery: String,
+        session_token_hash: String,
+        created_ms: i64,
+        expires_ms: i64,
+    },
+    /// A new recovery code's hash, guarded by the password hash the request was checked against.
+    SetRecovery { player: PlayerId, recovery_hash: String, password_was: String },
+    /// The account closed: its login, password and recovery hashes go,
+    /// every token ends; its tickets, games and movements stay.
+    Close { player: PlayerId, closed_ms: i64, password_was: Option<String> },
 }
 
 /// What a decision leads to when it is not a refusal.

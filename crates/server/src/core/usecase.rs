@@ -65,6 +65,8 @@ pub trait Unit: Send {
     fn login_owner(&mut self, login: &str) -> impl Future<Output = Result<Option<PlayerId>, StoreError>> + Send;
     /// The player's password hash (`None`: no login yet).
     fn password_hash(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+    /// How many of the player's tickets have a game not finished.
+    fn tickets_in_play(&mut self, player: PlayerId) -> impl Future<Output = Result<i64, StoreError>> + Send;
     /// A limit's counter (zero when it has none); `lock`: locked until the
     /// unit ends, so that the units counting in it take turns.
     fn counter(&mut self, bucket: &str, lock: bool) -> impl Future<Output = Result<Counter, StoreError>> + Send;
@@ -118,15 +120,19 @@ pub async fn create_player(
     token_hash: &str,
     name: Option<&str>,
     credentials: Option<&(String, String)>,
+    recovery_hash: Option<&str>,
     start_balance: i64,
     now: i64,
 ) -> Result<(PlayerId, Box<Changes>), AppError> {
     let (player, account) = unit.insert_player(token_hash, name, now).await?;
     let mut changes = account::new_player(player, account, start_balance, now);
-    // A login given at registration is written in the same unit.
+    // A login given at registration is written in the same unit, with its recovery code's hash.
     if let Some((login, hash)) = credentials {
         changes.player =
             account::set_credentials(player, None, None, None, login, hash, &account::Via::OwnToken, now)?.player;
+        if let Some(super::PlayerWrite::Credentials { recovery_hash: r, .. }) = changes.player.as_mut() {
+            *r = recovery_hash.map(str::to_string);
+        }
     }
     unit.apply(&changes).await?;
     Ok((player, Box::new(changes)))
@@ -315,6 +321,8 @@ pub enum Op {
         start_balance: i64,
         /// A login and its password's hash, given at registration.
         credentials: Option<(String, String)>,
+        /// The recovery code's hash, with the login (issue 31).
+        recovery_hash: Option<String>,
     },
     /// New limits on the player's play (the server's rules: the cooling-off before a raise applies).
     SetLimits {
@@ -352,6 +360,26 @@ pub enum Op {
     Buy {
         player: PlayerId,
         request: BuyRequest,
+    },
+    /// A new password with the recovery code whose hash `verified` matched (issue 31).
+    Recover {
+        player: PlayerId,
+        verified: String,
+        password_hash: String,
+        recovery_hash: String,
+        session_token_hash: String,
+        expires_ms: i64,
+    },
+    /// A new recovery code, once the password matched the hash `password_was`.
+    RenewRecovery {
+        player: PlayerId,
+        password_was: String,
+        recovery_hash: String,
+    },
+    /// The account closed, once its password matched `password_was` (`None`: an account without one).
+    Close {
+        player: PlayerId,
+        password_was: Option<String>,
     },
     /// A game action; `random_client_seed` is the seed a first action
     /// without one gets (drawn beforehand: decisions draw nothing).
@@ -457,14 +485,22 @@ pub struct Done {
 /// Runs one write request on a unit: the one entry point of every shell.
 pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppError> {
     let outcome = match op {
-        Op::CreatePlayer { token_hash, name, start_balance, credentials } => {
+        Op::CreatePlayer { token_hash, name, start_balance, credentials, recovery_hash } => {
             if let Some((login, _)) = credentials
                 && unit.login_owner(login).await?.is_some()
             {
                 return Err(account::login_taken(login));
             }
-            let (player, changes) =
-                create_player(unit, token_hash, name.as_deref(), credentials.as_ref(), *start_balance, now).await?;
+            let (player, changes) = create_player(
+                unit,
+                token_hash,
+                name.as_deref(),
+                credentials.as_ref(),
+                recovery_hash.as_deref(),
+                *start_balance,
+                now,
+            )
+            .await?;
             return Ok(Done { player: Some(player), answer: String::new(), effect: Some(changes.effect) });
         }
         Op::SetLimits { player, request, rules } => {
@@ -499,6 +535,24 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
+        Op::Recover { player, verified, password_hash, recovery_hash, session_token_hash, expires_ms } => {
+            let changes =
+                account::recover(*player, verified, password_hash, recovery_hash, session_token_hash, *expires_ms, now);
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::RenewRecovery { player, password_was, recovery_hash } => {
+            let changes = account::renew_recovery(*player, password_was, recovery_hash, now);
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
+        Op::Close { player, password_was } => {
+            // The account locked first, as a purchase's: no ticket is bought while it closes.
+            let account =
+                unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
+            let current = unit.password_hash(*player).await?;
+            let in_play = unit.tickets_in_play(*player).await?;
+            let changes = account::close(*player, password_was.clone(), current, in_play, account.balance_cents, now)?;
+            commit(unit, Decision::Apply(Box::new(changes))).await?
+        }
         Op::PlayAction { caller, serial, request, random_client_seed, operator_wallet } => {
             play_action(unit, caller, serial, request.clone(), random_client_seed, *operator_wallet, now).await?
         }

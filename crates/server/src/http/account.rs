@@ -192,6 +192,177 @@ fn json_answer(status: StatusCode, answer: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
 
+// ------------------------------------------------------------ recovery and closure (issue 31)
+
+/// `POST /api/recovery` body: a new password with the login and the recovery code.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryBody {
+    #[schema(max_length = 32)]
+    pub login: String,
+    /// `XXXX-XXXX-XXXX-XXXX`, any case, dashes and spaces optional.
+    #[schema(max_length = 64)]
+    pub recovery_code: String,
+    /// The new password.
+    #[schema(min_length = 8, max_length = 128)]
+    pub password: String,
+}
+
+/// `POST /api/recovery` answer (201): a session, and the account's new
+/// recovery code (the one used no longer works), shown this once.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Recovered {
+    pub token: String,
+    pub player_id: i64,
+    pub expires_ms: i64,
+    pub recovery_code: String,
+}
+
+/// `POST /api/me/recovery-code` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryCodeBody {
+    #[schema(max_length = 128)]
+    pub password: String,
+}
+
+/// `POST /api/me/recovery-code` answer: the new code, shown this once.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RecoveryCode {
+    pub recovery_code: String,
+}
+
+/// `POST /api/me/close` body: the password, for an account with a login.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseAccountBody {
+    #[schema(max_length = 128)]
+    pub password: Option<String>,
+}
+
+/// `POST /api/me/close` answer.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AccountClosed {
+    pub closed_ms: i64,
+    /// The play money left on the account, kept in the ledger (play money: nothing is paid out).
+    pub balance_cents: i64,
+}
+
+/// A new recovery code (80 random bits) and its argon2id hash.
+async fn new_recovery_code(state: &AppState) -> Result<(String, String), AppError> {
+    let code = crate::core::account::recovery_code(crate::fairness::random_bytes::<10>());
+    let compact =
+        crate::core::account::parse_recovery_code(&code).ok_or_else(|| AppError::internal("recovery code"))?;
+    Ok((code, hash_password(&state.password_hashes, compact).await?))
+}
+
+/// Sets a new password with the login and the recovery code: a new
+/// session and a new recovery code; every other session and token ends.
+#[utoipa::path(post, path = "/api/recovery", tag = "players", request_body = RecoveryBody,
+    responses((status = 201, body = Recovered), (status = 400, description = "bad_request: the new password is not 8 to 128 characters", body = ErrorBody),
+              (status = 401, description = "unauthorized: wrong login or recovery code", body = ErrorBody),
+              (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody),
+              (status = 429, description = "too_many_attempts, with Retry-After (the login's limits)", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
+pub async fn recover(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    RequiredJson(body): RequiredJson<RecoveryBody>,
+) -> Result<(StatusCode, Json<Recovered>), AppError> {
+    accounts_are_ours(&state)?;
+    check_password(&body.password)?;
+    let ip = super::client_ip(&state, peer, &headers);
+    let wrong = || AppError::Unauthorized("wrong login or recovery code".into());
+    let login = parse_login(&body.login).ok();
+    let code = crate::core::account::parse_recovery_code(&body.recovery_code);
+    let found = match &login {
+        Some(login) => state.store.recovery(login).await?,
+        None => None,
+    };
+    // The limits of logins (core::limits): per client network, and the
+    // account's back-off shared with its password's checks.
+    let mut admissions: Vec<_> = state.logins.admission("recover", ip, "recovery attempts").into_iter().collect();
+    if let Some(login) = &login {
+        admissions
+            .push(crate::core::usecase::Admission::Account { bucket: limits::account_bucket(login), known: false });
+    }
+    state.store.admit(admissions).await.inspect_err(|e| {
+        if matches!(e, AppError::TooManyAttempts { .. }) {
+            tracing::warn!(address = %ip, "recovery attempts limit reached");
+        }
+    })?;
+    let (player, hash) = found.map_or((None, None), |(p, h)| (Some(p), h));
+    // A malformed code still costs a verification: the time says nothing.
+    let matched = verify_password(&state.password_hashes, code.clone().unwrap_or_default(), hash.clone()).await?;
+    let (true, Some(_), Some(player), Some(verified), Some(login)) = (matched, code, player, hash, login) else {
+        return Err(wrong());
+    };
+    state.store.count(vec![limits::login_succeeded(&limits::account_bucket(&login), crate::store::now_ms())]).await?;
+    let password_hash = hash_password(&state.password_hashes, body.password).await?;
+    let (recovery_code, recovery_hash) = new_recovery_code(&state).await?;
+    let token = hex::encode(crate::fairness::random_bytes::<24>());
+    let expires_ms = crate::store::now_ms() + state.session_ms;
+    state
+        .store
+        .recover(player, verified, password_hash, recovery_hash, crate::store::token_hash(&token), expires_ms)
+        .await?;
+    Ok((StatusCode::CREATED, Json(Recovered { token, player_id: player, expires_ms, recovery_code })))
+}
+
+/// A new recovery code for the account (its password required): the old one stops working.
+#[utoipa::path(post, path = "/api/me/recovery-code", tag = "players", security(("bearer" = [])),
+    request_body = RecoveryCodeBody,
+    responses((status = 200, body = RecoveryCode), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, description = "forbidden: wrong password; operator_mode", body = ErrorBody),
+              (status = 409, description = "conflict: the account has no login yet", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
+pub async fn renew_recovery_code(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    RequiredJson(body): RequiredJson<RecoveryCodeBody>,
+) -> Result<Json<RecoveryCode>, AppError> {
+    accounts_are_ours(&state)?;
+    let Some(was) = state.store.password_hash(player).await? else {
+        return Err(AppError::Conflict(
+            "this account has no login: set a login and a password first (PUT /api/me/credentials)".into(),
+        ));
+    };
+    if !verify_password(&state.password_hashes, body.password, Some(was.clone())).await? {
+        return Err(AppError::Forbidden("password is wrong".into()));
+    }
+    let (recovery_code, recovery_hash) = new_recovery_code(&state).await?;
+    state.store.renew_recovery(player, was, recovery_hash).await?;
+    Ok(Json(RecoveryCode { recovery_code }))
+}
+
+/// Closes the player's account: no more logins, purchases or tokens; its
+/// tickets, games and ledger movements are kept (docs/player-api.md).
+#[utoipa::path(post, path = "/api/me/close", tag = "players", security(("bearer" = [])),
+    request_body = CloseAccountBody,
+    responses((status = 200, body = AccountClosed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, description = "forbidden: the password is missing or wrong; operator_mode", body = ErrorBody),
+              (status = 409, description = "ticket_in_play: a ticket of the account is not finished; conflict: changed meanwhile", body = ErrorBody),
+              (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
+pub async fn close_account(
+    State(state): State<AppState>,
+    Authed(player): Authed,
+    RequiredJson(body): RequiredJson<CloseAccountBody>,
+) -> Result<Response, AppError> {
+    accounts_are_ours(&state)?;
+    let was = state.store.password_hash(player).await?;
+    if was.is_some() {
+        let Some(password) = body.password else {
+            return Err(AppError::Forbidden("this account has a password: give it as password".into()));
+        };
+        if !verify_password(&state.password_hashes, password, was.clone()).await? {
+            return Err(AppError::Forbidden("password is wrong".into()));
+        }
+    }
+    let answer = state.store.close_account(player, was).await?;
+    Ok(json_answer(StatusCode::OK, answer))
+}
+
 /// Registers a player with the configured play money.
 #[utoipa::path(post, path = "/api/players", tag = "players",
     request_body(content = Option<super::openapi::NewPlayerBodyDoc>, description = "optional"),
@@ -215,17 +386,24 @@ pub async fn create_player(
         })?;
     }
     let name = parse_name(body.name)?;
+    let mut recovery = None;
     let credentials = match (body.login, body.password) {
         (None, None) => None,
         (Some(login), Some(password)) => {
             let login = parse_login(&login)?;
             check_password(&password)?;
             ensure_login_free(&state, &login, None).await?;
-            Some((login, hash_password(&state.password_hashes, password).await?))
+            let password_hash = hash_password(&state.password_hashes, password).await?;
+            // A login comes with its recovery code (issue 31), shown this once.
+            let (code, hashed) = new_recovery_code(&state).await?;
+            recovery = Some((code, hashed));
+            Some((login, password_hash))
         }
         _ => return Err(AppError::BadRequest("login and password go together".into())),
     };
-    let created = state.store.create_player(name, credentials).await?;
+    let (code, recovery_hash) = recovery.unzip();
+    let mut created = state.store.create_recoverable_player(name, credentials, recovery_hash).await?;
+    created.recovery_code = code;
     Ok((StatusCode::CREATED, Json(created)))
 }
 

@@ -147,6 +147,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/me/credentials", axum::routing::put(account::put_credentials))
         .route("/api/sessions", post(account::login))
         .route("/api/sessions/current", axum::routing::delete(account::logout))
+        // Issue 31: recovery without e-mail, closing one's account.
+        .route("/api/recovery", post(account::recover))
+        .route("/api/me/recovery-code", post(account::renew_recovery_code))
+        .route("/api/me/close", post(account::close_account))
         .route("/api/odds", get(public::odds))
         .route("/api/tickets", post(game::buy_ticket).get(game::list_tickets))
         .route("/api/operator/launch", post(operator::launch))

@@ -69,6 +69,7 @@ pub fn figures(table: &PrizeTable) -> Value {
         "rtp": to_string(&payout.rtp),
         "hit_rate": to_string(&payout.hit_rate),
         "one_in": one_in(&payout.hit_rate),
+        "top_prize_cents": payout.largest_prize_cents,
     });
     out["schedules"] = Value::Array(schedules);
     out
@@ -105,6 +106,8 @@ pub struct OddsTable {
     hit_rate: String,
     /// "1 chance in X", two decimals; `null` when nothing is won.
     one_in: Option<String>,
+    /// The largest prize of the table, in cents (the lobby's "jusqu'à …").
+    top_prize_cents: u64,
 }
 
 /// One schedule row: its share of a block, its chance of winning and its return to player.
@@ -280,6 +283,8 @@ mod tests {
         for key in ["rtp", "hit_rate", "expected_payout_cents"] {
             assert_eq!(f["table"][key], payout[key], "{key}");
         }
+        assert_eq!(f["table"]["top_prize_cents"], payout["largest_prize_cents"]);
+        assert!(f["table"]["top_prize_cents"].as_u64().unwrap() > 0);
         let rows = f["schedules"].as_array().unwrap();
         assert_eq!(rows.len(), table.schedules.len());
         // The schedules' shares add up to the block, and their chances,

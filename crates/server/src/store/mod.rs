@@ -220,7 +220,7 @@ impl Store {
             && config.wallet == crate::config::WalletMode::Internal
             && self.authenticate(&config.demo_token).await?.is_none()
         {
-            let created = self.create_player_with_token(&config.demo_token, Some("demo".into()), None).await?;
+            let created = self.create_player_with_token(&config.demo_token, Some("demo".into()), None, None).await?;
             if config.stake_limit_required {
                 // The demo player is ready to buy: its limit on stakes chosen
                 // (100 € over seven days), as a new player chooses one.
@@ -326,8 +326,18 @@ impl Store {
         name: Option<String>,
         credentials: Option<(String, String)>,
     ) -> Result<PlayerCreated, AppError> {
+        self.create_recoverable_player(name, credentials, None).await
+    }
+
+    /// [`Store::create_player`] with the hash of the login's recovery code (issue 31).
+    pub async fn create_recoverable_player(
+        &self,
+        name: Option<String>,
+        credentials: Option<(String, String)>,
+        recovery_hash: Option<String>,
+    ) -> Result<PlayerCreated, AppError> {
         let token = hex::encode(crate::fairness::random_bytes::<24>());
-        self.create_player_with_token(&token, name, credentials).await
+        self.create_player_with_token(&token, name, credentials, recovery_hash).await
     }
 
     async fn create_player_with_token(
@@ -335,11 +345,22 @@ impl Store {
         token: &str,
         name: Option<String>,
         credentials: Option<(String, String)>,
+        recovery_hash: Option<String>,
     ) -> Result<PlayerCreated, AppError> {
-        let op =
-            Op::CreatePlayer { token_hash: token_hash(token), name, start_balance: self.start_balance, credentials };
+        let op = Op::CreatePlayer {
+            token_hash: token_hash(token),
+            name,
+            start_balance: self.start_balance,
+            credentials,
+            recovery_hash,
+        };
         let id = self.write(op).await?.player.ok_or_else(|| AppError::internal("a new player without an id"))?;
-        Ok(PlayerCreated { player_id: id, token: token.to_string(), balance_cents: self.start_balance })
+        Ok(PlayerCreated {
+            player_id: id,
+            token: token.to_string(),
+            balance_cents: self.start_balance,
+            recovery_code: None,
+        })
     }
 
     /// A write request, through the backend's shell. PostgreSQL's runs the
@@ -469,6 +490,62 @@ impl Store {
     ) -> Result<(), AppError> {
         self.write(Op::OpenSession { player, verified, token_hash, expires_ms }).await?;
         Ok(())
+    }
+
+    /// The player and recovery code's hash of a login (issue 31).
+    pub async fn recovery(&self, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
+        reads::recovery(&self.db, login).await
+    }
+
+    /// A new password set with the recovery code whose hash `verified`
+    /// matched, a new recovery hash, a new session: every other token of
+    /// the player stops working. A code used meanwhile: 401.
+    pub async fn recover(
+        &self,
+        player: PlayerId,
+        verified: String,
+        password_hash: String,
+        recovery_hash: String,
+        session_token_hash: String,
+        expires_ms: i64,
+    ) -> Result<(), AppError> {
+        let op = Op::Recover { player, verified, password_hash, recovery_hash, session_token_hash, expires_ms };
+        let done = self.write(op).await;
+        self.forget_tokens_of(player);
+        match done {
+            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+                Err(AppError::Unauthorized("wrong login or recovery code".into()))
+            }
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// A new recovery code's hash, once the password matched `password_was`.
+    pub async fn renew_recovery(
+        &self,
+        player: PlayerId,
+        password_was: String,
+        recovery_hash: String,
+    ) -> Result<(), AppError> {
+        match self.write(Op::RenewRecovery { player, password_was, recovery_hash }).await {
+            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+                Err(AppError::Conflict("the account's password changed meanwhile: try again".into()))
+            }
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// Closes the player's account (its password matched `password_was`;
+    /// `None`: an account without one): the answer's JSON.
+    pub async fn close_account(&self, player: PlayerId, password_was: Option<String>) -> Result<String, AppError> {
+        let done = self.write(Op::Close { player, password_was }).await;
+        self.forget_tokens_of(player);
+        match done {
+            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+                Err(AppError::Conflict("the account changed meanwhile: try again".into()))
+            }
+            other => Ok(other?.answer),
+        }
     }
 
     /// A logout: the session, or the player's own token, stops working.

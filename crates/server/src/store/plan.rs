@@ -592,9 +592,21 @@ impl WritePlan {
                 );
                 self.push_part("limits", sql, false);
             }
-            PlayerWrite::Credentials { player, login, password_hash, was, keep_session, revoke_own_token } => {
+            PlayerWrite::Credentials {
+                player,
+                login,
+                password_hash,
+                was,
+                keep_session,
+                revoke_own_token,
+                recovery_hash,
+            } => {
                 let login = self.placeholder(login.as_str().into());
                 let hash = self.placeholder(password_hash.as_str().into());
+                let recovery = match recovery_hash {
+                    Some(r) => format!(", recovery_hash = {}", self.placeholder(r.as_str().into())),
+                    None => String::new(),
+                };
                 let own = if *revoke_own_token {
                     let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
                     format!(", token_hash = {revoked}")
@@ -604,7 +616,7 @@ impl WritePlan {
                 let id = self.placeholder((*player).into());
                 let was = self.placeholder(was.as_deref().into());
                 let sql = format!(
-                    "UPDATE players SET login = {login}, password_hash = {hash}{own} \
+                    "UPDATE players SET login = {login}, password_hash = {hash}{recovery}{own} \
                      WHERE id = {id} AND password_hash IS NOT DISTINCT FROM {was}"
                 );
                 self.push_part("credentials", sql, true);
@@ -647,6 +659,63 @@ impl WritePlan {
                 let id = self.placeholder((*player).into());
                 let sql = format!("UPDATE players SET token_hash = {revoked} WHERE id = {id}");
                 self.push_part("revoke_own_token", sql, true);
+            }
+            PlayerWrite::Recover {
+                player,
+                password_hash,
+                recovery_hash,
+                was_recovery,
+                session_token_hash,
+                created_ms,
+                expires_ms,
+            } => {
+                // The code works once: the row changes only if its hash is still the one checked.
+                let hash = self.placeholder(password_hash.as_str().into());
+                let recovery = self.placeholder(recovery_hash.as_str().into());
+                let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
+                let id = self.placeholder((*player).into());
+                let was = self.placeholder(was_recovery.as_str().into());
+                let sql = format!(
+                    "UPDATE players SET password_hash = {hash}, recovery_hash = {recovery}, token_hash = {revoked} \
+                     WHERE id = {id} AND recovery_hash = {was} AND closed_ms IS NULL"
+                );
+                self.push_part("recover", sql, true);
+                let p = self.placeholder((*player).into());
+                self.push_part("recover_sessions", format!("DELETE FROM sessions WHERE player_id = {p}"), false);
+                self.insert_row(
+                    "recover_session",
+                    "sessions",
+                    vec![
+                        ("token_hash", session_token_hash.as_str().into()),
+                        ("player_id", (*player).into()),
+                        ("created_ms", (*created_ms).into()),
+                        ("expires_ms", (*expires_ms).into()),
+                    ],
+                )
+            }
+            PlayerWrite::SetRecovery { player, recovery_hash, password_was } => {
+                let recovery = self.placeholder(recovery_hash.as_str().into());
+                let id = self.placeholder((*player).into());
+                let was = self.placeholder(password_was.as_str().into());
+                let sql = format!(
+                    "UPDATE players SET recovery_hash = {recovery} \
+                     WHERE id = {id} AND password_hash = {was} AND closed_ms IS NULL"
+                );
+                self.push_part("recovery_code", sql, true);
+            }
+            PlayerWrite::Close { player, closed_ms, password_was } => {
+                let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
+                let at = self.placeholder((*closed_ms).into());
+                let id = self.placeholder((*player).into());
+                let was = self.placeholder(password_was.as_deref().into());
+                let sql = format!(
+                    "UPDATE players SET login = NULL, password_hash = NULL, recovery_hash = NULL, \
+                     token_hash = {revoked}, closed_ms = {at} \
+                     WHERE id = {id} AND closed_ms IS NULL AND password_hash IS NOT DISTINCT FROM {was}"
+                );
+                self.push_part("close", sql, true);
+                let p = self.placeholder((*player).into());
+                self.push_part("close_sessions", format!("DELETE FROM sessions WHERE player_id = {p}"), false);
             }
         }
     }

@@ -30,9 +30,9 @@
 use super::audit;
 use super::plan::WritePlan;
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
-    LimitsTuple, NEXT_FOR_SALE_POSTGRES, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT,
-    for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, IN_PLAY_SELECT, LIMITS_SELECT,
+    LOGIN_OWNER_SELECT, LimitsTuple, NEXT_FOR_SALE_POSTGRES, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS,
+    TICKET_FROM, USAGE_SELECT, for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use super::{bind_values, now_ms};
 use crate::config::Config;
@@ -425,6 +425,10 @@ impl Unit for PgUnit {
         let hash: Option<Option<String>> =
             sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(&mut *self.tx).await?;
         Ok(hash.flatten())
+    }
+
+    async fn tickets_in_play(&mut self, player: PlayerId) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(IN_PLAY_SELECT).bind(player).fetch_one(&mut *self.tx).await?)
     }
 
     async fn counter(&mut self, bucket: &str, lock: bool) -> Result<Counter, StoreError> {

@@ -336,6 +336,9 @@ pub(super) const USAGE_SELECT: &str = "SELECT \
 pub(super) const LOGIN_OWNER_SELECT: &str = "SELECT id FROM players WHERE login = $1";
 /// A player's password hash (`NULL`: no login yet).
 pub(super) const PASSWORD_HASH_SELECT: &str = "SELECT password_hash FROM players WHERE id = $1";
+/// How many of a player's tickets have a game not finished (issue 31: closing).
+pub(super) const IN_PLAY_SELECT: &str = "SELECT COUNT(*) FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id \
+     WHERE t.owner_id = $1 AND g.phase <> 'finished'";
 
 /// The player's limits and usage, as the API shows them.
 pub(super) async fn limits(
@@ -405,6 +408,14 @@ pub(super) async fn online_table(db: &Db) -> Result<Option<(String, String)>, Ap
 /// The player and password hash of a login.
 pub(super) async fn login(db: &Db, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_as("SELECT id, password_hash FROM players WHERE login = $1")
+        .bind(login)
+        .fetch_optional(pool)
+        .await?))
+}
+
+/// The player and recovery code's hash of a login (issue 31).
+pub(super) async fn recovery(db: &Db, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_as("SELECT id, recovery_hash FROM players WHERE login = $1")
         .bind(login)
         .fetch_optional(pool)
         .await?))

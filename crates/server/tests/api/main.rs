@@ -20,6 +20,7 @@ extern crate as_capone_server as server;
 /// The storage these tests run on.
 pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
+mod account_recovery;
 mod claims;
 mod desk_certify;
 mod desk_charts;

@@ -16,6 +16,8 @@ extern crate as_capone_server as server;
 /// The storage these tests run on.
 pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
 
+#[path = "../api/account_recovery.rs"]
+mod account_recovery;
 #[path = "../api/claims.rs"]
 mod claims;
 #[path = "../api/desk_certify.rs"]

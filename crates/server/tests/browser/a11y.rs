@@ -174,6 +174,10 @@ async fn every_screen(screen: Screen, size: &str) {
     b.click("#register").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '10000'", "the play money").await;
     check(&b, size, "05-lobby", &mut found, &mut n).await;
+    // The recovery code shown once at sign-up (checked above with the lobby): noted.
+    b.wait_for("document.getElementById('recovery-done')", "the recovery code").await;
+    b.exec("document.getElementById('recovery-done').scrollIntoView({block: 'center'})", json!([])).await;
+    b.click("#recovery-done").await;
     go(&b, "#/compte", "account").await;
     check(&b, size, "06-account", &mut found, &mut n).await;
     go(&b, "#/limites", "limits").await;

@@ -258,7 +258,20 @@ async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[Strin
     guard.session = Some(s.id.clone());
     let child = guard.child.take().unwrap();
     std::mem::forget(guard);
-    Some(Browser { s, child, port, base: base.to_string(), _profile: profile, expected_errors: Default::default() })
+    let b = Browser { s, child, port, base: base.to_string(), _profile: profile, expected_errors: Default::default() };
+    buy_without_confirmation(&b).await;
+    Some(b)
+}
+
+/// The page asks "Acheter un ticket à 3,00 € ?" before each purchase (on
+/// for players); the tests that buy by clicking `#buy` start with it turned
+/// off, as "Ne plus demander" leaves it (extras.rs turns it back on).
+async fn buy_without_confirmation(b: &Browser) {
+    b.goto(&format!("{}/favicon.svg", b.base)).await;
+    // A bare SVG document has no icon link: Chromium asks for /favicon.ico
+    // (404) for it. That visit is the harness's own, never the page's.
+    b.expect_console_error("/favicon.ico - Failed to load resource: the server responded with a status of 404");
+    b.exec("localStorage.setItem('asc.confirmBuy', '0');", json!([])).await;
 }
 
 impl Browser {

@@ -28,6 +28,7 @@ mod desk_certify;
 mod desk_charts;
 mod desk_claims;
 mod experience;
+mod extras;
 mod game;
 mod limits;
 mod mobile;

@@ -37,9 +37,9 @@ use super::Db;
 use super::audit::{self, Head};
 use super::plan::{Val, WritePlan};
 use super::reads::{
-    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, LIMITS_SELECT, LOGIN_OWNER_SELECT,
-    NEXT_FOR_SALE_SQLITE, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM, USAGE_SELECT, for_sale,
-    limits_row, paper_row, paper_where, stored_answer, ticket_row,
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, IN_PLAY_SELECT, LIMITS_SELECT,
+    LOGIN_OWNER_SELECT, NEXT_FOR_SALE_SQLITE, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    USAGE_SELECT, for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use crate::config::Config;
 use crate::core::limits::Counter;
@@ -532,7 +532,13 @@ mod tests {
     }
 
     fn new_player(token_hash: &str) -> Op {
-        Op::CreatePlayer { token_hash: token_hash.into(), name: None, start_balance: 500, credentials: None }
+        Op::CreatePlayer {
+            token_hash: token_hash.into(),
+            name: None,
+            start_balance: 500,
+            credentials: None,
+            recovery_hash: None,
+        }
     }
 
     /// A new database `test.db` in a temporary directory, opened with its

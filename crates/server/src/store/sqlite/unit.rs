@@ -175,6 +175,10 @@ impl Unit for SqliteUnit<'_> {
         Ok(self.first(PASSWORD_HASH_SELECT, [player], |r| r.get::<_, Option<String>>(0))?.flatten())
     }
 
+    async fn tickets_in_play(&mut self, player: PlayerId) -> Result<i64, StoreError> {
+        Ok(self.first(IN_PLAY_SELECT, [player], |r| r.get(0))?.unwrap_or(0))
+    }
+
     async fn counter(&mut self, bucket: &str, _lock: bool) -> Result<Counter, StoreError> {
         // The writer runs one unit at a time: a read is a lock.
         let row = self.first(COUNTER_SELECT, [bucket], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
