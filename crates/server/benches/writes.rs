@@ -24,7 +24,8 @@ const PLAYERS: usize = 64;
 /// One whole game of `player`: buy, then play the highest card (or draw)
 /// until the game is finished; the number of actions.
 async fn one_game(store: Arc<Store>, player: i64) -> usize {
-    let answer = store.buy_ticket(player, BuyRequest { key: None, stake_limit_required: false }).await.expect("a purchase");
+    let answer =
+        store.buy_ticket(player, BuyRequest { key: None, stake_limit_required: false }).await.expect("a purchase");
     let mut ticket: Value = serde_json::from_str::<Value>(&answer).expect("JSON")["ticket"].take();
     let serial = ticket["id"].as_str().expect("the ticket's id").to_string();
     let caller = Caller::Player(player);

@@ -269,7 +269,9 @@ impl AppError {
     /// Seconds of `Retry-After`, for the refusals that say when to come back.
     pub fn retry_after_s(&self) -> Option<u64> {
         match self.inner() {
-            AppError::TooManyAttempts { retry_after_s, .. } | AppError::Busy { retry_after_s, .. } => Some(*retry_after_s),
+            AppError::TooManyAttempts { retry_after_s, .. } | AppError::Busy { retry_after_s, .. } => {
+                Some(*retry_after_s)
+            }
             _ => None,
         }
     }
@@ -479,6 +481,9 @@ mod tests {
         assert!(plain.get("params").is_none(), "no params: none in the body: {plain}");
         let slow = AppError::TooManyAttempts { message: "wait".into(), retry_after_s: 7 }.with(params! { "a": 1 });
         assert_eq!(slow.retry_after_s(), Some(7));
-        assert_eq!(serde_json::to_value(slow.body()).unwrap()["params"], serde_json::json!({"a": 1, "retry_after_s": 7}));
+        assert_eq!(
+            serde_json::to_value(slow.body()).unwrap()["params"],
+            serde_json::json!({"a": 1, "retry_after_s": 7})
+        );
     }
 }

@@ -625,7 +625,8 @@ mod tests {
         assert!(check_purchase(&row, &Usage::default(), 300, true, NOW).is_ok());
         let e = set_limits(1, Some(row), req(None, None), &Usage::default(), REQUIRED, NOW).unwrap_err();
         assert_eq!((e.code(), e.reason()), ("bad_request", Some("stake_limit_required")));
-        let raised = row_of(&set_limits(1, Some(row), req(None, Some(9000)), &Usage::default(), REQUIRED, NOW).unwrap());
+        let raised =
+            row_of(&set_limits(1, Some(row), req(None, Some(9000)), &Usage::default(), REQUIRED, NOW).unwrap());
         assert_eq!((raised.spend_per_week_cents, raised.pending.unwrap().from_ms), (Some(3000), NOW + COOL_MS));
         // A self-exclusion is said before the missing limit.
         let excluded = LimitsRow { excluded_until_ms: Some(NOW + DAY_MS), ..LimitsRow::default() };
@@ -661,7 +662,7 @@ mod tests {
 
     #[test]
     fn the_statement_sums_stakes_and_winnings_per_paris_day_week_and_month() {
-        use crate::core::retail::{paris_day_bounds};
+        use crate::core::retail::paris_day_bounds;
         // Saturday 5 December 2026, 21:00 in Paris (20:00 UTC).
         let (today, _) = paris_day_bounds((2026, 12, 5));
         let now = today + 21 * 3_600_000;
@@ -670,11 +671,11 @@ mod tests {
         let (nov30, _) = paris_day_bounds((2026, 11, 30));
         let (oct31, _) = paris_day_bounds((2026, 10, 31));
         let moves = [
-            stake(today + 1),                   // today, 00:00:00.001 Paris
-            win(today + 60_000, 1_000),         // today
-            stake(today - 1),                   // yesterday, 23:59:59.999 Paris
-            stake(nov30 + 3_600_000),           // Monday of this week, in November
-            stake(oct31 + 3_600_000),           // October: in no day nor week shown, in the third month
+            stake(today + 1),           // today, 00:00:00.001 Paris
+            win(today + 60_000, 1_000), // today
+            stake(today - 1),           // yesterday, 23:59:59.999 Paris
+            stake(nov30 + 3_600_000),   // Monday of this week, in November
+            stake(oct31 + 3_600_000),   // October: in no day nor week shown, in the third month
         ];
         let v = statement(&moves, Some(today), now);
         assert_eq!((v.days.len(), v.weeks.len(), v.months.len()), (7, 4, 3));
@@ -855,7 +856,14 @@ pub fn statement(movements: &[PlayMovement], since: Option<i64>, now: i64) -> cr
     };
     let period = |from: i64, to: i64, label: String| {
         let (stakes_cents, winnings_cents) = sum(from, to);
-        StatementPeriod { label, from_ms: from, to_ms: to, stakes_cents, winnings_cents, net_cents: winnings_cents - stakes_cents }
+        StatementPeriod {
+            label,
+            from_ms: from,
+            to_ms: to,
+            stakes_cents,
+            winnings_cents,
+            net_cents: winnings_cents - stakes_cents,
+        }
     };
     let mut view = StatementView { days: vec![], weeks: vec![], months: vec![], since: None };
     for (from, to, kind, label) in statement_periods(now) {

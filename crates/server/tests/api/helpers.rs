@@ -548,7 +548,11 @@ pub fn assert_error(r: &Resp, status: u16, code: &str) {
     assert_eq!(r.json["error"], code, "{}", r.json);
     assert!(r.json["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", r.json);
     let body = r.json.as_object().unwrap();
-    assert!(body.keys().all(|k| ["error", "message", "params"].contains(&k.as_str())), "only error, message, params: {}", r.json);
+    assert!(
+        body.keys().all(|k| ["error", "message", "params"].contains(&k.as_str())),
+        "only error, message, params: {}",
+        r.json
+    );
     // `params`, when present, is an object, and a `reason` is one the pages word (error::REASONS).
     if let Some(params) = body.get("params") {
         assert!(params.is_object(), "{}", r.json);

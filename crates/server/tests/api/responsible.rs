@@ -28,7 +28,8 @@ async fn decret_2010_518_art_16_no_purchase_before_a_stake_limit_and_it_is_never
     assert_error(&refused, 403, "limit_required");
     assert_eq!(app.balance(&token).await, before, "nothing debited");
     // Tickets per day alone is no stake limit.
-    let day_only = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": 3, "spend_per_week_cents": null})).await;
+    let day_only =
+        put(&app, "/api/me/limits", &token, json!({"tickets_per_day": 3, "spend_per_week_cents": null})).await;
     assert_error(&day_only, 400, "bad_request");
     assert_eq!(day_only.json["params"]["reason"], "stake_limit_required", "{}", day_only.json);
     let set = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": null, "spend_per_week_cents": 900})).await;
@@ -46,11 +47,16 @@ async fn decret_2010_518_art_16_no_purchase_before_a_stake_limit_and_it_is_never
         r.json
     );
     // Removing it is refused and changes nothing; raising it waits.
-    let removed = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": null, "spend_per_week_cents": null})).await;
+    let removed =
+        put(&app, "/api/me/limits", &token, json!({"tickets_per_day": null, "spend_per_week_cents": null})).await;
     assert_error(&removed, 400, "bad_request");
     assert_eq!(app.get("/api/me/limits", Some(&token)).await.json["spend_per_week_cents"], 900);
-    let raised = put(&app, "/api/me/limits", &token, json!({"tickets_per_day": null, "spend_per_week_cents": 3000})).await;
-    assert_eq!((raised.json["spend_per_week_cents"].as_i64(), raised.json["pending"]["spend_per_week_cents"].as_i64()), (Some(900), Some(3000)));
+    let raised =
+        put(&app, "/api/me/limits", &token, json!({"tickets_per_day": null, "spend_per_week_cents": 3000})).await;
+    assert_eq!(
+        (raised.json["spend_per_week_cents"].as_i64(), raised.json["pending"]["spend_per_week_cents"].as_i64()),
+        (Some(900), Some(3000))
+    );
     app.shutdown().await;
 }
 

@@ -242,6 +242,7 @@ async fn recovery(screen: Screen, size: &str) {
     b.type_into("#forgot-login", "eliot").await;
     b.type_into("#forgot-code", "2222-2222-2222-2222").await;
     b.type_into("#forgot-password", "a brand new one").await;
+    b.expect_http_error("/api/recovery", 401); // a wrong code, on purpose
     b.click("#forgot-submit").await;
     b.wait_for("!document.getElementById('forgot-code-error').hidden", "the refusal").await;
     assert_eq!(b.text("#forgot-code-error").await, b.string("fr", "forgot.wrong", &[]).await);
@@ -339,6 +340,7 @@ async fn closing_the_account_waits_for_the_ticket_in_play_then_ends_every_token_
     b.wait_for("!document.getElementById('close-sure-error').hidden", "the confirmation asked").await;
     assert_eq!(status_of(&srv, &token).await, 200);
     b.click("#close-sure").await;
+    b.expect_http_error("/api/me/close", 409); // a ticket in play, on purpose
     b.click("#close-account").await;
     // A ticket in play: refused (409 ticket_in_play), said as such.
     let inplay = b.string("fr", "close.inplay", &[]).await;

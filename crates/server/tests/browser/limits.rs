@@ -41,7 +41,8 @@ async fn assert_footer(b: &Browser, screen: &str) {
     let text = v[1].as_str().unwrap();
     assert!(text.contains("Interdit aux mineurs"), "{screen}: {text}");
     assert_eq!(
-        b.exec("return document.getElementById('rg-warning').textContent.replace(/\\s+/g, ' ').trim()", json!([])).await,
+        b.exec("return document.getElementById('rg-warning').textContent.replace(/\\s+/g, ' ').trim()", json!([]))
+            .await,
         LEGAL_WARNING,
         "{screen}: the warning of the arrêté of 29 July 2022, word for word"
     );
@@ -170,7 +171,10 @@ async fn a_limit_reached(screen: Screen, size: &str) {
     go(&b, "#", "home").await;
     b.wait_for("document.getElementById('balance').dataset.cents === '9700'", "one ticket paid").await;
     b.wait_for("document.getElementById('rg-lobby-usage')", "the usage").await;
-    assert_eq!(b.text("#rg-lobby-usage").await, b.string("fr", "lobby.rg.usage", &[("what", "1 ticket sur 2 aujourd’hui")]).await);
+    assert_eq!(
+        b.text("#rg-lobby-usage").await,
+        b.string("fr", "lobby.rg.usage", &[("what", "1 ticket sur 2 aujourd’hui")]).await
+    );
     // A second one from another device: this lobby still offers the purchase,
     // and the server refuses the third, worded by the page from its code and
     // params (never the server's English), nothing debited.
@@ -232,7 +236,10 @@ async fn a_limit_reached(screen: Screen, size: &str) {
     b.type_into("#limit-day", "1").await;
     b.click("#limits-save").await;
     b.wait_for("!document.getElementById('limits-warn').hidden", "the warning").await;
-    assert_eq!(b.text("#limits-warn").await, b.string("fr", "limits.passed.day.other", &[("n", "2"), ("max", "1")]).await);
+    assert_eq!(
+        b.text("#limits-warn").await,
+        b.string("fr", "limits.passed.day.other", &[("n", "2"), ("max", "1")]).await
+    );
 
     // A raise waits for the cooling-off: shown with its date, the old limit holds.
     b.type_into("#limit-day", "5").await;
@@ -277,7 +284,10 @@ async fn self_exclusion(screen: Screen, size: &str) {
     // From 24 hours to 12 months.
     assert_eq!(days, json!(["1", "7", "30", "90", "180", "365"]));
     let labels = b
-        .exec("return [...document.querySelectorAll('#exclusion-form label.choice')].map(l => l.textContent.trim())", json!([]))
+        .exec(
+            "return [...document.querySelectorAll('#exclusion-form label.choice')].map(l => l.textContent.trim())",
+            json!([]),
+        )
         .await;
     assert_eq!(labels, json!(["24 heures", "7 jours", "30 jours", "90 jours", "180 jours", "12 mois"]));
     // Asked first; "cancel" changes nothing.
@@ -333,7 +343,10 @@ async fn self_exclusion(screen: Screen, size: &str) {
         .unwrap();
     assert_eq!(r.status(), 403);
     let refusal: Value = r.json().await.unwrap();
-    assert_eq!((refusal["error"].as_str(), refusal["params"]["until_ms"].as_i64()), (Some("self_excluded"), Some(until)));
+    assert_eq!(
+        (refusal["error"].as_str(), refusal["params"]["until_ms"].as_i64()),
+        (Some("self_excluded"), Some(until))
+    );
     assert_eq!(srv.get("/api/me", &token).await["balance_cents"], 10_000);
     b.close().await;
     srv.app.shutdown().await.unwrap();

@@ -56,11 +56,8 @@ async fn every_refusal_of_the_api_has_its_words_in_french_and_english() {
     b.open("/?anim=0").await;
     b.wait_for("document.body.dataset.state === 'idle'", "the page").await;
     let reasons: Vec<Value> = server::ERROR_REASONS.iter().map(|(c, r)| json!([c, r])).collect();
-    let cases: Vec<Value> = server::ERROR_CODES
-        .iter()
-        .map(|c| json!([c, null]))
-        .chain(reasons.iter().cloned())
-        .collect();
+    let cases: Vec<Value> =
+        server::ERROR_CODES.iter().map(|c| json!([c, null])).chain(reasons.iter().cloned()).collect();
     let out = b
         .exec_async(
             "const [cases, reasons] = arguments; const done = arguments[arguments.length - 1];
@@ -153,7 +150,10 @@ async fn a_stake_limit_before_the_first_purchase(screen: Screen, size: &str, lan
         .unwrap();
     assert_eq!(r.status(), 400);
     let body: Value = r.json().await.unwrap();
-    assert_eq!((body["error"].as_str(), body["params"]["reason"].as_str()), (Some("bad_request"), Some("stake_limit_required")));
+    assert_eq!(
+        (body["error"].as_str(), body["params"]["reason"].as_str()),
+        (Some("bad_request"), Some("stake_limit_required"))
+    );
     assert_eq!(srv.get("/api/me/limits", &token).await["spend_per_week_cents"], 2000, "unchanged");
     b.close().await;
     srv.app.shutdown().await.unwrap();
@@ -195,7 +195,10 @@ async fn reminder_and_statement(screen: Screen, size: &str, lang: &str) {
         .await;
     assert_eq!(firsts, json!([[300, 0, -300], [300, 0, -300], [300, 0, -300]]));
     let rows = b
-        .exec("return ['days', 'weeks', 'months'].map(k => document.querySelectorAll(`#statement-${k} tbody tr`).length)", json!([]))
+        .exec(
+            "return ['days', 'weeks', 'months'].map(k => document.querySelectorAll(`#statement-${k} tbody tr`).length)",
+            json!([]),
+        )
         .await;
     assert_eq!(rows, json!([7, 4, 3]));
     assert_eq!(b.text("#statement-title").await, b.string(lang, "statement.title", &[]).await);
@@ -222,8 +225,11 @@ async fn reminder_and_statement(screen: Screen, size: &str, lang: &str) {
     let remind = "const t = Date.now() - 31 * 60000; sessionStorage.setItem('asc.playStart', String(t));
                   sessionStorage.setItem('asc.reminded', String(t)); window.dispatchEvent(new Event('focus'));";
     b.exec(remind, json!([])).await;
-    b.wait_for("document.getElementById('reminder-dialog') && document.getElementById('reminder-dialog').open", "the reminder")
-        .await;
+    b.wait_for(
+        "document.getElementById('reminder-dialog') && document.getElementById('reminder-dialog').open",
+        "the reminder",
+    )
+    .await;
     assert_eq!(b.text("#reminder-text").await, b.string(lang, "reminder.text", &[("duration", "31 min")]).await);
     assert_eq!(b.exec("return document.getElementById('reminder-result').dataset.net", json!([])).await, "-300");
     b.shot(&format!("responsible-{size}-{lang}-2-reminder")).await;
@@ -232,12 +238,19 @@ async fn reminder_and_statement(screen: Screen, size: &str, lang: &str) {
     b.click("#reminder-continue").await;
     b.wait_for("!document.getElementById('reminder-dialog')", "closed").await;
     b.exec("window.dispatchEvent(new Event('focus'))", json!([])).await;
-    assert_eq!(b.exec("return !!document.getElementById('reminder-dialog')", json!([])).await, false, "not again at once");
+    assert_eq!(
+        b.exec("return !!document.getElementById('reminder-dialog')", json!([])).await,
+        false,
+        "not again at once"
+    );
     assert_eq!(b.exec("return document.getElementById('buy-form').hidden", json!([])).await, false);
     // "Stop": the lobby says the pause, no buy button, until "play again".
     b.exec(remind, json!([])).await;
-    b.wait_for("document.getElementById('reminder-dialog') && document.getElementById('reminder-dialog').open", "the reminder")
-        .await;
+    b.wait_for(
+        "document.getElementById('reminder-dialog') && document.getElementById('reminder-dialog').open",
+        "the reminder",
+    )
+    .await;
     b.click("#reminder-stop").await;
     b.wait_for("document.getElementById('rg-lobby').dataset.state === 'paused'", "the pause").await;
     assert_eq!(b.exec("return document.getElementById('buy-form').hidden", json!([])).await, true);
@@ -296,16 +309,23 @@ async fn paper_winner(screen: Screen, size: &str, lang: &str) {
         }
         b.wait_seq(i + 1).await;
     }
-    b.wait_for("!document.getElementById('result').hidden && !document.getElementById('result-claim').hidden", "the claim")
-        .await;
+    b.wait_for(
+        "!document.getElementById('result').hidden && !document.getElementById('result-claim').hidden",
+        "the claim",
+    )
+    .await;
     assert_eq!(b.exec("return document.getElementById('result-claim').dataset.payAt", json!([])).await, "seller");
     let claim = b.text("#result-claim").await;
     let seller = b.string(lang, "claim.where.seller", &[("shop", SHOP)]).await;
     let days = b.string(lang, "claim.days", &[("n", "30")]).await;
     assert_eq!(claim, format!("{seller} {days}"), "where and until when");
-    let ticket_token = b.exec("return JSON.parse(localStorage.getItem('asc.paper'))[arguments[0]]", json!([serial])).await;
+    let ticket_token =
+        b.exec("return JSON.parse(localStorage.getItem('asc.paper'))[arguments[0]]", json!([serial])).await;
     let api = srv.get(&format!("/api/tickets/{serial}/claim"), ticket_token.as_str().unwrap()).await;
-    assert_eq!((api["pay_at"].as_str(), api["shop"].as_str(), api["prize_cents"].as_i64()), (Some("seller"), Some(SHOP), Some(prize)));
+    assert_eq!(
+        (api["pay_at"].as_str(), api["shop"].as_str(), api["prize_cents"].as_i64()),
+        (Some("seller"), Some(SHOP), Some(prize))
+    );
     b.exec("document.getElementById('result').scrollIntoView({block: 'center'})", json!([])).await;
     b.shot(&format!("responsible-{size}-{lang}-3-paper-claim")).await;
     axe_clean(&b, "the paper winner's result").await;
@@ -313,8 +333,11 @@ async fn paper_winner(screen: Screen, size: &str, lang: &str) {
     // "Mes tickets", without an account: the result, to collect.
     go(&b, "#", "home").await;
     let li = format!("#tickets li[data-id='{serial}']");
-    b.wait_for(&format!("document.querySelector(\"{li}\") && document.querySelector(\"{li}\").dataset.status === 'won'"), "the paper ticket listed")
-        .await;
+    b.wait_for(
+        &format!("document.querySelector(\"{li}\") && document.querySelector(\"{li}\").dataset.status === 'won'"),
+        "the paper ticket listed",
+    )
+    .await;
 
     // The shop's page, in the same language: refusals and answers in its words.
     b.open("/shop").await;
@@ -347,8 +370,11 @@ async fn paper_winner(screen: Screen, size: &str, lang: &str) {
 
     // Paid: "Mes tickets" says when and where.
     b.open("/?anim=0").await;
-    b.wait_for(&format!("document.querySelector(\"{li}\") && document.querySelector(\"{li}\").dataset.status === 'paid'"), "paid")
-        .await;
+    b.wait_for(
+        &format!("document.querySelector(\"{li}\") && document.querySelector(\"{li}\").dataset.status === 'paid'"),
+        "paid",
+    )
+    .await;
     let status = b.text(&format!("{li} .status")).await;
     assert!(status.contains(SHOP), "{status}");
     b.exec(&format!("document.querySelector(\"{li}\").scrollIntoView({{block: 'center'}})"), json!([])).await;
