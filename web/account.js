@@ -324,6 +324,12 @@ async function logout(session) {
       return;
     }
   }
+  await forgetHere('logout.done');
+}
+
+/** This browser forgets the account (a logout, a closed account), then says `said`. */
+async function forgetHere(said) {
+  const { S, local, KEY } = C;
   S.token = null;
   S.balance = null;
   S.me = null;
@@ -333,7 +339,7 @@ async function logout(session) {
   C.setBusy(false);
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   await C.route();
-  C.showAlert(t('logout.done'), 'info');
+  C.showAlert(t(said), 'info');
 }
 
 // ------------------------------------------------------------ recovery code, closing (issue 31)
@@ -478,16 +484,7 @@ async function closeAccount(ev) {
     return;
   }
   // Closed: this browser forgets the account.
-  S.token = null;
-  S.balance = null;
-  S.me = null;
-  S.tickets = [];
-  local.set(KEY.token, null);
-  C.renderBalance();
-  C.setBusy(false);
-  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-  await C.route();
-  C.showAlert(t('close.done'), 'info');
+  await forgetHere('close.done');
 }
 
 // ------------------------------------------------------------ wiring
