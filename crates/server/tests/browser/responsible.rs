@@ -9,6 +9,7 @@
 //!   "bilan de jeu" per day, week and month;
 //! - the paper winner told where and until when to be paid, and "Mes
 //!   tickets" showing a paper ticket's result and payment.
+//!
 //! limits.rs has the 18+ question, the legal warning, a limit reached and
 //! a self-exclusion.
 
