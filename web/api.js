@@ -117,14 +117,20 @@ export function randomKey() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * Where a ticket's reads and actions go: a demo game's id (`DEMO-...`,
+ * demo.js) at /api/demo/, a ticket's serial at /api/tickets/.
+ */
+const ticketPath = (id) => `${String(id).startsWith('DEMO-') ? '/api/demo' : '/api/tickets'}/${encodeURIComponent(id)}`;
+
 export const api = {
   register: (name) => request('POST', '/api/players', { body: name ? { name } : {} }),
   me: (token) => request('GET', '/api/me', { token, retry: true }),
   tickets: (token) => request('GET', '/api/tickets', { token, retry: true }),
-  ticket: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}`, { token, retry: true }),
+  ticket: (token, id) => request('GET', ticketPath(id), { token, retry: true }),
   /** A paper ticket's claim: where and until when its prize is paid. */
   claim: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}/claim`, { token, retry: true }),
-  record: (token, id) => request('GET', `/api/tickets/${encodeURIComponent(id)}/record`, { token, retry: true }),
+  record: (token, id) => request('GET', `${ticketPath(id)}/record`, { token, retry: true }),
   /** A purchase takes no client seed: it comes with the ticket's first action. */
   buy: (token, key) =>
     request('POST', '/api/tickets', { token, body: {}, headers: { 'Idempotency-Key': key }, retry: true }),
@@ -133,7 +139,7 @@ export const api = {
    * `seq` 0 with the player's `client_seed`. A retry sends this very body.
    */
   act: (token, id, body) =>
-    request('POST', `/api/tickets/${encodeURIComponent(id)}/actions`, { token, body, retry: true }),
+    request('POST', `${ticketPath(id)}/actions`, { token, body, retry: true }),
   /**
    * Opens a sold paper ticket: `{ticket, token}`, `token` a bearer for that
    * ticket alone. With a player's token the ticket joins their list. The
@@ -146,6 +152,12 @@ export const api = {
   retailMe: (token) => request('GET', '/api/retail/me', { token }),
   /** The shop's day (`YYYY-MM-DD`, Paris). */
   retailReport: (token, day) => request('GET', `/api/retail/report?day=${encodeURIComponent(day)}`, { token }),
+  /**
+   * A free demo game (no money, no account): `{ticket, token}`, `token` a
+   * bearer for that game alone. Not retried: a lost answer costs one demo
+   * of the network's hourly count, and the player clicks again.
+   */
+  demo: () => request('POST', '/api/demo', {}),
   /** The published blocks' roots (public). */
   emissions: () => request('GET', '/api/emissions', { retry: true }),
 };

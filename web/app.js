@@ -7,7 +7,7 @@
 //
 // Screens (by the URL's hash, router.js): the home (home.js: the welcome,
 // the purchase of purchase.js, a paper ticket's code of paper.js, "Mes
-// tickets" of history.js); `#t=ID` one ticket (ticket.js: the scratch zone
+// tickets" of history.js, the free demo game of demo.js); `#t=ID` one ticket (ticket.js: the scratch zone
 // of scratch.js, the player's seed of seed.js, the duel of art. 3.2 in
 // duel.js, the result); `#v=ID` the check of a finished ticket
 // (verify-view.js over verify.js); the pages of rules.js, limits.js and
@@ -23,6 +23,7 @@
 import { initAccount } from './account.js';
 import { net } from './api.js';
 import { $, dayTime, el, errorText, showAlert, waitText } from './dom.js';
+import { initDemo } from './demo.js';
 import { drawDeck } from './duel.js';
 import { moreTickets } from './history.js';
 import { forgetToken, openHome, renderHome, useToken } from './home.js';
@@ -74,6 +75,7 @@ function init() {
     redeem($('play-code').value);
   });
   $('deck').addEventListener('click', drawDeck);
+  initDemo();
   initSeed();
   $('verify-btn').addEventListener('click', () => { location.hash = `#v=${encodeURIComponent(S.ticket.id)}`; });
   // "Acheter un autre ticket": the lobby's purchase, from the result.

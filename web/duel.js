@@ -17,7 +17,7 @@ import { focusSeed, keepDraft, prepareSeed, seedOpen, setSeedError, validSeed } 
 import { renderBalance } from './settings.js';
 import { sound } from './sound.js';
 import { gameName } from './games.js';
-import { S, local, KEY, tokenFor, isPaper } from './state.js';
+import { S, local, KEY, tokenFor, isPaper, isDemo } from './state.js';
 import { loadTicket, promptFor, renderGame, renderGames, setDeckCount } from './ticket.js';
 import { RANKS } from './verify.js';
 
@@ -84,7 +84,7 @@ function say(view, e) {
     case 'extra_game':
       return t('say.extra.won', { n: e.game - 1 });
     case 'finished':
-      return e.prize_cents > 0 ? t(isPaper(S.ticket) ? 'say.finished.paper' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
+      return e.prize_cents > 0 ? t(isPaper(S.ticket) ? 'say.finished.paper' : isDemo(S.ticket) ? 'say.finished.demo' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
         : tn('say.finished.lost', e.tricks);
     default:
       return null;

@@ -33,6 +33,8 @@ export function show(view) {
   if (document.body.dataset.view && document.body.dataset.view !== view) window.scrollTo(0, 0);
   for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== `view-${view}`;
   document.body.dataset.view = view;
+  // A demo game's marks (demo.js) are the ticket screen's only.
+  if (view !== 'game') document.body.dataset.demo = 'false';
 }
 
 /** Opens the screen of the address's hash. */

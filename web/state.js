@@ -17,6 +17,8 @@ export const KEY = {
   op: 'asc.op', lobby: 'asc.lobby', reality: 'asc.reality',
   // "Acheter un ticket à 3,00 € ?" before each purchase: '0' when the player turned it off (purchase.js).
   confirmBuy: 'asc.confirmBuy',
+  // The last demo game started here (demo.js): `{id, token}`; never in "Mes tickets".
+  demo: 'asc.demo',
 };
 /** localStorage that never throws (private mode keeps to this tab). */
 export const local = {
@@ -71,7 +73,7 @@ function storedOp() {
 // POST /api/tickets/redeem), per serial: a reload resumes it without an
 // account, and it opens the ticket even when it is not in the player's list.
 export const paperTokens = () => local.json(KEY.paper, {});
-export const tokenFor = (id) => paperTokens()[id] || S.token;
+export const tokenFor = (id) => (isDemoId(id) ? demoToken(id) : paperTokens()[id] || S.token);
 export const hasPaperToken = (id) => !!paperTokens()[id];
 export function keepPaperToken(id, token) {
   const paper = paperTokens();
@@ -79,5 +81,16 @@ export function keepPaperToken(id, token) {
   else paper[id] = token;
   local.set(KEY.paper, JSON.stringify(paper));
 }
+// A demo game (demo.js) keeps its own token too: the last one only.
+export const isDemoId = (id) => String(id).startsWith('DEMO-');
+const demoToken = (id) => {
+  const d = local.json(KEY.demo, null);
+  return d && d.id === id ? d.token : null;
+};
+export function keepDemo(id, token) {
+  local.set(KEY.demo, id == null ? null : JSON.stringify({ id, token }));
+}
+/** A free demo game: no money, no account; DÉMO on every screen of it. */
+export const isDemo = (tk) => !!tk && tk.channel === 'demo';
 /** A ticket sold in a shop: scratched on paper, its prize paid by a retailer. */
 export const isPaper = (tk) => !!tk && tk.channel === 'paper';

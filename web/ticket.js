@@ -20,7 +20,8 @@ import { notePrice } from './purchase.js';
 import { prepareSeed, renderFair } from './seed.js';
 import { renderBalance } from './settings.js';
 import { sound } from './sound.js';
-import { S, local, KEY, tokenFor, hasPaperToken, keepPaperToken, isPaper } from './state.js';
+import { S, local, KEY, tokenFor, hasPaperToken, keepPaperToken, isPaper, isDemo, isDemoId, keepDemo } from './state.js';
+import { renderDemo } from './demo.js';
 import { replayRecorded } from './verify.js';
 
 /** The screen of ticket `id` (`#t=ID`), and an action a reload left unanswered sent again. */
@@ -34,7 +35,11 @@ export async function openTicket(id) {
     await loadTicket(id, token);
   } catch (e) {
     setBusy(false);
-    if (e.status === 401 && hasPaperToken(id)) {
+    if (isDemoId(id) && (e.status === 401 || e.status === 404)) {
+      // A demo game is kept for a day, and only the last one's token here.
+      keepDemo(null);
+      showAlert(t('demo.gone'));
+    } else if (e.status === 401 && hasPaperToken(id)) {
       // This device's token for the ticket is refused: its code opens it again.
       keepPaperToken(id, null);
       showAlert(t('paper.token.bad'));
@@ -70,7 +75,7 @@ export async function loadTicket(id, token) {
     S.ticket = ticket;
     S.view = view;
     // An online ticket's price is the price on sale when the page has none yet.
-    if (!isPaper(ticket)) notePrice(ticket.price_cents);
+    if (!isPaper(ticket) && !isDemo(ticket)) notePrice(ticket.price_cents);
     prepareSeed(ticket);
     // A paper ticket was scratched in the shop, by hand.
     S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(ticket) || local.json(KEY.scratched, []).includes(id);
@@ -100,7 +105,8 @@ export function renderGame() {
   game.dataset.seq = String(tk.seq);
   game.dataset.phase = tk.phase;
   game.dataset.game = String(tk.game);
-  $('game-title').textContent = t('ticket.serial', { serial: tk.serial });
+  $('game-title').textContent = isDemo(tk) ? t('demo.title') : t('ticket.serial', { serial: tk.serial });
+  renderDemo(tk);
   $('game-no').textContent = gameName(tk.game);
   $('game-no').classList.toggle('extra', tk.game > 1);
   const won = tn('table.won', tk.tricks_won);
@@ -223,13 +229,14 @@ function renderResult(tk) {
   const r = tk.result;
   const won = r.prize_cents > 0;
   const paper = isPaper(tk);
+  const demo = isDemo(tk);
   const retail = tk.retail || {};
   const paid = paper && (tk.status === 'paid' || retail.paid_ms != null);
   box.hidden = false;
   box.dataset.won = String(won);
   box.dataset.prize = String(r.prize_cents);
   box.dataset.tricks = String(r.tricks);
-  box.dataset.channel = paper ? 'paper' : 'online';
+  box.dataset.channel = tk.channel || 'online';
   box.dataset.paid = String(paid);
   const lostExtra = !won && r.tricks === 4;
   const prize = money(r.prize_cents);
@@ -237,6 +244,7 @@ function renderResult(tk) {
   $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : tn('result.lost.text', r.tricks))
     : paid ? t('result.paid.text', { n: r.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || t('shop.payment_centre') })
       : paper ? t('result.won.paper', { n: r.tricks, prize })
+        : demo ? t('result.demo.won', { n: r.tricks, prize })
         : t('result.won.text', { n: r.tricks, prize });
   // A paper winner hands this serial over at the counter.
   const serial = $('result-serial');
@@ -248,7 +256,9 @@ function renderResult(tk) {
   claim.hidden = true;
   claim.textContent = '';
   if (paper && won && !paid) showClaim(tk);
-  $('again').hidden = !S.token || paper;
+  $('again').hidden = !S.token || paper || demo;
+  // A demo belongs to no published block: there is nothing to check it against.
+  $('verify-btn').hidden = demo;
   // Every game of the ticket, and the last one, which decided (art. 3.2.5.5).
   const games = gamesOf(tk);
   const recap = $('result-games');

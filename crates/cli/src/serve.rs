@@ -119,6 +119,12 @@ pub struct ServeArgs {
     /// false only for tests and load tools [default: true].
     #[arg(long, env = "AS_CAPONE_STAKE_LIMIT_REQUIRED", value_name = "BOOL")]
     pub stake_limit_required: Option<bool>,
+    /// The free demo game without money or account (POST /api/demo); false: 404 [default: true].
+    #[arg(long, env = "AS_CAPONE_DEMO_GAMES", value_name = "BOOL")]
+    pub demo_games: Option<bool>,
+    /// Demo games started per client network (IPv4 /24, IPv6 /64) per hour; 0: no limit [default: 30].
+    #[arg(long, env = "AS_CAPONE_DEMO_GAMES_PER_ADDRESS")]
+    pub demo_games_per_address: Option<u32>,
     /// Login attempts per client network (IPv4 /24, IPv6 /64) per 5 minutes; 0: no limit [default: 20].
     #[arg(long, env = "AS_CAPONE_LOGINS_PER_ADDRESS")]
     pub logins_per_address: Option<u32>,
@@ -247,6 +253,12 @@ impl ServeArgs {
         }
         if let Some(v) = self.stake_limit_required {
             c.stake_limit_required = v;
+        }
+        if let Some(v) = self.demo_games {
+            c.demo_games = v;
+        }
+        if let Some(v) = self.demo_games_per_address {
+            c.demo_games_per_address = v;
         }
         if let Some(v) = self.logins_per_address {
             c.logins_per_address = v;

@@ -109,7 +109,7 @@ pub struct TicketView {
     pub client_seed: Option<String>,
     /// Revealed when the ticket is finished.
     pub server_seed: Option<String>,
-    /// `online` or `paper`.
+    /// `online`, `paper`, or `demo` for a free demo game (`POST /api/demo`).
     pub channel: String,
     /// `in_play` (a paper ticket: from its redemption), `won`, `lost` or `paid` (docs/contract.md life cycle).
     pub status: String,

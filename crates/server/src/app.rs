@@ -143,6 +143,11 @@ impl App {
                 limit: config.registrations_per_address,
                 window_ms: config.registration_window_s as i64 * 1000,
             },
+            demo_games: config.demo_games,
+            demos: crate::http::PerNetwork {
+                limit: config.demo_games_per_address,
+                window_ms: config.demo_window_s as i64 * 1000,
+            },
             logins: crate::http::PerNetwork {
                 limit: config.logins_per_address,
                 window_ms: config.login_window_s as i64 * 1000,
@@ -243,12 +248,14 @@ impl App {
 /// The longest window of any limit on guessing: a counter older than it
 /// counts for nothing.
 fn longest_limit_window_ms(config: &Config) -> i64 {
-    let configured = config.redeem_window_s.max(config.login_window_s).max(config.registration_window_s);
+    let configured =
+        config.redeem_window_s.max(config.login_window_s).max(config.registration_window_s).max(config.demo_window_s);
     (configured as i64 * 1000).max(crate::core::limits::LOGIN_ATTEMPT_WINDOW_MS)
 }
 
 /// Once a minute, deletes the limits' counters whose window is over, so
-/// that guesses from ever new networks do not grow the table without end.
+/// that guesses from ever new networks do not grow the table without end,
+/// and the demo games older than a day (docs/player-api.md "Demo games").
 async fn expire_counters(
     store: Arc<Store>,
     window_ms: i64,
@@ -263,6 +270,10 @@ async fn expire_counters(
             _ = tick.tick() => {
                 if let Err(e) = store.expire_counters(crate::store::now_ms() - window_ms).await {
                     tracing::warn!(error = %e, "deleting the limits' expired counters");
+                }
+                let old = crate::store::now_ms() - crate::core::demo::DEMO_LIFETIME_MS;
+                if let Err(e) = store.purge_demos(old).await {
+                    tracing::warn!(error = %e, "deleting the demo games older than a day");
                 }
             }
         }

@@ -46,6 +46,9 @@ use std::path::PathBuf;
 /// session_days = 30                  # a login's session lasts this long
 /// limit_cooling_off_hours = 72       # a player's raised limit applies after this
 /// stake_limit_required = true        # a player chooses a limit on stakes over 7 days before buying (décret 2010-518 art. 16)
+/// demo_games = true                 # false: no free demo game (POST /api/demo answers 404)
+/// demo_games_per_address = 30        # demo games started per client network and demo_window_s, then 429
+/// demo_window_s = 3600
 /// logins_per_address = 20            # login attempts per client network and login_window_s, then 429
 /// login_window_s = 300
 /// password_hashes_in_flight = 0      # argon2 hashes computed at once; 0: one per core
@@ -169,6 +172,13 @@ pub struct Config {
     /// limit can be raised (after the cooling-off) but not removed. Off
     /// (`false`) only for tests and load tools that buy without limits.
     pub stake_limit_required: bool,
+    /// The free demo game ("Essayer gratuitement", `POST /api/demo`): no
+    /// money, no account, no ticket of a block; off: 404.
+    pub demo_games: bool,
+    /// Demo games started per client network and window (`demo_window_s`); 0: no limit.
+    pub demo_games_per_address: u32,
+    /// The window of that limit, in seconds.
+    pub demo_window_s: u64,
     /// Login attempts per client address and window (`login_window_s`); 0: no limit.
     pub logins_per_address: u32,
     pub login_window_s: u64,
@@ -282,6 +292,9 @@ impl Default for Config {
             shutdown_grace_ms: 10_000,
             registrations_per_address: 100,
             registration_window_s: 60,
+            demo_games: true,
+            demo_games_per_address: 30,
+            demo_window_s: 3600,
             session_days: 30,
             limit_cooling_off_hours: 72,
             stake_limit_required: true,
@@ -360,6 +373,7 @@ impl Config {
             "trusted_proxy_hops must be 1 to 16 (the proxies in front of the server)"
         );
         anyhow::ensure!(self.registration_window_s >= 1, "registration_window_s must be at least 1");
+        anyhow::ensure!(self.demo_window_s >= 1, "demo_window_s must be at least 1");
         anyhow::ensure!((1..=3650).contains(&self.session_days), "session_days must be 1 to 3650");
         anyhow::ensure!(self.limit_cooling_off_hours <= 8760, "limit_cooling_off_hours must be at most 8760");
         anyhow::ensure!(self.login_window_s >= 1, "login_window_s must be at least 1");

@@ -11,6 +11,12 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     b
 }
 
+/// A uniform number below `m` from the operating system's CSPRNG, scaled
+/// without bias by rejection ([`engine::uniform_below`]).
+pub fn random_below(m: u32) -> u32 {
+    engine::uniform_below(m, || u32::from_le_bytes(random_bytes::<4>()))
+}
+
 /// How the server picks each ticket's secret seed.
 #[derive(Clone, Debug, Default)]
 pub enum ServerSeeds {

@@ -27,6 +27,8 @@ pub struct Metrics {
     /// The age of the oldest of them, in seconds (0: none).
     pub audit_unsealed_oldest_age_seconds: IntGauge,
     pub players_created: IntCounter,
+    /// Free demo games started (`POST /api/demo`).
+    pub demo_games: IntCounter,
     pub commit_batch_size: Histogram,
     pub commit_seconds: Histogram,
     /// SQLite: the background connection's checkpoints.
@@ -91,6 +93,8 @@ impl Metrics {
         )
         .expect("metric");
         let players_created = IntCounter::new("as_capone_players_created_total", "Players registered").expect("metric");
+        let demo_games =
+            IntCounter::new("as_capone_demo_games_total", "Free demo games started (no money)").expect("metric");
         let commit_batch_size = Histogram::with_opts(
             HistogramOpts::new("as_capone_commit_batch_size", "Requests sharing one commit (group commit)")
                 .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
@@ -151,6 +155,7 @@ impl Metrics {
             Box::new(audit_unsealed.clone()),
             Box::new(audit_unsealed_oldest_age_seconds.clone()),
             Box::new(players_created.clone()),
+            Box::new(demo_games.clone()),
             Box::new(commit_batch_size.clone()),
             Box::new(commit_seconds.clone()),
             Box::new(checkpoint_seconds.clone()),
@@ -172,6 +177,7 @@ impl Metrics {
             audit_unsealed,
             audit_unsealed_oldest_age_seconds,
             players_created,
+            demo_games,
             commit_batch_size,
             commit_seconds,
             checkpoint_seconds,

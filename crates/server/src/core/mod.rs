@@ -16,6 +16,7 @@
 
 pub mod account;
 pub mod claims;
+pub mod demo;
 pub mod limits;
 pub mod online;
 pub mod operator;

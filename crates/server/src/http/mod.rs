@@ -4,6 +4,7 @@
 //!   [`JsonBody`], ...) so that every refusal comes out as an [`AppError`]
 //!   (whose `IntoResponse` is here), and the client's address;
 //! - [`game`]: online play (buy, tickets, actions, records);
+//! - [`demo`]: the free demo game, without money or account;
 //! - [`account`]: player accounts, logins, sessions, limits;
 //! - [`retail`]: shops and paper tickets;
 //! - [`admin`]: the operator's desk;
@@ -19,6 +20,7 @@ mod account;
 mod admin;
 mod certification;
 mod claims;
+mod demo;
 mod desk;
 mod desk_charts;
 mod game;
@@ -76,6 +78,10 @@ pub struct AppState {
     pub registrations: PerNetwork,
     /// Login attempts per client network.
     pub logins: PerNetwork,
+    /// The free demo game is offered (`POST /api/demo`).
+    pub demo_games: bool,
+    /// Demo games started per client network.
+    pub demos: PerNetwork,
     /// How long a session lasts.
     pub session_ms: i64,
     /// The bound on password hashes computed at once.
@@ -157,6 +163,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/launch", post(operator::exchange))
         .route("/api/session", get(operator::session))
         .route("/api/admin/wallet/rounds", get(operator::rounds))
+        .route("/api/demo", post(demo::start))
+        .route("/api/demo/{id}", get(demo::get))
+        .route("/api/demo/{id}/actions", post(demo::act))
+        .route("/api/demo/{id}/record", get(demo::record))
         .route("/api/tickets/{id}", get(game::get_ticket))
         .route("/api/tickets/{id}/actions", post(game::post_action))
         .route("/api/tickets/{id}/record", get(game::get_record))

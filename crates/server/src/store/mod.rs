@@ -21,6 +21,7 @@
 mod audit;
 pub mod backup;
 mod claims;
+mod demo;
 mod desk;
 mod desk_charts;
 mod emissions;

@@ -22,6 +22,7 @@ pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
 
 mod account_recovery;
 mod claims;
+mod demo;
 mod desk_certify;
 mod desk_charts;
 mod desk_health;

@@ -20,6 +20,8 @@ pub const BACKEND: helpers::Backend = helpers::Backend::Postgres;
 mod account_recovery;
 #[path = "../api/claims.rs"]
 mod claims;
+#[path = "../api/demo.rs"]
+mod demo;
 #[path = "../api/desk_certify.rs"]
 mod desk_certify;
 #[path = "../api/desk_charts.rs"]

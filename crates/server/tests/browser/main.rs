@@ -23,6 +23,7 @@ mod webdriver;
 
 mod a11y;
 mod account;
+mod demo;
 mod desk;
 mod desk_certify;
 mod desk_charts;

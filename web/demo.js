@@ -1,0 +1,49 @@
+// demo.js: the free demo game, "Essayer gratuitement" (docs/player-api.md
+// "Demo games"). POST /api/demo starts the real duel on a schedule drawn
+// from the table on sale, with no money and no account; the game opens on
+// the ticket screen (`#t=DEMO-...`) with its own token, kept in this
+// browser for the last demo only. It never joins "Mes tickets", and every
+// screen of it says DÉMO (ticket.js, duel.js).
+//
+// Needs state.js, api.js, dom.js, i18n.js and router.js.
+
+import { api } from './api.js';
+import { $, errorText, showAlert, waitText } from './dom.js';
+import { t } from './i18n.js';
+import { route, setBusy } from './router.js';
+import { isDemo, keepDemo } from './state.js';
+
+/** Starts a demo game and opens it. */
+export async function startDemo() {
+  if (document.body.dataset.state === 'busy') return;
+  setBusy(true);
+  showAlert('');
+  let r;
+  try {
+    r = await api.demo();
+  } catch (e) {
+    setBusy(false);
+    if (e.status === 429) return showAlert(t('demo.slow', { wait: waitText(e.retryAfter ?? 60) }));
+    if (e.status === 404) return showAlert(t('demo.off'));
+    return showAlert(errorText(e));
+  }
+  keepDemo(r.ticket.id, r.token);
+  setBusy(false);
+  const target = `#t=${encodeURIComponent(r.ticket.id)}`;
+  if (location.hash === target) route();
+  else location.hash = target;
+}
+
+/** The DÉMO marks of the ticket screen: the banner, and the page's state for the header's badge. */
+export function renderDemo(tk) {
+  const demo = isDemo(tk);
+  document.body.dataset.demo = String(demo);
+  $('demo-banner').hidden = !demo;
+  $('demo-again').hidden = !(demo && tk.phase === 'finished');
+}
+
+/** The controls: the lobby's button and the result's "Rejouer une démo". */
+export function initDemo() {
+  $('demo-start').addEventListener('click', startDemo);
+  $('demo-again').addEventListener('click', startDemo);
+}
