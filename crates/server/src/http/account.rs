@@ -310,15 +310,39 @@ pub async fn recover(
     Ok((StatusCode::CREATED, Json(Recovered { token, player_id: player, expires_ms, recovery_code })))
 }
 
+/// The password of a token's holder checked again (a new recovery code,
+/// new credentials, closing the account): each check counts as a login
+/// attempt of the client's network (`logins_per_address`), so that a
+/// stolen token cannot be used to guess the account's password faster than
+/// a login could. Counted before the slow hash, like a login.
+async fn check_holder_password(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    password: String,
+    hash: Option<String>,
+) -> Result<bool, AppError> {
+    if let Some(admission) = state.logins.admission("password", ip, "password checks") {
+        state.store.admit(vec![admission]).await.inspect_err(|e| {
+            if matches!(e, AppError::TooManyAttempts { .. }) {
+                tracing::warn!(address = %ip, "password checks limit reached");
+            }
+        })?;
+    }
+    verify_password(&state.password_hashes, password, hash).await
+}
+
 /// A new recovery code for the account (its password required): the old one stops working.
 #[utoipa::path(post, path = "/api/me/recovery-code", tag = "players", security(("bearer" = [])),
     request_body = RecoveryCodeBody,
     responses((status = 200, body = RecoveryCode), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, description = "forbidden: wrong password; operator_mode", body = ErrorBody),
               (status = 409, description = "conflict: the account has no login yet", body = ErrorBody),
+              (status = 429, description = "too_many_attempts: too many password checks from this network, with Retry-After", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn renew_recovery_code(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<RecoveryCodeBody>,
 ) -> Result<Json<RecoveryCode>, AppError> {
@@ -328,7 +352,8 @@ pub async fn renew_recovery_code(
             "this account has no login: set a login and a password first (PUT /api/me/credentials)".into(),
         ));
     };
-    if !verify_password(&state.password_hashes, body.password, Some(was.clone())).await? {
+    let ip = super::client_ip(&state, peer, &headers);
+    if !check_holder_password(&state, ip, body.password, Some(was.clone())).await? {
         return Err(AppError::Forbidden("password is wrong".into()));
     }
     let (recovery_code, recovery_hash) = new_recovery_code(&state).await?;
@@ -343,9 +368,12 @@ pub async fn renew_recovery_code(
     responses((status = 200, body = AccountClosed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, description = "forbidden: the password is missing or wrong; operator_mode", body = ErrorBody),
               (status = 409, description = "ticket_in_play: a ticket of the account is not finished; conflict: changed meanwhile", body = ErrorBody),
+              (status = 429, description = "too_many_attempts: too many password checks from this network, with Retry-After", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn close_account(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<CloseAccountBody>,
 ) -> Result<Response, AppError> {
@@ -355,7 +383,8 @@ pub async fn close_account(
         let Some(password) = body.password else {
             return Err(AppError::Forbidden("this account has a password: give it as password".into()));
         };
-        if !verify_password(&state.password_hashes, password, was.clone()).await? {
+        let ip = super::client_ip(&state, peer, &headers);
+        if !check_holder_password(&state, ip, password, was.clone()).await? {
             return Err(AppError::Forbidden("password is wrong".into()));
         }
     }
@@ -514,9 +543,12 @@ pub async fn self_exclusion(
     responses((status = 200, body = CredentialsSet), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody), 
               (status = 403, description = "wrong current_password", body = ErrorBody),
               (status = 409, description = "login taken", body = ErrorBody),
+              (status = 429, description = "too_many_attempts: too many password checks from this network, with Retry-After", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn put_credentials(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
     AuthedVia(player, via): AuthedVia,
     RequiredJson(body): RequiredJson<CredentialsBody>,
 ) -> Result<Response, AppError> {
@@ -528,7 +560,8 @@ pub async fn put_credentials(
         let Some(current) = body.current_password else {
             return Err(AppError::Forbidden("this account has a password: give it as current_password".into()));
         };
-        if !verify_password(&state.password_hashes, current, was.clone()).await? {
+        let ip = super::client_ip(&state, peer, &headers);
+        if !check_holder_password(&state, ip, current, was.clone()).await? {
             return Err(AppError::Forbidden("current_password is wrong".into()));
         }
     }

@@ -135,6 +135,32 @@ async fn recovery_attempts_have_the_limits_of_logins() {
     app.shutdown().await;
 }
 
+/// A token's holder checking the account's password again (a new recovery
+/// code, new credentials, closing the account) has the limit of logins per
+/// network: a stolen token guesses the password no faster than a login.
+#[tokio::test]
+async fn password_checks_with_a_token_have_the_limits_of_logins() {
+    let Some(app) = spawn_app_with(|c| c.logins_per_address = 3).await else { return };
+    let r = app.post("/api/players", None, json!({"login": "nitti", "password": "the enforcer"})).await;
+    let token = r.json["token"].as_str().unwrap().to_string();
+    let wrong = json!({"password": "not the password"});
+    assert_error(&app.post("/api/me/recovery-code", Some(&token), wrong.clone()).await, 403, "forbidden");
+    let creds = json!({"login": "nitti", "password": "another one!", "current_password": "not it either"});
+    let put = app.send(app.client.put(format!("{}/api/me/credentials", app.url)).bearer_auth(&token).json(&creds)).await;
+    assert_error(&put, 403, "forbidden");
+    assert_error(&close(&app, &token, wrong.clone()).await, 403, "forbidden");
+    // The fourth check from the same network: 429 with Retry-After, even with the right password.
+    for (path, body) in [("/api/me/recovery-code", json!({"password": "the enforcer"})), ("/api/me/close", json!({"password": "the enforcer"}))] {
+        let limited = app.post(path, Some(&token), body).await;
+        assert_error(&limited, 429, "too_many_attempts");
+        assert!(limited.headers.get("retry-after").is_some());
+    }
+    assert_eq!(me_status(&app, &token).await, 200, "the account is still open");
+    // Logins count on their own: the owner still logs in.
+    assert_eq!(login(&app, "nitti", "the enforcer").await.status, 201);
+    app.shutdown().await;
+}
+
 // ------------------------------------------------------------------ closing an account
 
 async fn close(app: &TestApp, token: &str, body: Value) -> Resp {

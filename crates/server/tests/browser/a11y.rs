@@ -27,16 +27,6 @@ async fn check(b: &Browser, size: &str, name: &str, found: &mut Vec<String>, che
     b.shot(&format!("a11y-{size}-{name}")).await;
 }
 
-/// Goes to a hash route of the page and waits until it is shown and idle.
-async fn go(b: &Browser, hash: &str, view: &str) {
-    b.exec("location.hash = arguments[0]; window.scrollTo(0, 0);", json!([hash])).await;
-    b.wait_for(
-        &format!("document.body.dataset.view === '{view}' && document.body.dataset.state === 'idle'"),
-        &format!("the {view} view"),
-    )
-    .await;
-}
-
 /// The ticket, scratched and played to the end: in play, at a tie, at the
 /// Extra duel, in an Extra game, the result, the check and the history.
 async fn play_the_ticket(b: &Browser, size: &str, plan: &Foreseen, found: &mut Vec<String>, n: &mut usize) {

@@ -12,12 +12,6 @@ use serde_json::{Value, json};
 const DESKTOP: Screen = Screen::Desktop { width: 1280, height: 900 };
 const PHONE: Screen = Screen::Phone { width: 390, height: 844 };
 
-async fn axe_clean(b: &Browser, what: &str) {
-    if let Some(v) = b.axe().await {
-        assert!(v.is_empty(), "axe-core on {what}:\n{}", v.join("\n"));
-    }
-}
-
 /// The DÉMO banner is shown, says DÉMO (DEMO) and sits in the first screen.
 async fn assert_demo_shown(b: &Browser, lang: &str, what: &str, height: f64) {
     let banner = b

@@ -84,6 +84,24 @@ impl TestServer {
     }
 }
 
+/// Opens the page's hash route `hash` (from the top of the page) and waits
+/// until the screen `view` is shown and idle.
+pub async fn go(b: &Browser, hash: &str, view: &str) {
+    b.exec("location.hash = arguments[0]; window.scrollTo(0, 0);", json!([hash])).await;
+    b.wait_for(
+        &format!("document.body.dataset.view === '{view}' && document.body.dataset.state === 'idle'"),
+        &format!("the {view} view"),
+    )
+    .await;
+}
+
+/// axe-core finds nothing on the screen shown now (`what` names it in the failure).
+pub async fn axe_clean(b: &Browser, what: &str) {
+    if let Some(v) = b.axe().await {
+        assert!(v.is_empty(), "axe-core on {what}:\n{}", v.join("\n"));
+    }
+}
+
 /// The serial of the `position`-th ticket sold by a fresh test server
 /// (emission 1, block 1, sold in order): known before buying, so a test can
 /// choose a client seed that steers the game (and type it before the first

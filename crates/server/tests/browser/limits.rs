@@ -14,15 +14,6 @@ use serde_json::{Value, json};
 const DESKTOP: Screen = Screen::Desktop { width: 1280, height: 900 };
 const PHONE: Screen = Screen::Phone { width: 390, height: 844 };
 
-async fn go(b: &Browser, hash: &str, view: &str) {
-    b.exec("location.hash = arguments[0]; window.scrollTo(0, 0);", json!([hash])).await;
-    b.wait_for(
-        &format!("document.body.dataset.view === '{view}' && document.body.dataset.state === 'idle'"),
-        &format!("the {view} view"),
-    )
-    .await;
-}
-
 /// The footer's notice, visible on the screen the page shows now.
 /// The warning of the arrêté of 29 July 2022 (the French online gaming
 /// warnings), as the law words it.

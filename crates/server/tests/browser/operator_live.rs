@@ -103,21 +103,6 @@ async fn open_launch(b: &Browser, path: &str) {
     .await;
 }
 
-async fn go(b: &Browser, hash: &str, view: &str) {
-    b.exec("location.hash = arguments[0]; window.scrollTo(0, 0);", json!([hash])).await;
-    b.wait_for(
-        &format!("document.body.dataset.view === '{view}' && document.body.dataset.state === 'idle'"),
-        &format!("the {view} view"),
-    )
-    .await;
-}
-
-async fn axe_clean(b: &Browser, what: &str) {
-    if let Some(v) = b.axe().await {
-        assert!(v.is_empty(), "{what}: axe-core: {v:#?}");
-    }
-}
-
 async fn cents(b: &Browser, css: &str) -> i64 {
     let v = b.exec("return document.querySelector(arguments[0]).dataset.cents", json!([css])).await;
     v.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{css} says cents: {v}"))

@@ -75,12 +75,6 @@ async fn shown(b: &Browser, css: &str) -> bool {
         == true
 }
 
-async fn axe_clean(b: &Browser, what: &str) {
-    if let Some(v) = b.axe().await {
-        assert!(v.is_empty(), "axe-core on {what}:\n{}", v.join("\n"));
-    }
-}
-
 async fn the_duel_comes_first(screen: Screen, size: &str, lang: &str) {
     let srv = spawn_server().await;
     let Some(b) = browser(&srv.url, screen).await else { return };

@@ -22,27 +22,12 @@ use serde_json::{Value, json};
 const DESKTOP: Screen = Screen::Desktop { width: 1280, height: 900 };
 const PHONE: Screen = Screen::Phone { width: 390, height: 844 };
 
-async fn go(b: &Browser, hash: &str, view: &str) {
-    b.exec("location.hash = arguments[0]; window.scrollTo(0, 0);", json!([hash])).await;
-    b.wait_for(
-        &format!("document.body.dataset.view === '{view}' && document.body.dataset.state === 'idle'"),
-        &format!("the {view} view"),
-    )
-    .await;
-}
-
 /// The page in `lang` (its header's switch, remembered by the page).
 async fn in_lang(b: &Browser, lang: &str) {
     let now = b.exec("return document.documentElement.lang", json!([])).await;
     if now != lang {
         b.click("#lang").await;
         b.wait_for(&format!("document.documentElement.lang === '{lang}'"), "the language").await;
-    }
-}
-
-async fn axe_clean(b: &Browser, what: &str) {
-    if let Some(v) = b.axe().await {
-        assert!(v.is_empty(), "{what}: {v:?}");
     }
 }
 
