@@ -187,6 +187,7 @@ async fn a_tickets_qr_code_opens_it(screen: Screen, lang: &str) {
     if phone {
         assert_fits(&b, 390, "the lobby with the QR button").await;
     }
+    b.exec("document.querySelector('.panel.paper').scrollIntoView()", json!([])).await;
     b.shot(&format!("{shot}-0-lobby")).await;
 
     b.click("#qr-open").await;
@@ -228,7 +229,10 @@ async fn a_tickets_qr_code_opens_it(screen: Screen, lang: &str) {
     // The server's record: opened (redeemed) by its play code.
     assert_eq!(status_at_the_counter(&srv, &ticket.serial).await, "in_play");
     let token = b
-        .exec("return JSON.parse(localStorage.getItem('asc.paper') || '{}')[arguments[0]] || null", json!([ticket.serial]))
+        .exec(
+            "return JSON.parse(localStorage.getItem('asc.paper') || '{}')[arguments[0]] || null",
+            json!([ticket.serial]),
+        )
         .await;
     assert!(token.as_str().is_some_and(|t| t.starts_with(&format!("t1.{}.", ticket.serial))), "{token}");
     if phone {
