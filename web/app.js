@@ -32,6 +32,7 @@ import { initLimits } from './limits.js';
 import { initOperator, initOperatorPages, launch, takeLaunchCode } from './operator.js';
 import { redeem } from './paper.js';
 import { buy, completePurchase, loadPrice } from './purchase.js';
+import { initQrScan } from './qrscan.js';
 import { rerender, route, setBusy, show } from './router.js';
 import { initRules } from './rules.js';
 import { initScratch } from './scratch.js';
@@ -74,6 +75,8 @@ function init() {
     ev.preventDefault();
     redeem($('play-code').value);
   });
+  // qrscan.js: "Scanner le QR code", the ticket's QR code read by the phone's camera.
+  initQrScan();
   $('deck').addEventListener('click', drawDeck);
   initDemo();
   initSeed();

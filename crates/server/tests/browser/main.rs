@@ -38,6 +38,7 @@ mod operator_live;
 mod paper;
 mod phone;
 mod polish;
+mod qr_scan;
 mod recovery;
 mod responsible;
 mod retail;
