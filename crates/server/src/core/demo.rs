@@ -80,11 +80,6 @@ pub fn schedule_at(table: &PrizeTable, pick: u32) -> Result<PrizeSchedule, AppEr
     Err(AppError::internal(format!("position {pick} is past the table's {} tickets per block", table.block_size)))
 }
 
-/// Whether `id` is a demo game's id (the page and the API tell them from tickets' serials by it).
-pub fn is_demo_id(id: &str) -> bool {
-    id.starts_with(DEMO_PREFIX)
-}
-
 /// A demo game that begins now.
 pub fn start(
     id: String,

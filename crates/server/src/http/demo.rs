@@ -71,17 +71,19 @@ pub async fn start(
     Ok((StatusCode::CREATED, Json(DemoStartedAnswer { ticket: started.ticket, token })).into_response())
 }
 
-/// The game `id` if the request's token is its own; "not found" otherwise,
-/// exactly as for a game that does not exist or was removed.
+/// The game `id`, read with its own token. The token is the game's only
+/// credential: one that is no demo game's (a player's, a ticket's, a
+/// removed game's) is 401; a demo game's token on another id is 404,
+/// exactly as for an id that does not exist.
 async fn own_game(state: &AppState, headers: &HeaderMap, id: &str) -> Result<DemoRow, AppError> {
     let token = bearer(headers)?;
-    let not_found = || AppError::NotFound(format!("no demo game {id} (a demo game is kept for a day)"));
-    if !demo::is_demo_id(id) || id.len() > 64 {
-        return Err(not_found());
-    }
-    let row = state.store.demo(id, now_ms() - DEMO_LIFETIME_MS).await?.ok_or_else(not_found)?;
-    if row.token_hash != token_hash(token) {
-        return Err(not_found());
+    let row = state
+        .store
+        .demo_of_token(&token_hash(token), now_ms() - DEMO_LIFETIME_MS)
+        .await?
+        .ok_or_else(|| AppError::Unauthorized("not a demo game's token (a demo game is kept for a day)".into()))?;
+    if row.id != id {
+        return Err(AppError::NotFound(format!("no demo game {id} for this token")));
     }
     Ok(row)
 }
@@ -155,7 +157,7 @@ mod tests {
         let a = new_id();
         let b = new_id();
         assert_ne!(a, b);
-        assert!(demo::is_demo_id(&a));
+        assert!(a.starts_with(demo::DEMO_PREFIX));
         let rest = &a[demo::DEMO_PREFIX.len()..];
         assert_eq!(rest.len(), 16);
         assert!(rest.bytes().all(|c| CROCKFORD.contains(&c)), "{a}");

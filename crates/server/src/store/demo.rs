@@ -62,12 +62,13 @@ impl Store {
         Ok(())
     }
 
-    /// The demo game `id`, if it exists and began after `since_ms`.
-    pub async fn demo(&self, id: &str, since_ms: i64) -> Result<Option<DemoRow>, AppError> {
+    /// The demo game of the token whose SHA-256 is `token_hash`, if it began after `since_ms`.
+    pub async fn demo_of_token(&self, token_hash: &str, since_ms: i64) -> Result<Option<DemoRow>, AppError> {
         let sql = "SELECT id, token_hash, prize5_cents, prize6_cents, prize7_cents, prize8_cents, server_seed, \
-                   client_seed, actions_json, created_ms, finished_ms FROM demo_games WHERE id = $1 AND created_ms >= $2";
+                   client_seed, actions_json, created_ms, finished_ms FROM demo_games \
+                   WHERE token_hash = $1 AND created_ms >= $2";
         let found: Option<Columns> = on_db!(&self.db, pool => sqlx::query_as(sql)
-            .bind(id)
+            .bind(token_hash)
             .bind(since_ms)
             .fetch_optional(pool)
             .await

@@ -203,6 +203,8 @@ async fn every_screen(screen: Screen, size: &str) {
         .unwrap();
     assert!(r.status().is_success(), "PUT /api/me/limits: {}", r.status());
     b.expect_http_error("/api/tickets", 403);
+    // From the top: scrolled to "Mes tickets", the button sits under the sticky header.
+    b.exec("window.scrollTo(0, 0)", json!([])).await;
     b.click("#buy").await;
     b.wait_for("document.getElementById('alert').dataset.reason === 'limit_reached'", "the refusal").await;
     b.exec("window.scrollTo(0, 0)", json!([])).await;

@@ -209,8 +209,12 @@ async fn note_the_code(b: &Browser, what: &str) -> String {
     b.wait_for("document.getElementById('recovery-panel') && document.body.dataset.state === 'idle'", what).await;
     let code = b.text("#recovery-code").await;
     assert!(is_recovery_code(&code), "{what}: {code:?}");
-    let live = b.text("#live").await;
-    assert!(live.contains(&code), "{what}: announced to screen readers: {live:?}");
+    // Announced on the next animation frame (dom.js `announce`): waited for, not read at once.
+    b.wait_for(
+        &format!("document.getElementById('live').textContent.includes('{code}')"),
+        &format!("{what}: the code announced to screen readers"),
+    )
+    .await;
     if let Some(v) = b.axe().await {
         assert!(v.is_empty(), "{what}: axe-core: {v:#?}");
     }

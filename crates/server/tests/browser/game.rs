@@ -131,7 +131,8 @@ async fn a_whole_ticket_by_clicking_with_a_tie_an_extra_duel_and_a_prize() {
             let deck_active =
                 b.exec("return document.getElementById('deck').classList.contains('active')", json!([])).await;
             assert_eq!(deck_active, true);
-            assert!(b.text("#live").await.contains("Égalité"), "the tie is announced");
+            // Announced on the next animation frame (dom.js `announce`).
+            b.wait_for("document.getElementById('live').textContent.includes('Égalité')", "the tie announced").await;
             b.shot("desktop-4-tie").await;
         }
         if i == first_tie + 1 {

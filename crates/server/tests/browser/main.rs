@@ -15,6 +15,25 @@
 //! Screenshots of the main screens go to `target/browser-artifacts/`.
 
 extern crate as_capone_server as server;
+
+/// The browser tests run four at a time unless told otherwise
+/// (`--test-threads`, `RUST_TEST_THREADS`): each mostly waits for its
+/// Chromium and its server, so four at once on this project's two cores
+/// take two thirds of the time two take (docs/testing.md). libtest reads the
+/// variable when the binary starts, so it is set before `main`, from the
+/// ELF initializers (what the `ctor` crate does, in three lines).
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static FOUR_AT_A_TIME: extern "C" fn() = {
+    extern "C" fn four_at_a_time() {
+        if std::env::var_os("RUST_TEST_THREADS").is_none() {
+            // SAFETY: run before `main`, while this process has one thread.
+            unsafe { std::env::set_var("RUST_TEST_THREADS", "4") };
+        }
+    }
+    four_at_a_time
+};
 // The reference operator (crates/operator): the operator's side in operator_live.rs.
 extern crate operator as reference;
 

@@ -67,7 +67,8 @@ async fn on_a_360_px_phone_by_touch_and_keyboard_in_french_and_english() {
     b.keys("\u{E007}").await;
     b.wait_seq(1).await;
     assert_table_shows(&b, &plan.events[0], 0).await;
-    assert!(b.text("#live").await.starts_with("Pli 1 :"), "the trick is announced: {}", b.text("#live").await);
+    // Announced on the next animation frame (dom.js `announce`).
+    b.wait_for("document.getElementById('live').textContent.startsWith('Pli 1 :')", "the trick announced").await;
 
     let first_tie = plan.first(|e| matches!(e, Event::Trick { outcome: Outcome::Tie, .. })).unwrap();
     let extra_duel = plan.first(|e| matches!(e, Event::GameOver { next: engine::Next::ExtraDraw, .. })).unwrap();
