@@ -146,11 +146,15 @@ async fn password_checks_with_a_token_have_the_limits_of_logins() {
     let wrong = json!({"password": "not the password"});
     assert_error(&app.post("/api/me/recovery-code", Some(&token), wrong.clone()).await, 403, "forbidden");
     let creds = json!({"login": "nitti", "password": "another one!", "current_password": "not it either"});
-    let put = app.send(app.client.put(format!("{}/api/me/credentials", app.url)).bearer_auth(&token).json(&creds)).await;
+    let put =
+        app.send(app.client.put(format!("{}/api/me/credentials", app.url)).bearer_auth(&token).json(&creds)).await;
     assert_error(&put, 403, "forbidden");
     assert_error(&close(&app, &token, wrong.clone()).await, 403, "forbidden");
     // The fourth check from the same network: 429 with Retry-After, even with the right password.
-    for (path, body) in [("/api/me/recovery-code", json!({"password": "the enforcer"})), ("/api/me/close", json!({"password": "the enforcer"}))] {
+    for (path, body) in [
+        ("/api/me/recovery-code", json!({"password": "the enforcer"})),
+        ("/api/me/close", json!({"password": "the enforcer"})),
+    ] {
         let limited = app.post(path, Some(&token), body).await;
         assert_error(&limited, 429, "too_many_attempts");
         assert!(limited.headers.get("retry-after").is_some());
