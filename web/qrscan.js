@@ -14,8 +14,9 @@
 // The camera stops on "Annuler", when the home screen goes (a ticket, a
 // page of the menu) and when the tab is hidden.
 //
-// Needs dom.js, i18n.js and paper.js.
+// Needs camera.js, dom.js, i18n.js and paper.js.
 
+import { nativeDetector, openRearCamera, playIn, refusalKind, stopStream } from './camera.js';
 import { $ } from './dom.js';
 import { t } from './i18n.js';
 import { normalizePlayCode, redeem } from './paper.js';
@@ -64,26 +65,6 @@ function say(node, key) {
   }
 }
 
-/** Why the camera did not open (the shop's words, web/shop.js `cameraRefusal`, for a player). */
-function cameraRefusal(e) {
-  const name = e && e.name;
-  if (name === 'NotAllowedError' || name === 'SecurityError') return 'qr.refused';
-  if (name === 'NotFoundError' || name === 'OverconstrainedError') return 'qr.none';
-  if (name === 'NotReadableError' || name === 'AbortError') return 'qr.busy';
-  return 'qr.failed';
-}
-
-/** The browser's own QR code reader, when it has one. */
-async function nativeDetector() {
-  if (!('BarcodeDetector' in window)) return null;
-  try {
-    const formats = await window.BarcodeDetector.getSupportedFormats();
-    return formats.includes('qr_code') ? new window.BarcodeDetector({ formats: ['qr_code'] }) : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * jsQR (a UMD bundle: as a module it sets `self.jsQR`), loaded the first
  * time it is needed; the page's CSP allows it (`script-src 'self'`).
@@ -118,30 +99,24 @@ async function openScanner() {
   panel.focus();
   let stream;
   try {
-    stream = await media.getUserMedia({
-      audio: false,
-      video: { facingMode: { ideal: 'environment' }, width: { ideal: 1280 }, height: { ideal: 720 } },
-    });
+    stream = await openRearCamera(media);
   } catch (e) {
     if (scan.opening) {
       closeScanner(false);
-      refused(cameraRefusal(e));
+      // Why the camera did not open, in the player's words.
+      refused(`qr.${refusalKind(e)}`);
     }
     return;
   }
   if (!scan.opening) {
     // Closed while the browser was asking: the camera goes at once.
-    for (const track of stream.getTracks()) track.stop();
+    stopStream(stream);
     return;
   }
   scan.opening = false;
   scan.stream = stream;
-  const video = $('qr-video');
-  video.srcObject = stream;
-  try {
-    await video.play();
-  } catch { /* a muted inline video plays; the frames are read anyway */ }
-  scan.detector = await nativeDetector();
+  await playIn($('qr-video'), stream);
+  scan.detector = await nativeDetector('qr_code');
   if (!scan.detector) {
     try {
       scan.jsqr = await loadJsQR();
@@ -231,7 +206,7 @@ function scanned(code) {
 function closeScanner(refocus) {
   scan.opening = false;
   clearTimeout(scan.timer);
-  if (scan.stream) for (const track of scan.stream.getTracks()) track.stop();
+  if (scan.stream) stopStream(scan.stream);
   scan.stream = null;
   const panel = $('qr-scanner');
   const video = $('qr-video');

@@ -14,6 +14,7 @@
 
 import { api, ApiError } from './api.js';
 import { t, tn, setLang, lang, money, LANGS } from './i18n.js';
+import { nativeDetector, openRearCamera, playIn, refusalKind, stopStream } from './camera.js';
 import { decodeImage } from './code128.js';
 import { parseSerial } from './serial.js';
 
@@ -346,17 +347,6 @@ async function run(action, given) {
 // written again in the other language.
 const scan = { stream: null, opening: false, detector: null, timer: 0, canvas: null, note: null, state: null };
 
-/** The browser's own Code 128 reader, when it has one (Chrome on Android, Safari...). */
-async function nativeDetector() {
-  if (!('BarcodeDetector' in window)) return null;
-  try {
-    const formats = await window.BarcodeDetector.getSupportedFormats();
-    return formats.includes('code_128') ? new window.BarcodeDetector({ formats: ['code_128'] }) : null;
-  } catch {
-    return null;
-  }
-}
-
 function renderScanTexts() {
   const note = $('scan-note');
   note.textContent = scan.note ? t(scan.note[0], scan.note[1]) : '';
@@ -373,15 +363,6 @@ function scanNote(key, params = {}, kind = 'ok') {
 function scanState(key) {
   scan.state = key ? [key, {}, ''] : null;
   renderScanTexts();
-}
-
-/** Why the camera did not open, in the counter's words. */
-function cameraRefusal(e) {
-  const name = e && e.name;
-  if (name === 'NotAllowedError' || name === 'SecurityError') return 'shop.scan.refused';
-  if (name === 'NotFoundError' || name === 'OverconstrainedError') return 'shop.scan.none';
-  if (name === 'NotReadableError' || name === 'AbortError') return 'shop.scan.busy';
-  return 'shop.scan.failed';
 }
 
 /** "Scanner": the rear camera (if the phone has one) in the page, read until a serial is found. */
@@ -401,15 +382,13 @@ async function openScanner() {
   scanState('shop.scan.starting');
   let stream;
   try {
-    stream = await media.getUserMedia({
-      audio: false,
-      video: { facingMode: { ideal: 'environment' }, width: { ideal: 1280 }, height: { ideal: 720 } },
-    });
+    stream = await openRearCamera(media);
   } catch (e) {
     const opened = scan.opening;
     closeScanner();
     if (opened) {
-      scanNote(cameraRefusal(e), {}, 'error');
+      // Why the camera did not open, in the counter's words.
+      scanNote(`shop.scan.${refusalKind(e)}`, {}, 'error');
       document.body.dataset.camera = 'refused';
       $('serial').focus();
     }
@@ -417,17 +396,13 @@ async function openScanner() {
   }
   if (!scan.opening) {
     // Closed while the browser was asking: the camera goes at once.
-    for (const track of stream.getTracks()) track.stop();
+    stopStream(stream);
     return;
   }
   scan.opening = false;
   scan.stream = stream;
-  const video = $('scanner-video');
-  video.srcObject = stream;
-  try {
-    await video.play();
-  } catch { /* muted inline video plays; the frames are read anyway */ }
-  scan.detector = await nativeDetector();
+  await playIn($('scanner-video'), stream);
+  scan.detector = await nativeDetector('code_128');
   if (!scan.stream) return;
   $('scanner').dataset.decoder = scan.detector ? 'native' : 'js';
   document.body.dataset.camera = 'on';
@@ -500,7 +475,7 @@ function scanned(serial) {
 function closeScanner() {
   scan.opening = false;
   clearTimeout(scan.timer);
-  if (scan.stream) for (const track of scan.stream.getTracks()) track.stop();
+  if (scan.stream) stopStream(scan.stream);
   scan.stream = null;
   const video = $('scanner-video');
   video.pause();
