@@ -36,8 +36,9 @@ export async function openTicket(id) {
   } catch (e) {
     setBusy(false);
     if (isDemoId(id) && (e.status === 401 || e.status === 404)) {
-      // A demo game is kept for a day, and only the last one's token here.
-      keepDemo(null);
+      // A demo game is kept for a day, and only the last one's token here:
+      // forgotten when it is this game's (a newer demo's stays).
+      if (tokenFor(id)) keepDemo(null);
       showAlert(t('demo.gone'));
     } else if (e.status === 401 && hasPaperToken(id)) {
       // This device's token for the ticket is refused: its code opens it again.

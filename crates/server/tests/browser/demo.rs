@@ -141,6 +141,17 @@ async fn demo_flow(screen: Screen, size: &str, lang: &str, with_account: bool) {
     let second = b.exec("return JSON.parse(localStorage.getItem('asc.demo'))", json!([])).await;
     assert_ne!(second["id"], demo["id"]);
 
+    // The first demo's address again: its token is no longer kept here, so
+    // the server refuses it; the page says the demo is gone and keeps the
+    // newer demo's token.
+    b.expect_http_error(&format!("/api/demo/{id}"), 401);
+    b.expect_http_error(&format!("/api/demo/{id}/record"), 401);
+    b.exec("location.hash = arguments[0]", json!([format!("#t={id}")])).await;
+    b.wait_for("document.body.dataset.view === 'home' && document.body.dataset.state === 'idle'", "home").await;
+    assert_eq!(b.text("#alert").await, b.string(lang, "demo.gone", &[]).await);
+    let kept = b.exec("return JSON.parse(localStorage.getItem('asc.demo'))", json!([])).await;
+    assert_eq!(kept, second, "the newer demo's token is kept");
+
     // Home: no DÉMO any more, no demo in "Mes tickets", the balance untouched.
     b.exec("location.hash = ''", json!([])).await;
     b.wait_for("document.body.dataset.view === 'home' && document.body.dataset.state === 'idle'", "home").await;
