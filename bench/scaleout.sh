@@ -23,7 +23,9 @@
 # cargo profile the server is built with; release-tests: the test suite's
 # optimization, without link-time optimization); BIN (a binary already
 # built, used as it is: no build); CPU_WINDOW (6: seconds of the two-server
-# load sampled for the CPU table, which then needs GAMES to last longer).
+# load sampled for the CPU table, which then needs GAMES to last longer);
+# PERF (a file: `perf record -F 499 -a -g` of the whole machine over that
+# window, for `perf report -i FILE`).
 #
 # Besides actions/s it prints the ratio of two servers to pgbench, and the
 # CPU time per unit of work of each part (PostgreSQL, the servers, the load
@@ -105,7 +107,12 @@ sleep 2
 LOADS="$(child_of "$LA") $(child_of "$LB")"
 # shellcheck disable=SC2086
 R0=$(requests_of "$URL_A" "$URL_B"); pg_sample "$WORK/pg0"; S0=$(ticks_of "$PID_A" "$PID_B"); L0=$(ticks_of $LOADS)
-sleep "${CPU_WINDOW:-6}"
+if [ -n "${PERF:-}" ]; then
+    # The whole machine's profile over the same window (perf report -i "$PERF").
+    perf record -q -F 499 -a -g -o "$PERF" -- sleep "${CPU_WINDOW:-6}" 2>/dev/null
+else
+    sleep "${CPU_WINDOW:-6}"
+fi
 # shellcheck disable=SC2086
 R1=$(requests_of "$URL_A" "$URL_B"); pg_sample "$WORK/pg1"; S1=$(ticks_of "$PID_A" "$PID_B"); L1=$(ticks_of $LOADS)
 if kill -0 "$LA" 2>/dev/null && kill -0 "$LB" 2>/dev/null; then

@@ -52,6 +52,10 @@ pg_isready -q || { echo "PostgreSQL does not answer on $PGHOST:$PGPORT" >&2; exi
 
 new_db() { # name
     psql -q -d postgres -c "CREATE DATABASE $1" >/dev/null
+    # PG_DB_SET="name = value": a setting of the new database (to try one).
+    if [ -n "${PG_DB_SET:-}" ]; then
+        psql -q -d postgres -c "ALTER DATABASE $1 SET ${PG_DB_SET}" >/dev/null
+    fi
     DBS+=("$1")
 }
 

@@ -35,6 +35,10 @@ pub enum StoreError {
     /// A stored row cannot be read back (a bug, or someone edited the data).
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    /// A token this process remembered was found revoked by the request's
+    /// own first statement (PostgreSQL's game actions): 401.
+    #[error("the bearer token was revoked")]
+    TokenRevoked,
     /// A guarded write found the row changed since it was loaded.
     #[error("a write found its row changed since it was loaded: {0}")]
     Stale(String),

@@ -2,7 +2,7 @@
 //! ticket (exactly once) and its public record.
 
 use super::AppState;
-use super::{Authed, CallerAuth, JsonBody, PathParam, RequiredJson};
+use super::{ActionCallerAuth, Authed, CallerAuth, JsonBody, PathParam, RequiredJson};
 use crate::api::{ActionAnswer, ActionRequest, BuyBody, IdempotencyKey, Purchased, TicketEnvelope, TicketList};
 use crate::core::BuyRequest;
 use crate::error::{AppError, ErrorBody};
@@ -122,11 +122,11 @@ pub async fn get_claim(
               (status = 422, body = ErrorBody)))]
 pub async fn post_action(
     State(state): State<AppState>,
-    CallerAuth(caller): CallerAuth,
+    ActionCallerAuth(caller, check): ActionCallerAuth,
     PathParam(id): PathParam<String>,
     RequiredJson(request): RequiredJson<ActionRequest>,
 ) -> Result<Response, AppError> {
-    let answer = state.store.run_action(&caller, &id, request).await?;
+    let answer = state.store.run_checked_action(&caller, check, &id, request).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
 

@@ -377,6 +377,20 @@ impl FromRequestParts<AppState> for CallerAuth {
     }
 }
 
+/// The caller of a game action, and on PostgreSQL the remembered token its
+/// first statement confirms ([`crate::store::Store::action_caller`]).
+pub struct ActionCallerAuth(pub Caller, pub Option<crate::store::TokenCheck>);
+
+impl FromRequestParts<AppState> for ActionCallerAuth {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<ActionCallerAuth, AppError> {
+        let token = bearer(&parts.headers)?;
+        let (caller, check) = state.store.action_caller(token).await?;
+        Ok(ActionCallerAuth(caller, check))
+    }
+}
+
 /// The bearer token of a request, or 401.
 pub fn bearer(headers: &HeaderMap) -> Result<&str, AppError> {
     let value = headers

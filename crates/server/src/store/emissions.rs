@@ -286,14 +286,13 @@ impl Store {
                 let mut unit = w.unit().await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1)")
                     .bind(EMISSION_LOCK)
-                    .execute(&mut *unit.tx)
+                    .execute(unit.c())
                     .await
                     .map_err(StoreError::from)?;
-                let ids: (i64, i64) =
-                    sqlx::query_as(NEXT_IDS).fetch_one(&mut *unit.tx).await.map_err(StoreError::from)?;
+                let ids: (i64, i64) = sqlx::query_as(NEXT_IDS).fetch_one(unit.c()).await.map_err(StoreError::from)?;
                 let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
                 let created = write_blocks(&plan, &self.keys, &mut unit).await?;
-                unit.tx.commit().await.map_err(StoreError::from)?;
+                unit.commit().await?;
                 Ok(created)
             }
             Writer::Sqlite(w) => {

@@ -801,6 +801,38 @@ impl WritePlan {
         sql
     }
 
+    /// PostgreSQL, for a statement that commits itself (an optimistic
+    /// unit, `store::postgres`): [`WritePlan::postgres_statement`], which
+    /// raises a serialization failure (`as_capone_stale`, migration 16)
+    /// when a guarded part changed no row, so that nothing of it stays.
+    /// Without that, its other parts would be committed beside the write
+    /// that did not happen.
+    pub fn postgres_statement_all_or_nothing(&self) -> String {
+        let guards = self.guards();
+        if guards == 0 {
+            return self.postgres_statement();
+        }
+        let mut sql = String::from("WITH ");
+        let mut selects = Vec::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            let _ = write!(sql, "p{i} AS ({}", part.sql);
+            if part.guarded {
+                let _ = write!(sql, " RETURNING '{}'::text AS part", part.name);
+                selects.push(format!("SELECT part FROM p{i}"));
+            }
+            sql.push_str("),\n");
+        }
+        // The check's argument depends on the rows, so PostgreSQL calls it
+        // only when the count is wrong (never while planning).
+        let _ = write!(
+            sql,
+            "guarded AS ({})\nSELECT part FROM guarded UNION ALL \
+             SELECT as_capone_stale(CAST(COUNT(*) AS INTEGER), {guards}) FROM guarded HAVING COUNT(*) <> {guards}",
+            selects.join(" UNION ALL ")
+        );
+        sql
+    }
+
     /// Checks the names the guarded statements returned.
     pub fn check_guards(&self, returned: &[String]) -> Result<(), StoreError> {
         let missing: Vec<&str> =
@@ -910,6 +942,17 @@ mod tests {
         let pg = p.postgres_statement();
         assert!(pg.starts_with("WITH p0 AS (INSERT INTO movements"), "{pg}");
         assert!(pg.ends_with("SELECT part FROM p2"), "{pg}");
+        // Committing itself, the statement raises when the guard held no row.
+        let whole = p.postgres_statement_all_or_nothing();
+        assert!(whole.starts_with("WITH p0 AS (INSERT INTO movements"), "{whole}");
+        assert!(whole.contains("guarded AS (SELECT part FROM p2)"), "{whole}");
+        assert!(
+            whole.ends_with("SELECT as_capone_stale(CAST(COUNT(*) AS INTEGER), 1) FROM guarded HAVING COUNT(*) <> 1"),
+            "{whole}"
+        );
+        // Without a guard there is nothing to check.
+        let unguarded = WritePlan::of(&Changes { movement: None, ..movement_changes() }, None);
+        assert_eq!(unguarded.postgres_statement_all_or_nothing(), unguarded.postgres_statement());
     }
 
     #[test]

@@ -26,6 +26,19 @@
 //!
 //! A unit's writes are one statement ([`WritePlan::postgres_statement`]): a
 //! request is BEGIN, two or three loads, one write, COMMIT.
+//!
+//! **A game action takes no lock and no transaction** ([`Mode::Optimistic`]):
+//! its reads are plain statements and its write one statement that commits
+//! itself. That is safe because every write of an action is guarded by the
+//! state it was decided on (the game's `seq`, the seed still unset, the
+//! balance it was decided on) or keyed by what it is (the action's
+//! `(ticket_id, seq)`, the prize's movement): should another request have
+//! changed any of it meanwhile, the statement raises a serialization
+//! failure (migration 16's `as_capone_stale`), nothing of it stays, and the
+//! request runs again from its reads, to find its answer stored (a replay)
+//! or a conflict. The locks only turned that rare race into a wait; without
+//! them an action is two round trips instead of four, and writes no row
+//! lock (BENCHMARKS.md, "PostgreSQL, what a request costs it").
 
 use super::audit;
 use super::plan::WritePlan;
@@ -34,7 +47,7 @@ use super::reads::{
     LOGIN_OWNER_SELECT, LimitsTuple, NEXT_FOR_SALE_POSTGRES, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS,
     TICKET_FROM, USAGE_SELECT, for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
-use super::{bind_values, now_ms};
+use super::{TokenCheck, bind_values, now_ms};
 use crate::config::Config;
 use crate::core::limits::Counter;
 use crate::core::usecase::PaperKey;
@@ -52,6 +65,11 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
+
+/// Whether the player `$2` still holds the token of hash `$3` at `$4`: as
+/// its own token, or as a session that has not ended.
+const TOKEN_OK: &str = "(EXISTS (SELECT 1 FROM players WHERE id = $2 AND token_hash = $3) \
+     OR EXISTS (SELECT 1 FROM sessions WHERE token_hash = $3 AND player_id = $2 AND expires_ms > $4))";
 
 /// The advisory lock held by a process while it migrates and makes the
 /// first emission ("ASCSTART").
@@ -162,15 +180,31 @@ impl PgWriter {
     /// A unit of its own transaction, for writes that span several
     /// [`Changes`] (an emission's blocks, written and published at once).
     pub async fn unit(&self) -> Result<PgUnit, StoreError> {
-        Ok(PgUnit { tx: self.pool.begin().await?, owner_account: None, keys: self.keys.clone() })
+        Ok(PgUnit {
+            conn: Conn::Tx(self.pool.begin().await?),
+            owner_account: None,
+            keys: self.keys.clone(),
+            token_check: None,
+        })
+    }
+
+    /// A unit without a transaction: see [`Mode::Optimistic`].
+    async fn optimistic_unit(&self) -> Result<PgUnit, StoreError> {
+        Ok(PgUnit {
+            conn: Conn::Auto(self.pool.acquire().await?),
+            owner_account: None,
+            keys: self.keys.clone(),
+            token_check: None,
+        })
     }
 
     /// One request: a transaction, run again from the start when
     /// PostgreSQL aborted it for a conflict with another.
-    pub async fn run(&self, op: Op) -> Result<Done, AppError> {
+    /// `check`: a remembered token the request's first statement confirms.
+    pub async fn run(&self, op: Op, check: Option<TokenCheck>) -> Result<Done, AppError> {
         let mut attempt = 1;
         loop {
-            match self.run_once(&op).await {
+            match self.run_once(&op, check.as_ref()).await {
                 Err(AppError::Storage(e)) if e.is_retryable() && attempt < RETRIES => {
                     tracing::debug!(attempt, error = %crate::error::error_chain(&e), "transaction aborted by a conflict; running it again");
                     tokio::time::sleep(Duration::from_millis(attempt as u64 * 2)).await;
@@ -181,12 +215,16 @@ impl PgWriter {
         }
     }
 
-    async fn run_once(&self, op: &Op) -> Result<Done, AppError> {
-        let mut unit = self.unit().await?;
+    async fn run_once(&self, op: &Op, check: Option<&TokenCheck>) -> Result<Done, AppError> {
+        let mut unit = match Mode::of(op) {
+            Mode::Locking => self.unit().await?,
+            Mode::Optimistic => self.optimistic_unit().await?,
+        };
+        unit.token_check = check.cloned();
         let done = usecase::run(&mut unit, op, now_ms()).await;
         match done {
             Ok(done) if done.effect.is_some() => {
-                unit.tx.commit().await.map_err(StoreError::from)?;
+                unit.commit().await?;
                 if let Some(effect) = done.effect {
                     self.metrics.count(effect);
                 }
@@ -194,7 +232,7 @@ impl PgWriter {
             }
             // A replay or a refusal wrote nothing.
             other => {
-                let _ = unit.tx.rollback().await;
+                unit.rollback().await;
                 other
             }
         }
@@ -304,13 +342,96 @@ pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError>
     Ok((folded + shops) as u64)
 }
 
-/// One request's transaction.
+/// How a request meets the others on the rows it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// One transaction; every row the decision reads is locked first
+    /// (`FOR UPDATE`), so a concurrent request on the same rows waits.
+    Locking,
+    /// No transaction and no lock: plain reads, then one write statement
+    /// that commits itself and aborts whole (a serialization failure, run
+    /// again) when any of its guards finds its row changed. For the game's
+    /// actions, whose every write is guarded (see the module's comment);
+    /// not for purchases, whose sale queue is shared by all of them and
+    /// whose limits read rows no write guards.
+    Optimistic,
+}
+
+impl Mode {
+    pub(super) fn of(op: &Op) -> Mode {
+        match op {
+            Op::PlayAction { .. } => Mode::Optimistic,
+            _ => Mode::Locking,
+        }
+    }
+}
+
+/// A unit's connection: in a transaction, or on its own (each statement
+/// commits itself).
+pub(super) enum Conn {
+    Tx(Transaction<'static, Postgres>),
+    Auto(sqlx::pool::PoolConnection<Postgres>),
+}
+
+/// One request's unit of work.
 pub(super) struct PgUnit {
-    pub tx: Transaction<'static, Postgres>,
+    conn: Conn,
     /// The account of the ticket's owner, loaded and locked with the
     /// ticket (one round trip less for every action).
     owner_account: Option<Account>,
     keys: Arc<Keyring>,
+    /// A remembered token that [`Unit::ticket`]'s statement confirms.
+    token_check: Option<TokenCheck>,
+}
+
+impl PgUnit {
+    /// The connection its statements run on.
+    pub fn c(&mut self) -> &mut PgConnection {
+        match &mut self.conn {
+            Conn::Tx(tx) => tx,
+            Conn::Auto(c) => c,
+        }
+    }
+
+    fn locking(&self) -> bool {
+        matches!(self.conn, Conn::Tx(_))
+    }
+
+    /// `FOR UPDATE OF <of>` when the unit locks what it reads, else nothing.
+    fn for_update(&self, of: &str) -> String {
+        if self.locking() { format!(" FOR UPDATE OF {of}") } else { String::new() }
+    }
+
+    /// Commits the transaction (its write already committed itself
+    /// without one).
+    pub async fn commit(self) -> Result<(), StoreError> {
+        match self.conn {
+            Conn::Tx(tx) => Ok(tx.commit().await?),
+            Conn::Auto(_) => Ok(()),
+        }
+    }
+
+    /// Whether the remembered token still names its player (its own
+    /// token, or a session not ended): a statement of its own, for when
+    /// the ticket's statement found no row to carry the check.
+    async fn confirm_token(&mut self, serial: &str, check: &TokenCheck) -> Result<(), StoreError> {
+        // `$1` is the ticket's serial, as in the ticket's statement.
+        let sql = format!("SELECT {TOKEN_OK} WHERE CAST($1 AS TEXT) IS NOT NULL");
+        let ok: bool = sqlx::query_scalar(AssertSqlSafe(sql))
+            .bind(serial)
+            .bind(check.player)
+            .bind(&check.token_hash)
+            .bind(now_ms())
+            .fetch_one(self.c())
+            .await?;
+        if ok { Ok(()) } else { Err(StoreError::TokenRevoked) }
+    }
+
+    async fn rollback(self) {
+        if let Conn::Tx(tx) = self.conn {
+            let _ = tx.rollback().await;
+        }
+    }
 }
 
 impl Unit for PgUnit {
@@ -318,21 +439,20 @@ impl Unit for PgUnit {
         if let Some(a) = self.owner_account.filter(|a| a.player == player) {
             return Ok(Some(a));
         }
-        let sql = format!("{ACCOUNT_OF_PLAYER} FOR UPDATE OF a");
-        let row: Option<(i64, i64)> =
-            sqlx::query_as(AssertSqlSafe(sql)).bind(player).fetch_optional(&mut *self.tx).await?;
+        let sql = format!("{ACCOUNT_OF_PLAYER}{}", self.for_update("a"));
+        let row: Option<(i64, i64)> = sqlx::query_as(AssertSqlSafe(sql)).bind(player).fetch_optional(self.c()).await?;
         Ok(row.map(|(id, balance_cents)| Account { player, id, balance_cents }))
     }
 
     async fn idempotency(&mut self, player: PlayerId, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
-        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(&mut *self.tx).await?;
+        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(self.c()).await?;
         Ok(stored_answer(row))
     }
 
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         // Concurrent purchases skip each other's locked ticket instead of
         // waiting; the plan reads one ticket whatever the statistics.
-        let row = sqlx::query(NEXT_FOR_SALE_POSTGRES).fetch_optional(&mut *self.tx).await?;
+        let row = sqlx::query(NEXT_FOR_SALE_POSTGRES).fetch_optional(self.c()).await?;
         row.map(|r| for_sale(&r, &self.keys)).transpose()
     }
 
@@ -342,17 +462,41 @@ impl Unit for PgUnit {
         // seed the first action writes, and a request that waited for that
         // action must re-read it with the game (READ COMMITTED re-reads
         // only the rows it locks), or it sees the new game beside no seed.
+        // Without locks (an optimistic unit) the one statement reads all of
+        // them from one snapshot, and the write's guards catch what changes.
+        // A remembered token is confirmed by the same statement (TOKEN_OK).
+        let check = self.token_check.take();
+        let token_ok = if check.is_some() { format!(", {TOKEN_OK} AS token_ok") } else { String::new() };
         let sql = format!(
-            "SELECT a.id AS account_id, a.balance_cents, {TICKET_COLUMNS}{TICKET_FROM}
+            "SELECT a.id AS account_id, a.balance_cents, {TICKET_COLUMNS}{token_ok}{TICKET_FROM}
              JOIN players p ON p.id = t.owner_id JOIN accounts a ON a.id = p.account_id
-             WHERE t.serial = $1 FOR UPDATE OF t, g, a"
+             WHERE t.serial = $1{}",
+            self.for_update("t, g, a")
         );
-        let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await? else {
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(serial);
+        if let Some(c) = &check {
+            query = query.bind(c.player).bind(&c.token_hash).bind(now_ms());
+        }
+        let found = query.fetch_optional(self.c()).await?;
+        if let Some(c) = &check {
+            let ok = match &found {
+                Some(row) => row.try_get("token_ok")?,
+                None => {
+                    self.confirm_token(serial, c).await?;
+                    true
+                }
+            };
+            if !ok {
+                return Err(StoreError::TokenRevoked);
+            }
+        }
+        let Some(row) = found else {
             // A paper ticket nobody's history holds: no account to lock.
             let sql = format!(
-                "SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1 AND t.owner_id IS NULL FOR UPDATE OF t, g"
+                "SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1 AND t.owner_id IS NULL{}",
+                self.for_update("t, g")
             );
-            let row = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(&mut *self.tx).await?;
+            let row = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(self.c()).await?;
             return row.map(|r| ticket_row(&r, &self.keys)).transpose();
         };
         let ticket = ticket_row(&row, &self.keys)?;
@@ -369,21 +513,20 @@ impl Unit for PgUnit {
         // a second statement: READ COMMITTED re-reads only the rows it
         // locks, so a request that waited for a sale or a payment would see
         // the ticket sold beside no stored answer (the shop's retry refused).
-        let lock = format!("SELECT t.id FROM tickets t WHERE {cond} FOR UPDATE");
-        let locked: Option<i64> =
-            sqlx::query_scalar(AssertSqlSafe(lock)).bind(&value).fetch_optional(&mut *self.tx).await?;
+        let lock = format!("SELECT t.id FROM tickets t WHERE {cond}{}", self.for_update("t"));
+        let locked: Option<i64> = sqlx::query_scalar(AssertSqlSafe(lock)).bind(&value).fetch_optional(self.c()).await?;
         if locked.is_none() {
             return Ok(None);
         }
         let sql = format!("{PAPER_SELECT}{cond}");
-        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(&mut *self.tx).await? {
+        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(self.c()).await? {
             Some(row) => Ok(Some(paper_row(&row, &self.keys)?)),
             None => Ok(None),
         }
     }
 
     async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {
-        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(&mut *self.tx).await?;
+        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(self.c()).await?;
         Ok(stored_answer(row))
     }
 
@@ -402,33 +545,33 @@ impl Unit for PgUnit {
         .bind(token_hash)
         .bind(name)
         .bind(now)
-        .fetch_one(&mut *self.tx)
+        .fetch_one(self.c())
         .await?)
     }
 
     async fn limits(&mut self, player: PlayerId) -> Result<Option<LimitsRow>, StoreError> {
-        let row: Option<LimitsTuple> = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(&mut *self.tx).await?;
+        let row: Option<LimitsTuple> = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(self.c()).await?;
         Ok(row.map(limits_row))
     }
 
     async fn usage(&mut self, player: PlayerId, day_since: i64, week_since: i64) -> Result<Usage, StoreError> {
         let (tickets_today, spent_week_cents): (i64, i64) =
-            sqlx::query_as(USAGE_SELECT).bind(player).bind(day_since).bind(week_since).fetch_one(&mut *self.tx).await?;
+            sqlx::query_as(USAGE_SELECT).bind(player).bind(day_since).bind(week_since).fetch_one(self.c()).await?;
         Ok(Usage { tickets_today, spent_week_cents })
     }
 
     async fn login_owner(&mut self, login: &str) -> Result<Option<PlayerId>, StoreError> {
-        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(&mut *self.tx).await?)
+        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(self.c()).await?)
     }
 
     async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
         let hash: Option<Option<String>> =
-            sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(&mut *self.tx).await?;
+            sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(self.c()).await?;
         Ok(hash.flatten())
     }
 
     async fn tickets_in_play(&mut self, player: PlayerId) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar(IN_PLAY_SELECT).bind(player).fetch_one(&mut *self.tx).await?)
+        Ok(sqlx::query_scalar(IN_PLAY_SELECT).bind(player).fetch_one(self.c()).await?)
     }
 
     async fn counter(&mut self, bucket: &str, lock: bool) -> Result<Counter, StoreError> {
@@ -438,11 +581,10 @@ impl Unit for PgUnit {
             // form never meets the audit chain's one-key lock.
             sqlx::query("SELECT pg_advisory_xact_lock(1094926401, hashtext($1))")
                 .bind(bucket)
-                .execute(&mut *self.tx)
+                .execute(self.c())
                 .await?;
         }
-        let row: Option<(i64, i64, i64)> =
-            sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(&mut *self.tx).await?;
+        let row: Option<(i64, i64, i64)> = sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(self.c()).await?;
         Ok(row.map_or_else(Counter::default, |(window_start_ms, count, last_ms)| Counter {
             window_start_ms,
             count,
@@ -454,16 +596,16 @@ impl Unit for PgUnit {
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let plan = WritePlan::of(changes, None);
-        let sql = plan.postgres_statement();
+        let sql = if self.locking() { plan.postgres_statement() } else { plan.postgres_statement_all_or_nothing() };
         let returned: Vec<String> =
-            bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(&mut *self.tx).await?;
+            bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(self.c()).await?;
         plan.check_guards(&returned)
     }
 }
 
 impl super::wallet::Fetch for PgUnit {
     fn lock(&self, of: &str) -> String {
-        format!(" FOR UPDATE OF {of}")
+        self.for_update(of)
     }
 
     async fn fetch(
@@ -471,8 +613,7 @@ impl super::wallet::Fetch for PgUnit {
         sql: &str,
         values: &[super::plan::Val],
     ) -> Result<Option<super::wallet::OwnedRow>, StoreError> {
-        let row =
-            bind_values!(sqlx::query(AssertSqlSafe(sql.to_string())), values).fetch_optional(&mut *self.tx).await?;
+        let row = bind_values!(sqlx::query(AssertSqlSafe(sql.to_string())), values).fetch_optional(self.c()).await?;
         Ok(row.as_ref().map(super::wallet::owned_pg))
     }
 

@@ -189,3 +189,85 @@ async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
     assert_eq!(list.json["tickets"].as_array().unwrap().len(), 2);
     shutdown_shared(app).await;
 }
+
+/// On PostgreSQL a game action takes no lock: it reads, decides, and writes
+/// in one statement guarded by what it read (docs/storage.md, "A game
+/// action without a lock"). Here the player's balance changes between the
+/// winning action's read and its write, as a purchase in another tab would
+/// change it: the write's balance guard fails, the whole statement is
+/// undone (migration 16's `as_capone_stale`), and the action runs again
+/// from its read. The prize is then credited once, on the new balance; had
+/// the game's part of the write stayed without its credit, the retry would
+/// find the game finished and the prize would be lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once() {
+    use sqlx::{Connection, Row};
+    let Some(app) = spawn_app().await else { return };
+    if app.backend != Backend::Postgres {
+        // One writer on SQLite: nothing changes between a read and its write.
+        app.shutdown().await;
+        return;
+    }
+    let token = app.register().await;
+    let player = app.get("/api/me", Some(&token)).await.json["player_id"].as_i64().unwrap();
+    let (t, plan) = find_ticket(&app, &token, 100, |p| p.game.result().is_some_and(|r| r.prize_cents > 0)).await;
+    let prize = plan.game.result().unwrap().prize_cents as i64;
+    let id = t["id"].as_str().unwrap().to_string();
+    let last = plan.actions.len() - 1;
+    app.play(&token, &id, &plan.actions[..last]).await;
+    let before = app.balance(&token).await;
+
+    // The test's own transaction holds the player's account row.
+    let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    let account: i64 = sqlx::query("SELECT account_id FROM players WHERE id = $1")
+        .bind(player)
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap()
+        .get(0);
+    sqlx::query("SELECT balance_cents FROM accounts WHERE id = $1 FOR UPDATE")
+        .bind(account)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let action = {
+        let (app_url, token, path) = (app.url.clone(), token.clone(), format!("/api/tickets/{id}/actions"));
+        let body = action_body(last as u64, plan.actions[last]);
+        let client = app.client.clone();
+        tokio::spawn(async move {
+            client.post(format!("{app_url}{path}")).bearer_auth(token).json(&body).send().await.unwrap()
+        })
+    };
+    // The action has read the balance and its write waits for the row.
+    let waiting = "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let mut waited = 0;
+    while app.query_i64(waiting).await == 0 {
+        waited += 1;
+        assert!(waited < 500, "the action's write never waited for the account's row");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    sqlx::query("UPDATE accounts SET balance_cents = balance_cents + 1 WHERE id = $1")
+        .bind(account)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let answer = action.await.unwrap();
+    assert_eq!(answer.status(), 200);
+    let answer: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(answer["ticket"]["phase"], "finished", "{answer}");
+    assert_eq!(answer["ticket"]["result"]["prize_cents"], prize, "{answer}");
+    assert_eq!(app.balance(&token).await, before + 1 + prize, "the prize credited once, on the changed balance");
+    let paid = format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM movements WHERE id = 'prize:' || (SELECT id FROM tickets WHERE serial = '{id}')"
+    );
+    assert_eq!(app.query_i64(&paid).await, 1);
+    let actions = format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM actions WHERE ticket_id = (SELECT id FROM tickets WHERE serial = '{id}')"
+    );
+    assert_eq!(app.query_i64(&actions).await, plan.actions.len() as i64);
+    conn.close().await.unwrap();
+    app.shutdown().await;
+}

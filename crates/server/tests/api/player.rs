@@ -349,3 +349,51 @@ async fn the_history_comes_in_pages_with_dates_and_games() {
     assert_eq!(games.len() as u64, done["game"].as_u64().unwrap());
     app.shutdown().await;
 }
+
+/// A token one process remembers and another revokes stops at once in the
+/// first: on PostgreSQL a game action does not read its token apart, its
+/// first statement confirms it (`Store::action_caller`), so a logout in any
+/// process refuses the next action, whether or not its ticket exists, and
+/// the refused action changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_by_another_process_stops_the_next_action_at_once() {
+    let Some(app) = spawn_app().await else { return };
+    let second = app.another_process(|_| {}).await;
+    if app.backend == Backend::Sqlite {
+        // One process per SQLite file, which revokes and forgets by itself.
+        assert!(second.is_err(), "a second process on a SQLite file is refused");
+        app.shutdown().await;
+        return;
+    }
+    let second = second.expect("a second process on PostgreSQL");
+    let own = app.register().await;
+    let r = put(&app, "/api/me/credentials", &own, json!({"login": "hugo", "password": "hugo pass"})).await;
+    assert_eq!(r.status, 200, "{}", r.json);
+    let session = login(&app, "hugo", "hugo pass").await.json["token"].as_str().unwrap().to_string();
+    // The session first (its ticket's action refused), then the own token
+    // (an action on a ticket that does not exist refused first).
+    for (token, missing_first) in [(&session, false), (&own, true)] {
+        let t = app.buy(token).await;
+        let id = t["id"].as_str().unwrap().to_string();
+        let plan = search(&t, 50, |_| true).expect("a game");
+        app.play(token, &id, &plan.actions[..1]).await;
+        let out =
+            app.send(app.client.delete(format!("{}/api/sessions/current", second.url())).bearer_auth(token)).await;
+        assert_eq!(out.status, 204, "{}", out.json);
+        let next = action_body(1, plan.actions[1]);
+        if missing_first {
+            let r = app.post("/api/tickets/ONL-001-00001-999999-00/actions", Some(token), next.clone()).await;
+            assert_error(&r, 401, "unauthorized");
+        }
+        let r = app.post(&format!("/api/tickets/{id}/actions"), Some(token), next).await;
+        assert_error(&r, 401, "unauthorized");
+        let seq = app
+            .query_i64(&format!(
+                "SELECT g.seq FROM ticket_games g JOIN tickets t ON t.id = g.ticket_id WHERE t.serial = '{id}'"
+            ))
+            .await;
+        assert_eq!(seq, 1, "the refused action changed nothing");
+    }
+    second.shutdown().await.unwrap();
+    app.shutdown().await;
+}
