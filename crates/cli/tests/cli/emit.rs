@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 const SEED: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
-const SMALL: &str = include_str!("../../math/tests/small-table.toml");
+const SMALL: &str = include_str!("../../../math/tests/small-table.toml");
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_as-capone"))

@@ -2,7 +2,7 @@
 //! started through the test kit (`testkit::serve`) with this package's
 //! executable, and the server in-process on a test's database.
 
-#![allow(dead_code, unused_imports)] // each test binary uses its own part of this module
+#![allow(dead_code, unused_imports)] // each module uses its own part of this one
 
 use std::path::Path;
 pub use testkit::BLOCKS_OF_2000;

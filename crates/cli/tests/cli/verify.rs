@@ -26,7 +26,7 @@ fn write(dir: &Path, name: &str, r: &Record) -> std::path::PathBuf {
     p
 }
 
-const SMALL: &str = include_str!("../../math/tests/small-table.toml");
+const SMALL: &str = include_str!("../../../math/tests/small-table.toml");
 
 fn emission() -> Emission {
     let mut seed = [0u8; 32];

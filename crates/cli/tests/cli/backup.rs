@@ -20,7 +20,7 @@
 //!   serves), a damaged backup is refused, and the restored database with
 //!   another key file is refused at start.
 
-mod common;
+use crate::common;
 
 use record::{Record, verify};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! database unchanged (docs/upgrading.md). The upgrade of every release's
 //! fixture is the server's `upgrade` test (crates/server/tests/api/upgrade.rs).
 
-mod common;
+use crate::common;
 
 use sqlx::Connection;
 use std::path::Path;

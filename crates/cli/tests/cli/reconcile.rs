@@ -9,7 +9,7 @@
 //! clean period, and a debit slipped in at the operator for a round the
 //! game never sold.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::body::Bytes;

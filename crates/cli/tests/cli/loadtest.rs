@@ -1,7 +1,7 @@
 //! `as-capone loadtest` against the real server: it plays whole games, and
 //! `--rate` paces the players.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! configuration, `systemd-analyze verify` accepts the unit (where the
 //! machine has it), and `--log-format json` writes one JSON object per line.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -24,7 +24,7 @@
 //! without one it says so and passes, unless `AS_CAPONE_REQUIRE_POSTGRES`
 //! is set.
 
-mod common;
+use crate::common;
 
 use record::{Record, verify};
 use serde_json::{Value, json};

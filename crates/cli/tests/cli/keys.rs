@@ -4,7 +4,7 @@
 //! which emissions use each key, and `as-capone verify` passes on a game of
 //! each key's emission.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! database by the binary are the admin API's (docs/contract.md Operator), and
 //! follow what was sold and played.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::process::Command;

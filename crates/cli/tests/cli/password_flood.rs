@@ -8,7 +8,7 @@
 //! `/proc/PID/status`) stays under a ceiling, and the games played by other
 //! players during the flood keep their latency.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};

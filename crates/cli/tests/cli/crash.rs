@@ -6,7 +6,7 @@
 //! unfinished game continues where it stopped, and the ledger and audit
 //! chain are sound.
 
-mod common;
+use crate::common;
 
 use record::{Record, verify};
 use serde_json::{Value, json};
