@@ -320,6 +320,11 @@ pub struct GameWrite {
     pub row: TicketRow,
     pub from_seq: Option<u64>,
     pub finished_ms: Option<i64>,
+    /// The action moved the game to another phase (always so for a new
+    /// game row): an update that neither changes the phase nor finishes
+    /// the game writes only its `seq` and state, and the triggers that
+    /// watch the phase and the prize are not even considered.
+    pub phase_changed: bool,
 }
 
 /// The row of an applied action.

@@ -69,7 +69,7 @@ pub fn buy(
     let answer = serde_json::to_string(&answer).expect("a purchase answer serializes");
     Ok(Decision::Apply(Box::new(Changes {
         sale: Some(Sale { ticket_id: sale.ticket_id, owner: account.player, sold_ms: now }),
-        game: Some(GameWrite { row, from_seq: None, finished_ms: None }),
+        game: Some(GameWrite { row, from_seq: None, finished_ms: None, phase_changed: true }),
         idempotency: request.key.as_ref().map(|key| IdempotencyWrite {
             player: account.player,
             key: key.as_str().to_string(),
@@ -208,7 +208,12 @@ pub fn decide_action(
     Ok(Decision::Apply(Box::new(Changes {
         client_seed: seed_write,
         action: Some(ActionWrite { ticket_id: row.id, seq, request_json, created_ms: now, draw }),
-        game: Some(GameWrite { row: after, from_seq: Some(seq), finished_ms: result.map(|_| now) }),
+        game: Some(GameWrite {
+            phase_changed: after.ticket.game.phase().name() != row.ticket.game.phase().name(),
+            row: after,
+            from_seq: Some(seq),
+            finished_ms: result.map(|_| now),
+        }),
         movement,
         audit,
         answer,

@@ -352,7 +352,7 @@ pub fn settle(reserved: Reserved, outcome: &DebitOutcome, now: i64) -> Result<Ch
             let answer = Purchased { ticket: row.ticket.view(), balance_cents: *balance_cents };
             let answer = serde_json::to_string(&answer).expect("a purchase answer serializes");
             Ok(Changes {
-                game: Some(GameWrite { row, from_seq: None, finished_ms: None }),
+                game: Some(GameWrite { row, from_seq: None, finished_ms: None, phase_changed: true }),
                 movement: Some(Movement::house(
                     Reason::TicketSale,
                     ticket.ticket_id,

@@ -317,7 +317,7 @@ pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now:
     let ticket = after.sold().ok_or_else(|| AppError::internal("a redeemed ticket without a game"))?;
     let answer = json!({"ticket": ticket.ticket.view(), "token": token}).to_string();
     Ok(Changes {
-        game: first.then(|| GameWrite { row: ticket.clone(), from_seq: None, finished_ms: None }),
+        game: first.then(|| GameWrite { row: ticket.clone(), from_seq: None, finished_ms: None, phase_changed: true }),
         retail: owner,
         audit: first.then(|| AuditRecord {
             created_ms: now,

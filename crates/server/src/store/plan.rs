@@ -183,14 +183,19 @@ impl WritePlan {
             let game = &g.row.ticket.game;
             let result = game.result();
             let state = serde_json::to_string(game).expect("a game serializes");
-            let columns = vec![
-                ("seq", (game.seq() as i64).into()),
-                ("phase", game.phase().name().into()),
-                ("state_json", state.into()),
-                ("result_tricks", result.map(|r| i64::from(r.tricks)).into()),
-                ("prize_cents", result.map(|r| r.prize_cents as i64).into()),
-                ("finished_ms", g.finished_ms.into()),
-            ];
+            let mut columns = vec![("seq", (game.seq() as i64).into()), ("state_json", state.into())];
+            // An action that neither changes the phase nor finishes the game
+            // leaves those columns as they are: not naming them, its UPDATE
+            // does not make PostgreSQL consider (and parse the WHEN of) the
+            // figures' triggers `UPDATE OF phase, prize_cents, finished_ms`.
+            if g.from_seq.is_none() || g.phase_changed || result.is_some() || g.finished_ms.is_some() {
+                columns.extend([
+                    ("phase", game.phase().name().into()),
+                    ("result_tricks", result.map(|r| i64::from(r.tricks)).into()),
+                    ("prize_cents", result.map(|r| r.prize_cents as i64).into()),
+                    ("finished_ms", g.finished_ms.into()),
+                ]);
+            }
             match g.from_seq {
                 None => {
                     let mut row = vec![("ticket_id", g.row.id.into())];
