@@ -27,6 +27,7 @@ mod desk_charts;
 mod emissions;
 mod error;
 mod keyring;
+mod pg_batch;
 mod plan;
 mod postgres;
 mod reads;

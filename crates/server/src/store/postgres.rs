@@ -41,6 +41,7 @@
 //! lock (BENCHMARKS.md, "PostgreSQL, what a request costs it").
 
 use super::audit;
+use super::pg_batch::{Answer, Batcher};
 use super::plan::WritePlan;
 use super::reads::{
     ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, IN_PLAY_SELECT, LIMITS_SELECT,
@@ -169,12 +170,15 @@ pub(super) struct PgWriter {
     metrics: Arc<Metrics>,
     keys: Arc<Keyring>,
     sealer: Mutex<Option<JoinHandle<()>>>,
+    /// The game actions' batches ([`super::pg_batch`]).
+    batcher: Batcher,
 }
 
 impl PgWriter {
     pub fn start(pool: PgPool, metrics: Arc<Metrics>, keys: Arc<Keyring>) -> PgWriter {
         let sealer = tokio::spawn(sealer(pool.clone()));
-        PgWriter { pool, metrics, keys, sealer: Mutex::new(Some(sealer)) }
+        let batcher = Batcher::start(pool.clone(), keys.clone(), metrics.clone());
+        PgWriter { pool, metrics, keys, sealer: Mutex::new(Some(sealer)), batcher }
     }
 
     /// A unit of its own transaction, for writes that span several
@@ -185,6 +189,7 @@ impl PgWriter {
             owner_account: None,
             keys: self.keys.clone(),
             token_check: None,
+            batched: None,
         })
     }
 
@@ -195,13 +200,23 @@ impl PgWriter {
             owner_account: None,
             keys: self.keys.clone(),
             token_check: None,
+            batched: None,
         })
     }
 
     /// One request: a transaction, run again from the start when
     /// PostgreSQL aborted it for a conflict with another.
     /// `check`: a remembered token the request's first statement confirms.
+    /// A game action goes to the next batch ([`super::pg_batch`]) first,
+    /// and runs here on its own only when the batch gives it back.
     pub async fn run(&self, op: Op, check: Option<TokenCheck>) -> Result<Done, AppError> {
+        let (op, check) = match Mode::of(&op) {
+            Mode::Optimistic => match self.batcher.run(op, check).await {
+                Answer::Done(done) => return done,
+                Answer::Alone(op, check) => (op, check),
+            },
+            Mode::Locking => (op, check),
+        };
         let mut attempt = 1;
         loop {
             match self.run_once(&op, check.as_ref()).await {
@@ -239,6 +254,7 @@ impl PgWriter {
     }
 
     pub async fn close(&self) {
+        self.batcher.close();
         if let Some(task) = self.sealer.lock().expect("sealer lock").take() {
             task.abort();
         }
@@ -371,6 +387,8 @@ impl Mode {
 pub(super) enum Conn {
     Tx(Transaction<'static, Postgres>),
     Auto(sqlx::pool::PoolConnection<Postgres>),
+    /// The batches' own connection ([`super::pg_batch`]).
+    Own(PgConnection),
 }
 
 /// One request's unit of work.
@@ -382,6 +400,17 @@ pub(super) struct PgUnit {
     keys: Arc<Keyring>,
     /// A remembered token that [`Unit::ticket`]'s statement confirms.
     token_check: Option<TokenCheck>,
+    /// In a batch of actions ([`super::pg_batch`]): the ticket its batch
+    /// read, and the plan of the write the batch's statement makes.
+    batched: Option<Batched>,
+}
+
+/// One action of a batch, decided on a unit ([`PgUnit::batch_unit`]).
+#[derive(Default)]
+pub(super) struct Batched {
+    ticket: Option<TicketRow>,
+    /// The plan of its write, and the account whose balance it guards.
+    pub plan: Option<(WritePlan, Option<AccountId>)>,
 }
 
 impl PgUnit {
@@ -390,7 +419,36 @@ impl PgUnit {
         match &mut self.conn {
             Conn::Tx(tx) => tx,
             Conn::Auto(c) => c,
+            Conn::Own(c) => c,
         }
+    }
+
+    /// A unit for a batch of actions on `conn`: no transaction, each
+    /// action's ticket given by the batch's read ([`PgUnit::prepare`]), its
+    /// write kept for the batch's statement ([`PgUnit::take_write`]).
+    pub(super) fn batch_unit(conn: PgConnection, keys: Arc<Keyring>) -> PgUnit {
+        PgUnit { conn: Conn::Own(conn), owner_account: None, keys, token_check: None, batched: None }
+    }
+
+    /// The batch's connection back, after its batch.
+    pub(super) fn into_own(self) -> Option<PgConnection> {
+        match self.conn {
+            Conn::Own(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The next action of the batch: its ticket and owner's account, as
+    /// the batch read them.
+    pub(super) fn prepare(&mut self, ticket: TicketRow, account: Option<Account>) {
+        self.owner_account = account;
+        self.token_check = None;
+        self.batched = Some(Batched { ticket: Some(ticket), plan: None });
+    }
+
+    /// What the action decided on the unit would write.
+    pub(super) fn take_write(&mut self) -> Option<(WritePlan, Option<AccountId>)> {
+        self.batched.take().and_then(|b| b.plan)
     }
 
     fn locking(&self) -> bool {
@@ -407,7 +465,7 @@ impl PgUnit {
     pub async fn commit(self) -> Result<(), StoreError> {
         match self.conn {
             Conn::Tx(tx) => Ok(tx.commit().await?),
-            Conn::Auto(_) => Ok(()),
+            Conn::Auto(_) | Conn::Own(_) => Ok(()),
         }
     }
 
@@ -465,6 +523,9 @@ impl Unit for PgUnit {
         // Without locks (an optimistic unit) the one statement reads all of
         // them from one snapshot, and the write's guards catch what changes.
         // A remembered token is confirmed by the same statement (TOKEN_OK).
+        if let Some(b) = &self.batched {
+            return Ok(b.ticket.clone());
+        }
         let check = self.token_check.take();
         let token_ok = if check.is_some() { format!(", {TOKEN_OK} AS token_ok") } else { String::new() };
         let sql = format!(
@@ -596,6 +657,11 @@ impl Unit for PgUnit {
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let plan = WritePlan::of(changes, None);
+        if let Some(b) = &mut self.batched {
+            let balance = changes.movement.as_ref().and_then(|m| m.player_balance).map(|b| b.account);
+            b.plan = Some((plan, balance));
+            return Ok(());
+        }
         let sql = if self.locking() { plan.postgres_statement() } else { plan.postgres_statement_all_or_nothing() };
         let returned: Vec<String> =
             bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(self.c()).await?;

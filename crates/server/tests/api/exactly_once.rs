@@ -271,3 +271,136 @@ async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once(
     conn.close().await.unwrap();
     app.shutdown().await;
 }
+
+/// The value of a counter or a histogram's `_sum`/`_count` in `/metrics`.
+async fn metric(app: &TestApp, name: &str) -> f64 {
+    let text = String::from_utf8(app.get("/metrics", None).await.bytes.to_vec()).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix(' ')))
+        .map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
+/// On PostgreSQL the actions waiting at the same moment share one read,
+/// one write and one commit (docs/storage.md, "Actions in batches"). Here
+/// twelve players play whole games at once, so batches form
+/// (`as_capone_commit_batch_size` sees more requests than commits), and
+/// every game is written as played: each action once, each prize once.
+/// Then, while the test holds a winner's account row, the winner's last
+/// action and eleven first actions of new tickets are sent at once: the
+/// batch holding the winning action finds the balance changed, is undone
+/// whole, and each of its actions runs again on its own; every action is
+/// answered, written once, and the prize credited once on the new balance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_in_one_batch_are_written_once_each_even_when_the_batch_is_undone() {
+    use sqlx::{Connection, Row};
+    let Some(app) = spawn_app().await else { return };
+    if app.backend != Backend::Postgres {
+        // SQLite's group commit has its own tests (the writer).
+        app.shutdown().await;
+        return;
+    }
+    let app = std::sync::Arc::new(app);
+    let count_actions = |serial: &str| {
+        format!(
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM actions WHERE ticket_id = (SELECT id FROM tickets WHERE serial = '{serial}')"
+        )
+    };
+    let (batches_before, actions_before) = (
+        metric(&app, "as_capone_commit_batch_size_count").await,
+        metric(&app, "as_capone_commit_batch_size_sum").await,
+    );
+    let mut players = Vec::new();
+    for _ in 0..12 {
+        let token = app.register().await;
+        let t = app.buy(&token).await;
+        let plan = search(&t, 100, |_| true).expect("any plan");
+        players.push((token, t["serial"].as_str().unwrap().to_string(), plan));
+    }
+    let start = app.balance(&players[0].0).await;
+    let tasks: Vec<_> = players
+        .iter()
+        .map(|(token, serial, plan)| {
+            let (app, token, serial, actions) = (app.clone(), token.clone(), serial.clone(), plan.actions.clone());
+            tokio::spawn(async move { app.play(&token, &serial, &actions).await })
+        })
+        .collect();
+    for (task, (token, serial, plan)) in tasks.into_iter().zip(&players) {
+        let answers = task.await.unwrap();
+        let last = &answers.last().unwrap().json["ticket"];
+        assert_eq!(last["phase"], "finished", "{last}");
+        let prize = plan.game.result().unwrap().prize_cents as i64;
+        assert_eq!(last["result"]["prize_cents"], prize);
+        assert_eq!(app.query_i64(&count_actions(serial)).await, plan.actions.len() as i64);
+        assert_eq!(app.balance(token).await, start + prize, "the prize credited once");
+    }
+    let batches = metric(&app, "as_capone_commit_batch_size_count").await - batches_before;
+    let written = metric(&app, "as_capone_commit_batch_size_sum").await - actions_before;
+    let played: usize = players.iter().map(|p| p.2.actions.len()).sum();
+    assert!(written <= played as f64, "{written} actions committed in batches, {played} played");
+    assert!(written > batches, "{batches} batches for {written} actions: no commit was shared");
+
+    // A winner's last action, held by the test's lock on its account.
+    let token = app.register().await;
+    let player = app.get("/api/me", Some(&token)).await.json["player_id"].as_i64().unwrap();
+    let (t, plan) = find_ticket(&app, &token, 100, |p| p.game.result().is_some_and(|r| r.prize_cents > 0)).await;
+    let prize = plan.game.result().unwrap().prize_cents as i64;
+    let serial = t["serial"].as_str().unwrap().to_string();
+    let last = plan.actions.len() - 1;
+    app.play(&token, &serial, &plan.actions[..last]).await;
+    let before = app.balance(&token).await;
+    let mut others = Vec::new();
+    for (token, _, _) in &players[1..] {
+        let t = app.buy(token).await;
+        let plan = search(&t, 100, |_| true).expect("any plan");
+        others.push((token.clone(), t["serial"].as_str().unwrap().to_string(), plan));
+    }
+    let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    let account: i64 = sqlx::query("SELECT account_id FROM players WHERE id = $1")
+        .bind(player)
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap()
+        .get(0);
+    sqlx::query("SELECT balance_cents FROM accounts WHERE id = $1 FOR UPDATE")
+        .bind(account)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let mut sent = vec![{
+        let (app, token, serial, body) =
+            (app.clone(), token.clone(), serial.clone(), action_body(last as u64, plan.actions[last]));
+        tokio::spawn(async move { app.post(&format!("/api/tickets/{serial}/actions"), Some(&token), body).await })
+    }];
+    for (token, serial, plan) in &others {
+        let (app, token, serial, body) = (app.clone(), token.clone(), serial.clone(), action_body(0, plan.actions[0]));
+        sent.push(tokio::spawn(async move {
+            app.post(&format!("/api/tickets/{serial}/actions"), Some(&token), body).await
+        }));
+    }
+    let waiting = "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let mut waited = 0;
+    while app.query_i64(waiting).await == 0 {
+        waited += 1;
+        assert!(waited < 500, "the winning action's write never waited for the account's row");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    sqlx::query("UPDATE accounts SET balance_cents = balance_cents + 1 WHERE id = $1")
+        .bind(account)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    for task in sent {
+        let r = task.await.unwrap();
+        assert_eq!(r.status, 200, "{}", r.json);
+    }
+    assert_eq!(app.balance(&token).await, before + 1 + prize, "the prize credited once, on the changed balance");
+    assert_eq!(app.query_i64(&count_actions(&serial)).await, plan.actions.len() as i64);
+    for (_, serial, _) in &others {
+        assert_eq!(app.query_i64(&count_actions(serial)).await, 1, "{serial}: its first action once");
+    }
+    conn.close().await.unwrap();
+    shutdown_shared(app).await;
+}
