@@ -10,12 +10,3 @@
 -- (bench/pg-profile.sh: 0.93 of the 1.91 `Heap LOCK` records a request).
 -- Its index stays: the primary key (ticket_id, seq).
 ALTER TABLE actions DROP CONSTRAINT actions_ticket_id_fkey;
-
--- A game's row is rewritten by every action (its seq and state). With its
--- pages full, a new version of the row often found no room on its page:
--- PostgreSQL then wrote it elsewhere and added an entry to each of the
--- table's three indexes (bench/pg-profile.sh: 37 % of the updates were not
--- HOT). Pages filled to 80 % keep room for the row's next versions, so the
--- update stays on its page and writes no index entry (a HOT update) unless
--- it changes the phase. It applies to the pages written from now on.
-ALTER TABLE ticket_games SET (fillfactor = 80);
