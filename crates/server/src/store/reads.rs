@@ -326,12 +326,19 @@ pub(super) fn limits_row(t: LimitsTuple) -> LimitsRow {
 }
 
 /// A player's online purchases: tickets since `$2` (a day ago), cents spent
-/// since `$3` (a week ago).
+/// since `$3` (a week ago). The week's tickets are counted per block first,
+/// and only those counts joined to their block and emission, rather than
+/// each of the week's tickets (about a hundred a player in the benchmarks,
+/// two index lookups each; no change in the benchmark's rate was
+/// measurable, docs/bench-log/2026-12-06-postgres-action-batches.md). The
+/// placeholders appear in the order `$2, $1, $3`, as before (SQLite numbers
+/// `$N` names by first appearance; the shells bind in that order).
 pub(super) const USAGE_SELECT: &str = "SELECT \
-     CAST(COALESCE(SUM(CASE WHEN t.sold_ms >= $2 THEN 1 ELSE 0 END), 0) AS BIGINT), \
-     CAST(COALESCE(SUM(e.price_cents), 0) AS BIGINT) \
-     FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id \
-     WHERE t.owner_id = $1 AND e.channel = 'online' AND t.sold_ms >= $3";
+     CAST(COALESCE(SUM(u.today), 0) AS BIGINT), CAST(COALESCE(SUM(u.bought * e.price_cents), 0) AS BIGINT) \
+     FROM (SELECT t.block_id, SUM(CASE WHEN t.sold_ms >= $2 THEN 1 ELSE 0 END) AS today, COUNT(*) AS bought \
+           FROM tickets t WHERE t.owner_id = $1 AND t.sold_ms >= $3 GROUP BY t.block_id) u \
+     JOIN blocks b ON b.id = u.block_id JOIN emissions e ON e.id = b.emission_id \
+     WHERE e.channel = 'online'";
 /// The player holding a login.
 pub(super) const LOGIN_OWNER_SELECT: &str = "SELECT id FROM players WHERE login = $1";
 /// A player's password hash (`NULL`: no login yet).

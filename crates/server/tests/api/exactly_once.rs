@@ -201,7 +201,6 @@ async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
 /// find the game finished and the prize would be lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once() {
-    use sqlx::{Connection, Row};
     let Some(app) = spawn_app().await else { return };
     if app.backend != Backend::Postgres {
         // One writer on SQLite: nothing changes between a read and its write.
@@ -218,19 +217,7 @@ async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once(
     let before = app.balance(&token).await;
 
     // The test's own transaction holds the player's account row.
-    let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
-    let mut tx = conn.begin().await.unwrap();
-    let account: i64 = sqlx::query("SELECT account_id FROM players WHERE id = $1")
-        .bind(player)
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap()
-        .get(0);
-    sqlx::query("SELECT balance_cents FROM accounts WHERE id = $1 FOR UPDATE")
-        .bind(account)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
+    let (conn, account) = hold_account(&app, player).await;
     let action = {
         let (app_url, token, path) = (app.url.clone(), token.clone(), format!("/api/tickets/{id}/actions"));
         let body = action_body(last as u64, plan.actions[last]);
@@ -240,20 +227,8 @@ async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once(
         })
     };
     // The action has read the balance and its write waits for the row.
-    let waiting = "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_stat_activity \
-                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
-    let mut waited = 0;
-    while app.query_i64(waiting).await == 0 {
-        waited += 1;
-        assert!(waited < 500, "the action's write never waited for the account's row");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    sqlx::query("UPDATE accounts SET balance_cents = balance_cents + 1 WHERE id = $1")
-        .bind(account)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    wait_for_a_lock_wait(&app).await;
+    change_and_release(conn, account).await;
     let answer = action.await.unwrap();
     assert_eq!(answer.status(), 200);
     let answer: serde_json::Value = answer.json().await.unwrap();
@@ -268,7 +243,6 @@ async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM actions WHERE ticket_id = (SELECT id FROM tickets WHERE serial = '{id}')"
     );
     assert_eq!(app.query_i64(&actions).await, plan.actions.len() as i64);
-    conn.close().await.unwrap();
     app.shutdown().await;
 }
 
@@ -292,7 +266,6 @@ async fn metric(app: &TestApp, name: &str) -> f64 {
 /// answered, written once, and the prize credited once on the new balance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn actions_in_one_batch_are_written_once_each_even_when_the_batch_is_undone() {
-    use sqlx::{Connection, Row};
     let Some(app) = spawn_app().await else { return };
     if app.backend != Backend::Postgres {
         // SQLite's group commit has its own tests (the writer).
@@ -354,19 +327,7 @@ async fn actions_in_one_batch_are_written_once_each_even_when_the_batch_is_undon
         let plan = search(&t, 100, |_| true).expect("any plan");
         others.push((token.clone(), t["serial"].as_str().unwrap().to_string(), plan));
     }
-    let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
-    let mut tx = conn.begin().await.unwrap();
-    let account: i64 = sqlx::query("SELECT account_id FROM players WHERE id = $1")
-        .bind(player)
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap()
-        .get(0);
-    sqlx::query("SELECT balance_cents FROM accounts WHERE id = $1 FOR UPDATE")
-        .bind(account)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
+    let (conn, account) = hold_account(&app, player).await;
     let mut sent = vec![{
         let (app, token, serial, body) =
             (app.clone(), token.clone(), serial.clone(), action_body(last as u64, plan.actions[last]));
@@ -378,20 +339,8 @@ async fn actions_in_one_batch_are_written_once_each_even_when_the_batch_is_undon
             app.post(&format!("/api/tickets/{serial}/actions"), Some(&token), body).await
         }));
     }
-    let waiting = "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_stat_activity \
-                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
-    let mut waited = 0;
-    while app.query_i64(waiting).await == 0 {
-        waited += 1;
-        assert!(waited < 500, "the winning action's write never waited for the account's row");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    sqlx::query("UPDATE accounts SET balance_cents = balance_cents + 1 WHERE id = $1")
-        .bind(account)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    wait_for_a_lock_wait(&app).await;
+    change_and_release(conn, account).await;
     for task in sent {
         let r = task.await.unwrap();
         assert_eq!(r.status, 200, "{}", r.json);
@@ -401,6 +350,49 @@ async fn actions_in_one_batch_are_written_once_each_even_when_the_batch_is_undon
     for (_, serial, _) in &others {
         assert_eq!(app.query_i64(&count_actions(serial)).await, 1, "{serial}: its first action once");
     }
-    conn.close().await.unwrap();
     shutdown_shared(app).await;
+}
+
+/// Holds `player`'s account row (`FOR UPDATE`) in a transaction of the
+/// test's own connection, left open; returns it with the account's id.
+async fn hold_account(app: &TestApp, player: i64) -> (sqlx::PgConnection, i64) {
+    use sqlx::{Connection, Row};
+    let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut conn).await.unwrap();
+    let account: i64 = sqlx::query("SELECT account_id FROM players WHERE id = $1")
+        .bind(player)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+        .get(0);
+    sqlx::query("SELECT balance_cents FROM accounts WHERE id = $1 FOR UPDATE")
+        .bind(account)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    (conn, account)
+}
+
+/// Waits until a statement of the server waits for a row lock (the held account's).
+async fn wait_for_a_lock_wait(app: &TestApp) {
+    let waiting = "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let mut waited = 0;
+    while app.query_i64(waiting).await == 0 {
+        waited += 1;
+        assert!(waited < 500, "the action's write never waited for the account's row");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Changes the held account's balance by a cent under the waiting write, and commits.
+async fn change_and_release(mut conn: sqlx::PgConnection, account: i64) {
+    use sqlx::Connection;
+    sqlx::query("UPDATE accounts SET balance_cents = balance_cents + 1 WHERE id = $1")
+        .bind(account)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
 }
