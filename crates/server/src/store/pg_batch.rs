@@ -46,8 +46,9 @@ use tokio::task::JoinHandle;
 /// in flight (one read and decided while the other commits) made smaller
 /// batches and fewer actions a second (two servers, 64 players: 5 104
 /// against 5 452 actions/s, PostgreSQL's CPU 220 against 192 µs a
-/// request; four: 4 072, 303 µs; BENCHMARKS.md). A deployment with more
-/// cores runs more processes, each with its batch in flight.
+/// request; four: 4 072, 303 µs; docs/bench-log/2026-12-06-postgres-action-batches.md).
+/// A deployment with more cores runs more processes, each with its batch
+/// in flight.
 const WORKERS: usize = 1;
 
 /// How many times the worker lets the other tasks run before it closes a
@@ -56,7 +57,7 @@ const WORKERS: usize = 1;
 /// once (microseconds); loaded, the batches are bigger and each action
 /// cheaper: two servers, 64 players, 8 and 32 yields gave 6 724 and 6 852
 /// actions/s against 5 251 without, PostgreSQL's CPU 159 and 156 µs a
-/// request against 183 (BENCHMARKS.md).
+/// request against 183 (docs/bench-log/2026-12-06-postgres-action-batches.md).
 const GATHER_YIELDS: usize = 16;
 
 /// The most actions one batch takes.
