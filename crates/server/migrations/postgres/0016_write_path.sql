@@ -1,8 +1,3 @@
--- A demo game's token finds its game, and only it (issue 31): the unique
--- index first written into migration 15 after that migration had been
--- applied by earlier builds, moved here so that their databases upgrade.
-CREATE UNIQUE INDEX IF NOT EXISTS demo_games_token ON demo_games (token_hash);
-
 -- A game action runs without a transaction or a row lock on PostgreSQL: its
 -- reads are plain statements and its write one statement that commits
 -- itself (store/postgres.rs, Mode::Optimistic). Each of the write's guarded

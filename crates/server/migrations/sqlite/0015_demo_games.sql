@@ -35,5 +35,7 @@ CREATE TABLE demo_games (
     created_ms BIGINT NOT NULL,
     finished_ms BIGINT
 );
+-- A request's token finds its game (and only it).
+CREATE UNIQUE INDEX demo_games_token ON demo_games (token_hash);
 -- The removal of games older than a day.
 CREATE INDEX demo_games_created ON demo_games (created_ms);
