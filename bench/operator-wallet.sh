@@ -186,13 +186,27 @@ steady_cores() {
          END { m = 0; for (i = 2; i < n - 2; i++) v[m++] = u[i]; asort(v); printf "%.3f", (m ? v[int((m + 1) / 2)] : 0) }' "$1"
 }
 
+# The machine's CPU time stolen by the host during round $1 (the `steal`
+# column of /proc/stat), as a share of the time its cores were busy or
+# stolen. On a shared virtual machine a process's own CPU time (what the
+# cgroup cap and "µs an action" count) includes the time its vCPU was
+# descheduled by the host, so a round with more steal looks costlier.
+steal_share() {
+    paste -d' ' "$WORK/$1.stat0" "$WORK/$1.stat1" | awk '{ n = (NF - 2) / 2; busy = 0
+        for (i = 2; i <= n + 1; i++) { d[i - 1] = $(i + n + 1) - $i }
+        busy = d[1] + d[2] + d[3] + d[6] + d[7] + d[8]
+        printf "%.2f", (busy ? d[8] / busy : 0) }'
+}
+
 # Runs the load generator ($@ after the round's name $1) against the server
 # with its CPU sampled; then the round's total CPU.
 load_round() {
     local name=$1
     shift
     start_sampler "$SERVER_PID" "$WORK/$name.samples"
+    head -1 /proc/stat >"$WORK/$name.stat0"
     "${DRIVER_PIN[@]}" "$BIN" loadtest "$@" >"$WORK/$name.json"
+    head -1 /proc/stat >"$WORK/$name.stat1"
     kill "$SAMPLER_PID" 2>/dev/null || true
     wait "$SAMPLER_PID" 2>/dev/null || true
     cpu_of "$SERVER_PID" >"$WORK/$name.cpu"
@@ -252,7 +266,7 @@ for r in $(seq 1 "$ROUNDS"); do
     # The server's CPU per action (all its work: purchases, prizes, the
     # outbox, divided by the actions), and the operator side's in all.
     ic=$(steady_cores "$WORK/i$r.samples") oc=$(steady_cores "$WORK/o$r.samples")
-    STEADY_LINES+=("pair $r: the server's cores while loaded (median of 0.5 s samples): internal $ic ($(jq -n "$ic * 1e6 / $ia | round") µs an action), operator $oc ($(jq -n "$oc * 1e6 / $oa | round") µs an action), ratio $(jq -n "$oc / $oa / ($ic / $ia) * 1000 | round / 1000")")
+    STEADY_LINES+=("pair $r: the server's cores while loaded (median of 0.5 s samples): internal $ic ($(jq -n "$ic * 1e6 / $ia | round") µs an action), operator $oc ($(jq -n "$oc * 1e6 / $oa | round") µs an action), ratio $(jq -n "$oc / $oa / ($ic / $ia) * 1000 | round / 1000"); the host's steal, a share of the busy time: internal $(steal_share "i$r"), operator $(steal_share "o$r")")
     CPU_LINES+=("pair $r: server CPU per action µs: internal $(jq -n "$(cat "$WORK/i$r.cpu") * 1e6 / $(jq .actions "$i") | round"), operator $(jq -n "$(cat "$WORK/o$r.cpu") * 1e6 / $(jq .actions "$o") | round"); the operator side's CPU $(jq '.wallet.operator_cpu_s' "$o") s for $(jq .purchases "$o") purchases, the server's $(cat "$WORK/o$r.cpu") s, the whole round $(jq '.seconds | . * 100 | round / 100' "$o") s")
 done
 printf '%s\n' "${CPU_LINES[@]}"

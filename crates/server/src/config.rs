@@ -54,7 +54,7 @@ use std::path::PathBuf;
 /// password_hashes_in_flight = 0      # argon2 hashes computed at once; 0: one per core
 /// password_hash_wait_ms = 1500       # a password waiting longer for its turn answers 503 with Retry-After
 /// wallet = "internal"                # "operator": online money lives in the operator's wallet (docs/operator-integration.md)
-/// operator_wallet_url = "https://wallet.example/" # operator mode: the base URL of the operator's wallet
+/// operator_wallet_url = "http://127.0.0.1:9300/" # operator mode: the base URL of the operator's wallet (http://)
 /// operator_keys = "k1:64HEX,..."     # operator mode: shared HMAC keys (the first signs, any verifies)
 /// public_url = "https://game.example" # operator mode: the base of launch URLs
 /// launch_ttl_s = 60                  # a launch code is refused after this
@@ -383,7 +383,13 @@ impl Config {
             let url = self.operator_wallet_url.as_deref().unwrap_or("");
             anyhow::ensure!(
                 url.starts_with("http://") || url.starts_with("https://"),
-                "wallet = \"operator\" needs operator_wallet_url, an http(s) URL of the operator's wallet"
+                "wallet = \"operator\" needs operator_wallet_url, an http:// URL of the operator's wallet"
+            );
+            // Refused here rather than at each call: every purchase would fail.
+            anyhow::ensure!(
+                url.starts_with("http://"),
+                "operator_wallet_url {url:?}: TLS to the operator's wallet is terminated by a proxy beside the server \
+                 (docs/operator-integration.md, \"TLS to the wallet\"): give the proxy's http:// URL"
             );
             self.wallet_keys()?;
         }
@@ -517,5 +523,12 @@ mod tests {
         assert!(Config::from_toml_str("wallet = \"operator\"").is_err());
         let short = "wallet = \"operator\"\noperator_wallet_url = \"http://x\"\noperator_keys = \"k:abcd\"";
         assert!(Config::from_toml_str(short).is_err());
+        // TLS to the wallet is a proxy's (docs/operator-integration.md): an
+        // https:// URL is refused at start, not at every purchase.
+        let keys = format!("operator_keys = \"k:{}\"", "ab".repeat(32));
+        let tls = format!("wallet = \"operator\"\noperator_wallet_url = \"https://wallet.example/\"\n{keys}");
+        assert!(Config::from_toml_str(&tls).unwrap_err().to_string().contains("TLS"));
+        let plain = format!("wallet = \"operator\"\noperator_wallet_url = \"http://127.0.0.1:9300/\"\n{keys}");
+        assert!(Config::from_toml_str(&plain).is_ok());
     }
 }

@@ -6,7 +6,9 @@
 //! a credit is sent again by the outbox, always with the same transaction
 //! id and the same bytes.
 
+use super::transport::{Reply, Transport};
 use crate::metrics::Metrics;
+use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wallet::sign::{Covered, Signed};
@@ -26,27 +28,22 @@ pub enum Answer {
 
 /// The client of one operator's wallet.
 pub struct WalletClient {
-    http: reqwest::Client,
-    base: String,
+    http: Transport,
     signer: Signer,
     metrics: Arc<Metrics>,
 }
 
 impl WalletClient {
-    /// A client of the wallet at `base` (its paths are appended), with the
-    /// keys shared with the operator; each call gives up after `timeout`.
+    /// A client of the wallet at `base` (`http://`; its paths are
+    /// appended), with the keys shared with the operator; each call gives
+    /// up after `timeout`.
     pub fn new(
         base: &str,
         keys: wallet::Keys,
         timeout: Duration,
         metrics: Arc<Metrics>,
     ) -> anyhow::Result<WalletClient> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build()?;
-        Ok(WalletClient { http, base: base.trim_end_matches('/').to_string(), signer: Signer::new(keys), metrics })
+        Ok(WalletClient { http: Transport::new(base, timeout)?, signer: Signer::new(keys), metrics })
     }
 
     /// POSTs `body` (its exact bytes are signed and sent) to `path`.
@@ -67,25 +64,14 @@ impl WalletClient {
     }
 
     async fn call_inner(&self, path: &str, body: &[u8]) -> Answer {
-        let url = format!("{}{path}", self.base);
-        let Ok(parsed) = reqwest::Url::parse(&url) else { return Answer::Unknown(format!("bad URL {url}")) };
-        let signed_path = parsed.path().to_string();
+        let signed_path = self.http.path_of(path);
         let covered = Covered::Request { method: "POST", path: &signed_path };
         let signed = self.signer.keys.sign(covered, body, crate::store::now_ms());
-        let mut request = self.http.post(parsed).header("content-type", "application/json").body(body.to_vec());
-        for (name, value) in signed.headers() {
-            request = request.header(name, value);
-        }
-        let response = match request.send().await {
-            Ok(r) => r,
-            Err(e) => return Answer::Unknown(format!("no answer: {e}")),
-        };
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let bytes = match response.bytes().await {
-            Ok(b) => b,
-            Err(e) => return Answer::Unknown(format!("answer {status} cut short: {e}")),
-        };
+        let Reply { status, headers, body: bytes } =
+            match self.http.post(&signed_path, &signed.headers(), Bytes::copy_from_slice(body)).await {
+                Ok(reply) => reply,
+                Err(why) => return Answer::Unknown(why),
+            };
         if status >= 500 {
             return Answer::Unknown(format!("answer {status}"));
         }
