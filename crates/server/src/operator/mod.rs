@@ -9,7 +9,7 @@
 //! with the acknowledgement, in one transaction).
 
 pub mod client;
-mod transport;
+pub mod transport;
 pub mod worker;
 
 use crate::core::operator::{DebitOutcome, unconfirmed_message};

@@ -8,10 +8,11 @@
 //! handed over, the answer handed back), often between the runtime's two
 //! threads, each hop a wake-up. Here the caller polls its connection itself
 //! while it waits for the answer: a call costs the socket's own reads and
-//! writes and nothing else. Measured on this 2-core machine against the
-//! reference operator (BENCHMARKS.md, "The operator mode"): 22 to 24 µs of
-//! the caller's CPU a call with 8 calls in flight, against 40 to 45 µs
-//! through reqwest.
+//! writes and nothing else. `bench/wallet-client.sh` (the example
+//! `examples/wallet_calls.rs` against the reference operator) measured the
+//! caller's CPU a call on this 2-core machine: 29 µs against 47 µs through
+//! reqwest with 8 calls in flight, 92 µs against 100 µs with one
+//! (BENCHMARKS.md, "The operator mode").
 //!
 //! A connection serves one call at a time (HTTP/1.1, no pipelining) and
 //! goes back to the pool only once its whole answer was read; any error
@@ -110,7 +111,7 @@ impl Transport {
             Some(idle) => match self.call_on(idle, request).await {
                 // The wallet closed it while it was idle, before anything was
                 // sent: once more, on a new connection.
-                Err(Unsent::Back(request, _)) => request,
+                Err(Unsent::Back(request, _)) => *request,
                 other => return other.map_err(Unsent::why),
             },
             None => request,
@@ -128,10 +129,10 @@ impl Transport {
         let outcome = {
             let call = async {
                 if let Err(e) = poll_fn(|cx| send.poll_ready(cx)).await {
-                    return Err(Unsent::Back(request, e));
+                    return Err(Unsent::Back(Box::new(request), e));
                 }
                 let answer = send.try_send_request(request).await.map_err(|mut e| match e.take_message() {
-                    Some(request) => Unsent::Back(request, e.into_error()),
+                    Some(request) => Unsent::Back(Box::new(request), e.into_error()),
                     None => Unsent::Failed(format!("no answer: {}", e.into_error())),
                 })?;
                 let (parts, body) = answer.into_parts();
@@ -203,7 +204,7 @@ impl Transport {
 /// Why a call failed.
 enum Unsent {
     /// Given back unsent: the connection was closed before it was written.
-    Back(hyper::Request<Full<Bytes>>, hyper::Error),
+    Back(Box<hyper::Request<Full<Bytes>>>, hyper::Error),
     /// Sent, or perhaps sent: there is no answer (the caller's message).
     Failed(String),
 }
