@@ -71,7 +71,7 @@ impl Transport {
         anyhow::ensure!(
             uri.scheme_str() == Some("http"),
             "the wallet URL {base:?} is not http://: TLS to the operator's wallet is terminated by a proxy beside \
-             the server (docs/operator-integration.md, \"Configuration\")"
+             the server (docs/operator-integration.md, \"TLS to the wallet\")"
         );
         anyhow::ensure!(uri.query().is_none(), "the wallet URL {base:?} has a query");
         let host = uri.host().ok_or_else(|| anyhow::anyhow!("the wallet URL {base:?} has no host"))?;
