@@ -34,6 +34,11 @@
 # run: its throughput for a fixed CPU budget, the wallet's CPU outside it,
 # as when the operator runs on its own machine; needs root and the cgroup
 # v1 `cpu` controller at /sys/fs/cgroup/cpu or cgroup v2's cpu.max),
+# BALLAST (0; N: N low-priority processes zero-filling a 48 MiB buffer
+# again and again, on the load generator's CPUs when PIN is set, through
+# the whole run: the other core is then always busy with memory traffic in
+# both modes, instead of more so in the operator rounds, where the
+# reference operator runs beside the load generator; docs/load-testing.md),
 # DB_DIR (the run's temporary directory, on disk: where the server's
 # SQLite databases go; /dev/shm takes the disk's syncs out of both modes,
 # leaving the server's CPU as the bound),
@@ -89,6 +94,7 @@ if [ -n "${SERVER_CPU:-}" ]; then
 fi
 WORK=$(mktemp -d /tmp/as-capone-opwallet.XXXXXX)
 PIDS=()
+BALLAST_PIDS=()
 
 say() { echo "== $*" >&2; }
 
@@ -102,6 +108,9 @@ cleanup() {
         mkdir -p "$KEEP"
         cp "$WORK"/*.json "$KEEP"/ 2>/dev/null || true
     fi
+    for pid in "${BALLAST_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
     rm -rf "$WORK"
     if [ -n "$CGROUP" ]; then
         rmdir "$CGROUP" 2>/dev/null || true
@@ -168,12 +177,19 @@ cpu_of() {
     awk '{sub(/.*\) /, ""); print ($12 + $13) / 100}' "/proc/$1/stat"
 }
 
-# Samples process $1's CPU every 0.5 s into file $2 ("seconds cpu_seconds"
-# lines) until it is stopped; its pid in SAMPLER_PID.
+# The context switches of process $1's threads so far (voluntary: a thread
+# that waited; involuntary: a thread preempted), summed over its threads.
+switches_of() {
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+
+# Samples process $1's CPU and context switches every 0.5 s into file $2
+# ("seconds cpu_seconds switches" lines) until it is stopped; its pid in
+# SAMPLER_PID.
 start_sampler() {
     local pid=$1 out=$2
     (while kill -0 "$pid" 2>/dev/null; do
-        echo "$(date +%s.%N) $(cpu_of "$pid" 2>/dev/null)"
+        echo "$(date +%s.%N) $(cpu_of "$pid" 2>/dev/null) $(switches_of "$pid")"
         sleep 0.5
     done) >"$out" 2>/dev/null &
     SAMPLER_PID=$!
@@ -184,6 +200,12 @@ start_sampler() {
 steady_cores() {
     awk 'NR > 1 && $2 != "" { u[n++] = ($2 - pc) / ($1 - pt) } { pt = $1; pc = $2 }
          END { m = 0; for (i = 2; i < n - 2; i++) v[m++] = u[i]; asort(v); printf "%.3f", (m ? v[int((m + 1) / 2)] : 0) }' "$1"
+}
+
+# The server's context switches a second while the load ran, the same way.
+steady_switches() {
+    awk 'NR > 1 && $3 != "" { u[n++] = ($3 - ps) / ($1 - pt) } { pt = $1; ps = $3 }
+         END { m = 0; for (i = 2; i < n - 2; i++) v[m++] = u[i]; asort(v); printf "%.0f", (m ? v[int((m + 1) / 2)] : 0) }' "$1"
 }
 
 # The machine's CPU time stolen by the host during round $1 (the `steal`
@@ -227,6 +249,13 @@ operator_round() { # json file
     stop_server
 }
 
+for _ in $(seq 1 "${BALLAST:-0}"); do
+    # Zero-fills a 48 MiB buffer again and again: more than the last-level
+    # cache, at the lowest priority, on the load generator's CPUs.
+    "${DRIVER_PIN[@]}" nice -n 19 dd if=/dev/zero of=/dev/null bs=48M status=none &
+    BALLAST_PIDS+=($!)
+done
+
 for r in $(seq 1 "$ROUNDS"); do
     if [ $((r % 2)) = 1 ]; then
         say "pair $r: internal, then operator ($PLAYERS players, $GAMES games each)"
@@ -266,7 +295,7 @@ for r in $(seq 1 "$ROUNDS"); do
     # The server's CPU per action (all its work: purchases, prizes, the
     # outbox, divided by the actions), and the operator side's in all.
     ic=$(steady_cores "$WORK/i$r.samples") oc=$(steady_cores "$WORK/o$r.samples")
-    STEADY_LINES+=("pair $r: the server's cores while loaded (median of 0.5 s samples): internal $ic ($(jq -n "$ic * 1e6 / $ia | round") µs an action), operator $oc ($(jq -n "$oc * 1e6 / $oa | round") µs an action), ratio $(jq -n "$oc / $oa / ($ic / $ia) * 1000 | round / 1000"); the host's steal, a share of the busy time: internal $(steal_share "i$r"), operator $(steal_share "o$r")")
+    STEADY_LINES+=("pair $r: the server's cores while loaded (median of 0.5 s samples): internal $ic ($(jq -n "$ic * 1e6 / $ia | round") µs an action), operator $oc ($(jq -n "$oc * 1e6 / $oa | round") µs an action), ratio $(jq -n "$oc / $oa / ($ic / $ia) * 1000 | round / 1000"); the host's steal, a share of the busy time: internal $(steal_share "i$r"), operator $(steal_share "o$r"); context switches an action: internal $(jq -n "$(steady_switches "$WORK/i$r.samples") / $ia * 100 | round / 100"), operator $(jq -n "$(steady_switches "$WORK/o$r.samples") / $oa * 100 | round / 100")")
     CPU_LINES+=("pair $r: server CPU per action µs: internal $(jq -n "$(cat "$WORK/i$r.cpu") * 1e6 / $(jq .actions "$i") | round"), operator $(jq -n "$(cat "$WORK/o$r.cpu") * 1e6 / $(jq .actions "$o") | round"); the operator side's CPU $(jq '.wallet.operator_cpu_s' "$o") s for $(jq .purchases "$o") purchases, the server's $(cat "$WORK/o$r.cpu") s, the whole round $(jq '.seconds | . * 100 | round / 100' "$o") s")
 done
 printf '%s\n' "${CPU_LINES[@]}"
