@@ -30,6 +30,7 @@ async fn me_status(app: &TestApp, token: &str) -> u16 {
     app.get("/api/me", Some(token)).await.status.as_u16()
 }
 
+both! {
 #[tokio::test]
 async fn a_login_comes_with_a_recovery_code_that_sets_a_new_password_once_and_ends_the_other_sessions() {
     let Some(app) = spawn_app().await else { return };
@@ -86,7 +87,9 @@ async fn a_login_comes_with_a_recovery_code_that_sets_a_new_password_once_and_en
     assert_eq!(leaked, 0);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_new_recovery_code_needs_the_password_and_the_old_one_stops_working() {
     let Some(app) = spawn_app().await else { return };
@@ -117,7 +120,9 @@ async fn a_new_recovery_code_needs_the_password_and_the_old_one_stops_working() 
     );
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn recovery_attempts_have_the_limits_of_logins() {
     let Some(app) = spawn_app_with(|c| c.logins_per_address = 3).await else { return };
@@ -134,7 +139,9 @@ async fn recovery_attempts_have_the_limits_of_logins() {
     assert_eq!(login(&app, "capone", "scarface1").await.status, 201, "the password is unchanged");
     app.shutdown().await;
 }
+}
 
+both! {
 /// A token's holder checking the account's password again (a new recovery
 /// code, new credentials, closing the account) has the limit of logins per
 /// network: a stolen token guesses the password no faster than a login.
@@ -164,6 +171,7 @@ async fn password_checks_with_a_token_have_the_limits_of_logins() {
     assert_eq!(login(&app, "nitti", "the enforcer").await.status, 201);
     app.shutdown().await;
 }
+}
 
 // ------------------------------------------------------------------ closing an account
 
@@ -171,6 +179,7 @@ async fn close(app: &TestApp, token: &str, body: Value) -> Resp {
     app.post("/api/me/close", Some(token), body).await
 }
 
+both! {
 #[tokio::test]
 async fn closing_an_account_needs_its_password_waits_for_its_ticket_and_keeps_its_records() {
     let Some(app) = spawn_app().await else { return };
@@ -226,7 +235,9 @@ async fn closing_an_account_needs_its_password_waits_for_its_ticket_and_keeps_it
     assert_eq!(again.status, 201, "{}", again.json);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn an_account_without_a_login_closes_with_its_token() {
     let Some(app) = spawn_app().await else { return };
@@ -237,4 +248,5 @@ async fn an_account_without_a_login_closes_with_its_token() {
     assert_error(&app.get("/api/me", Some(&token)).await, 401, "unauthorized");
     assert_error(&close(&app, &token, json!({})).await, 401, "unauthorized");
     app.shutdown().await;
+}
 }

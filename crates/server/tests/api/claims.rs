@@ -12,6 +12,7 @@ use std::collections::HashSet;
 /// Shop A pays up to 5 €, shop B up to the default (5 000 €).
 const CEILING_A: i64 = 500;
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prize_above_the_shops_ceiling_is_paid_once_by_the_operator_never_by_a_shop() {
     let Some(app) = spawn_app_with(|c| {
@@ -136,7 +137,9 @@ async fn a_prize_above_the_shops_ceiling_is_paid_once_by_the_operator_never_by_a
     assert_eq!(report.json["totals"]["prizes_owed_cents"], 0);
     app.shutdown().await;
 }
+}
 
+both! {
 /// Art. 1: an emission is announced by an official notice; the desk keeps
 /// its reference, and `report --json` shows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,4 +159,5 @@ async fn an_emission_keeps_the_reference_of_its_official_notice() {
     // The first emission (made at start) has none.
     assert_eq!(app.admin_get("/api/admin/emissions/1").await.json["notice_ref"], json!(null));
     app.shutdown().await;
+}
 }

@@ -56,6 +56,7 @@ async fn play_out(app: &TestApp, id: &str, token: &str, first: &Value) -> Vec<(V
     sent
 }
 
+both! {
 /// Art. 3.1 and 3.2: a demo game is the real duel on a schedule of the
 /// table on sale; it moves no money, sells no ticket and writes no audit
 /// entry; its record proves its draws once it is over (guarantee 6).
@@ -146,7 +147,9 @@ async fn a_demo_game_is_the_real_duel_without_money_account_or_ticket() {
     assert_eq!(list.json["tickets"], json!([]));
     app.shutdown().await;
 }
+}
 
+both! {
 /// An action sent 20 times at once is applied once: every answer is the same bytes.
 #[tokio::test]
 async fn a_demo_action_sent_20_times_at_once_is_applied_once() {
@@ -176,7 +179,9 @@ async fn a_demo_action_sent_20_times_at_once_is_applied_once() {
     assert_eq!(app.query_i64(&format!("SELECT seq FROM demo_games WHERE id = '{id}'")).await, 1);
     shutdown_shared(app).await;
 }
+}
 
+both! {
 /// Demo games are limited per client network, can be turned off, and are
 /// gone a day after they began (removed from the database by the server).
 #[tokio::test]
@@ -225,4 +230,5 @@ async fn demo_games_are_limited_per_network_turned_off_and_gone_after_a_day() {
     assert_error(&app.post("/api/demo", None, json!({})).await, 404, "not_found");
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM demo_games").await, 2);
     app.shutdown().await;
+}
 }

@@ -19,6 +19,7 @@ fn fmt_p(p: f64) -> String {
     if p >= 1e-4 { format!("{p:.4}") } else { format!("{p:.2e}") }
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_report_is_the_one_of_the_emissions_own_table_with_its_verdicts() {
     let Some(app) = spawn_app().await else { return };
@@ -101,7 +102,9 @@ async fn the_report_is_the_one_of_the_emissions_own_table_with_its_verdicts() {
     assert!(String::from_utf8_lossy(&default.bytes).contains(&first));
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn games_out_of_bounds_another_token_and_an_unknown_emission_are_refused() {
     let Some(app) = spawn_app().await else { return };
@@ -124,7 +127,9 @@ async fn games_out_of_bounds_another_token_and_an_unknown_emission_are_refused()
     assert_eq!(certification(&app, 1, "1", Some(OPERATOR)).await.status, 200);
     app.shutdown().await;
 }
+}
 
+both! {
 /// One report at a time per process: while one is written, another is
 /// refused with 503 `unavailable` and `Retry-After`; afterwards one runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,4 +165,5 @@ async fn a_second_report_while_one_is_written_is_told_to_retry() {
     assert_eq!(long.status, 200, "{}", String::from_utf8_lossy(&long.bytes));
     assert_eq!(certification(&app, 1, "1", Some(OPERATOR)).await.status, 200, "the turn was given back");
     shutdown_shared(app).await;
+}
 }

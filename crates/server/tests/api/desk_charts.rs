@@ -62,6 +62,7 @@ fn check_sales(chart: &Value, emission: u64, channel: &str, blocks: u64, want: &
     }
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_charts_count_the_sales_prizes_and_shops_the_test_made() {
     let Some(app) = spawn_app_with(|c| {
@@ -295,7 +296,9 @@ async fn the_desk_charts_count_the_sales_prizes_and_shops_the_test_made() {
     assert_eq!(totals, vec![100, 100, 100], "{}", sales.json);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_operator_reads_the_desk_charts_and_an_unknown_emission_is_not_found() {
     let Some(app) = spawn_app().await else { return };
@@ -320,4 +323,5 @@ async fn only_the_operator_reads_the_desk_charts_and_an_unknown_emission_is_not_
     assert_eq!(fresh.json["first_sale_ms"], Value::Null);
     assert_eq!(fresh.json["blocks"].as_array().unwrap().len(), 2, "{}", fresh.json);
     app.shutdown().await;
+}
 }

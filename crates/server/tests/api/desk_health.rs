@@ -9,13 +9,14 @@ use crate::helpers::*;
 use engine::{Action, Rank};
 use serde_json::json;
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_health_counts_what_happened_and_names_nobody() {
     let Some(app) = spawn_app().await else { return };
     let fresh = app.admin_get("/api/admin/health").await;
     assert_eq!(fresh.status, 200, "{}", fresh.json);
     let h = &fresh.json;
-    let backend = match crate::BACKEND {
+    let backend = match crate::helpers::backend() {
         Backend::Sqlite => "sqlite",
         Backend::Postgres => "postgres",
     };
@@ -84,7 +85,9 @@ async fn the_desk_health_counts_what_happened_and_names_nobody() {
     assert_eq!(desk.json, report);
     assert_eq!(report["emissions"][0]["totals"]["in_play"], 2, "{report}");
 }
+}
 
+both! {
 /// The desk's table check (`POST /api/admin/tables/check`, issue 30 item
 /// 4): the exact figures of `odds --table` before an emission is made of a
 /// table, whether this server would make one and why not (art. 2's price
@@ -149,7 +152,9 @@ async fn the_table_check_gives_the_exact_figures_and_the_rules_broken_and_writes
     assert_error(&garbage, 400, "bad_request");
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM emissions").await, emissions, "a check writes nothing");
 }
+}
 
+both! {
 /// The desk's chart of a block's risk (`GET /api/admin/emissions/{id}/risk`,
 /// issue 30 item 3): the exact distribution of a whole block's prizes,
 /// binned (its chances add up to 1 but for the tails left out, 1e-6 each
@@ -192,4 +197,5 @@ async fn the_risk_chart_is_the_exact_distribution_and_each_blocks_running_prizes
     assert_eq!(c["blocks"], json!(blocks));
     let unknown = app.admin_get("/api/admin/emissions/99/risk").await;
     assert_error(&unknown, 404, "not_found");
+}
 }

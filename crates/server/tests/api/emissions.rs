@@ -55,6 +55,7 @@ pub(crate) fn published_blocks(emissions: &Value, emission: u64) -> BTreeMap<u64
     e["blocks"].as_array().unwrap().iter().map(|b| (b["block"].as_u64().unwrap(), b.clone())).collect()
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fairness_1_the_server_seed_is_the_one_committed_before_the_sale_whatever_the_client_seed() {
     // Real seeds, derived from the server key: nobody can predict them.
@@ -120,7 +121,9 @@ async fn fairness_1_the_server_seed_is_the_one_committed_before_the_sale_whateve
     assert_eq!(after.json, before.json);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_reveals_none() {
     let Some(app) = spawn_app_from_key(|_| {}).await else { return };
@@ -185,7 +188,9 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
     }
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_4_concurrent_first_actions_with_different_client_seeds_apply_once() {
     let Some(app) = spawn_app().await else { return };
@@ -221,7 +226,9 @@ async fn guarantee_4_concurrent_first_actions_with_different_client_seeds_apply_
     }
     shutdown_shared(app).await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fairness_verify_refuses_a_real_record_whose_prizes_position_proof_or_root_was_changed() {
     let Some(app) = spawn_app_from_key(|_| {}).await else { return };
@@ -281,7 +288,9 @@ async fn fairness_verify_refuses_a_real_record_whose_prizes_position_proof_or_ro
     assert!(refused(&record, &other, "another root").contains("is not the root"));
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fairness_2_the_client_seed_comes_with_the_first_action_only() {
     let Some(app) = spawn_app().await else { return };
@@ -361,7 +370,9 @@ async fn fairness_2_the_client_seed_comes_with_the_first_action_only() {
     assert_eq!(randoms.len(), 2, "a new random seed for each ticket");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fairness_4_a_server_with_another_key_or_none_refuses_to_start_on_the_database() {
     let Some(app) = spawn_app_from_key(|_| {}).await else { return };
@@ -406,7 +417,9 @@ async fn fairness_4_a_server_with_another_key_or_none_refuses_to_start_on_the_da
     assert!(v.is_valid(), "{v}");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn art_3_2_3_3_a_stored_game_the_rules_cannot_reach_is_refused_when_read() {
     let Some(app) = spawn_app().await else { return };
@@ -432,4 +445,5 @@ async fn art_3_2_3_3_a_stored_game_the_rules_cannot_reach_is_refused_when_read()
     let r = app.get(&format!("/api/tickets/{}", mine["id"].as_str().unwrap()), Some(&other)).await;
     assert_eq!(r.json["ticket"], mine);
     app.shutdown().await;
+}
 }

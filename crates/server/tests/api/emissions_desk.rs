@@ -24,6 +24,7 @@ fn admin_endpoints() -> Vec<(Method, &'static str, Option<Value>)> {
     ]
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_a_non_operator_gets_401_or_403_on_every_admin_endpoint_and_changes_nothing() {
     let Some(app) = spawn_app().await else { return };
@@ -73,7 +74,9 @@ async fn operator_a_non_operator_gets_401_or_403_on_every_admin_endpoint_and_cha
     }
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_creates_online_and_paper_emissions_whose_roots_are_published() {
     let Some(app) = spawn_app().await else { return };
@@ -210,7 +213,9 @@ async fn operator_creates_online_and_paper_emissions_whose_roots_are_published()
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM blocks").await, 2 + 2 + 2);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_calls_at_once_number_emissions_and_blocks_in_turn_while_tickets_sell() {
     let Some(app) = spawn_app().await else { return };
@@ -284,7 +289,9 @@ async fn operator_calls_at_once_number_emissions_and_blocks_in_turn_while_ticket
     assert_eq!((audit.unsealed, audit.first_broken), (0, None), "{audit:?}");
     shutdown_shared(app).await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn art_3_1_and_3_2_3_3_the_desk_refuses_a_table_whose_wins_pay_nothing_or_less_naming_row_and_article() {
     let Some(app) = spawn_app().await else { return };
@@ -321,7 +328,9 @@ async fn art_3_1_and_3_2_3_3_the_desk_refuses_a_table_whose_wins_pay_nothing_or_
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM emissions").await, 1);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn art_2_without_the_allowance_a_server_refuses_tables_off_300_cents_and_300000_tickets() {
     let Some(app) = spawn_app().await else { return };
@@ -367,7 +376,9 @@ async fn art_2_without_the_allowance_a_server_refuses_tables_off_300_cents_and_3
     assert!(app.buy(&token).await["serial"].as_str().unwrap().starts_with("TST-001-00001-"));
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_a_sold_out_emission_answers_503_and_one_admin_call_makes_tickets_sellable_again() {
     let Some(app) = spawn_app_with(|c| {
@@ -436,7 +447,9 @@ async fn operator_a_sold_out_emission_answers_503_and_one_admin_call_makes_ticke
     assert_eq!(app.balance(&token).await, 300 * 300 - 300 * 201);
     app.shutdown().await;
 }
+}
 
+both! {
 /// Money is signed 64-bit cents in the ledger and in the stored table's
 /// TOML: a JSON table whose prize, price or sum over a block passes
 /// `i64::MAX` (while its sums fit the table's own unsigned 64 bits) is
@@ -477,4 +490,5 @@ async fn operator_a_table_whose_money_passes_signed_64_bits_is_refused_and_the_r
     assert_eq!(r.status, 201, "{}", r.json);
     assert_eq!(app.admin_get("/api/admin/emissions").await.status, 200);
     app.shutdown().await;
+}
 }

@@ -66,6 +66,7 @@ async fn sell_two_blocks(app: &TestApp, players: &[String; 2]) {
     app.buy(&players[0]).await;
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_report_figures_equal_sums_recomputed_from_the_stored_tickets() {
     let Some(app) = spawn_app_with(|c| c.start_balance_cents = 300 * 150).await else { return };
@@ -182,6 +183,7 @@ async fn operator_report_figures_equal_sums_recomputed_from_the_stored_tickets()
     assert_eq!(balances, 2 * 300 * 150 - totals.sales_cents + totals.prizes_paid_cents);
     app.shutdown().await;
 }
+}
 
 /// The sums of `block_figures` per block (block id, sold, in play, won,
 /// lost, prizes won, prizes paid), read beside the server.
@@ -194,6 +196,7 @@ async fn kept_sums(app: &TestApp) -> Vec<String> {
     .await
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kept_block_figures_are_checked_against_the_tickets_and_postgres_folds_ended_connections() {
     // Migration 11: the report reads each block's figures as the triggers
@@ -275,6 +278,7 @@ async fn the_kept_block_figures_are_checked_against_the_tickets_and_postgres_fol
     assert!(store.check_ledger().await.unwrap().is_sound());
     app.shutdown().await;
 }
+}
 
 /// Every node of a PostgreSQL plan (`EXPLAIN (FORMAT JSON)`'s "Plan"),
 /// with the node types above it.
@@ -303,6 +307,7 @@ async fn pg_explain(app: &TestApp, options: &str, sql: &str) -> Value {
     serde_json::from_str::<Value>(&text).unwrap()[0].clone()
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_database_without_statistics() {
     // A new deployment: the planner has no statistics of the tickets table
@@ -391,4 +396,5 @@ async fn a_purchase_right_after_a_full_size_emission_reads_one_ticket_on_a_datab
         assert_eq!(app.query_i64(&sql).await, position, "{serial}");
     }
     app.shutdown().await;
+}
 }

@@ -3,6 +3,7 @@
 use crate::helpers::*;
 use serde_json::json;
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing() {
     let Some(app) = spawn_app_with(|c| c.start_balance_cents = 500).await else { return };
@@ -128,4 +129,5 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     let r = app.post(&actions, Some(&token), json!({"seq": 0, "action": "play", "card": "A"})).await;
     assert_eq!(r.status, 200);
     app.shutdown().await;
+}
 }

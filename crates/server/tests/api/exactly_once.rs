@@ -4,6 +4,7 @@
 use crate::helpers::*;
 use serde_json::json;
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_4_a_retried_action_gets_the_identical_bytes_and_draws_nothing() {
     let Some(app) = spawn_app().await else { return };
@@ -55,6 +56,7 @@ async fn guarantee_4_a_retried_action_gets_the_identical_bytes_and_draws_nothing
     assert_eq!(rec.json["actions"].as_array().unwrap().len(), 2);
     app.shutdown().await;
 }
+}
 
 /// The next action after an answer: a draw when one is due, else the lowest card.
 fn action_body_for(answer: &serde_json::Value, seq: u64) -> serde_json::Value {
@@ -66,6 +68,7 @@ fn action_body_for(answer: &serde_json::Value, seq: u64) -> serde_json::Value {
     }
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_4_concurrent_duplicates_apply_once() {
     let Some(app) = spawn_app().await else { return };
@@ -123,7 +126,9 @@ async fn guarantee_4_concurrent_duplicates_apply_once() {
     assert_eq!(rec.json["draws"].as_array().unwrap().len(), 2);
     shutdown_shared(app).await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
     let Some(app) = spawn_app().await else { return };
@@ -189,7 +194,9 @@ async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
     assert_eq!(list.json["tickets"].as_array().unwrap().len(), 2);
     shutdown_shared(app).await;
 }
+}
 
+both! {
 /// On PostgreSQL a game action takes no lock: it reads, decides, and writes
 /// in one statement guarded by what it read (docs/storage.md, "A game
 /// action without a lock"). Here the player's balance changes between the
@@ -245,6 +252,7 @@ async fn a_winning_action_whose_balance_changed_meanwhile_is_written_whole_once(
     assert_eq!(app.query_i64(&actions).await, plan.actions.len() as i64);
     app.shutdown().await;
 }
+}
 
 /// The value of a counter or a histogram's `_sum`/`_count` in `/metrics`.
 async fn metric(app: &TestApp, name: &str) -> f64 {
@@ -254,6 +262,7 @@ async fn metric(app: &TestApp, name: &str) -> f64 {
         .map_or(0.0, |v| v.trim().parse().unwrap())
 }
 
+both! {
 /// On PostgreSQL the actions waiting at the same moment share one read,
 /// one write and one commit (docs/storage.md, "Actions in batches"). Here
 /// twelve players play whole games at once, so batches form
@@ -351,6 +360,7 @@ async fn actions_in_one_batch_are_written_once_each_even_when_the_batch_is_undon
         assert_eq!(app.query_i64(&count_actions(serial)).await, 1, "{serial}: its first action once");
     }
     shutdown_shared(app).await;
+}
 }
 
 /// Holds `player`'s account row (`FOR UPDATE`) in a transaction of the

@@ -4,6 +4,7 @@ use crate::helpers::*;
 use crate::money::play_out_with;
 use record::{Published, Record, verify, verify_against};
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_6_records_of_finished_games_verify_and_tampering_fails() {
     let Some(app) = spawn_app().await else { return };
@@ -65,6 +66,7 @@ async fn guarantee_6_records_of_finished_games_verify_and_tampering_fails() {
         assert!(!verify(&bad).is_valid(), "another client seed gives other draws");
     }
     app.shutdown().await;
+}
 }
 
 /// The root of block `block` of emission `emission`, as `GET /api/emissions`

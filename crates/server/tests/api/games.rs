@@ -23,6 +23,7 @@ async fn play_and_check(app: &TestApp, token: &str, ticket: &serde_json::Value, 
     last
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_1_a_trick_tie_then_its_deck_draw_over_http() {
     let Some(app) = spawn_app().await else { return };
@@ -55,7 +56,9 @@ async fn guarantee_1_a_trick_tie_then_its_deck_draw_over_http() {
     }
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn art_3_2_5_an_extra_game_is_played_to_the_end_over_http() {
     let Some(app) = spawn_app().await else { return };
@@ -88,7 +91,9 @@ async fn art_3_2_5_an_extra_game_is_played_to_the_end_over_http() {
     assert!(game_two_seen, "the ticket shows game 2 during the Extra game");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wins_and_losses_are_played_to_the_end_and_credited() {
     let Some(app) = spawn_app().await else { return };
@@ -124,7 +129,9 @@ async fn wins_and_losses_are_played_to_the_end_and_credited() {
     assert_error(&r, 422, "invalid_action");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tickets_are_listed_newest_first_and_shown_as_the_contract_says() {
     let Some(app) = spawn_app().await else { return };
@@ -194,7 +201,9 @@ async fn tickets_are_listed_newest_first_and_shown_as_the_contract_says() {
     assert_eq!(one.json["ticket"]["status"], "in_play");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sales_move_to_the_next_block_and_stop_when_all_are_sold() {
     let Some(app) = spawn_app_with(|c| {
@@ -218,4 +227,5 @@ async fn sales_move_to_the_next_block_and_stop_when_all_are_sold() {
     assert_error(&r, 503, "sold_out");
     assert_eq!(app.balance(&token).await, 300 * 250 - 300 * 200, "a refused sale debits nothing");
     app.shutdown().await;
+}
 }

@@ -10,12 +10,28 @@ use testkit::pg as pgdb;
 pub use testkit::steer::Foreseen;
 pub use testkit::{SEED, START, TABLE};
 
-/// The storage a test binary runs its tests on (`crate::BACKEND`): `api`
-/// on SQLite, `api_pg` on PostgreSQL; the test bodies are the same.
+/// The storage a test runs on ([`backend`]): each test written in
+/// `both!` runs once on each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
     Postgres,
+}
+
+tokio::task_local! {
+    /// The backend of the running test, set by [`on`].
+    static BACKEND: Backend;
+}
+
+/// The backend of the running test: the one [`on`] set for it, SQLite for
+/// the tests that run only there (outside `both!`).
+pub fn backend() -> Backend {
+    BACKEND.try_with(|b| *b).unwrap_or(Backend::Sqlite)
+}
+
+/// Runs a test's body on `backend` (`both!`'s two halves).
+pub async fn on(backend: Backend, test: impl std::future::Future<Output = ()>) {
+    BACKEND.scope(backend, test).await
 }
 
 /// The operator token every test server accepts (`Config::operator_tokens`).
@@ -48,12 +64,12 @@ pub struct TestDatabase {
 }
 
 impl TestDatabase {
-    /// A new, empty database of `crate::BACKEND`; `None` when PostgreSQL is
+    /// A new, empty database of the test's [`backend`]; `None` when PostgreSQL is
     /// unreachable and not required (the test then passes doing nothing).
     pub async fn create() -> Option<TestDatabase> {
         let dir = tempfile::tempdir().unwrap();
         let key_file = dir.path().join("server.key");
-        match crate::BACKEND {
+        match crate::helpers::backend() {
             Backend::Sqlite => {
                 let url = format!("sqlite://{}", dir.path().join("test.db").display());
                 Some(TestDatabase { url, key_file, dir, pg: None })
@@ -89,7 +105,7 @@ pub struct TestApp {
     db: TestDatabase,
 }
 
-/// A server on a fresh database of `crate::BACKEND`; `None` only when
+/// A server on a fresh database of the test's [`backend`]; `None` only when
 /// PostgreSQL is unreachable and not required.
 pub async fn spawn_app() -> Option<TestApp> {
     spawn_app_with(|_| {}).await
@@ -157,7 +173,7 @@ pub async fn try_spawn_app_on(
                 app,
                 url,
                 client: reqwest::Client::new(),
-                backend: crate::BACKEND,
+                backend: crate::helpers::backend(),
                 db_url: db.url.clone(),
                 db,
             })

@@ -74,6 +74,7 @@ async fn key_of_emission(app: &TestApp, emission: u64) -> i64 {
     app.query_i64(&format!("SELECT key_id FROM emissions WHERE id = {emission}")).await
 }
 
+both! {
 /// Emit with key 1, rotate to key 2, emit again: the new emissions are
 /// made with key 2; a game in play across the rotation finishes, an old
 /// paper ticket redeems with a token of key 1 and plays, the old paper
@@ -171,6 +172,7 @@ async fn a_rotation_keeps_old_emissions_on_their_key_and_new_ones_use_the_curren
     }
     app.shutdown().await;
 }
+}
 
 /// The refusal of a start, as text.
 async fn refused(db: TestDatabase) -> (TestDatabase, String) {
@@ -180,6 +182,7 @@ async fn refused(db: TestDatabase) -> (TestDatabase, String) {
     }
 }
 
+both! {
 /// A key missing for an emission with unfinished tickets, the current key
 /// missing, and another key under a known id are each refused at start,
 /// with the emission, the key id and the fingerprint named; with every
@@ -220,6 +223,7 @@ async fn a_missing_or_wrong_key_is_refused_at_start_naming_the_emission_the_key_
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM server_keys").await, 2);
     app.shutdown().await;
 }
+}
 
 /// A database of schema 6 (one key, table `server_key`), migrated: its key
 /// becomes key 1, current, with its fingerprint, and its emissions are
@@ -251,11 +255,12 @@ macro_rules! migrate_from_version_6 {
     }};
 }
 
+both! {
 #[tokio::test]
 async fn migration_7_makes_the_one_key_key_1_of_the_ring_and_of_every_emission() {
     use sqlx::Connection;
     let Some(db) = TestDatabase::create().await else { return };
-    let (keys, emissions, second_current) = match crate::BACKEND {
+    let (keys, emissions, second_current) = match crate::helpers::backend() {
         Backend::Sqlite => {
             let opts = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(&db.url)
                 .unwrap()
@@ -272,4 +277,5 @@ async fn migration_7_makes_the_one_key_key_1_of_the_ring_and_of_every_emission()
     assert_eq!(emissions, vec![(1, Some(1)), (2, Some(1))]);
     assert!(second_current, "one current key at most");
     db.remove().await;
+}
 }

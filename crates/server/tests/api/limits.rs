@@ -29,6 +29,7 @@ fn admitted_at_most(elapsed: Duration) -> usize {
     5 + k
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guessing_one_login_from_many_addresses_is_slowed_and_its_owner_still_logs_in() {
     let Some(app) = spawn_app_with(|c| c.trust_forwarded_for = true).await else { return };
@@ -83,7 +84,9 @@ async fn guessing_one_login_from_many_addresses_is_slowed_and_its_owner_still_lo
     retry_after(&login_from(&app, &app.url, "10.7.0.2", None, "nobody", "x-5-xxxx").await);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_limits_hold_across_server_processes() {
     let tune = |c: &mut server::Config| {
@@ -131,7 +134,9 @@ async fn login_limits_hold_across_server_processes() {
     second.shutdown().await.unwrap();
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_whose_window_is_over_are_deleted() {
     // Guesses from ever new networks leave one counter each: the server
@@ -152,4 +157,5 @@ async fn counters_whose_window_is_over_are_deleted() {
     let left = app.dump("SELECT bucket FROM limit_counters ORDER BY bucket").await;
     assert_eq!(left, [r#"bucket="login:10.20.0.0/24"|"#, r#"bucket="login:account:fresh"|"#], "{left:?}");
     app.shutdown().await;
+}
 }

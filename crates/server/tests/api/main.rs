@@ -1,7 +1,10 @@
 //! Integration tests of the game server over real HTTP: every test starts
-//! the real server on port 0 with a fresh database (`spawn_app`), here
-//! SQLite (a file in a temporary directory). The same tests run on
-//! PostgreSQL as the `api_pg` test binary (tests/api_pg/main.rs).
+//! the real server on port 0 with a fresh database (`spawn_app`). Each test
+//! written inside [`both!`] runs twice, as `NAME::sqlite` (a SQLite file in
+//! a temporary directory) and `NAME::postgres` (a fresh PostgreSQL
+//! database): one body, compiled once, on both backends
+//! (`cargo test --test api -- ::postgres` runs the PostgreSQL half). The
+//! tests of `hardening` and `schemathesis` run on SQLite only.
 //! Numbers in test names refer to ARCHITECTURE.md's guarantees.
 //!
 //! Steering games: the server seed is secret and random, so a test could
@@ -17,8 +20,30 @@
 
 extern crate as_capone_server as server;
 
-/// The storage these tests run on.
-pub const BACKEND: helpers::Backend = helpers::Backend::Sqlite;
+/// A test on both backends: `async fn NAME() { BODY }`, with its
+/// attributes (`#[tokio::test(...)]`, its doc), becomes the body
+/// `async fn NAME()` and a module `NAME` of two tests, `sqlite` and
+/// `postgres`, that run it with [`helpers::backend`] set
+/// ([`helpers::on`]). Where PostgreSQL is unreachable the `postgres` half
+/// says so on stderr and passes, unless `AS_CAPONE_REQUIRE_POSTGRES` is set
+/// (CI sets it): then it fails.
+macro_rules! both {
+    ($(#[$attr:meta])* async fn $name:ident() $body:block) => {
+        async fn $name() $body
+
+        mod $name {
+            $(#[$attr])*
+            async fn sqlite() {
+                crate::helpers::on(crate::helpers::Backend::Sqlite, super::$name()).await
+            }
+
+            $(#[$attr])*
+            async fn postgres() {
+                crate::helpers::on(crate::helpers::Backend::Postgres, super::$name()).await
+            }
+        }
+    };
+}
 
 mod account_recovery;
 mod claims;

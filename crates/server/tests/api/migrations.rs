@@ -123,7 +123,7 @@ macro_rules! migrate_from_version_2 {
 /// version and its count of draws afterwards when the migration failed.
 async fn migrate(rows: &str) -> Option<Result<Migrated, (String, i64, i64)>> {
     let db = TestDatabase::create().await?;
-    let out = match crate::BACKEND {
+    let out = match crate::helpers::backend() {
         Backend::Sqlite => {
             let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&db.url).unwrap().create_if_missing(true);
             let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
@@ -144,6 +144,7 @@ fn s(text: &str) -> String {
     text.to_string()
 }
 
+both! {
 #[tokio::test]
 async fn migration_3_keeps_each_draw_in_its_action_and_the_audit_log_as_it_was() {
     let Some(out) = migrate(VERSION_2_ROWS).await else { return };
@@ -171,7 +172,9 @@ async fn migration_3_keeps_each_draw_in_its_action_and_the_audit_log_as_it_was()
     assert!(m.audit_update_refused, "a sealed audit entry still cannot change");
     assert!(m.duplicate_chain_pos_refused, "chain_pos is still unique");
 }
+}
 
+both! {
 #[tokio::test]
 async fn migration_3_refuses_a_draw_that_is_not_its_actions_and_changes_nothing() {
     // A second draw for ticket 1's action 1: no longer one draw per action.
@@ -186,4 +189,5 @@ async fn migration_3_refuses_a_draw_that_is_not_its_actions_and_changes_nothing(
     let Some(out) = migrate(&rows).await else { return };
     let (error, version, draws) = out.expect_err("migration 3 must refuse");
     assert_eq!((version, draws), (2, 3), "the database is left at version 2 with its draws ({error})");
+}
 }

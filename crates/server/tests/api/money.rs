@@ -38,6 +38,7 @@ pub async fn play_out_with(
     t
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_sums_to_zero() {
     let Some(app) = spawn_app().await else { return };
@@ -72,7 +73,9 @@ async fn guarantee_3_balance_is_start_minus_prices_plus_prizes_and_the_ledger_su
     assert_eq!(audit.entries, 1 + 3 + 18 + 12);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_chain_check_finds_a_tampered_entry() {
     let Some(app) = spawn_app().await else { return };
@@ -99,7 +102,9 @@ async fn the_audit_chain_check_finds_a_tampered_entry() {
     drop(store);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guarantee_3_a_player_balance_cannot_go_negative_even_in_sql() {
     let Some(app) = spawn_app().await else { return };
@@ -112,7 +117,9 @@ async fn guarantee_3_a_player_balance_cannot_go_negative_even_in_sql() {
     drop(store);
     app.shutdown().await;
 }
+}
 
+both! {
 /// Guarantee 3: a balance changed behind the server's back (here by hand in
 /// SQL) is never overwritten with a stale one. PostgreSQL reads it under its
 /// lock; the SQLite writer's memory is stale, its guarded write finds the
@@ -139,4 +146,5 @@ async fn guarantee_3_a_balance_changed_behind_the_servers_back_is_never_overwrit
     assert_eq!(tickets.json["tickets"].as_array().unwrap().len(), 1);
     assert_eq!(app.balance(&token).await, START + 1000 - 300);
     app.shutdown().await;
+}
 }

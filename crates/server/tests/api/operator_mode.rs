@@ -1,7 +1,7 @@
 //! The operator mode (docs/operator-integration.md), end to end: the game
 //! server (`wallet = "operator"`) against the reference operator
-//! (`crates/operator`, in process, its own SQLite ledger), on SQLite here
-//! and on PostgreSQL in tests/api_pg. Each test names the rule it proves.
+//! (`crates/operator`, in process, its own SQLite ledger), each test on
+//! SQLite and on PostgreSQL (`both!`). Each test names the rule it proves.
 
 use crate::emissions::play_plan;
 use crate::helpers::*;
@@ -146,6 +146,7 @@ impl Pair {
     }
 }
 
+both! {
 #[tokio::test]
 async fn launch_gives_a_session_of_the_operators_player_with_its_balance_and_flags_and_no_account_of_ours() {
     let Some(p) = pair().await else { return };
@@ -169,7 +170,9 @@ async fn launch_gives_a_session_of_the_operators_player_with_its_balance_and_fla
     assert_error(&p.game.send(limits).await, 403, "operator_mode");
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_launch_code_is_used_once_even_when_sent_twenty_times_at_once() {
     let Some(p) = pair().await else { return };
@@ -185,7 +188,9 @@ async fn a_launch_code_is_used_once_even_when_sent_twenty_times_at_once() {
     assert_error(&p.game.post("/api/launch", None, json!({"code": "0".repeat(40)})).await, 401, "launch_invalid");
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_launch_expires_and_a_signed_launch_replayed_or_altered_or_from_an_unknown_key_is_refused() {
     let Some(p) = pair_with(|c| c.launch_ttl_s = 5).await else { return };
@@ -232,7 +237,9 @@ async fn a_launch_expires_and_a_signed_launch_replayed_or_altered_or_from_an_unk
     assert!(r.json["message"].as_str().unwrap().contains("expired"), "{}", r.json);
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn guarantee_9_a_purchase_debits_the_operator_once_and_a_prize_is_credited_once() {
     let Some(p) = pair().await else { return };
@@ -254,7 +261,9 @@ async fn guarantee_9_a_purchase_debits_the_operator_once_and_a_prize_is_credited
     assert_eq!((report.sold as i64, report.prizes), (bought, 1));
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn guarantee_9_a_refused_debit_tells_the_player_why_and_returns_the_ticket_to_the_pool() {
     let Some(p) = pair().await else { return };
@@ -284,7 +293,9 @@ async fn guarantee_9_a_refused_debit_tells_the_player_why_and_returns_the_ticket
     p.reconciled().await;
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn guarantee_9_an_unanswered_debit_is_never_assumed_it_is_rolled_back_and_its_ticket_sold_again() {
     let Some(p) = pair().await else { return };
@@ -321,7 +332,9 @@ async fn guarantee_9_an_unanswered_debit_is_never_assumed_it_is_rolled_back_and_
     p.reconciled().await;
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_purchase_retried_twenty_times_at_once_with_one_key_debits_once() {
     let Some(p) = pair().await else { return };
@@ -352,7 +365,9 @@ async fn a_purchase_retried_twenty_times_at_once_with_one_key_debits_once() {
     p.reconciled().await;
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn guarantee_9_a_prize_waits_in_the_outbox_across_a_restart_and_is_credited_once() {
     let Some(p) = pair().await else { return };
@@ -395,7 +410,9 @@ async fn guarantee_9_a_prize_waits_in_the_outbox_across_a_restart_and_is_credite
     p.reconciled().await;
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn guarantee_9_a_finite_block_sells_each_ticket_exactly_once_whatever_the_wallet_refuses_or_loses() {
     let Some(p) = pair().await else { return };
@@ -449,7 +466,9 @@ async fn guarantee_9_a_finite_block_sells_each_ticket_exactly_once_whatever_the_
     assert_eq!(report.sold, 200);
     p.stop().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_database_with_operator_business_unfinished_refuses_to_start_in_internal_mode() {
     let Some(p) = pair().await else { return };
@@ -467,7 +486,9 @@ async fn a_database_with_operator_business_unfinished_refuses_to_start_in_intern
     db.remove().await;
     op.stop().await;
 }
+}
 
+both! {
 /// The game's OpenAPI document holds in operator mode too: Schemathesis as
 /// a launched player over the whole API (accounts answer 403
 /// `operator_mode`, purchases debit the reference operator).
@@ -490,6 +511,7 @@ async fn schemathesis_finds_nothing_in_operator_mode() {
     .await;
     p.reconciled().await;
     p.stop().await;
+}
 }
 
 /// Runs the futures at once and gives their outputs in order.

@@ -4,6 +4,7 @@ use crate::helpers::*;
 use crate::money::play_out;
 use serde_json::json;
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_metrics_openapi_and_the_page() {
     let Some(app) = spawn_app().await else { return };
@@ -58,7 +59,9 @@ async fn healthz_metrics_openapi_and_the_page() {
     assert!(String::from_utf8_lossy(&page.bytes).to_lowercase().contains("<html"));
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_restart_keeps_everything_and_the_game_continues() {
     let Some(app) = spawn_app().await else { return };
@@ -86,4 +89,5 @@ async fn a_graceful_restart_keeps_everything_and_the_game_continues() {
     assert_ne!(next["id"], json!(id));
     assert!(app.app.store().check_ledger().await.unwrap().is_sound());
     app.shutdown().await;
+}
 }

@@ -229,6 +229,7 @@ async fn the_tickets_token_opens_only_it(
     assert_error(&app.get(&format!("/api/tickets/{serial}"), Some(&forged)).await, 401, "unauthorized");
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_a_paper_ticket_is_sold_redeemed_played_validated_and_paid_once() {
     let Some(app) = spawn_app().await else { return };
@@ -373,6 +374,7 @@ async fn retail_tickets_a_paper_ticket_is_sold_redeemed_played_validated_and_pai
     assert_eq!((audit.unsealed, audit.first_broken), (0, None), "{audit:?}");
     app.shutdown().await;
 }
+}
 
 /// Every retail call refuses a serial with a wrong check digit (400,
 /// "check the serial"), one of no ticket (404) and what is not a serial
@@ -397,6 +399,7 @@ async fn refuses_serials_of_no_ticket(app: &TestApp, serial: &str) {
     }
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_every_impossible_move_is_refused_with_its_error_and_changes_nothing() {
     let Some(app) = spawn_app().await else { return };
@@ -536,7 +539,9 @@ async fn retail_tickets_every_impossible_move_is_refused_with_its_error_and_chan
     assert_eq!((audit.unsealed, audit.first_broken), (0, None), "{audit:?}");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_with_retail_pay_any_shop_another_shop_pays_and_is_credited() {
     let Some(app) = spawn_app_with(|c| c.retail_pay_any_shop = true).await else { return };
@@ -575,7 +580,9 @@ async fn retail_tickets_with_retail_pay_any_shop_another_shop_pays_and_is_credit
     assert!(app.app.store().check_ledger().await.unwrap().is_sound());
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_after_the_claim_deadline_a_winner_is_no_longer_paid() {
     // The claim deadline: claim_days (30) after the closing notice's date,
@@ -665,7 +672,9 @@ async fn retail_tickets_after_the_claim_deadline_a_winner_is_no_longer_paid() {
     assert_eq!(t.json["ticket"]["retail"]["claim_until_ms"], claim_end);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_a_winner_is_paid_until_30_days_after_the_closing_notice_then_a_working_day() {
     let Some(app) = spawn_app().await else { return };
@@ -717,7 +726,9 @@ async fn retail_tickets_a_winner_is_paid_until_30_days_after_the_closing_notice_
     assert_eq!(app.balance(&player).await, START - 300);
     app.shutdown().await;
 }
+}
 
+both! {
 /// "Life cycle: sold, then in play once the play code opened it": validate
 /// and the operator's figures count a redeemed ticket in play before its
 /// first action, and a sold one not redeemed as sold only.
@@ -755,4 +766,5 @@ async fn retail_tickets_a_redeemed_ticket_is_in_play_before_its_first_action() {
         .await;
     assert_eq!((redeemed, games), (1, 1));
     app.shutdown().await;
+}
 }

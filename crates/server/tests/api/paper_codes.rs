@@ -10,6 +10,7 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_thousands_of_wrong_codes_are_refused_and_slowed_down_even_after_a_restart() {
     // "Guessing codes is useless": wrong codes are limited per client
@@ -118,7 +119,9 @@ async fn retail_tickets_thousands_of_wrong_codes_are_refused_and_slowed_down_eve
     );
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_without_a_trusted_proxy_the_forwarded_address_is_ignored() {
     // trust_forwarded_for = false (the default): the client is the TCP
@@ -136,7 +139,9 @@ async fn retail_tickets_without_a_trusted_proxy_the_forwarded_address_is_ignored
     retry_after(&app.redeem(&printed[0].code, None).await, 900);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_the_client_is_the_entry_the_nearest_trusted_proxy_appended() {
     // Two proxies in front (a CDN, then a load balancer): the client is the
@@ -183,7 +188,9 @@ async fn retail_tickets_the_client_is_the_entry_the_nearest_trusted_proxy_append
     assert_eq!(r.status, 200, "{}", r.json);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_past_the_global_limit_guessing_is_slowed_and_no_holder_is_locked_out() {
     let (per_network, global, slowed, window) = (20u32, 30u32, 2u32, 4u64);
@@ -233,7 +240,9 @@ async fn retail_tickets_past_the_global_limit_guessing_is_slowed_and_no_holder_i
     assert_error(&app.redeem_from("10.3.0.1", &codes.next().unwrap()).await, 404, "not_found");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_tickets_a_right_code_never_counts_even_when_its_client_hangs_up() {
     let limit = 5u32;
@@ -278,7 +287,9 @@ async fn retail_tickets_a_right_code_never_counts_even_when_its_client_hangs_up(
     retry_after(&app.redeem_from(from, &codes.next().unwrap()).await, 900);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn retail_tickets_concurrent_wrong_codes_from_one_address_get_no_more_than_the_limit() {
     // "failed attempts limited per client address": however many at once.
@@ -315,4 +326,5 @@ async fn retail_tickets_concurrent_wrong_codes_from_one_address_get_no_more_than
     }
     assert!(looked_up <= limit, "{looked_up} wrong codes were looked up from one address, the limit is {limit}");
     shutdown_shared(app).await;
+}
 }

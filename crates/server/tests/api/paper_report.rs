@@ -110,6 +110,7 @@ async fn online_run(app: &TestApp, players: &[String; 2]) -> Money {
     online
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_report_paid_and_owed_prizes_equal_the_stored_tickets_after_a_mixed_online_and_paper_run() {
     let Some(app) = spawn_app_with(|c| c.start_balance_cents = 300 * 100).await else { return };
@@ -235,4 +236,5 @@ async fn operator_report_paid_and_owed_prizes_equal_the_stored_tickets_after_a_m
     let audit = app.sealed_audit_check().await;
     assert_eq!((audit.unsealed, audit.first_broken), (0, None), "{audit:?}");
     app.shutdown().await;
+}
 }

@@ -16,6 +16,7 @@ async fn movement_rows(app: &TestApp, movement: &str) -> (i64, i64) {
     )
 }
 
+both! {
 /// "A shop whose answer was lost retries": the same shop repeating its sale
 /// or its payment of the same ticket gets the first answer again, byte for
 /// byte, and nothing is written twice; another shop is still refused, and
@@ -80,7 +81,9 @@ async fn retail_tickets_a_shop_repeating_its_sale_or_payment_gets_the_same_answe
     assert!(ledger.is_sound(), "{ledger:?}");
     app.shutdown().await;
 }
+}
 
+both! {
 /// Identical retries sent at once (the shop's terminal resends while the
 /// first is still running): one sale and one payment, every retry answered
 /// with the same bytes; a second shop racing for the same ticket is refused.
@@ -147,4 +150,5 @@ async fn retail_tickets_identical_retries_at_once_make_one_sale_and_one_payment_
     let ledger = app.app.store().check_ledger().await.unwrap();
     assert!(ledger.is_sound(), "{ledger:?}");
     shutdown_shared(app).await;
+}
 }

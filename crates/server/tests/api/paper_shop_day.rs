@@ -9,6 +9,7 @@ use crate::paper::*;
 use serde_json::json;
 use std::collections::HashSet;
 
+both! {
 /// The signed-in shop: its name for its token; every other token (none, a
 /// wrong one, a player's, a paper ticket's own, the operator's) is
 /// refused in the documented error shape and never gets a shop.
@@ -41,7 +42,9 @@ async fn retail_me_names_the_tokens_shop_and_refuses_every_other_token() {
     assert_unchanged(&before, &snapshot(&app).await, "refused sign-ins");
     app.shutdown().await;
 }
+}
 
+both! {
 /// A shop's day: its sales at their price, its payments each with its
 /// serial, amount and time, the net (sales - prizes paid) in cents; the
 /// day's bounds are Paris midnights; another shop's sales and payments
@@ -140,7 +143,9 @@ async fn retail_report_counts_the_shops_own_day_in_cents_and_never_another_shops
     }
     app.shutdown().await;
 }
+}
 
+both! {
 /// The reports read a shop's rows through the indexes of migration 8
 /// (shop, time), not the whole tickets table: SQLite's plan names them;
 /// PostgreSQL plans a small table by cost, so there the indexes are
@@ -148,7 +153,7 @@ async fn retail_report_counts_the_shops_own_day_in_cents_and_never_another_shops
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retail_report_reads_a_shops_rows_through_its_indexes() {
     let Some(app) = spawn_app().await else { return };
-    if crate::BACKEND == Backend::Postgres {
+    if crate::helpers::backend() == Backend::Postgres {
         let defs =
             app.dump("SELECT indexdef FROM pg_indexes WHERE indexname LIKE 'tickets_shop_%' ORDER BY indexname").await;
         assert_eq!(defs.len(), 2, "{defs:?}");
@@ -176,6 +181,7 @@ async fn retail_report_reads_a_shops_rows_through_its_indexes() {
         .join("\n");
     assert!(paid.contains("USING INDEX tickets_shop_paid (paid_shop=? AND paid_ms>? AND paid_ms<?)"), "{paid}");
     app.shutdown().await;
+}
 }
 
 /// `YYYY-MM-DD` of the day before (the test's own arithmetic, on UTC dates).

@@ -27,6 +27,7 @@ async fn money_rows(app: &TestApp) -> (i64, i64, i64) {
     )
 }
 
+both! {
 #[tokio::test]
 async fn a_player_with_a_login_finds_the_same_account_on_another_device() {
     let Some(app) = spawn_app().await else { return };
@@ -68,7 +69,9 @@ async fn a_player_with_a_login_finds_the_same_account_on_another_device() {
     assert_eq!(app.get("/api/me", Some(&first)).await.status, 200);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_wrong_password_an_unknown_login_and_a_taken_login_are_refused() {
     let Some(app) = spawn_app().await else { return };
@@ -95,7 +98,9 @@ async fn a_wrong_password_an_unknown_login_and_a_taken_login_are_refused() {
     assert_eq!(app.query_i64("SELECT COUNT(*) FROM sessions").await, 0);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_player_keeps_an_account_made_without_a_login_and_changes_the_password() {
     let Some(app) = spawn_app().await else { return };
@@ -125,7 +130,9 @@ async fn a_player_keeps_an_account_made_without_a_login_and_changes_the_password
     assert_eq!(audit, 2);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_password_change_ends_every_other_session_and_the_players_own_token() {
     let Some(app) = spawn_app().await else { return };
@@ -175,7 +182,9 @@ async fn a_password_change_ends_every_other_session_and_the_players_own_token() 
     assert_eq!(app.get("/api/me", Some(&phone)).await.status, 200);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_logout_ends_the_token_it_came_with_and_never_loses_an_account_without_a_login() {
     let Some(app) = spawn_app().await else { return };
@@ -210,7 +219,9 @@ async fn a_logout_ends_the_token_it_came_with_and_never_loses_an_account_without
     assert_eq!(back.json["player_id"].as_i64(), Some(player));
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_ticket_limit_refuses_the_next_purchase_with_403_and_debits_nothing() {
     let Some(app) = spawn_app().await else { return };
@@ -246,7 +257,9 @@ async fn a_ticket_limit_refuses_the_next_purchase_with_403_and_debits_nothing() 
     assert_eq!(audit, 2);
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_spend_limit_counts_the_week_and_a_lower_one_applies_at_once() {
     let Some(app) = spawn_app().await else { return };
@@ -274,7 +287,9 @@ async fn a_spend_limit_counts_the_week_and_a_lower_one_applies_at_once() {
     }
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn a_self_excluded_player_cannot_buy_but_can_finish_a_ticket() {
     let Some(app) = spawn_app().await else { return };
@@ -296,7 +311,9 @@ async fn a_self_excluded_player_cannot_buy_but_can_finish_a_ticket() {
     assert_eq!(done["phase"], "finished");
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn the_odds_are_the_math_crates_exact_fractions() {
     let Some(app) = spawn_app().await else { return };
@@ -311,7 +328,9 @@ async fn the_odds_are_the_math_crates_exact_fractions() {
     assert_eq!(r.json["schedules"].as_array().unwrap().len(), table.schedules.len());
     app.shutdown().await;
 }
+}
 
+both! {
 #[tokio::test]
 async fn the_history_comes_in_pages_with_dates_and_games() {
     let Some(app) = spawn_app().await else { return };
@@ -349,7 +368,9 @@ async fn the_history_comes_in_pages_with_dates_and_games() {
     assert_eq!(games.len() as u64, done["game"].as_u64().unwrap());
     app.shutdown().await;
 }
+}
 
+both! {
 /// A token one process remembers and another revokes stops at once in the
 /// first: on PostgreSQL a game action does not read its token apart, its
 /// first statement confirms it (`Store::action_caller`), so a logout in any
@@ -396,4 +417,5 @@ async fn a_token_revoked_by_another_process_stops_the_next_action_at_once() {
     }
     second.shutdown().await.unwrap();
     app.shutdown().await;
+}
 }

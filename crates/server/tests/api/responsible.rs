@@ -14,6 +14,7 @@ async fn put(app: &TestApp, path: &str, token: &str, body: Value) -> Resp {
     app.send(app.client.put(format!("{}{path}", app.url)).bearer_auth(token).json(&body)).await
 }
 
+both! {
 /// Décret 2010-518, art. 16: a new account chooses its limit on stakes over
 /// seven days before its first purchase; it can be raised, not removed.
 #[tokio::test]
@@ -59,7 +60,9 @@ async fn decret_2010_518_art_16_no_purchase_before_a_stake_limit_and_it_is_never
     );
     app.shutdown().await;
 }
+}
 
+both! {
 /// A self-exclusion lasts from 24 hours to 12 months; a purchase during it
 /// is refused with its end as a parameter.
 #[tokio::test]
@@ -81,7 +84,9 @@ async fn a_self_exclusion_lasts_from_24_hours_to_12_months_and_its_refusal_says_
     assert_eq!(year.status, 200, "{}", year.json);
     app.shutdown().await;
 }
+}
 
+both! {
 /// The statement: stakes, winnings and net per day, week and month, from
 /// the player's own ledger entries; `since_ms` within 31 days.
 #[tokio::test]
@@ -124,7 +129,9 @@ async fn the_statement_sums_the_players_stakes_and_prizes_per_day_week_and_month
     assert_error(&app.get("/api/me/statement", None).await, 401, "unauthorized");
     app.shutdown().await;
 }
+}
 
+both! {
 /// A paper ticket's claim: the shop that sold it pays it (or any shop when
 /// configured); above the payout ceiling the payment centre; paid: nothing
 /// to claim; an online ticket has none. The shops' refusals carry their reason.
@@ -174,7 +181,9 @@ async fn a_paper_ticket_says_where_and_until_when_its_prize_is_paid() {
     assert_eq!(c.json["params"]["reason"], "sold_online");
     app.shutdown().await;
 }
+}
 
+both! {
 /// Within the seller's ceiling: the seller pays it; with any shop allowed,
 /// any shop; once paid, nothing to claim and the payment said.
 #[tokio::test]
@@ -203,4 +212,5 @@ async fn a_paper_winner_within_the_ceiling_is_paid_by_its_seller_or_any_shop() {
         assert_eq!(again.json["params"]["paid_by"], SHOP_A);
         app.shutdown().await;
     }
+}
 }

@@ -27,7 +27,7 @@ fn releases() -> PathBuf {
 }
 
 fn backend_name() -> &'static str {
-    match crate::BACKEND {
+    match crate::helpers::backend() {
         Backend::Sqlite => "sqlite",
         Backend::Postgres => "postgres",
     }
@@ -168,6 +168,7 @@ async fn fill(app: &TestApp) -> Value {
     json!({"players": [a, b], "tickets": tickets, "paper": paper})
 }
 
+both! {
 /// Writes this release's fixture for this test binary's database
 /// (`tests/fixtures/releases/VERSION/BACKEND.{sql,key,json}`); run by
 /// `tests/fixtures/releases/make.sh` when a release is made.
@@ -191,7 +192,7 @@ async fn make_release_fixture() {
     let url = app.db_url.clone();
     let key = std::fs::read_to_string(app.key_file()).unwrap();
     let db = app.stop().await;
-    let dump = match crate::BACKEND {
+    let dump = match crate::helpers::backend() {
         Backend::Sqlite => command_output("sqlite3", &[url.trim_start_matches("sqlite://"), ".dump"]),
         Backend::Postgres => {
             command_output("pg_dump", &["--no-owner", "--no-privileges", "--inserts", "--dbname", &url])
@@ -204,6 +205,7 @@ async fn make_release_fixture() {
     std::fs::write(dir.join(format!("{name}.key")), key).unwrap();
     std::fs::write(dir.join(format!("{name}.json")), serde_json::to_string_pretty(&facts).unwrap() + "\n").unwrap();
     db.remove().await;
+}
 }
 
 fn command_output(program: &str, args: &[&str]) -> String {
@@ -228,7 +230,7 @@ async fn restore(release: &std::path::Path) -> Option<TestDatabase> {
 async fn exec_script(url: &str, sql: String) {
     use sqlx::Connection;
     let sql = sqlx::AssertSqlSafe(sql);
-    match crate::BACKEND {
+    match crate::helpers::backend() {
         Backend::Sqlite => {
             let opts: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
             let mut conn = sqlx::SqliteConnection::connect_with(&opts.create_if_missing(true)).await.unwrap();
@@ -260,6 +262,7 @@ async fn records_verify(app: &TestApp, observed: &Value) -> usize {
     verified
 }
 
+both! {
 /// Every release's fixture, upgraded by this build: the same answers, the
 /// same audit log (then sealed on, unbroken), the same ledger; and play
 /// goes on: the ticket left in play is finished, a new one is bought and
@@ -352,7 +355,9 @@ async fn every_release_upgrades_keeping_every_ticket_balance_record_and_the_audi
         app.shutdown().await;
     }
 }
+}
 
+both! {
 /// `/healthz` and the operator's desk show the binary's version and schema
 /// version, and the desk the database's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,6 +376,7 @@ async fn the_version_is_shown_by_healthz_and_the_desk() {
     let player = app.register().await;
     assert_eq!(app.get("/api/admin/version", Some(&player)).await.status, 403);
     app.shutdown().await;
+}
 }
 
 /// Runs `change` on the database of `app`, stops it and starts a server
@@ -395,6 +401,7 @@ async fn refused(app: TestApp, change: &str) -> String {
     format!("{error:#}")
 }
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_newer_than_the_binary_is_refused_and_changes_nothing() {
     let Some(app) = spawn_app().await else { return };
@@ -410,7 +417,9 @@ async fn a_database_newer_than_the_binary_is_refused_and_changes_nothing() {
     assert!(error.contains(&want), "{error}");
     assert!(error.contains("nothing was changed"), "{error}");
 }
+}
 
+both! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_whose_applied_migration_was_edited_is_refused_with_a_clear_message() {
     let Some(app) = spawn_app().await else { return };
@@ -422,4 +431,5 @@ async fn a_database_whose_applied_migration_was_edited_is_refused_with_a_clear_m
     let error = refused(app, change).await;
     assert!(error.contains("migration 3 applied to this database differs from the one this binary"), "{error}");
     assert!(!error.contains("previously applied but has been modified"), "not sqlx's words: {error}");
+}
 }
