@@ -8,7 +8,7 @@ use super::reads::{self, Cols};
 use super::{Store, on_db};
 use crate::core::operator::{DebitOutcome, LaunchRow, Reserved, RoundRow, RoundState, WalletWrite};
 use crate::core::usecase::LaunchOp;
-use crate::core::{Changes, Effect, Op, PlayerId, TicketId};
+use crate::core::{Changes, Effect, ForSale, Op, PlayerId, TicketId};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use sqlx::Row;
@@ -49,6 +49,11 @@ pub(super) trait Fetch: Send {
     -> impl Future<Output = Result<Option<OwnedRow>, StoreError>> + Send;
     /// Where server seeds come from.
     fn keyring(&self) -> std::sync::Arc<Keyring>;
+    /// The ticket a round holds, as the backend's unit remembers it from the
+    /// reservation (SQLite's one writer); `None`: read it.
+    fn held(&self, _round: &str) -> Option<ForSale> {
+        None
+    }
 }
 
 /// The operator mode's loads of [`crate::core::Unit`], for a backend's
@@ -179,6 +184,17 @@ pub(super) async fn launch(f: &mut impl Fetch, code_hash: &str) -> Result<Option
 }
 
 pub(super) async fn round(f: &mut impl Fetch, keys: &Keyring, round: &str) -> Result<Option<Reserved>, StoreError> {
+    if let Some(ticket) = f.held(round) {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM wallet_rounds r JOIN players p ON p.id = r.player_id WHERE r.round_id = $1{}",
+            f.lock("r")
+        );
+        let Some(row) = f.fetch(&sql, &[round.into()]).await? else { return Ok(None) };
+        let row = round_row(&row)?;
+        if row.ticket_id == ticket.ticket_id {
+            return Ok(Some(Reserved { round: row, ticket }));
+        }
+    }
     let sql = format!(
         "SELECT {ROUND_COLUMNS}, t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, \
                 t.position, b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents \

@@ -43,6 +43,7 @@ use super::reads::{
 };
 use crate::config::Config;
 use crate::core::limits::Counter;
+use crate::core::operator::{RoundState, WalletWrite};
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
 use crate::core::{
@@ -324,6 +325,10 @@ struct WriterState {
     limits: HashMap<PlayerId, Option<LimitsRow>>,
     /// The next unsold tickets, in sale order.
     for_sale: VecDeque<ForSale>,
+    /// The tickets reserved for an operator's debit, by round, until the
+    /// round is settled: the settlement reads only its round's row, not the
+    /// ticket again with its server seed derived again (operator mode).
+    held: HashMap<String, ForSale>,
 }
 
 impl WriterState {
@@ -335,6 +340,7 @@ impl WriterState {
             accounts: HashMap::new(),
             limits: HashMap::new(),
             for_sale: VecDeque::new(),
+            held: HashMap::new(),
         })
     }
 
@@ -343,6 +349,7 @@ impl WriterState {
         self.accounts.clear();
         self.limits.clear();
         self.for_sale.clear();
+        self.held.clear();
         match conn.query_row(audit::HEAD_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?))).optional() {
             Ok(row) => self.audit_head = Head::stored(row),
             Err(e) => tracing::error!(error = %e, "reloading the audit chain's head"),
@@ -354,7 +361,24 @@ impl WriterState {
         if let Some(sale) = &changes.sale
             && self.for_sale.front().is_some_and(|f| f.ticket_id == sale.ticket_id)
         {
-            self.for_sale.pop_front();
+            let sold = self.for_sale.pop_front();
+            let round = changes.wallet.iter().find_map(|w| match w {
+                WalletWrite::NewRound { round, ticket_id, .. } if *ticket_id == sale.ticket_id => Some(round),
+                _ => None,
+            });
+            if let (Some(ticket), Some(round)) = (sold, round) {
+                if self.held.len() >= CACHE_LIMIT {
+                    self.held.clear();
+                }
+                self.held.insert(round.clone(), ticket);
+            }
+        }
+        for w in &changes.wallet {
+            if let WalletWrite::Round { round, to, .. } = w
+                && *to != RoundState::Debiting
+            {
+                self.held.remove(round);
+            }
         }
         if let Some(g) = &changes.game {
             if g.row.ticket.game.is_finished() {
@@ -378,7 +402,7 @@ impl WriterState {
             // Tickets of an emission whose sale ended are no longer for sale.
             self.for_sale.clear();
         }
-        if changes.wallet.iter().any(|w| matches!(w, crate::core::operator::WalletWrite::Release { .. })) {
+        if changes.wallet.iter().any(|w| matches!(w, WalletWrite::Release { .. })) {
             // A ticket back in the pool comes before those remembered: read them again.
             self.for_sale.clear();
         }

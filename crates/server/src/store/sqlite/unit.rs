@@ -238,4 +238,8 @@ impl crate::store::wallet::Fetch for SqliteUnit<'_> {
     fn keyring(&self) -> Arc<Keyring> {
         self.state.keys.clone()
     }
+
+    fn held(&self, round: &str) -> Option<ForSale> {
+        self.state.held.get(round).cloned()
+    }
 }
