@@ -69,7 +69,7 @@ impl TestDatabase {
     pub async fn create() -> Option<TestDatabase> {
         let dir = tempfile::tempdir().unwrap();
         let key_file = dir.path().join("server.key");
-        match crate::helpers::backend() {
+        match backend() {
             Backend::Sqlite => {
                 let url = format!("sqlite://{}", dir.path().join("test.db").display());
                 Some(TestDatabase { url, key_file, dir, pg: None })
@@ -169,14 +169,7 @@ pub async fn try_spawn_app_on(
     match App::start(AppOptions { config, table, seeds }).await {
         Ok(app) => {
             let url = app.url();
-            Ok(TestApp {
-                app,
-                url,
-                client: reqwest::Client::new(),
-                backend: crate::helpers::backend(),
-                db_url: db.url.clone(),
-                db,
-            })
+            Ok(TestApp { app, url, client: reqwest::Client::new(), backend: backend(), db_url: db.url.clone(), db })
         }
         Err(e) => Err((db, e)),
     }
