@@ -23,7 +23,8 @@
 #   BIN=target/release-tests/as-capone ROUNDS=3 GAMES=600 bench/operator-instructions.sh
 #
 # Environment: BIN, ROUNDS (2), PLAYERS (32), GAMES (400), DELAY_MS (20),
-# WALLET_PORT (9392). Needs valgrind (callgrind, callgrind_control,
+# WALLET_PORT (9392), KEEP (a folder: each round's callgrind file is copied
+# there, as NAME.cg, for callgrind_annotate). Needs valgrind (callgrind, callgrind_control,
 # callgrind_annotate) and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,6 +101,7 @@ round() {
     [ "$(jq .errors "$WORK/$name.json")" = 0 ] || { echo "round $name: the load had errors" >&2; exit 1; }
     echo "$(awk '/^totals:/ { print $2; exit }' "$out") $(jq .actions "$WORK/$name.json") $(jq .purchases "$WORK/$name.json") \
 $(callgrind_annotate --inclusive=yes --threshold=100 "$out" | awk '/sha2::sha256::compress256 / { gsub(",", "", $1); print $1; exit }')"
+    [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$out" "$KEEP/$name.cg"
     rm -f "$WORK/$name".cg.* "$db" "$db"-*
 }
 

@@ -212,12 +212,34 @@ pub(super) async fn pending_round(
     player: PlayerId,
     key: &str,
 ) -> Result<Option<RoundRow>, StoreError> {
-    let sql = format!(
+    f.fetch(&pending_round_sql(), &[player.into(), key.into()]).await?.map(|r| round_row(&r)).transpose()
+}
+
+/// [`pending_round`]'s query: `r.state IN (...)` is the partial index
+/// `wallet_rounds_pending`'s condition, word for word.
+fn pending_round_sql() -> String {
+    format!(
         "SELECT {ROUND_COLUMNS} FROM wallet_rounds r JOIN players p ON p.id = r.player_id \
          WHERE r.player_id = $1 AND r.idempotency_key = $2 AND r.state IN ('debiting', 'rolling_back')"
-    );
-    f.fetch(&sql, &[player.into(), key.into()]).await?.map(|r| round_row(&r)).transpose()
+    )
 }
+
+/// The debits sent before `$1` and never settled, oldest first: `state IN
+/// (...)` is the partial index `wallet_rounds_unsettled`'s condition, word
+/// for word (migration 0018).
+const STALE_DEBITS: &str = "SELECT round_id FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back') \
+                            AND state = 'debiting' AND created_ms < $1 ORDER BY created_ms LIMIT $2";
+/// The rounds still waiting on the operator (`wallet_rounds_unsettled`).
+const UNRESOLVED_ROUNDS: &str =
+    "SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back')";
+/// The outbox's entries due at `$1` (the partial index `wallet_outbox_due`).
+const OUTBOX_DUE: &str = "SELECT transaction_id, round_id, kind, body_json, attempts, created_ms FROM wallet_outbox \
+                          WHERE acked_ms IS NULL AND next_ms <= $1 ORDER BY next_ms LIMIT $2";
+/// The games in play bought through the wallet, from the unfinished games
+/// (the partial index `ticket_games_unfinished`), not from every round ever
+/// sold: CROSS JOIN keeps SQLite's order.
+const OPERATOR_GAMES_IN_PLAY: &str = "SELECT CAST(COUNT(*) AS BIGINT) FROM ticket_games g CROSS JOIN wallet_rounds r \
+                                      WHERE r.ticket_id = g.ticket_id AND g.phase <> 'finished' AND r.state = 'sold'";
 
 pub(super) async fn last_attempt(f: &mut impl Fetch, ticket: TicketId) -> Result<u32, StoreError> {
     let sql = "SELECT CAST(COALESCE(MAX(attempt), 0) AS BIGINT) AS attempt FROM wallet_rounds WHERE ticket_id = $1";
@@ -318,9 +340,7 @@ impl Store {
 
     /// The outbox's entries due at `now`, oldest first.
     pub async fn outbox_due(&self, now: i64, limit: i64) -> Result<Vec<OutboxEntry>, AppError> {
-        let sql = "SELECT transaction_id, round_id, kind, body_json, attempts, created_ms FROM wallet_outbox \
-                   WHERE acked_ms IS NULL AND next_ms <= $1 ORDER BY next_ms LIMIT $2";
-        let rows: Vec<(String, String, String, String, i64, i64)> = on_db!(&self.db, pool => sqlx::query_as(sql).bind(now).bind(limit).fetch_all(pool).await.map_err(StoreError::from)?);
+        let rows: Vec<(String, String, String, String, i64, i64)> = on_db!(&self.db, pool => sqlx::query_as(OUTBOX_DUE).bind(now).bind(limit).fetch_all(pool).await.map_err(StoreError::from)?);
         rows.into_iter()
             .map(|(transaction_id, round, kind, body_json, attempts, created_ms)| {
                 let kind = wallet::TxKind::parse(&kind)
@@ -341,24 +361,23 @@ impl Store {
     /// Rounds whose debit was sent before `before_ms` and never settled
     /// (the request's process died, or is slower than the wallet's timeout).
     pub async fn stale_debits(&self, before_ms: i64, limit: i64) -> Result<Vec<String>, AppError> {
-        let sql = "SELECT round_id FROM wallet_rounds WHERE state = 'debiting' AND created_ms < $1 \
-                   ORDER BY created_ms LIMIT $2";
         Ok(
-            on_db!(&self.db, pool => sqlx::query_scalar(sql).bind(before_ms).bind(limit).fetch_all(pool).await.map_err(StoreError::from)?),
+            on_db!(&self.db, pool => sqlx::query_scalar(STALE_DEBITS).bind(before_ms).bind(limit).fetch_all(pool).await.map_err(StoreError::from)?),
         )
     }
 
     /// Rounds still waiting on the operator: debits not settled and rollbacks not acknowledged.
     pub async fn unresolved_rounds(&self) -> Result<i64, AppError> {
-        let sql = "SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back')";
-        Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await.map_err(StoreError::from)?))
+        Ok(
+            on_db!(&self.db, pool => sqlx::query_scalar(UNRESOLVED_ROUNDS).fetch_one(pool).await.map_err(StoreError::from)?),
+        )
     }
 
     /// Games in play whose ticket was bought through the operator's wallet.
     pub async fn operator_games_in_play(&self) -> Result<i64, AppError> {
-        let sql = "SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds r JOIN ticket_games g ON g.ticket_id = r.ticket_id \
-                   WHERE r.state = 'sold' AND g.finished_ms IS NULL";
-        Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await.map_err(StoreError::from)?))
+        Ok(
+            on_db!(&self.db, pool => sqlx::query_scalar(OPERATOR_GAMES_IN_PLAY).fetch_one(pool).await.map_err(StoreError::from)?),
+        )
     }
 
     /// Deletes the signed calls' nonces seen before `before_ms`.
@@ -428,5 +447,53 @@ impl Store {
                    WHERE t.owner_id = $1 AND t.sold_ms >= $2 AND e.channel = 'online'";
         let (tickets, staked_cents, won_cents): (i64, i64, i64) = on_db!(&self.db, pool => sqlx::query_as(sql).bind(player).bind(since_ms).fetch_one(pool).await.map_err(StoreError::from)?);
         Ok(PlaySummary { tickets, staked_cents, won_cents })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::keys::{Keyring, ServerKey};
+    use crate::metrics::Metrics;
+    use crate::store::Db;
+    use std::sync::Arc;
+
+    /// The operator mode's hot queries use the partial indexes of migration
+    /// 0018: SQLite uses a partial index only when the query repeats its
+    /// condition word for word, so a query reworded, or an index's condition
+    /// changed, would fall back to reading every round or every credit ever
+    /// written, each time the worker looks (five times a second) or a
+    /// purchase is made. Each query's plan on SQLite names its index.
+    #[tokio::test]
+    async fn the_wallet_queries_use_their_partial_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config { db: format!("sqlite://{}", dir.path().join("t.db").display()), ..Config::default() };
+        let keys = Keyring::new(ServerKey::from_bytes([1; 32]), None);
+        let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
+        let Db::Sqlite(pool) = &store.db else { panic!("a SQLite store") };
+        let pending = pending_round_sql();
+        for (sql, index) in [
+            (STALE_DEBITS, "wallet_rounds_unsettled"),
+            (UNRESOLVED_ROUNDS, "wallet_rounds_unsettled"),
+            (pending.as_str(), "wallet_rounds_pending"),
+            (OUTBOX_DUE, "wallet_outbox_due"),
+            (OPERATOR_GAMES_IN_PLAY, "ticket_games_unfinished"),
+        ] {
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))).fetch_all(pool).await.unwrap();
+            let details: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            assert!(
+                details
+                    .iter()
+                    .any(|d| d.contains(&format!("INDEX {index} ")) || d.ends_with(&format!("INDEX {index}"))),
+                "{sql}: {details:?}"
+            );
+            assert!(
+                !details.iter().any(|d| d.starts_with("SCAN r") || d == &"SCAN wallet_rounds"),
+                "{sql}: {details:?}"
+            );
+        }
+        store.close().await.unwrap();
     }
 }
