@@ -637,6 +637,65 @@ mod tests {
         opened.writer.close().await.unwrap();
     }
 
+    /// The ticket reserved for an operator's debit is remembered by its
+    /// round from the reservation until the round leaves `debiting`, so the
+    /// settlement reads only the round's row (`store/wallet.rs`, `round`);
+    /// a sale of another ticket than the queue's next is not remembered;
+    /// a failed write (`reload`) forgets it with the rest of the memory.
+    #[tokio::test]
+    async fn a_held_ticket_is_remembered_from_its_reservation_to_its_settlement() {
+        use crate::core::{Effect, Sale};
+        let (dir, keys, _, opened) = opened().await;
+        let conn = write_connection(&dir.path().join("test.db")).unwrap();
+        let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
+        let ticket = |id: TicketId| ForSale {
+            ticket_id: id,
+            serial: format!("ACP-001-00001-{id:06}-17"),
+            prizes: engine::PrizeSchedule::new([300, 1000, 10_000, 1_000_000]),
+            price_cents: 300,
+            commitment: "c".into(),
+            server_seed: [7; 32],
+        };
+        let reserve = |id: TicketId, round: &str| Changes {
+            sale: Some(Sale { ticket_id: id, owner: 5, sold_ms: 1 }),
+            wallet: vec![WalletWrite::NewRound {
+                round: round.into(),
+                ticket_id: id,
+                attempt: 1,
+                player: 5,
+                price_cents: 300,
+                key: None,
+                created_ms: 1,
+            }],
+            ..Changes::none(Effect::Wallet)
+        };
+        let settle = |round: &str, to: RoundState| Changes {
+            wallet: vec![WalletWrite::Round {
+                round: round.into(),
+                from: RoundState::Debiting,
+                to,
+                refusal: None,
+                settled_ms: 2,
+            }],
+            ..Changes::none(Effect::Wallet)
+        };
+        state.for_sale.extend([ticket(1), ticket(2), ticket(3)]);
+        state.written(&reserve(1, "R1.1"));
+        assert_eq!(state.held.get("R1.1").map(|t| t.ticket_id), Some(1));
+        state.written(&reserve(9, "R9.1"));
+        assert!(!state.held.contains_key("R9.1"), "not the queue's next ticket");
+        state.written(&reserve(2, "R2.1"));
+        state.written(&reserve(3, "R3.1"));
+        assert_eq!(state.held.len(), 3);
+        state.written(&settle("R1.1", RoundState::Sold));
+        state.written(&settle("R2.1", RoundState::RollingBack));
+        assert!(!state.held.contains_key("R1.1") && !state.held.contains_key("R2.1"), "settled");
+        assert_eq!(state.held.get("R3.1").map(|t| t.ticket_id), Some(3), "still debiting");
+        state.reload(&conn);
+        assert!(state.held.is_empty(), "forgotten with the rest after a failed write");
+        opened.writer.close().await.unwrap();
+    }
+
     /// Under a steady stream of commits the WAL starts again from its
     /// beginning (the writer finishes the background checkpoints): its file
     /// stays a few thousand frames long while about 45 000 are written.
