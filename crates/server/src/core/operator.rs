@@ -142,6 +142,9 @@ pub enum WalletWrite {
         ticket_id: TicketId,
         attempt: u32,
         player: PlayerId,
+        /// The player's operator reference (not written: the round's row
+        /// has the player; SQLite's writer remembers the round with it).
+        operator_ref: String,
         price_cents: i64,
         key: Option<String>,
         created_ms: i64,
@@ -299,6 +302,7 @@ pub fn reserve(
             ticket_id: sale.ticket_id,
             attempt: round.attempt,
             player,
+            operator_ref: operator_ref.to_string(),
             price_cents: sale.price_cents,
             key: key.map(str::to_string),
             created_ms: now,

@@ -431,7 +431,7 @@ impl WritePlan {
                 vec![("code_hash", code_hash.as_str().into())],
                 "used_ms IS NULL",
             ),
-            WalletWrite::NewRound { round, ticket_id, attempt, player, price_cents, key, created_ms } => self
+            WalletWrite::NewRound { round, ticket_id, attempt, player, price_cents, key, created_ms, .. } => self
                 .insert_row(
                     "round",
                     "wallet_rounds",

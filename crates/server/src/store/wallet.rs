@@ -8,7 +8,7 @@ use super::reads::{self, Cols};
 use super::{Store, on_db};
 use crate::core::operator::{DebitOutcome, LaunchRow, Reserved, RoundRow, RoundState, WalletWrite};
 use crate::core::usecase::LaunchOp;
-use crate::core::{Changes, Effect, ForSale, Op, PlayerId, TicketId};
+use crate::core::{Changes, Effect, Op, PlayerId, TicketId};
 use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use sqlx::Row;
@@ -49,11 +49,19 @@ pub(super) trait Fetch: Send {
     -> impl Future<Output = Result<Option<OwnedRow>, StoreError>> + Send;
     /// Where server seeds come from.
     fn keyring(&self) -> std::sync::Arc<Keyring>;
-    /// The ticket a round holds, as the backend's unit remembers it from the
-    /// reservation (SQLite's one writer); `None`: read it.
-    fn held(&self, _round: &str) -> Option<ForSale> {
+    /// A round still `debiting` with the ticket it holds, as the backend's
+    /// unit remembers them from the reservation (SQLite's one writer, which
+    /// alone changes them); `None`: read them.
+    fn held(&self, _round: &str) -> Option<Reserved> {
         None
     }
+    /// A player's operator reference, as the backend's unit remembers it
+    /// (set once, never changed); `None`: read it.
+    fn remembered_ref(&self, _player: PlayerId) -> Option<String> {
+        None
+    }
+    /// Remembers a player's operator reference, read in this unit.
+    fn remember_ref(&mut self, _player: PlayerId, _reference: &str) {}
 }
 
 /// The operator mode's loads of [`crate::core::Unit`], for a backend's
@@ -156,8 +164,15 @@ pub(super) async fn operator_player(f: &mut impl Fetch, reference: &str) -> Resu
 }
 
 pub(super) async fn operator_ref(f: &mut impl Fetch, player: PlayerId) -> Result<Option<String>, StoreError> {
+    if let Some(reference) = f.remembered_ref(player) {
+        return Ok(Some(reference));
+    }
     let row = f.fetch("SELECT operator_ref FROM players WHERE id = $1", &[player.into()]).await?;
-    Ok(row.map(|r| r.text("operator_ref").map_err(StoreError::Corrupt)).transpose()?.flatten())
+    let reference = row.map(|r| r.text("operator_ref").map_err(StoreError::Corrupt)).transpose()?.flatten();
+    if let Some(r) = &reference {
+        f.remember_ref(player, r);
+    }
+    Ok(reference)
 }
 
 pub(super) async fn nonce_seen(f: &mut impl Fetch, nonce: &str) -> Result<bool, StoreError> {
@@ -184,16 +199,10 @@ pub(super) async fn launch(f: &mut impl Fetch, code_hash: &str) -> Result<Option
 }
 
 pub(super) async fn round(f: &mut impl Fetch, keys: &Keyring, round: &str) -> Result<Option<Reserved>, StoreError> {
-    if let Some(ticket) = f.held(round) {
-        let sql = format!(
-            "SELECT {ROUND_COLUMNS} FROM wallet_rounds r JOIN players p ON p.id = r.player_id WHERE r.round_id = $1{}",
-            f.lock("r")
-        );
-        let Some(row) = f.fetch(&sql, &[round.into()]).await? else { return Ok(None) };
-        let row = round_row(&row)?;
-        if row.ticket_id == ticket.ticket_id {
-            return Ok(Some(Reserved { round: row, ticket }));
-        }
+    if let Some(reserved) = f.held(round) {
+        // Its state changes only through the writer that remembers it; the
+        // settlement's write is guarded by it all the same.
+        return Ok(Some(reserved));
     }
     let sql = format!(
         "SELECT {ROUND_COLUMNS}, t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, \

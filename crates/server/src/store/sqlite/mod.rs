@@ -43,7 +43,7 @@ use super::reads::{
 };
 use crate::config::Config;
 use crate::core::limits::Counter;
-use crate::core::operator::{RoundState, WalletWrite};
+use crate::core::operator::{Reserved, RoundRow, RoundState, WalletWrite};
 use crate::core::usecase::PaperKey;
 use crate::core::usecase::{self, Done, Op};
 use crate::core::{
@@ -325,10 +325,14 @@ struct WriterState {
     limits: HashMap<PlayerId, Option<LimitsRow>>,
     /// The next unsold tickets, in sale order.
     for_sale: VecDeque<ForSale>,
-    /// The tickets reserved for an operator's debit, by round, until the
-    /// round is settled: the settlement reads only its round's row, not the
-    /// ticket again with its server seed derived again (operator mode).
-    held: HashMap<String, ForSale>,
+    /// The rounds of an operator's debit, by round id, with the ticket each
+    /// holds, from the reservation until the round leaves `debiting`: the
+    /// settlement reads no row (operator mode).
+    held: HashMap<String, Reserved>,
+    /// Players' operator references (set once by a launch, never changed).
+    operator_refs: HashMap<PlayerId, String>,
+    /// The ledger's clearing account of the operator's wallet.
+    operator_wallet: Option<AccountId>,
 }
 
 impl WriterState {
@@ -341,6 +345,14 @@ impl WriterState {
             limits: HashMap::new(),
             for_sale: VecDeque::new(),
             held: HashMap::new(),
+            operator_refs: HashMap::new(),
+            operator_wallet: match db {
+                Db::Sqlite(pool) => sqlx::query_scalar("SELECT id FROM accounts WHERE name = 'house:operator_wallet'")
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(StoreError::from)?,
+                _ => None,
+            },
         })
     }
 
@@ -350,10 +362,18 @@ impl WriterState {
         self.limits.clear();
         self.for_sale.clear();
         self.held.clear();
+        self.operator_refs.clear();
         match conn.query_row(audit::HEAD_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?))).optional() {
             Ok(row) => self.audit_head = Head::stored(row),
             Err(e) => tracing::error!(error = %e, "reloading the audit chain's head"),
         }
+    }
+
+    fn remember_ref(&mut self, player: PlayerId, reference: &str) {
+        if self.operator_refs.len() >= CACHE_LIMIT {
+            self.operator_refs.clear();
+        }
+        self.operator_refs.insert(player, reference.to_string());
     }
 
     /// What the memory learns from a unit written in the transaction.
@@ -362,22 +382,26 @@ impl WriterState {
             && self.for_sale.front().is_some_and(|f| f.ticket_id == sale.ticket_id)
         {
             let sold = self.for_sale.pop_front();
-            let round = changes.wallet.iter().find_map(|w| match w {
-                WalletWrite::NewRound { round, ticket_id, .. } if *ticket_id == sale.ticket_id => Some(round),
-                _ => None,
-            });
-            if let (Some(ticket), Some(round)) = (sold, round) {
+            let new_round = changes
+                .wallet
+                .iter()
+                .find(|w| matches!(w, WalletWrite::NewRound { ticket_id, .. } if *ticket_id == sale.ticket_id));
+            if let (Some(ticket), Some(new_round), Some(wallet_account)) = (sold, new_round, self.operator_wallet)
+                && let Some((id, round)) = held_round(new_round, wallet_account)
+            {
                 if self.held.len() >= CACHE_LIMIT {
                     self.held.clear();
                 }
-                self.held.insert(round.clone(), ticket);
+                self.held.insert(id, Reserved { round, ticket });
             }
         }
         for w in &changes.wallet {
-            if let WalletWrite::Round { round, to, .. } = w
-                && *to != RoundState::Debiting
-            {
-                self.held.remove(round);
+            match w {
+                WalletWrite::Round { round, to, .. } if *to != RoundState::Debiting => {
+                    self.held.remove(round);
+                }
+                WalletWrite::OperatorPlayer { player, reference } => self.remember_ref(*player, reference),
+                _ => {}
             }
         }
         if let Some(g) = &changes.game {
@@ -410,6 +434,28 @@ impl WriterState {
             self.limits.insert(*player, Some(*row));
         }
     }
+}
+
+/// A round just reserved, by its id, as its settlement will load it.
+fn held_round(new_round: &WalletWrite, wallet_account: AccountId) -> Option<(String, RoundRow)> {
+    let WalletWrite::NewRound { round, ticket_id, player, operator_ref, price_cents, key, created_ms, .. } = new_round
+    else {
+        return None;
+    };
+    Some((
+        round.clone(),
+        RoundRow {
+            round: wallet::RoundId::parse(round)?,
+            ticket_id: *ticket_id,
+            player: *player,
+            operator_ref: operator_ref.clone(),
+            price_cents: *price_cents,
+            state: RoundState::Debiting,
+            idempotency_key: key.clone(),
+            created_ms: *created_ms,
+            wallet_account,
+        },
+    ))
 }
 
 /// The writer thread: takes every request waiting (up to `cap`), runs
@@ -637,9 +683,9 @@ mod tests {
         opened.writer.close().await.unwrap();
     }
 
-    /// The ticket reserved for an operator's debit is remembered by its
-    /// round from the reservation until the round leaves `debiting`, so the
-    /// settlement reads only the round's row (`store/wallet.rs`, `round`);
+    /// The round reserved for an operator's debit is remembered, with its
+    /// ticket, from the reservation until it leaves `debiting`, so the
+    /// settlement reads no row (`store/wallet.rs`, `round`);
     /// a sale of another ticket than the queue's next is not remembered;
     /// a failed write (`reload`) forgets it with the rest of the memory.
     #[tokio::test]
@@ -663,8 +709,9 @@ mod tests {
                 ticket_id: id,
                 attempt: 1,
                 player: 5,
+                operator_ref: "op-5".into(),
                 price_cents: 300,
-                key: None,
+                key: Some(format!("key-{id}")),
                 created_ms: 1,
             }],
             ..Changes::none(Effect::Wallet)
@@ -681,7 +728,11 @@ mod tests {
         };
         state.for_sale.extend([ticket(1), ticket(2), ticket(3)]);
         state.written(&reserve(1, "R1.1"));
-        assert_eq!(state.held.get("R1.1").map(|t| t.ticket_id), Some(1));
+        let held = &state.held["R1.1"];
+        assert_eq!((held.ticket.ticket_id, held.round.ticket_id, held.round.player), (1, 1, 5));
+        assert_eq!((held.round.round.id(), held.round.state), ("R1.1".to_string(), RoundState::Debiting));
+        assert_eq!((held.round.operator_ref.as_str(), held.round.idempotency_key.as_deref()), ("op-5", Some("key-1")));
+        assert_eq!(Some(held.round.wallet_account), state.operator_wallet);
         state.written(&reserve(9, "R9.1"));
         assert!(!state.held.contains_key("R9.1"), "not the queue's next ticket");
         state.written(&reserve(2, "R2.1"));
@@ -690,9 +741,16 @@ mod tests {
         state.written(&settle("R1.1", RoundState::Sold));
         state.written(&settle("R2.1", RoundState::RollingBack));
         assert!(!state.held.contains_key("R1.1") && !state.held.contains_key("R2.1"), "settled");
-        assert_eq!(state.held.get("R3.1").map(|t| t.ticket_id), Some(3), "still debiting");
+        assert_eq!(state.held.get("R3.1").map(|t| t.ticket.ticket_id), Some(3), "still debiting");
+        // A launch's player's reference is remembered from its write.
+        let launch = Changes {
+            wallet: vec![WalletWrite::OperatorPlayer { player: 8, reference: "op-8".into() }],
+            ..Changes::none(Effect::Wallet)
+        };
+        state.written(&launch);
+        assert_eq!(state.operator_refs.get(&8).map(String::as_str), Some("op-8"));
         state.reload(&conn);
-        assert!(state.held.is_empty(), "forgotten with the rest after a failed write");
+        assert!(state.held.is_empty() && state.operator_refs.is_empty(), "forgotten after a failed write");
         opened.writer.close().await.unwrap();
     }
 

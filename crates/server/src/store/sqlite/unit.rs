@@ -239,7 +239,15 @@ impl crate::store::wallet::Fetch for SqliteUnit<'_> {
         self.state.keys.clone()
     }
 
-    fn held(&self, round: &str) -> Option<ForSale> {
+    fn held(&self, round: &str) -> Option<Reserved> {
         self.state.held.get(round).cloned()
+    }
+
+    fn remembered_ref(&self, player: PlayerId) -> Option<String> {
+        self.state.operator_refs.get(&player).cloned()
+    }
+
+    fn remember_ref(&mut self, player: PlayerId, reference: &str) {
+        self.state.remember_ref(player, reference);
     }
 }
