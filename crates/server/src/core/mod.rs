@@ -169,6 +169,10 @@ pub struct ForSale {
     pub price_cents: i64,
     pub commitment: String,
     pub server_seed: [u8; 32],
+    /// The attempt of the ticket's last round through an operator's wallet
+    /// (0: none), when the loader read it with the ticket (SQLite's queue
+    /// of tickets for sale); `None`: the purchase reads it.
+    pub last_attempt: Option<u32>,
 }
 
 /// Everything one decision writes, in one transaction.

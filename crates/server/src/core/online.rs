@@ -243,6 +243,7 @@ mod tests {
             price_cents: 300,
             commitment: engine::commitment(&[9; 32]),
             server_seed: [9; 32],
+            last_attempt: None,
         }
     }
 

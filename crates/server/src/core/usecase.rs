@@ -602,6 +602,7 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
                 _ => None,
             };
             let last = match &for_sale {
+                Some(ForSale { last_attempt: Some(n), .. }) => *n,
                 Some(s) => unit.last_attempt(s.ticket_id).await?,
                 None => 0,
             };

@@ -232,10 +232,16 @@ pub(super) const ACTION_SELECT: &str =
 /// of published blocks of emissions still on sale, by block, then by
 /// position in the block. The writer is SQLite's only seller, so it reads
 /// 1 024 at a time and keeps them; SQLite plans this without statistics as
-/// a walk of the `tickets_unsold` index.
+/// a walk of the `tickets_unsold` index. With each ticket, the attempt of
+/// its last round through an operator's wallet (0: none; a ticket whose
+/// debit was refused or rolled back came back to the pool), so that a
+/// purchase in operator mode does not read it again: nothing but this
+/// writer's own reservation, which takes the ticket out of the queue, can
+/// add a round to a ticket in it.
 pub const NEXT_FOR_SALE_SQLITE: &str =
     "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position,
-        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents
+        b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents,
+        (SELECT COALESCE(MAX(w.attempt), 0) FROM wallet_rounds w WHERE w.ticket_id = t.id) AS last_attempt
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
  WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
  ORDER BY t.block_id, t.position LIMIT 1024";
@@ -281,6 +287,8 @@ pub(super) fn for_sale(row: &impl Cols, keys: &Keyring) -> Result<ForSale, Store
         price_cents: get_i("price_cents")?,
         commitment: get_s("commitment")?,
         server_seed: seed_of(row, keys)?,
+        // Only SQLite's queue reads it (a column of its query).
+        last_attempt: row.int("last_attempt").ok().flatten().and_then(|n| u32::try_from(n).ok()),
     })
 }
 

@@ -701,6 +701,7 @@ mod tests {
             price_cents: 300,
             commitment: "c".into(),
             server_seed: [7; 32],
+            last_attempt: Some(0),
         };
         let reserve = |id: TicketId, round: &str| Changes {
             sale: Some(Sale { ticket_id: id, owner: 5, sold_ms: 1 }),
