@@ -177,6 +177,11 @@ cpu_of() {
     awk '{sub(/.*\) /, ""); print ($12 + $13) / 100}' "/proc/$1/stat"
 }
 
+# The same, apart: "user system" seconds.
+cpu_split_of() {
+    awk '{sub(/.*\) /, ""); print $12 / 100, $13 / 100}' "/proc/$1/stat"
+}
+
 # The context switches of process $1's threads so far (voluntary: a thread
 # that waited; involuntary: a thread preempted), summed over its threads.
 switches_of() {
@@ -227,7 +232,9 @@ load_round() {
     shift
     start_sampler "$SERVER_PID" "$WORK/$name.samples"
     head -1 /proc/stat >"$WORK/$name.stat0"
+    cpu_split_of "$SERVER_PID" >"$WORK/$name.split0"
     "${DRIVER_PIN[@]}" "$BIN" loadtest "$@" >"$WORK/$name.json"
+    cpu_split_of "$SERVER_PID" >"$WORK/$name.split1"
     head -1 /proc/stat >"$WORK/$name.stat1"
     kill "$SAMPLER_PID" 2>/dev/null || true
     wait "$SAMPLER_PID" 2>/dev/null || true
@@ -277,12 +284,21 @@ printf '%-5s %12s %12s %7s %13s %13s %13s %8s %14s %14s\n' pair "internal a/s" "
     "purchase p99" "debit p99" "bound (+10)" met "before p99" "after p99"
 CPU_LINES=()
 STEADY_LINES=()
+SPLIT_LINES=()
+# load_split NAME ACTIONS: the server's user and system µs an action during
+# the round's loadtest (the server's start and first emission left out).
+load_split() {
+    read -r u0 s0 <"$WORK/$1.split0"
+    read -r u1 s1 <"$WORK/$1.split1"
+    echo "$(jq -n "($u1 - $u0) * 1e6 / $2 | round") + $(jq -n "($s1 - $s0) * 1e6 / $2 | round")"
+}
 RATIOS=()
 MET=0
 for r in $(seq 1 "$ROUNDS"); do
     i="$WORK/i$r.json" o="$WORK/o$r.json"
     ia=$(jq '.steady.actions_per_s' "$i")
     oa=$(jq '.steady.actions_per_s' "$o")
+    ia_all=$(jq .actions "$i") oa_all=$(jq .actions "$o")
     ratio=$(jq -n "$oa / $ia * 1000 | round / 1000")
     RATIOS+=("$ratio")
     pp=$(jq '.purchase_latency_ms.p99' "$o")
@@ -296,9 +312,11 @@ for r in $(seq 1 "$ROUNDS"); do
     # outbox, divided by the actions), and the operator side's in all.
     ic=$(steady_cores "$WORK/i$r.samples") oc=$(steady_cores "$WORK/o$r.samples")
     STEADY_LINES+=("pair $r: the server's cores while loaded (median of 0.5 s samples): internal $ic ($(jq -n "$ic * 1e6 / $ia | round") µs an action), operator $oc ($(jq -n "$oc * 1e6 / $oa | round") µs an action), ratio $(jq -n "$oc / $oa / ($ic / $ia) * 1000 | round / 1000"); the host's steal, a share of the busy time: internal $(steal_share "i$r"), operator $(steal_share "o$r"); context switches an action: internal $(jq -n "$(steady_switches "$WORK/i$r.samples") / $ia * 100 | round / 100"), operator $(jq -n "$(steady_switches "$WORK/o$r.samples") / $oa * 100 | round / 100")")
+    SPLIT_LINES+=("pair $r: the server's CPU during the load, µs an action, user + system: internal $(load_split "i$r" "$ia_all"), operator $(load_split "o$r" "$oa_all")")
     CPU_LINES+=("pair $r: server CPU per action µs: internal $(jq -n "$(cat "$WORK/i$r.cpu") * 1e6 / $(jq .actions "$i") | round"), operator $(jq -n "$(cat "$WORK/o$r.cpu") * 1e6 / $(jq .actions "$o") | round"); the operator side's CPU $(jq '.wallet.operator_cpu_s' "$o") s for $(jq .purchases "$o") purchases, the server's $(cat "$WORK/o$r.cpu") s, the whole round $(jq '.seconds | . * 100 | round / 100' "$o") s")
 done
 printf '%s\n' "${CPU_LINES[@]}"
+printf '%s\n' "${SPLIT_LINES[@]}"
 printf '%s\n' "${STEADY_LINES[@]}"
 MEDIAN=$(printf '%s\n' "${RATIOS[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
 echo "actions/s operator / internal: median $MEDIAN over $ROUNDS pairs (the requirement: at least 0.9)"
