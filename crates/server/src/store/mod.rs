@@ -677,6 +677,14 @@ impl Store {
     }
 }
 
+/// A SQLite store on a new file `t.db` in `dir`, its server key fixed (tests).
+#[cfg(test)]
+pub(crate) async fn sqlite_store(dir: &std::path::Path) -> Store {
+    let config = Config { db: format!("sqlite://{}", dir.join("t.db").display()), ..Config::default() };
+    let keys = Keyring::new(crate::keys::ServerKey::from_bytes([1; 32]), None);
+    Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,9 +695,7 @@ mod tests {
     #[tokio::test]
     async fn a_request_future_stays_small() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config { db: format!("sqlite://{}", dir.path().join("t.db").display()), ..Config::default() };
-        let keys = Keyring::new(crate::keys::ServerKey::from_bytes([1; 32]), None);
-        let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
+        let store = sqlite_store(dir.path()).await;
         let request: ActionRequest = serde_json::from_str(r#"{"seq":0,"action":"draw"}"#).unwrap();
         let act = store.run_action(&Caller::Player(1), "X", request);
         let buy = store.buy_ticket(1, BuyRequest { key: None, stake_limit_required: false });
@@ -704,9 +710,7 @@ mod tests {
     #[tokio::test]
     async fn a_remembered_session_ends_at_its_expiry_and_at_its_logout() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config { db: format!("sqlite://{}", dir.path().join("t.db").display()), ..Config::default() };
-        let keys = Keyring::new(crate::keys::ServerKey::from_bytes([1; 32]), None);
-        let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
+        let store = sqlite_store(dir.path()).await;
         let hash = "$argon2id$not-checked-here".to_string();
         let player = store.create_player(None, Some(("ines".into(), hash.clone()))).await.unwrap().player_id;
         let (short, long) = ("short-session-token", "long-session-token");

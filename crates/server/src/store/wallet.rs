@@ -462,11 +462,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use crate::keys::{Keyring, ServerKey};
-    use crate::metrics::Metrics;
     use crate::store::Db;
-    use std::sync::Arc;
 
     /// The operator mode's hot queries use the partial indexes of migration
     /// 0018: SQLite uses a partial index only when the query repeats its
@@ -477,9 +473,7 @@ mod tests {
     #[tokio::test]
     async fn the_wallet_queries_use_their_partial_indexes() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config { db: format!("sqlite://{}", dir.path().join("t.db").display()), ..Config::default() };
-        let keys = Keyring::new(ServerKey::from_bytes([1; 32]), None);
-        let store = Store::open(&config, Arc::new(Metrics::new()), keys).await.unwrap();
+        let store = crate::store::sqlite_store(dir.path()).await;
         let Db::Sqlite(pool) = &store.db else { panic!("a SQLite store") };
         let pending = pending_round_sql();
         for (sql, index) in [
