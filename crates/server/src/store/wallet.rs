@@ -225,7 +225,8 @@ pub(super) async fn pending_round(
 }
 
 /// [`pending_round`]'s query: `r.state IN (...)` is the partial index
-/// `wallet_rounds_pending`'s condition, word for word.
+/// `wallet_rounds_in_flight`'s condition, word for word (migration 0019);
+/// the player and the key are found in the index among the rows in flight.
 fn pending_round_sql() -> String {
     format!(
         "SELECT {ROUND_COLUMNS} FROM wallet_rounds r JOIN players p ON p.id = r.player_id \
@@ -234,11 +235,11 @@ fn pending_round_sql() -> String {
 }
 
 /// The debits sent before `$1` and never settled, oldest first: `state IN
-/// (...)` is the partial index `wallet_rounds_unsettled`'s condition, word
-/// for word (migration 0018).
+/// (...)` is the partial index `wallet_rounds_in_flight`'s condition, word
+/// for word (migration 0019).
 const STALE_DEBITS: &str = "SELECT round_id FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back') \
                             AND state = 'debiting' AND created_ms < $1 ORDER BY created_ms LIMIT $2";
-/// The rounds still waiting on the operator (`wallet_rounds_unsettled`).
+/// The rounds still waiting on the operator (`wallet_rounds_in_flight`).
 const UNRESOLVED_ROUNDS: &str =
     "SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back')";
 /// The outbox's entries due at `$1` (the partial index `wallet_outbox_due`).
@@ -477,9 +478,9 @@ mod tests {
         let Db::Sqlite(pool) = &store.db else { panic!("a SQLite store") };
         let pending = pending_round_sql();
         for (sql, index) in [
-            (STALE_DEBITS, "wallet_rounds_unsettled"),
-            (UNRESOLVED_ROUNDS, "wallet_rounds_unsettled"),
-            (pending.as_str(), "wallet_rounds_pending"),
+            (STALE_DEBITS, "wallet_rounds_in_flight"),
+            (UNRESOLVED_ROUNDS, "wallet_rounds_in_flight"),
+            (pending.as_str(), "wallet_rounds_in_flight"),
             (OUTBOX_DUE, "wallet_outbox_due"),
             (OPERATOR_GAMES_IN_PLAY, "ticket_games_unfinished"),
         ] {

@@ -667,6 +667,111 @@ mod tests {
         opened.writer.close().await.unwrap();
     }
 
+    /// Migration 0019 rebuilds the operator's rounds and outbox WITHOUT
+    /// ROWID with the same rows, on a database of schema 18 holding rounds
+    /// in every state and owed and acknowledged entries, with foreign keys
+    /// on as `open` migrates: the rows are the same, every reference holds
+    /// (the outbox's now points at the rebuilt rounds), and the indexes are
+    /// the new ones.
+    #[tokio::test]
+    async fn migration_19_rebuilds_the_rounds_and_the_outbox_with_the_same_rows() {
+        use sqlx::{Connection as _, Executor as _};
+        let dir = tempfile::tempdir().unwrap();
+        let opts = connect_options(&format!("sqlite://{}", dir.path().join("v18.db").display())).unwrap();
+        let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+        crate::store::schema::SQLITE.run_to(18, &mut conn).await.unwrap();
+        conn.execute(
+            "INSERT INTO accounts (id, name, kind) VALUES (100, 'player:7', 'player');
+             INSERT INTO players (id, token_hash, account_id, created_ms, operator_ref) VALUES (7, 't', 100, 1, 'op-7');
+             INSERT INTO emissions (id, code, channel, table_toml, table_digest, price_cents, block_size, seed_salt, created_ms)
+                  VALUES (1, 'ACP', 'online', '', 'd', 300, 3, 's', 1);
+             INSERT INTO blocks (id, emission_id, number, size, root, chunk_roots, created_ms) VALUES (1, 1, 1, 3, 'r', '', 1);
+             INSERT INTO tickets (id, block_id, position, serial, play_code_hash, schedule_row, prize_5, prize_6, prize_7,
+                                  prize_8, commitment, status, owner_id, sold_ms)
+                  VALUES (1, 1, 1, 'ACP-1', 'h1', 0, 3, 10, 100, 1000, 'c1', 'sold', 7, 5),
+                         (2, 1, 2, 'ACP-2', 'h2', 0, 3, 10, 100, 1000, 'c2', 'sold', 7, 6),
+                         (3, 1, 3, 'ACP-3', 'h3', 0, 3, 10, 100, 1000, 'c3', 'unsold', NULL, NULL);
+             INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, idempotency_key,
+                                        refusal, created_ms, settled_ms)
+                  VALUES ('ACP-1.1', 1, 1, 7, 300, 'sold', 'k1', NULL, 10, 11),
+                         ('ACP-2.1', 2, 1, 7, 300, 'debiting', 'k2', NULL, 12, NULL),
+                         ('ACP-3.1', 3, 1, 7, 300, 'refused', NULL, 'insufficient_funds', 13, 14),
+                         ('ACP-3.2', 3, 2, 7, 300, 'rolling_back', NULL, NULL, 15, 16);
+             INSERT INTO wallet_outbox (transaction_id, round_id, kind, amount_cents, body_json, created_ms, attempts,
+                                        next_ms, last_error, acked_ms)
+                  VALUES ('ACP-1.1.credit', 'ACP-1.1', 'credit', 1000, '{\"c\":1}', 20, 2, 21, 'timeout', 22),
+                         ('ACP-3.2.rollback', 'ACP-3.2', 'rollback', 300, '{\"r\":1}', 16, 0, 16, NULL, NULL);",
+        )
+        .await
+        .unwrap();
+        const ROUNDS: &str =
+            "SELECT group_concat(quote(round_id) || quote(ticket_id) || quote(attempt) || quote(player_id)
+                || quote(price_cents) || quote(state) || quote(idempotency_key) || quote(refusal) || quote(created_ms)
+                || quote(settled_ms), ';') FROM (SELECT * FROM wallet_rounds ORDER BY round_id)";
+        const OUTBOX: &str = "SELECT group_concat(quote(transaction_id) || quote(round_id) || quote(kind)
+                || quote(amount_cents) || quote(body_json) || quote(created_ms) || quote(attempts) || quote(next_ms)
+                || quote(last_error) || quote(acked_ms), ';') FROM (SELECT * FROM wallet_outbox ORDER BY transaction_id)";
+        async fn rows(conn: &mut sqlx::SqliteConnection) -> (String, String) {
+            let r: String = sqlx::query_scalar(ROUNDS).fetch_one(&mut *conn).await.unwrap();
+            let o: String = sqlx::query_scalar(OUTBOX).fetch_one(&mut *conn).await.unwrap();
+            (r, o)
+        }
+        let before = rows(&mut conn).await;
+        assert!(before.0.contains("'rolling_back'") && before.1.contains("'timeout'"), "{before:?}");
+
+        crate::store::schema::SQLITE.run(&mut conn).await.unwrap();
+        assert_eq!(rows(&mut conn).await, before);
+        let broken: Vec<(String,)> =
+            sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check").fetch_all(&mut conn).await.unwrap();
+        assert!(broken.is_empty(), "{broken:?}");
+        let ok: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut conn).await.unwrap();
+        assert_eq!(ok, "ok");
+        for table in ["wallet_rounds", "wallet_outbox"] {
+            let sql: String = sqlx::query_scalar("SELECT sql FROM sqlite_schema WHERE name = $1")
+                .bind(table)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+            assert!(sql.ends_with("WITHOUT ROWID"), "{sql}");
+        }
+        let indexes: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('wallet_rounds', 'wallet_outbox')
+             ORDER BY name",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(
+            indexes,
+            // The keys are the tables themselves; UNIQUE (ticket_id, attempt) stays.
+            [
+                "sqlite_autoindex_wallet_rounds_2",
+                "wallet_outbox_due",
+                "wallet_rounds_created",
+                "wallet_rounds_in_flight"
+            ]
+        );
+        // The outbox refers to the rebuilt rounds: an entry of no round is refused.
+        let orphan = conn
+            .execute(
+                "INSERT INTO wallet_outbox (transaction_id, round_id, kind, amount_cents, body_json, created_ms, next_ms)
+                 VALUES ('ACP-9.1.credit', 'ACP-9.1', 'credit', 1, '{}', 1, 1)",
+            )
+            .await
+            .unwrap_err();
+        assert!(orphan.to_string().contains("FOREIGN KEY"), "{orphan}");
+        // A second round of the same ticket and attempt is refused too.
+        let twice = conn
+            .execute(
+                "INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, created_ms)
+                 VALUES ('ACP-3.2bis', 3, 2, 7, 300, 'debiting', 30)",
+            )
+            .await
+            .unwrap_err();
+        assert!(twice.to_string().contains("UNIQUE"), "{twice}");
+        conn.close().await.unwrap();
+    }
+
     /// A new database, its WAL, its shared memory and its lock file are
     /// readable and writable by their owner only (0600): the database holds
     /// password hashes and the hashes of players' tokens.
