@@ -23,7 +23,9 @@
 # a commit, so the per-purchase pages here are a lower bound, more so for
 # the pages every commit of a kind writes (an index's last leaf). How many
 # requests share a commit moves from run to run, so the operator's own
-# tables and indexes (`wallet_*`) are also counted per commit.
+# tables and indexes (`wallet_*`) are also counted per commit: how many of
+# them a commit that wrote any wrote (a commit's frames end with the one
+# whose header carries the database's size).
 #
 #   BIN=target/release-tests/as-capone bench/operator-pages.sh
 #
@@ -84,7 +86,7 @@ round() {
     "$BIN" loadtest --url "$url" --players "$PLAYERS" --games 64 "${load[@]}" --json >/dev/null
     local before after
     before=$(batches "$url")
-    strace -f -qq -s 4 -x -p "$SERVER_PID" -o "$WORK/$mode.trace" &
+    strace -f -qq -s 8 -x -p "$SERVER_PID" -o "$WORK/$mode.trace" &
     strace_pid=$!
     sleep 1
     "$BIN" loadtest --url "$url" --players "$PLAYERS" --games "$GAMES" "${load[@]}" --json >"$WORK/$mode.json"
@@ -128,14 +130,24 @@ for mode in ("internal", "operator"):
             writes.append((int(w[1]), bytes(int(x, 16) for x in w[2].split("\\x")[1:]), int(w[3]), int(w[4])))
     # The WAL's descriptor: the one its 32-byte header is written to.
     wal = {fd for fd, _, size, offset in writes if size == 32 and offset == 0}
+    # A commit's frames: those up to its last, whose header carries the
+    # database's size (zero in the others). Per commit, the operator's own
+    # b-trees it wrote (`wallet_*`).
+    in_commit, own_per_commit = set(), []
     for fd, head, size, offset in writes:
         if fd in wal and size == 24:
-            frames[owner.get(int.from_bytes(head[:4], "big"), "(a page freed since)")] += 1
+            name = owner.get(int.from_bytes(head[:4], "big"), "(a page freed since)")
+            frames[name] += 1
+            in_commit.add(name)
+            if int.from_bytes(head[4:8], "big") != 0:
+                own_per_commit.append(len({n for n in in_commit if "wallet_" in n}))
+                in_commit = set()
         elif fd not in wal and size > 24:
             checkpointed[owner.get(offset // size + 1, "(a page freed since)")] += 1
     s0, c0, s1, c1 = (float(x) for x in open(f"{work}/{mode}.batches").read().split())
     out[mode] = dict(purchases=purchases, actions=report["actions"], calls=calls, frames=frames,
-                     checkpointed=checkpointed, batch=(s1 - s0) / max(c1 - c0, 1), commits=(c1 - c0) / purchases)
+                     checkpointed=checkpointed, batch=(s1 - s0) / max(c1 - c0, 1), commits=(c1 - c0) / purchases,
+                     own=[n for n in own_per_commit if n])
 i, o = out["internal"], out["operator"]
 print(f"purchases: internal {i['purchases']} ({i['actions']} actions), operator {o['purchases']} ({o['actions']} actions)")
 print(f"requests a commit: internal {i['batch']:.1f}, operator {o['batch']:.1f}; commits a purchase: internal {i['commits']:.2f}, operator {o['commits']:.2f}")
@@ -154,12 +166,13 @@ table("WAL frames", "frames")
 table("pages checkpointed", "checkpointed", 12)
 # The operator's own tables and indexes, per commit as well: how many
 # requests shared a commit moves from run to run (and between the modes),
-# and each of these b-trees costs about one frame in a commit that touches
+# and each of these b-trees costs about a frame in a commit that touches
 # it, whatever the number of rounds in it.
 own = {n: v for n, v in o["frames"].items() if "wallet_" in n}
-commits = o["commits"] * o["purchases"]
-print(f"\nthe operator's own b-trees ({len(own)}): {sum(own.values()) / o['purchases']:.2f} WAL frames a purchase, "
-      f"{sum(own.values()) / commits:.2f} a commit")
+touching = o["own"]
+print(f"\nthe operator's own b-trees ({len(own)}): {sum(own.values()) / o['purchases']:.2f} WAL frames a purchase; "
+      f"{len(touching)} commits wrote some, {sum(touching) / max(len(touching), 1):.2f} of these b-trees each on average "
+      f"(at most {max(touching, default=0)})")
 for n, v in sorted(own.items(), key=lambda kv: -kv[1]):
-    print(f"  {v / o['purchases']:6.2f} a purchase {v / commits:6.2f} a commit  {n}")
+    print(f"  {v / o['purchases']:6.2f} a purchase  {n}")
 EOF
