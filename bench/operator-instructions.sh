@@ -32,6 +32,8 @@
 #   BIN=target/release-tests/as-capone ROUNDS=3 GAMES=600 bench/operator-instructions.sh
 #
 # Environment: BIN, ROUNDS (2), PLAYERS (32), GAMES (400), DELAY_MS (20),
+# KEYED (empty; 1: every purchase carries an Idempotency-Key, as the
+# page's do: `loadtest --idempotency-keys`, both modes),
 # WALLET_PORT (9392), KEEP (a folder: each round's callgrind file is copied
 # there, as NAME.cg, for callgrind_annotate). Needs valgrind (callgrind, callgrind_control,
 # callgrind_annotate) and jq.
@@ -83,10 +85,10 @@ round() {
     local name=$1 mode=$2 db="/dev/shm/as-capone-instr-$$-$1.db" serve load url out idle
     serve=(serve --listen 127.0.0.1:0 --db "sqlite://$db" --key-file "$WORK/server.key" --start-balance-cents 100000000
         --demo-token "" --initial-blocks 1 --registrations-per-address 0)
-    load=()
+    load=(${KEYED:+--idempotency-keys})
     if [ "$mode" = operator ]; then
         serve+=(--wallet operator --operator-wallet-url "http://127.0.0.1:$WALLET_PORT" --operator-keys "$KEYS")
-        load=(--wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT"
+        load+=(--wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT"
             --operator-ledger-dir /dev/shm)
     fi
     "$BIN" "${serve[@]}" >"$WORK/$name.native.log" 2>&1 &

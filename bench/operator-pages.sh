@@ -30,7 +30,8 @@
 #   BIN=target/release-tests/as-capone bench/operator-pages.sh
 #
 # Environment: BIN (target/release/as-capone), PLAYERS (64), GAMES (1000),
-# DELAY_MS (20), WALLET_PORT (9393). Needs strace, python3 with its sqlite3
+# DELAY_MS (20), WALLET_PORT (9393), KEYED (empty; 1: every purchase
+# carries an Idempotency-Key, as the page's do, in both modes). Needs strace, python3 with its sqlite3
 # module (SQLite's dbstat), jq and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,10 +69,10 @@ round() {
     local mode=$1 db="/dev/shm/as-capone-pages-$$-$1.db" url i strace_pid
     local serve=(serve --listen 127.0.0.1:0 --db "sqlite://$db" --key-file "$WORK/server.key"
         --start-balance-cents 100000000 --demo-token "" --initial-blocks 1 --registrations-per-address 0)
-    local load=()
+    local load=(${KEYED:+--idempotency-keys})
     if [ "$mode" = operator ]; then
         serve+=(--wallet operator --operator-wallet-url "http://127.0.0.1:$WALLET_PORT" --operator-keys "$KEYS")
-        load=(--wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT"
+        load+=(--wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT"
             --operator-ledger-dir /dev/shm)
     fi
     "$BIN" "${serve[@]}" >"$WORK/$mode.log" 2>&1 &

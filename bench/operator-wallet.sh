@@ -23,7 +23,9 @@
 #
 # Environment: ROUNDS (3), PLAYERS (64), GAMES (4000), DELAY_MS (20), RATE
 # (none: closed loop; a number: both modes paced at that many game requests
-# a second, `loadtest --rate`),
+# a second, `loadtest --rate`), KEYED (empty; 1: every purchase carries an
+# Idempotency-Key, as the page's do, in both modes: `loadtest
+# --idempotency-keys`),
 # PIN (empty: no pinning; "SERVER_CPUS/DRIVER_CPUS", e.g. "0/1": the server
 # runs on SERVER_CPUS and the load generator, with the reference operator in
 # it, on DRIVER_CPUS, in both modes, through taskset: the wallet's own CPU is
@@ -243,14 +245,14 @@ load_round() {
 
 internal_round() { # json file
     start_server "internal-$1"
-    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json
+    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} ${KEYED:+--idempotency-keys} --json
     stop_server
 }
 
 operator_round() { # json file
     start_server "operator-$1" --wallet operator --operator-wallet-url "http://127.0.0.1:$WALLET_PORT" \
         --operator-keys "$KEYS"
-    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} --json \
+    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} ${KEYED:+--idempotency-keys} --json \
         --wallet operator --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT" \
         ${OPERATOR_LEDGER_DIR:+--operator-ledger-dir "$OPERATOR_LEDGER_DIR"}
     stop_server

@@ -31,6 +31,17 @@ fn lat_max(v: &Value) -> f64 {
     v["latency_ms"]["max"].as_f64().unwrap()
 }
 
+/// One number from the server's SQLite database `name` in `dir`, read
+/// beside the running server.
+fn count(dir: &std::path::Path, name: &str, sql: &str) -> i64 {
+    use sqlx::Connection;
+    let url = testkit::serve::sqlite_url(dir, name);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&mut conn).await.unwrap()
+    })
+}
+
 #[test]
 fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,6 +97,17 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
         assert!(0.0 <= r[5] && r[5] <= r[6], "{csv}");
     }
 
+    // `--idempotency-keys`: each purchase carries a key of its own, as the
+    // page's do (the runs before sent none).
+    assert_eq!(count(dir.path(), "load.db", "SELECT COUNT(*) FROM idempotency_keys"), 0);
+    let (v, _) = loadtest(&url, &["--idempotency-keys"]);
+    assert_eq!(
+        (v["games"].as_u64(), v["errors"].as_u64(), v["idempotency_keys"].as_bool()),
+        (Some(12), Some(0), Some(true))
+    );
+    let keyed = count(dir.path(), "load.db", "SELECT COUNT(DISTINCT key) FROM idempotency_keys");
+    assert_eq!(keyed, v["purchases"].as_i64().unwrap(), "{v}");
+
     let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
         .args(["loadtest", "--url", &url, "--rate", "0"])
         .output()
@@ -129,6 +151,8 @@ fn loadtest_in_operator_mode_debits_each_purchase_once_and_credits_each_prize() 
         let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
             .args(["loadtest", "--url", &server.url, "--players", players, "--games", games, "--json"])
             .args(["--wallet", "operator", "--wallet-delay-ms", "20", "--operator-listen", &wallet_addr])
+            // Keyed, as the page's purchases: each looks for its key's round in flight.
+            .arg("--idempotency-keys")
             .env("AS_CAPONE_OPERATOR_KEYS", &keys)
             .output()
             .unwrap();
@@ -168,6 +192,13 @@ fn loadtest_in_operator_mode_debits_each_purchase_once_and_credits_each_prize() 
     assert_eq!(w["purchase_split_ms"]["purchases"].as_u64(), Some(purchases), "{v}");
     assert!(v["purchase_latency_ms"]["p50"].as_f64().unwrap() >= 20.0, "{v}");
     assert!(w["calls"]["credit"]["calls"].as_u64() >= Some(won), "{v}");
+    // Every round carries its purchase's key, each its own.
+    let keyed = count(
+        dir.path(),
+        "operator.db",
+        "SELECT COUNT(DISTINCT idempotency_key) FROM wallet_rounds WHERE state = 'sold' AND idempotency_key IS NOT NULL",
+    );
+    assert_eq!(keyed, purchases as i64, "{v}");
     // The bound of the issue is computed from the same run.
     let bound = w["purchase_p99_bound_ms"].as_f64().unwrap();
     assert!((bound - debit["latency_ms"]["p99"].as_f64().unwrap() - 10.0).abs() < 1e-9, "{v}");

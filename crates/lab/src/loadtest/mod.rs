@@ -68,6 +68,12 @@ pub struct LoadtestArgs {
     /// as soon as the previous one is answered (saturation).
     #[arg(long)]
     pub rate: Option<f64>,
+    /// Send an Idempotency-Key with each purchase, as the browser page does
+    /// (web/api.js): the server then also looks for the key's earlier
+    /// purchase (and, in operator mode, for its round still in flight)
+    /// before it sells. Without it the purchases carry no key.
+    #[arg(long)]
+    pub idempotency_keys: bool,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -224,6 +230,12 @@ struct Shared {
     budget_spent: OnceLock<(Instant, u64, u64)>,
     /// Operator mode: the keys that sign the players' launches.
     launch_keys: Option<wallet::Keys>,
+    /// `--idempotency-keys`: the run's prefix of its purchases' keys (its
+    /// process and start, so that two runs on one database never share a
+    /// key: a player launched again by a later run is the same player).
+    purchase_keys: Option<String>,
+    /// Purchases sent so far (each key's number).
+    purchases_sent: AtomicU64,
 }
 
 impl Shared {
@@ -251,6 +263,8 @@ impl Shared {
             all_registered: OnceLock::new(),
             budget_spent: OnceLock::new(),
             launch_keys: None,
+            purchase_keys: None,
+            purchases_sent: AtomicU64::new(0),
         }
     }
 
@@ -303,7 +317,20 @@ impl Conn {
         body: Option<String>,
         t0: Instant,
     ) -> anyhow::Result<(u16, Bytes, u32)> {
-        let result = self.try_send(s, path, token, body).await;
+        self.send_keyed(s, path, token, None, body, t0).await
+    }
+
+    /// [`Conn::send`] with an Idempotency-Key.
+    async fn send_keyed(
+        &mut self,
+        s: &Shared,
+        path: &str,
+        token: Option<&str>,
+        key: Option<&str>,
+        body: Option<String>,
+        t0: Instant,
+    ) -> anyhow::Result<(u16, Bytes, u32)> {
+        let result = self.try_send(s, path, token, key, body).await;
         if result.is_err() {
             // A broken connection is not reused.
             self.sender = None;
@@ -318,6 +345,7 @@ impl Conn {
         s: &Shared,
         path: &str,
         token: Option<&str>,
+        key: Option<&str>,
         body: Option<String>,
     ) -> anyhow::Result<(u16, Bytes)> {
         let sender = match &mut self.sender {
@@ -328,6 +356,9 @@ impl Conn {
         let mut req = hyper::Request::builder().uri(path).header(HOST, s.addr.as_str());
         if let Some(t) = token {
             req = req.header(AUTHORIZATION, format!("Bearer {t}"));
+        }
+        if let Some(k) = key {
+            req = req.header("idempotency-key", k);
         }
         let req = match body {
             Some(b) => req.method("POST").header(CONTENT_TYPE, "application/json").body(Full::new(Bytes::from(b)))?,
@@ -484,11 +515,17 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
 
 async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace: &mut Pace) -> anyhow::Result<()> {
     let at = pace.slot().await;
-    let (mut status, mut bytes, mut us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), at).await?;
+    let key = |s: &Shared| {
+        let n = s.purchases_sent.fetch_add(1, Ordering::Relaxed);
+        s.purchase_keys.as_ref().map(|prefix| format!("{prefix}-{n}"))
+    };
+    let (mut status, mut bytes, mut us) =
+        c.send_keyed(s, "/api/tickets", Some(token), key(s).as_deref(), Some("{}".into()), at).await?;
     if status == 402 && s.launch_keys.is_none() {
         // Out of play money: a new player takes over.
         *token = register(s, c, t).await?;
-        (status, bytes, us) = c.send(s, "/api/tickets", Some(token), Some("{}".into()), Instant::now()).await?;
+        (status, bytes, us) =
+            c.send_keyed(s, "/api/tickets", Some(token), key(s).as_deref(), Some("{}".into()), Instant::now()).await?;
     }
     anyhow::ensure!(status == 201, "POST /api/tickets answered {status}: {}", text(&bytes));
     s.answered(false);
@@ -660,6 +697,10 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
     );
     shared.timeline_from = args.timeline.as_ref().map(|_| started);
     shared.launch_keys = side.map(|o| o.keys.clone());
+    shared.purchase_keys = args.idempotency_keys.then(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        format!("loadtest-{}-{}", std::process::id(), now.as_nanos())
+    });
     let shared = Arc::new(shared);
     let tasks: Vec<_> = (0..args.players).map(|i| tokio::spawn(player(shared.clone(), i, args.players))).collect();
     let mut total = Tally::default();
@@ -686,6 +727,7 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
         "url": shared.url,
         "players": args.players,
         "rate": args.rate,
+        "idempotency_keys": args.idempotency_keys,
         "games": total.finished,
         "games_won": total.won,
         "actions": total.actions,
