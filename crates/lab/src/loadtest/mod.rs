@@ -314,18 +314,6 @@ impl Conn {
         s: &Shared,
         path: &str,
         token: Option<&str>,
-        body: Option<String>,
-        t0: Instant,
-    ) -> anyhow::Result<(u16, Bytes, u32)> {
-        self.send_keyed(s, path, token, None, body, t0).await
-    }
-
-    /// [`Conn::send`] with an Idempotency-Key.
-    async fn send_keyed(
-        &mut self,
-        s: &Shared,
-        path: &str,
-        token: Option<&str>,
         key: Option<&str>,
         body: Option<String>,
         t0: Instant,
@@ -461,7 +449,7 @@ async fn session(s: &Shared, c: &mut Conn, t: &mut Tally, index: usize) -> anyho
         .await
         .context("the operator's launch")?;
     let body = json!({"code": launch.code}).to_string();
-    let (status, bytes, _) = c.send(s, "/api/launch", None, Some(body), Instant::now()).await?;
+    let (status, bytes, _) = c.send(s, "/api/launch", None, None, Some(body), Instant::now()).await?;
     anyhow::ensure!(status == 200, "POST /api/launch answered {status}: {}", text(&bytes));
     t.players += 1;
     #[derive(Deserialize)]
@@ -473,7 +461,7 @@ async fn session(s: &Shared, c: &mut Conn, t: &mut Tally, index: usize) -> anyho
 
 async fn register(s: &Shared, c: &mut Conn, t: &mut Tally) -> anyhow::Result<String> {
     let body = json!({"name": "loadtest"}).to_string();
-    let (status, bytes, _) = c.send(s, "/api/players", None, Some(body), Instant::now()).await?;
+    let (status, bytes, _) = c.send(s, "/api/players", None, None, Some(body), Instant::now()).await?;
     anyhow::ensure!(status == 201, "POST /api/players answered {status}: {}", text(&bytes));
     t.players += 1;
     #[derive(Deserialize)]
@@ -520,12 +508,12 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
         s.purchase_keys.as_ref().map(|prefix| format!("{prefix}-{n}"))
     };
     let (mut status, mut bytes, mut us) =
-        c.send_keyed(s, "/api/tickets", Some(token), key(s).as_deref(), Some("{}".into()), at).await?;
+        c.send(s, "/api/tickets", Some(token), key(s).as_deref(), Some("{}".into()), at).await?;
     if status == 402 && s.launch_keys.is_none() {
         // Out of play money: a new player takes over.
         *token = register(s, c, t).await?;
         (status, bytes, us) =
-            c.send_keyed(s, "/api/tickets", Some(token), key(s).as_deref(), Some("{}".into()), Instant::now()).await?;
+            c.send(s, "/api/tickets", Some(token), key(s).as_deref(), Some("{}".into()), Instant::now()).await?;
     }
     anyhow::ensure!(status == 201, "POST /api/tickets answered {status}: {}", text(&bytes));
     s.answered(false);
@@ -564,7 +552,7 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
         // Late through the load generator's own fault: after both the slot
         // and the previous answer (its timer or its threads waited).
         let late = Instant::now().saturating_duration_since(at.max(answered));
-        let (status, next, us) = c.send(s, &path, Some(token), Some(body), at).await?;
+        let (status, next, us) = c.send(s, &path, Some(token), None, Some(body), at).await?;
         answered = Instant::now();
         anyhow::ensure!(status == 200, "POST {path} answered {status}: {}", text(&next));
         s.answered(true);
@@ -682,7 +670,7 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
     let addr = format!("{host}:{}", uri.port_u16().unwrap_or(80));
     let probe = Shared::new(addr.clone(), url.clone(), 0, Instant::now(), None, 1);
     let (status, _, _) = Conn { sender: None }
-        .send(&probe, "/healthz", None, None, Instant::now())
+        .send(&probe, "/healthz", None, None, None, Instant::now())
         .await
         .with_context(|| format!("cannot reach {url}"))?;
     anyhow::ensure!((200..300).contains(&status), "{url}/healthz answered {status}");
