@@ -25,7 +25,11 @@
 # (none: closed loop; a number: both modes paced at that many game requests
 # a second, `loadtest --rate`), KEYED (empty; 1: every purchase carries an
 # Idempotency-Key, as the page's do, in both modes: `loadtest
-# --idempotency-keys`),
+# --idempotency-keys`), SHADOW (empty; 1: the internal rounds run the
+# reference operator too, sent from the load generator the debit and credits
+# the operator mode's server would have sent, the players not waiting:
+# `loadtest --shadow-wallet`, so that both modes have the operator's side as
+# a neighbour; docs/load-testing.md),
 # PIN (empty: no pinning; "SERVER_CPUS/DRIVER_CPUS", e.g. "0/1": the server
 # runs on SERVER_CPUS and the load generator, with the reference operator in
 # it, on DRIVER_CPUS, in both modes, through taskset: the wallet's own CPU is
@@ -245,7 +249,13 @@ load_round() {
 
 internal_round() { # json file
     start_server "internal-$1"
-    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} ${KEYED:+--idempotency-keys} --json
+    SHADOW_ARGS=()
+    if [ -n "${SHADOW:-}" ]; then
+        SHADOW_ARGS=(--shadow-wallet --wallet-delay-ms "$DELAY_MS" --operator-listen "127.0.0.1:$WALLET_PORT"
+            ${OPERATOR_LEDGER_DIR:+--operator-ledger-dir "$OPERATOR_LEDGER_DIR"})
+    fi
+    load_round "$1" --url "$URL" --players "$PLAYERS" --games "$GAMES" ${RATE:+--rate "$RATE"} ${KEYED:+--idempotency-keys} --json \
+        "${SHADOW_ARGS[@]}"
     stop_server
 }
 
@@ -275,11 +285,12 @@ for r in $(seq 1 "$ROUNDS"); do
         operator_round "o$r"
         internal_round "i$r"
     fi
-    jq -c '{wallet_mode, steady: .steady.actions_per_s, purchase: .purchase_latency_ms, errors}' "$WORK/i$r.json" "$WORK/o$r.json" >&2
+    jq -c '{wallet_mode, steady: .steady.actions_per_s, purchase: .purchase_latency_ms, errors, shadow_wallet}' "$WORK/i$r.json" "$WORK/o$r.json" >&2
 done
 
 LOOP="closed loop"
 [ -n "${RATE:-}" ] && LOOP="paced at $RATE requests/s"
+[ -n "${SHADOW:-}" ] && LOOP="$LOOP, internal rounds with the shadow wallet"
 echo
 echo "as-capone operator wallet benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $BIN, SQLite, $LOOP, $PLAYERS players, $GAMES games a round, wallet delay $DELAY_MS ms"
 printf '%-5s %12s %12s %7s %13s %13s %13s %8s %14s %14s\n' pair "internal a/s" "operator a/s" ratio \

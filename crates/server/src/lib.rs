@@ -92,6 +92,9 @@ pub use error::{AppError, CODES as ERROR_CODES, REASONS as ERROR_REASONS, StoreE
 pub use fairness::ServerSeeds;
 pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;
+/// The operator's wallet client, for the load generator's shadow of the
+/// wallet's work in the internal mode (`loadtest --shadow-wallet`).
+pub use operator::client::{Answer as WalletCallAnswer, WalletClient};
 /// The HTTP/1.1 transport of the operator's wallet client, for its benchmark
 /// (`examples/wallet_calls.rs`).
 pub use operator::transport::Transport as WalletTransport;

@@ -108,6 +108,32 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
     let keyed = count(dir.path(), "load.db", "SELECT COUNT(DISTINCT key) FROM idempotency_keys");
     assert_eq!(keyed, v["purchases"].as_i64().unwrap(), "{v}");
 
+    // `--shadow-wallet`: the reference operator runs beside the internal
+    // mode's players and is sent the debit of each purchase and the credit
+    // of each prize the operator mode's server would have sent, each
+    // applied (the control of bench/operator-wallet.sh's SHADOW=1).
+    let wallet_addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (v, _) = loadtest(&url, &["--shadow-wallet", "--wallet-delay-ms", "5", "--operator-listen", &wallet_addr]);
+    assert_eq!(
+        (v["games"].as_u64(), v["errors"].as_u64(), v["wallet_mode"].as_str()),
+        (Some(12), Some(0), Some("internal"))
+    );
+    let calls = v["purchases"].as_u64().unwrap() + v["games_won"].as_u64().unwrap();
+    let shadow = &v["shadow_wallet"];
+    assert_eq!(
+        (shadow["calls"].as_u64(), shadow["applied"].as_u64(), shadow["failed"].as_u64()),
+        (Some(calls), Some(calls), Some(0)),
+        "{v}"
+    );
+    assert!(v.get("wallet").is_none(), "no operator's report in the internal mode: {v}");
+    // In the operator mode the server makes those calls: refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
+        .args(["loadtest", "--url", &url, "--wallet", "operator", "--shadow-wallet"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--shadow-wallet is for the internal mode"));
+
     let out = Command::new(env!("CARGO_BIN_EXE_as-capone"))
         .args(["loadtest", "--url", &url, "--rate", "0"])
         .output()

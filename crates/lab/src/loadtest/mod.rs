@@ -27,6 +27,7 @@
 //! ledger checked against the purchases and prizes the players saw.
 
 mod operator_mode;
+mod shadow;
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -111,6 +112,16 @@ pub struct LoadtestArgs {
     /// in /dev/shm, so that the wallet answers in its delay).
     #[arg(long, value_name = "DIR")]
     pub operator_ledger_dir: Option<std::path::PathBuf>,
+    /// Internal mode: start the reference operator as `--wallet operator`
+    /// does (`--wallet-delay-ms`, `--operator-listen`, `--operator-keys` or
+    /// fresh keys, `--operator-ledger-dir`) and send it, from this process,
+    /// the debit each purchase and the credit each prize would have made,
+    /// without the players waiting for them: the operator's side of the
+    /// wallet then runs beside the load generator in both modes, as a
+    /// control for the operator mode's benchmark (`bench/operator-wallet.sh`
+    /// with `SHADOW=1`; docs/load-testing.md).
+    #[arg(long)]
+    pub shadow_wallet: bool,
 }
 
 /// Where the players' money is (`--wallet`).
@@ -236,6 +247,8 @@ struct Shared {
     purchase_keys: Option<String>,
     /// Purchases sent so far (each key's number).
     purchases_sent: AtomicU64,
+    /// `--shadow-wallet`: the operator mode's wallet calls, sent beside the run.
+    shadow: Option<shadow::Shadow>,
 }
 
 impl Shared {
@@ -265,6 +278,7 @@ impl Shared {
             launch_keys: None,
             purchase_keys: None,
             purchases_sent: AtomicU64::new(0),
+            shadow: None,
         }
     }
 
@@ -493,7 +507,7 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     };
     while Instant::now() < s.deadline && s.games_left.fetch_sub(1, Ordering::Relaxed) > 0 {
         s.started.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = game(&s, &mut conn, &mut t, &mut token, &mut pace).await {
+        if let Err(e) = game(&s, &mut conn, &mut t, &mut token, &mut pace, index).await {
             t.error(format!("{e:#}"));
         }
     }
@@ -501,7 +515,14 @@ async fn player(s: Arc<Shared>, index: usize, players: usize) -> Tally {
     t
 }
 
-async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace: &mut Pace) -> anyhow::Result<()> {
+async fn game(
+    s: &Shared,
+    c: &mut Conn,
+    t: &mut Tally,
+    token: &mut String,
+    pace: &mut Pace,
+    index: usize,
+) -> anyhow::Result<()> {
     let at = pace.slot().await;
     let key = |s: &Shared| {
         let n = s.purchases_sent.fetch_add(1, Ordering::Relaxed);
@@ -522,9 +543,13 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
     let bought = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket;
     let id = bought.id.into_owned();
     t.price_cents = t.price_cents.or(bought.price_cents);
-    if s.launch_keys.is_some() {
-        t.purchases_seen.push(operator_mode::Purchase { serial: bought.serial.into_owned(), at, us });
+    if let (Some(shadow), Some(price)) = (&s.shadow, bought.price_cents) {
+        shadow.send(wallet::TxKind::Debit, &bought.serial, operator_mode::player_ref(index), price);
     }
+    if s.launch_keys.is_some() {
+        t.purchases_seen.push(operator_mode::Purchase { serial: bought.serial.clone().into_owned(), at, us });
+    }
+    let serial = bought.serial.into_owned();
     let path = format!("/api/tickets/{id}/actions");
     let mut answered = Instant::now();
     loop {
@@ -537,6 +562,14 @@ async fn game(s: &Shared, c: &mut Conn, t: &mut Tally, token: &mut String, pace:
                 if let Some(prize) = ticket.result.filter(|r| r.prize_cents > 0) {
                     t.won += 1;
                     t.won_cents += prize.prize_cents;
+                    if let Some(shadow) = &s.shadow {
+                        shadow.send(
+                            wallet::TxKind::Credit,
+                            &serial,
+                            operator_mode::player_ref(index),
+                            prize.prize_cents,
+                        );
+                    }
                 }
                 return Ok(());
             }
@@ -575,20 +608,34 @@ pub fn run(args: LoadtestArgs) -> anyhow::Result<()> {
     if let Some(r) = args.rate {
         anyhow::ensure!(r.is_finite() && r > 0.0, "--rate must be a positive number of requests per second");
     }
-    let side = match args.wallet {
-        WalletKind::Internal => None,
-        WalletKind::Operator => {
-            let keys = args.operator_keys.as_deref().context(
-                "--wallet operator needs --operator-keys (or AS_CAPONE_OPERATOR_KEYS), the keys the server was given",
-            )?;
-            Some(operator_mode::OperatorSide::start(
-                args.operator_listen,
-                keys,
-                args.wallet_delay_ms,
-                args.players,
-                args.operator_ledger_dir.as_deref(),
-            )?)
-        }
+    anyhow::ensure!(
+        !(args.shadow_wallet && args.wallet == WalletKind::Operator),
+        "--shadow-wallet is for the internal mode: in the operator mode the server makes the wallet's calls"
+    );
+    let keys = match (args.wallet, args.shadow_wallet) {
+        (WalletKind::Internal, false) => None,
+        (WalletKind::Internal, true) => match args.operator_keys.clone() {
+            Some(keys) => Some(keys),
+            None => {
+                // No server checks these: fresh keys for the shadow's calls alone.
+                let mut key = [0u8; 32];
+                std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut key)?;
+                Some(format!("shadow:{}", hex::encode(key)))
+            }
+        },
+        (WalletKind::Operator, _) => Some(args.operator_keys.clone().context(
+            "--wallet operator needs --operator-keys (or AS_CAPONE_OPERATOR_KEYS), the keys the server was given",
+        )?),
+    };
+    let side = match keys {
+        None => None,
+        Some(keys) => Some(operator_mode::OperatorSide::start(
+            args.operator_listen,
+            &keys,
+            args.wallet_delay_ms,
+            args.players,
+            args.operator_ledger_dir.as_deref(),
+        )?),
     };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(args.threads.max(1)).enable_all().build()?;
     let result = rt.block_on(run_async(args, side.as_ref()));
@@ -684,7 +731,12 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
         args.players,
     );
     shared.timeline_from = args.timeline.as_ref().map(|_| started);
-    shared.launch_keys = side.map(|o| o.keys.clone());
+    if args.wallet == WalletKind::Operator {
+        shared.launch_keys = side.map(|o| o.keys.clone());
+    }
+    if let (true, Some(side)) = (args.shadow_wallet, side) {
+        shared.shadow = Some(shadow::Shadow::new(&format!("http://{}", args.operator_listen), side.keys.clone())?);
+    }
     shared.purchase_keys = args.idempotency_keys.then(|| {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         format!("loadtest-{}-{}", std::process::id(), now.as_nanos())
@@ -708,7 +760,11 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let wallet = match side {
-        Some(side) => Some(wallet_report(side, &total, p.0[2]).await),
+        Some(side) if args.wallet == WalletKind::Operator => Some(wallet_report(side, &total, p.0[2]).await),
+        _ => None,
+    };
+    let shadow = match &shared.shadow {
+        Some(sh) => Some(sh.finish().await),
         None => None,
     };
     let mut report = json!({
@@ -737,6 +793,9 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
     });
     if let Some(w) = &wallet {
         report["wallet"] = w.json.clone();
+    }
+    if let Some((json, _)) = &shadow {
+        report["shadow_wallet"] = json.clone();
     }
     if args.json {
         println!("{report}");
@@ -769,6 +828,9 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
         for line in wallet.iter().flat_map(|w| &w.lines) {
             println!("{line}");
         }
+        if let Some((json, _)) = &shadow {
+            println!("shadow wallet calls (the operator mode's, sent beside the run): {json}");
+        }
     }
     if let Some(e) = &total.first_error {
         eprintln!("first error: {e}");
@@ -776,6 +838,9 @@ async fn run_async(args: LoadtestArgs, side: Option<&operator_mode::OperatorSide
     anyhow::ensure!(total.errors == 0, "{} requests failed", total.errors);
     if let Some(problem) = wallet.and_then(|w| w.problem) {
         anyhow::bail!("the operator's ledger does not match the run: {problem}");
+    }
+    if let Some(problem) = shadow.and_then(|(_, p)| p) {
+        anyhow::bail!("{problem}");
     }
     Ok(())
 }
