@@ -62,6 +62,17 @@ pub(super) trait Fetch: Send {
     }
     /// Remembers a player's operator reference, read in this unit.
     fn remember_ref(&mut self, _player: PlayerId, _reference: &str) {}
+    /// A player's Idempotency-Key's round still in flight, as the backend's
+    /// unit knows them all (SQLite's one writer, which alone writes rounds:
+    /// `Some(None)` is a known "none"); `None`: read it.
+    fn pending_remembered(&mut self, _player: PlayerId, _key: &str) -> Result<Option<Option<RoundRow>>, StoreError> {
+        Ok(None)
+    }
+    /// A ticket's sold round, as the backend's unit remembers it from its
+    /// settlement until its game ends; `None`: read it.
+    fn sold_remembered(&self, _ticket: TicketId) -> Option<RoundRow> {
+        None
+    }
 }
 
 /// The operator mode's loads of [`crate::core::Unit`], for a backend's
@@ -140,7 +151,7 @@ const ROUND_COLUMNS: &str = "r.round_id, r.ticket_id AS round_ticket, r.attempt,
      r.price_cents AS round_price, r.state, r.idempotency_key, r.created_ms AS round_created, \
      (SELECT id FROM accounts WHERE name = 'house:operator_wallet') AS wallet_account";
 
-fn round_row(row: &impl Cols) -> Result<RoundRow, StoreError> {
+pub(super) fn round_row(row: &impl Cols) -> Result<RoundRow, StoreError> {
     let corrupt = |e: String| StoreError::Corrupt(format!("round: {e}"));
     let round = row.req_text("round_id").map_err(corrupt)?;
     let state = row.req_text("state").map_err(corrupt)?;
@@ -221,7 +232,19 @@ pub(super) async fn pending_round(
     player: PlayerId,
     key: &str,
 ) -> Result<Option<RoundRow>, StoreError> {
+    if let Some(known) = f.pending_remembered(player, key)? {
+        return Ok(known);
+    }
     f.fetch(&pending_round_sql(), &[player.into(), key.into()]).await?.map(|r| round_row(&r)).transpose()
+}
+
+/// Every round of an Idempotency-Key still in flight (`wallet_rounds_in_flight`):
+/// what SQLite's writer loads once to answer [`pending_round`] from memory.
+pub(super) fn keyed_in_flight_sql() -> String {
+    format!(
+        "SELECT {ROUND_COLUMNS} FROM wallet_rounds r JOIN players p ON p.id = r.player_id \
+         WHERE r.state IN ('debiting', 'rolling_back') AND r.idempotency_key IS NOT NULL"
+    )
 }
 
 /// [`pending_round`]'s query: `r.state IN (...)` is the partial index
@@ -259,6 +282,9 @@ pub(super) async fn last_attempt(f: &mut impl Fetch, ticket: TicketId) -> Result
 }
 
 pub(super) async fn sold_round(f: &mut impl Fetch, ticket: TicketId) -> Result<Option<RoundRow>, StoreError> {
+    if let Some(round) = f.sold_remembered(ticket) {
+        return Ok(Some(round));
+    }
     let sql = format!(
         "SELECT {ROUND_COLUMNS} FROM wallet_rounds r JOIN players p ON p.id = r.player_id \
          WHERE r.ticket_id = $1 AND r.state = 'sold'"

@@ -333,6 +333,54 @@ struct WriterState {
     operator_refs: HashMap<PlayerId, String>,
     /// The ledger's clearing account of the operator's wallet.
     operator_wallet: Option<AccountId>,
+    /// Every round of an Idempotency-Key in flight (`debiting` or
+    /// `rolling_back`), so that a keyed purchase's reservation reads no row
+    /// to learn that its key has none (operator mode). Loaded from the
+    /// database when first asked; `None` until then, and again after a
+    /// failed write or past [`CACHE_LIMIT`]: then the database answers.
+    in_flight_keys: Option<InFlightKeys>,
+    /// Sold rounds by ticket, from their settlement until their game ends:
+    /// whose operator's wallet a prize is credited to, read from no row.
+    sold_rounds: HashMap<TicketId, RoundRow>,
+}
+
+/// The rounds of an Idempotency-Key in flight: by player and key, and each
+/// one's player and key by round id (a settlement names only its round).
+#[derive(Default)]
+struct InFlightKeys {
+    by_key: HashMap<(PlayerId, String), RoundRow>,
+    key_of: HashMap<String, (PlayerId, String)>,
+}
+
+impl InFlightKeys {
+    /// Every keyed round in flight, from the writer's connection.
+    fn load(conn: &Connection) -> Result<InFlightKeys, StoreError> {
+        let mut keys = InFlightKeys::default();
+        let mut stmt = conn.prepare_cached(&super::wallet::keyed_in_flight_sql())?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            keys.insert(super::wallet::round_row(&super::wallet::owned_sqlite(row)?)?);
+        }
+        Ok(keys)
+    }
+
+    fn insert(&mut self, round: RoundRow) {
+        if let Some(key) = &round.idempotency_key {
+            self.key_of.insert(round.round.id(), (round.player, key.clone()));
+            self.by_key.insert((round.player, key.clone()), round);
+        }
+    }
+
+    /// Round `round` moved to `to`: still in flight, or gone from here.
+    fn moved(&mut self, round: &str, to: RoundState) {
+        if matches!(to, RoundState::Debiting | RoundState::RollingBack) {
+            if let Some(r) = self.key_of.get(round).and_then(|k| self.by_key.get_mut(k)) {
+                r.state = to;
+            }
+        } else if let Some(k) = self.key_of.remove(round) {
+            self.by_key.remove(&k);
+        }
+    }
 }
 
 impl WriterState {
@@ -346,6 +394,8 @@ impl WriterState {
             for_sale: VecDeque::new(),
             held: HashMap::new(),
             operator_refs: HashMap::new(),
+            in_flight_keys: None,
+            sold_rounds: HashMap::new(),
             operator_wallet: match db {
                 Db::Sqlite(pool) => sqlx::query_scalar("SELECT id FROM accounts WHERE name = 'house:operator_wallet'")
                     .fetch_optional(pool)
@@ -363,6 +413,8 @@ impl WriterState {
         self.for_sale.clear();
         self.held.clear();
         self.operator_refs.clear();
+        self.in_flight_keys = None;
+        self.sold_rounds.clear();
         match conn.query_row(audit::HEAD_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?))).optional() {
             Ok(row) => self.audit_head = Head::stored(row),
             Err(e) => tracing::error!(error = %e, "reloading the audit chain's head"),
@@ -397,8 +449,31 @@ impl WriterState {
         }
         for w in &changes.wallet {
             match w {
-                WalletWrite::Round { round, to, .. } if *to != RoundState::Debiting => {
-                    self.held.remove(round);
+                WalletWrite::NewRound { key: Some(_), .. } if self.in_flight_keys.is_some() => {
+                    match self.operator_wallet.and_then(|account| held_round(w, account)) {
+                        Some((_, round))
+                            if self.in_flight_keys.as_ref().is_some_and(|k| k.by_key.len() < CACHE_LIMIT) =>
+                        {
+                            self.in_flight_keys.as_mut().expect("checked just above").insert(round);
+                        }
+                        // Not known whole any more: the database answers.
+                        _ => self.in_flight_keys = None,
+                    }
+                }
+                WalletWrite::Round { round, to, .. } => {
+                    if let Some(keys) = &mut self.in_flight_keys {
+                        keys.moved(round, *to);
+                    }
+                    if *to != RoundState::Debiting
+                        && let Some(held) = self.held.remove(round)
+                        && *to == RoundState::Sold
+                    {
+                        if self.sold_rounds.len() >= CACHE_LIMIT {
+                            self.sold_rounds.clear();
+                        }
+                        self.sold_rounds
+                            .insert(held.round.ticket_id, RoundRow { state: RoundState::Sold, ..held.round });
+                    }
                 }
                 WalletWrite::OperatorPlayer { player, reference } => self.remember_ref(*player, reference),
                 _ => {}
@@ -407,6 +482,7 @@ impl WriterState {
         if let Some(g) = &changes.game {
             if g.row.ticket.game.is_finished() {
                 self.tickets.remove(&g.row.ticket.serial);
+                self.sold_rounds.remove(&g.row.id);
             } else {
                 if self.tickets.len() >= CACHE_LIMIT {
                     self.tickets.clear();
@@ -833,6 +909,10 @@ mod tests {
             ..Changes::none(Effect::Wallet)
         };
         state.for_sale.extend([ticket(1), ticket(2), ticket(3)]);
+        // The keyed rounds in flight, loaded from the database (none yet).
+        let loaded = InFlightKeys::load(&conn).unwrap();
+        assert!(loaded.by_key.is_empty() && loaded.key_of.is_empty());
+        state.in_flight_keys = Some(loaded);
         state.written(&reserve(1, "R1.1"));
         let held = &state.held["R1.1"];
         assert_eq!((held.ticket.ticket_id, held.round.ticket_id, held.round.player), (1, 1, 5));
@@ -844,10 +924,83 @@ mod tests {
         state.written(&reserve(2, "R2.1"));
         state.written(&reserve(3, "R3.1"));
         assert_eq!(state.held.len(), 3);
+        // Each keyed round is in flight, the queue's next ticket or not.
+        let in_flight = |state: &WriterState, id: TicketId| {
+            state
+                .in_flight_keys
+                .as_ref()
+                .unwrap()
+                .by_key
+                .get(&(5, format!("key-{id}")))
+                .map(|r| (r.round.id(), r.state))
+        };
+        assert_eq!(in_flight(&state, 1), Some(("R1.1".to_string(), RoundState::Debiting)));
+        assert_eq!(in_flight(&state, 9), Some(("R9.1".to_string(), RoundState::Debiting)));
         state.written(&settle("R1.1", RoundState::Sold));
         state.written(&settle("R2.1", RoundState::RollingBack));
         assert!(!state.held.contains_key("R1.1") && !state.held.contains_key("R2.1"), "settled");
         assert_eq!(state.held.get("R3.1").map(|t| t.ticket.ticket_id), Some(3), "still debiting");
+        // Sold: no longer in flight, and remembered by its ticket for its
+        // prize's credit; rolling back: still in flight, until released.
+        assert_eq!(in_flight(&state, 1), None);
+        let sold = &state.sold_rounds[&1];
+        assert_eq!(
+            (sold.round.id(), sold.state, sold.player, sold.price_cents),
+            ("R1.1".into(), RoundState::Sold, 5, 300)
+        );
+        assert_eq!(in_flight(&state, 2), Some(("R2.1".to_string(), RoundState::RollingBack)));
+        assert!(!state.sold_rounds.contains_key(&2));
+        let released = Changes {
+            wallet: vec![WalletWrite::Round {
+                round: "R2.1".into(),
+                from: RoundState::RollingBack,
+                to: RoundState::Released,
+                refusal: None,
+                settled_ms: 3,
+            }],
+            ..Changes::none(Effect::Wallet)
+        };
+        state.written(&released);
+        assert_eq!(in_flight(&state, 2), None);
+        assert_eq!(state.in_flight_keys.as_ref().unwrap().key_of.len(), 2, "R3.1 and R9.1");
+        // The sold round is forgotten when its game ends.
+        let mut finished = TicketRow {
+            id: 1,
+            owner: Some(5),
+            ticket: crate::api::SoldTicket {
+                serial: "ACP-001-00001-000001-17".into(),
+                price_cents: 300,
+                client_seed: None,
+                server_seed: [7; 32],
+                commitment: "c".into(),
+                channel: crate::api::Channel::Online,
+                retail: None,
+                sold_ms: Some(1),
+                game: engine::Game::new(engine::PrizeSchedule::new([300, 1000, 10_000, 1_000_000])),
+            },
+        };
+        let game = |row: &TicketRow| Changes {
+            game: Some(crate::core::GameWrite {
+                row: row.clone(),
+                from_seq: Some(0),
+                finished_ms: None,
+                phase_changed: false,
+            }),
+            ..Changes::none(Effect::Wallet)
+        };
+        state.written(&game(&finished));
+        assert!(state.sold_rounds.contains_key(&1), "its game is not over");
+        let mut draws = engine::FastSource::new([1; 32], 0);
+        while !finished.ticket.game.is_finished() {
+            let game = &mut finished.ticket.game;
+            let action = match game.phase().name() {
+                "play" => engine::Action::Play { card: game.hand().iter().next().expect("a card") },
+                _ => engine::Action::Draw,
+            };
+            game.apply(action, &mut draws, &mut engine::Discard).unwrap();
+        }
+        state.written(&game(&finished));
+        assert!(!state.sold_rounds.contains_key(&1), "its game is over");
         // A launch's player's reference is remembered from its write.
         let launch = Changes {
             wallet: vec![WalletWrite::OperatorPlayer { player: 8, reference: "op-8".into() }],
@@ -855,8 +1008,68 @@ mod tests {
         };
         state.written(&launch);
         assert_eq!(state.operator_refs.get(&8).map(String::as_str), Some("op-8"));
+        state.for_sale.push_back(ticket(4));
+        state.written(&reserve(4, "R4.1"));
+        assert!(state.sold_rounds.is_empty() && in_flight(&state, 4).is_some());
+        state.written(&settle("R4.1", RoundState::Sold));
+        assert!(!state.sold_rounds.is_empty());
         state.reload(&conn);
         assert!(state.held.is_empty() && state.operator_refs.is_empty(), "forgotten after a failed write");
+        assert!(state.in_flight_keys.is_none() && state.sold_rounds.is_empty(), "the database answers again");
+        opened.writer.close().await.unwrap();
+    }
+
+    /// A keyed purchase's reservation learns whether its key has a round in
+    /// flight from the writer's memory, loaded from the database when first
+    /// asked: every keyed round `debiting` or `rolling_back` (here written
+    /// behind the writer, as a server restarted with rounds in flight finds
+    /// them), none of the others; and a key with none is a known "none".
+    #[tokio::test]
+    async fn the_keyed_rounds_in_flight_are_loaded_once_and_answered_from_memory() {
+        use crate::store::wallet::Fetch as _;
+        let (dir, keys, _, opened) = opened().await;
+        let mut conn = write_connection(&dir.path().join("test.db")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO accounts (id, name, kind) VALUES (100, 'player:7', 'player');
+             INSERT INTO players (id, token_hash, account_id, created_ms, operator_ref) VALUES (7, 't', 100, 1, 'op-7');
+             INSERT INTO emissions (id, code, channel, table_toml, table_digest, price_cents, block_size, seed_salt, created_ms)
+                  VALUES (1, 'ACP', 'online', '', 'd', 300, 4, 's', 1);
+             INSERT INTO blocks (id, emission_id, number, size, root, chunk_roots, created_ms) VALUES (1, 1, 1, 4, 'r', '', 1);
+             INSERT INTO tickets (id, block_id, position, serial, play_code_hash, schedule_row, prize_5, prize_6, prize_7,
+                                  prize_8, commitment, status, owner_id, sold_ms)
+                  VALUES (1, 1, 1, 'ACP-1', 'h1', 0, 3, 10, 100, 1000, 'c1', 'sold', 7, 5),
+                         (2, 1, 2, 'ACP-2', 'h2', 0, 3, 10, 100, 1000, 'c2', 'sold', 7, 6),
+                         (3, 1, 3, 'ACP-3', 'h3', 0, 3, 10, 100, 1000, 'c3', 'sold', 7, 7),
+                         (4, 1, 4, 'ACP-4', 'h4', 0, 3, 10, 100, 1000, 'c4', 'sold', 7, 8);
+             INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, idempotency_key,
+                                        refusal, created_ms, settled_ms)
+                  VALUES ('ACP-1.1', 1, 1, 7, 300, 'sold', 'k1', NULL, 10, 11),
+                         ('ACP-2.1', 2, 1, 7, 300, 'debiting', 'k2', NULL, 12, NULL),
+                         ('ACP-3.1', 3, 1, 7, 300, 'rolling_back', 'k3', NULL, 13, 14),
+                         ('ACP-4.1', 4, 1, 7, 300, 'debiting', NULL, NULL, 15, NULL);",
+        )
+        .unwrap();
+        let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
+        let mut unit = SqliteUnit { conn: &mut conn, state: &mut state, savepoints: false, wrote: false, open: false };
+        let known = |unit: &mut SqliteUnit<'_>, key: &str| {
+            unit.pending_remembered(7, key).unwrap().map(|r| r.map(|r| (r.round.id(), r.state, r.price_cents)))
+        };
+        assert_eq!(known(&mut unit, "k2"), Some(Some(("ACP-2.1".into(), RoundState::Debiting, 300))));
+        assert_eq!(known(&mut unit, "k3"), Some(Some(("ACP-3.1".into(), RoundState::RollingBack, 300))));
+        assert_eq!(known(&mut unit, "k1"), Some(None), "sold: not in flight");
+        assert_eq!(known(&mut unit, "k9"), Some(None), "no round: a known none");
+        assert_eq!(unit.pending_remembered(8, "k2").unwrap().map(|r| r.is_none()), Some(true), "another player's key");
+        let loaded = unit.state.in_flight_keys.as_ref().unwrap();
+        assert_eq!((loaded.by_key.len(), loaded.key_of.len()), (2, 2), "the unkeyed round is not there");
+        // The same answers as the database's query.
+        for key in ["k1", "k2", "k3", "k9"] {
+            let sql = super::super::wallet::keyed_in_flight_sql() + " AND r.idempotency_key = ?1";
+            let read: Option<String> = unit.conn.query_row(&sql, [key], |r| r.get("round_id")).optional().unwrap();
+            assert_eq!(known(&mut unit, key).unwrap().map(|r| r.0), read, "{key}");
+        }
+        // Nothing is remembered of a sold round but from its settlement: the database answers.
+        assert!(unit.sold_remembered(1).is_none());
+        drop(conn);
         opened.writer.close().await.unwrap();
     }
 

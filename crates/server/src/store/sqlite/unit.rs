@@ -250,4 +250,19 @@ impl crate::store::wallet::Fetch for SqliteUnit<'_> {
     fn remember_ref(&mut self, player: PlayerId, reference: &str) {
         self.state.remember_ref(player, reference);
     }
+
+    fn pending_remembered(&mut self, player: PlayerId, key: &str) -> Result<Option<Option<RoundRow>>, StoreError> {
+        if self.state.in_flight_keys.is_none() {
+            let keys = InFlightKeys::load(self.conn)?;
+            if keys.by_key.len() >= CACHE_LIMIT {
+                return Ok(None);
+            }
+            self.state.in_flight_keys = Some(keys);
+        }
+        Ok(self.state.in_flight_keys.as_ref().map(|keys| keys.by_key.get(&(player, key.to_string())).cloned()))
+    }
+
+    fn sold_remembered(&self, ticket: TicketId) -> Option<RoundRow> {
+        self.state.sold_rounds.get(&ticket).cloned()
+    }
 }
