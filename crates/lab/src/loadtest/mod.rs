@@ -543,13 +543,13 @@ async fn game(
     let bought = serde_json::from_slice::<Answer>(&bytes).context("a purchase's answer")?.ticket;
     let id = bought.id.into_owned();
     t.price_cents = t.price_cents.or(bought.price_cents);
+    let serial = bought.serial.into_owned();
     if let (Some(shadow), Some(price)) = (&s.shadow, bought.price_cents) {
-        shadow.send(wallet::TxKind::Debit, &bought.serial, operator_mode::player_ref(index), price);
+        shadow.send(wallet::TxKind::Debit, &serial, operator_mode::player_ref(index), price);
     }
     if s.launch_keys.is_some() {
-        t.purchases_seen.push(operator_mode::Purchase { serial: bought.serial.clone().into_owned(), at, us });
+        t.purchases_seen.push(operator_mode::Purchase { serial: serial.clone(), at, us });
     }
-    let serial = bought.serial.into_owned();
     let path = format!("/api/tickets/{id}/actions");
     let mut answered = Instant::now();
     loop {

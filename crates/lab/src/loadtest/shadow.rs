@@ -24,13 +24,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wallet::{MoneyRequest, RoundId, TxKind};
 
-/// The shadow's client and its counts.
+/// The shadow's client and what became of its calls.
 pub(super) struct Shadow {
     client: Arc<server::WalletClient>,
     sent: AtomicU64,
-    applied: Arc<AtomicU64>,
-    failed: Arc<AtomicU64>,
-    first_failure: Arc<std::sync::Mutex<Option<String>>>,
+    outcomes: Arc<Outcomes>,
+}
+
+/// The calls' outcomes, counted by the tasks that send them.
+#[derive(Default)]
+struct Outcomes {
+    applied: AtomicU64,
+    failed: AtomicU64,
+    first_failure: std::sync::Mutex<Option<String>>,
 }
 
 impl Shadow {
@@ -40,9 +46,7 @@ impl Shadow {
         Ok(Shadow {
             client: Arc::new(server::WalletClient::new(url, keys, Duration::from_secs(10), metrics)?),
             sent: AtomicU64::new(0),
-            applied: Arc::default(),
-            failed: Arc::default(),
-            first_failure: Arc::default(),
+            outcomes: Arc::default(),
         })
     }
 
@@ -64,16 +68,15 @@ impl Shadow {
             _ => ("debit", wallet::paths::DEBIT),
         };
         self.sent.fetch_add(1, Ordering::Relaxed);
-        let (client, applied, failed, first) =
-            (self.client.clone(), self.applied.clone(), self.failed.clone(), self.first_failure.clone());
+        let (client, outcomes) = (self.client.clone(), self.outcomes.clone());
         tokio::spawn(async move {
             match client.call(name, path, &body).await {
                 server::WalletCallAnswer::Applied(_) => {
-                    applied.fetch_add(1, Ordering::Relaxed);
+                    outcomes.applied.fetch_add(1, Ordering::Relaxed);
                 }
                 other => {
-                    failed.fetch_add(1, Ordering::Relaxed);
-                    let mut first = first.lock().expect("not poisoned");
+                    outcomes.failed.fetch_add(1, Ordering::Relaxed);
+                    let mut first = outcomes.first_failure.lock().expect("not poisoned");
                     first.get_or_insert_with(|| format!("{name} {}: {other:?}", request.transaction_id));
                 }
             }
@@ -85,20 +88,18 @@ impl Shadow {
     /// applied, what went wrong.
     pub(super) async fn finish(&self) -> (serde_json::Value, Option<String>) {
         let deadline = Instant::now() + Duration::from_secs(60);
-        let done = || self.applied.load(Ordering::Relaxed) + self.failed.load(Ordering::Relaxed);
+        let o = &self.outcomes;
+        let done = || o.applied.load(Ordering::Relaxed) + o.failed.load(Ordering::Relaxed);
         while done() < self.sent.load(Ordering::Relaxed) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let (sent, applied, failed) = (
-            self.sent.load(Ordering::Relaxed),
-            self.applied.load(Ordering::Relaxed),
-            self.failed.load(Ordering::Relaxed),
-        );
+        let (sent, applied, failed) =
+            (self.sent.load(Ordering::Relaxed), o.applied.load(Ordering::Relaxed), o.failed.load(Ordering::Relaxed));
         let json = serde_json::json!({"calls": sent, "applied": applied, "failed": failed});
         let problem = if applied == sent {
             None
         } else {
-            let first = self.first_failure.lock().expect("not poisoned").clone();
+            let first = o.first_failure.lock().expect("not poisoned").clone();
             Some(format!(
                 "{} of {sent} shadow wallet calls were not applied (first: {})",
                 sent - applied,

@@ -743,6 +743,21 @@ mod tests {
         opened.writer.close().await.unwrap();
     }
 
+    /// An operator's player (7, `op-7`) and a block of four tickets, three
+    /// sold to them: the rows the wallet's rounds below refer to.
+    const PLAYER_7_AND_FOUR_TICKETS: &str = "
+        INSERT INTO accounts (id, name, kind) VALUES (100, 'player:7', 'player');
+        INSERT INTO players (id, token_hash, account_id, created_ms, operator_ref) VALUES (7, 't', 100, 1, 'op-7');
+        INSERT INTO emissions (id, code, channel, table_toml, table_digest, price_cents, block_size, seed_salt, created_ms)
+             VALUES (1, 'ACP', 'online', '', 'd', 300, 4, 's', 1);
+        INSERT INTO blocks (id, emission_id, number, size, root, chunk_roots, created_ms) VALUES (1, 1, 1, 4, 'r', '', 1);
+        INSERT INTO tickets (id, block_id, position, serial, play_code_hash, schedule_row, prize_5, prize_6, prize_7,
+                             prize_8, commitment, status, owner_id, sold_ms)
+             VALUES (1, 1, 1, 'ACP-1', 'h1', 0, 3, 10, 100, 1000, 'c1', 'sold', 7, 5),
+                    (2, 1, 2, 'ACP-2', 'h2', 0, 3, 10, 100, 1000, 'c2', 'sold', 7, 6),
+                    (3, 1, 3, 'ACP-3', 'h3', 0, 3, 10, 100, 1000, 'c3', 'unsold', NULL, NULL),
+                    (4, 1, 4, 'ACP-4', 'h4', 0, 3, 10, 100, 1000, 'c4', 'sold', 7, 8);";
+
     /// Migration 0019 rebuilds the operator's rounds and outbox WITHOUT
     /// ROWID with the same rows, on a database of schema 18 holding rounds
     /// in every state and owed and acknowledged entries, with foreign keys
@@ -756,18 +771,9 @@ mod tests {
         let opts = connect_options(&format!("sqlite://{}", dir.path().join("v18.db").display())).unwrap();
         let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
         crate::store::schema::SQLITE.run_to(18, &mut conn).await.unwrap();
+        conn.execute(PLAYER_7_AND_FOUR_TICKETS).await.unwrap();
         conn.execute(
-            "INSERT INTO accounts (id, name, kind) VALUES (100, 'player:7', 'player');
-             INSERT INTO players (id, token_hash, account_id, created_ms, operator_ref) VALUES (7, 't', 100, 1, 'op-7');
-             INSERT INTO emissions (id, code, channel, table_toml, table_digest, price_cents, block_size, seed_salt, created_ms)
-                  VALUES (1, 'ACP', 'online', '', 'd', 300, 3, 's', 1);
-             INSERT INTO blocks (id, emission_id, number, size, root, chunk_roots, created_ms) VALUES (1, 1, 1, 3, 'r', '', 1);
-             INSERT INTO tickets (id, block_id, position, serial, play_code_hash, schedule_row, prize_5, prize_6, prize_7,
-                                  prize_8, commitment, status, owner_id, sold_ms)
-                  VALUES (1, 1, 1, 'ACP-1', 'h1', 0, 3, 10, 100, 1000, 'c1', 'sold', 7, 5),
-                         (2, 1, 2, 'ACP-2', 'h2', 0, 3, 10, 100, 1000, 'c2', 'sold', 7, 6),
-                         (3, 1, 3, 'ACP-3', 'h3', 0, 3, 10, 100, 1000, 'c3', 'unsold', NULL, NULL);
-             INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, idempotency_key,
+            "INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, idempotency_key,
                                         refusal, created_ms, settled_ms)
                   VALUES ('ACP-1.1', 1, 1, 7, 300, 'sold', 'k1', NULL, 10, 11),
                          ('ACP-2.1', 2, 1, 7, 300, 'debiting', 'k2', NULL, 12, NULL),
@@ -1029,19 +1035,9 @@ mod tests {
         use crate::store::wallet::Fetch as _;
         let (dir, keys, _, opened) = opened().await;
         let mut conn = write_connection(&dir.path().join("test.db")).unwrap();
+        conn.execute_batch(PLAYER_7_AND_FOUR_TICKETS).unwrap();
         conn.execute_batch(
-            "INSERT INTO accounts (id, name, kind) VALUES (100, 'player:7', 'player');
-             INSERT INTO players (id, token_hash, account_id, created_ms, operator_ref) VALUES (7, 't', 100, 1, 'op-7');
-             INSERT INTO emissions (id, code, channel, table_toml, table_digest, price_cents, block_size, seed_salt, created_ms)
-                  VALUES (1, 'ACP', 'online', '', 'd', 300, 4, 's', 1);
-             INSERT INTO blocks (id, emission_id, number, size, root, chunk_roots, created_ms) VALUES (1, 1, 1, 4, 'r', '', 1);
-             INSERT INTO tickets (id, block_id, position, serial, play_code_hash, schedule_row, prize_5, prize_6, prize_7,
-                                  prize_8, commitment, status, owner_id, sold_ms)
-                  VALUES (1, 1, 1, 'ACP-1', 'h1', 0, 3, 10, 100, 1000, 'c1', 'sold', 7, 5),
-                         (2, 1, 2, 'ACP-2', 'h2', 0, 3, 10, 100, 1000, 'c2', 'sold', 7, 6),
-                         (3, 1, 3, 'ACP-3', 'h3', 0, 3, 10, 100, 1000, 'c3', 'sold', 7, 7),
-                         (4, 1, 4, 'ACP-4', 'h4', 0, 3, 10, 100, 1000, 'c4', 'sold', 7, 8);
-             INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, idempotency_key,
+            "INSERT INTO wallet_rounds (round_id, ticket_id, attempt, player_id, price_cents, state, idempotency_key,
                                         refusal, created_ms, settled_ms)
                   VALUES ('ACP-1.1', 1, 1, 7, 300, 'sold', 'k1', NULL, 10, 11),
                          ('ACP-2.1', 2, 1, 7, 300, 'debiting', 'k2', NULL, 12, NULL),
