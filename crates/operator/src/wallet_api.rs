@@ -3,11 +3,12 @@
 //!
 //! Each call: the chaos switch's delay and 5xx first (a 5xx applies
 //! nothing, and is not signed: it stands for a gateway in front of the
-//! wallet), then the request's signature (key id, window, HMAC; 401
-//! `bad_signature` otherwise), then the ledger in one transaction that also
-//! records the nonce (a replay is 401), then the answer, signed with
-//! `Covered::Answer` bound to the request's nonce, or lost when the switch
-//! drops it.
+//! wallet), then the request's signature (its headers in the document's
+//! form, key id, window, HMAC; 401 `bad_signature` otherwise), then the
+//! ledger in one transaction that also records the nonce (a replay is 401),
+//! then the answer, signed with `Covered::Answer` bound to the request's
+//! nonce, or lost when the switch drops it. Any other method on a wallet
+//! path is answered 405 `method_not_allowed` with `Allow: POST`, signed too.
 
 use crate::App;
 use crate::chaos::{DropMode, Plan};
@@ -16,13 +17,16 @@ use crate::serve::DropAnswer;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use std::sync::Arc;
 use wallet::messages::{errors, paths};
-use wallet::sign::{Covered, NONCE};
+use wallet::sign::{Covered, NONCE, SIGNATURE, SignError, TIMESTAMP};
 use wallet::{BalanceRequest, MoneyRequest, RollbackRequest, Signed, TransactionsRequest, TxKind};
+
+/// The code of a 405 (the document's `ErrorBody`).
+const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Call {
@@ -48,6 +52,9 @@ impl Call {
 pub(crate) fn routes() -> Router<Arc<App>> {
     let route = |call: Call| {
         post(move |State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes| wallet_call(app, call, headers, body))
+            .fallback(move |State(app): State<Arc<App>>, method: Method, headers: HeaderMap| async move {
+                not_allowed(&app, call, &method, &headers)
+            })
     };
     Router::new()
         .route(paths::BALANCE, route(Call::Balance))
@@ -57,9 +64,9 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route(paths::TRANSACTIONS, route(Call::Transactions))
 }
 
-/// A signed answer.
-fn respond(app: &App, call: Call, answer: &Answer, request_nonce: &str, now_ms: i64) -> Response {
-    let covered = Covered::Answer { method: "POST", path: call.path(), status: answer.status, request_nonce };
+/// A signed answer to `method` on the call's path.
+fn respond(app: &App, method: &str, call: Call, answer: &Answer, request_nonce: &str, now_ms: i64) -> Response {
+    let covered = Covered::Answer { method, path: call.path(), status: answer.status, request_nonce };
     let signed = app.keys.sign(covered, &answer.body, now_ms);
     let status = StatusCode::from_u16(answer.status).expect("a valid status");
     let mut response = (status, answer.body.clone()).into_response();
@@ -89,15 +96,16 @@ async fn wallet_call(app: Arc<App>, call: Call, headers: HeaderMap, body: Bytes)
         return (StatusCode::from_u16(status).expect("5xx"), axum::Json(body)).into_response();
     }
     let now = crate::now_ms() + plan.skew_ms;
-    let request_nonce = headers.get(NONCE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let request_nonce = request_nonce(&headers);
     let covered = Covered::Request { method: "POST", path: call.path() };
-    let signed = match Signed::from_headers(|name| headers.get(name).and_then(|v| v.to_str().ok()))
+    let signed = match documented_form(&headers)
+        .and_then(|()| Signed::from_headers(|name| headers.get(name).and_then(|v| v.to_str().ok())))
         .and_then(|s| app.keys.verify(covered, &body, &s, now).map(|()| s))
     {
         Ok(s) => s,
         Err(e) => {
             let answer = Answer::error(401, errors::BAD_SIGNATURE, e.to_string());
-            return respond(&app, call, &answer, &request_nonce, now);
+            return respond(&app, "POST", call, &answer, &request_nonce, now);
         }
     };
     // The ledger keeps the true time (applied_ms); only signatures see the skew.
@@ -142,7 +150,52 @@ async fn wallet_call(app: Arc<App>, call: Call, headers: HeaderMap, body: Bytes)
         response.extensions_mut().insert(DropAnswer);
         return response;
     }
-    respond(&app, call, &answer, &signed.nonce, crate::now_ms() + plan.skew_ms)
+    respond(&app, "POST", call, &answer, &signed.nonce, crate::now_ms() + plan.skew_ms)
+}
+
+/// The request's nonce as sent (empty when missing or not text): what an
+/// answer to a refused request is bound to.
+fn request_nonce(headers: &HeaderMap) -> String {
+    headers.get(NONCE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+}
+
+/// The header values that could spell one value several ways are taken
+/// only in the document's form (docs/operator-wallet.openapi.json): the
+/// nonce and the signature in lower-case hex, the timestamp in decimal
+/// without a sign or a leading zero. The signature covers the nonce's and
+/// the timestamp's text as sent, so another spelling is another text: it is
+/// refused as malformed, never checked against a text the sender did not
+/// sign. (Lengths and presence are [`Signed::from_headers`]'s.)
+fn documented_form(headers: &HeaderMap) -> Result<(), SignError> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let lower_hex = |value: &str| value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    for name in [NONCE, SIGNATURE] {
+        if !lower_hex(text(name)) {
+            return Err(SignError::Missing(name));
+        }
+    }
+    let timestamp = text(TIMESTAMP);
+    let canonical = (1..=15).contains(&timestamp.len())
+        && !timestamp.starts_with('0')
+        && timestamp.bytes().all(|b| b.is_ascii_digit());
+    if !canonical {
+        return Err(SignError::Missing(TIMESTAMP));
+    }
+    Ok(())
+}
+
+/// Another method than POST on a wallet path: 405, signed like every
+/// answer of the wallet (bound to the request's nonce, if it gave one),
+/// with `Allow: POST`. Nothing is read or applied.
+fn not_allowed(app: &App, call: Call, method: &Method, headers: &HeaderMap) -> Response {
+    let answer = Answer::error(
+        405,
+        METHOD_NOT_ALLOWED,
+        format!("{method} is not allowed on {}: every wallet call is a POST", call.path()),
+    );
+    let mut response = respond(app, method.as_str(), call, &answer, &request_nonce(headers), crate::now_ms());
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
 }
 
 fn bad_body(e: serde_json::Error) -> Answer {

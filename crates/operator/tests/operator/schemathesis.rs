@@ -1,10 +1,13 @@
 //! The operator's wallet document is exact: Schemathesis (PyPI) generates
 //! requests from `/openapi.json` (docs/operator-wallet.openapi.json) against
 //! a real reference operator, signed by the hooks in `schemathesis_hooks.py`
-//! with the test key, and checks every answer with `--checks all`: no 5xx
+//! with the test key (in every spelling of the headers the document's
+//! patterns allow), and checks every answer with `--checks all`: no 5xx
 //! (chaos off), every status, header and body as documented, valid data
 //! accepted and invalid data refused (a case with broken signature headers
-//! is sent unsigned and must be refused).
+//! is sent unsigned and must be refused), and the hooks' own check that
+//! every answer of a wallet path, a 405 included, is signed and bound to
+//! its request.
 //!
 //! When `schemathesis` is not installed the test is skipped with a message,
 //! unless `AS_CAPONE_REQUIRE_SCHEMATHESIS=1` (CI), where it fails.
@@ -48,6 +51,10 @@ async fn schemathesis_finds_nothing_in_the_operators_wallet_document() {
                 .env("SCHEMATHESIS_HOOKS", format!("{here}/schemathesis_hooks.py"))
                 .env("AS_CAPONE_OPERATOR_TEST_KEY_ID", "test-key")
                 .env("AS_CAPONE_OPERATOR_TEST_KEY_HEX", "ab".repeat(32))
+                .env(
+                    "AS_CAPONE_OPERATOR_DOCUMENT",
+                    concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/operator-wallet.openapi.json"),
+                )
                 .args(["--config-file", &format!("{here}/schemathesis.toml"), "run", &url, "--checks", "all"])
                 .args(["--max-examples", &examples.to_string()])
                 // One worker (see crates/server/tests/api/schemathesis.rs); no
