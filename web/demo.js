@@ -11,7 +11,7 @@ import { api } from './api.js';
 import { $, errorText, showAlert, waitText } from './dom.js';
 import { t } from './i18n.js';
 import { route, setBusy } from './router.js';
-import { isDemo, keepDemo } from './state.js';
+import { deviceExclusion, isDemo, keepDemo } from './state.js';
 
 /** Starts a demo game and opens it. */
 export async function startDemo() {
@@ -39,7 +39,8 @@ export function renderDemo(tk) {
   const demo = isDemo(tk);
   document.body.dataset.demo = String(demo);
   $('demo-banner').hidden = !demo;
-  $('demo-again').hidden = !(demo && tk.phase === 'finished');
+  // No other demo during a self-exclusion kept on this device (state.js), as on the welcome.
+  $('demo-again').hidden = !(demo && tk.phase === 'finished') || deviceExclusion() != null;
 }
 
 /** The controls: the lobby's button and the result's "Rejouer une démo". */

@@ -1,6 +1,7 @@
 // home.js: the home screen: the welcome (no account yet) or the lobby
 // (the purchase, a paper ticket's code, "Mes tickets"), and a player's
-// token typed by hand.
+// token typed by hand. While a self-exclusion kept on this device runs
+// (state.js), the welcome offers no new account and no demo.
 //
 // Needs state.js, api.js, dom.js, i18n.js, history.js (the list),
 // purchase.js (the price), settings.js (the balance), router.js and
@@ -9,7 +10,7 @@
 
 import { onHome as accountOnHome } from './account.js';
 import { api } from './api.js';
-import { $, errorText, showAlert } from './dom.js';
+import { $, dayTime, errorText, showAlert } from './dom.js';
 import { loadPaperTickets, loadTickets, renderTickets } from './history.js';
 import { t } from './i18n.js';
 import { onLobby } from './limits.js';
@@ -17,7 +18,7 @@ import { noteMe, sessionRefused } from './operator.js';
 import { loadPrice, notePrice } from './purchase.js';
 import { setBusy, show } from './router.js';
 import { renderBalance } from './settings.js';
-import { S, local, KEY, isPaper } from './state.js';
+import { S, local, KEY, deviceExclusion, isPaper } from './state.js';
 
 /** The home screen, with the player's balance and tickets when there is a token. */
 export async function openHome() {
@@ -82,7 +83,23 @@ export function renderHome() {
   $('buy-panel').hidden = !logged;
   if (!logged) $('rg-lobby').hidden = true;
   $('lobby').classList.toggle('solo', !logged);
+  renderExclusion();
   renderTickets(logged);
+}
+
+/**
+ * A self-exclusion kept on this device (state.js, issue 48): until its end
+ * the welcome offers neither "Créer mon compte" nor the demo, and says why;
+ * "Se connecter" stays (the server refuses an excluded account's purchases).
+ */
+function renderExclusion() {
+  const until = deviceExclusion();
+  $('welcome-excluded').hidden = until == null;
+  $('register-form').hidden = until != null;
+  $('demo-panel').hidden = until != null;
+  if (until == null) return;
+  $('welcome-excluded-title').textContent = t('welcome.excluded.title', { date: dayTime(until) });
+  $('welcome-excluded-text').textContent = t('welcome.excluded.text');
 }
 
 /** "Utiliser ce jeton": a player's token typed by hand (programs, tests). */

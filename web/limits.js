@@ -22,9 +22,14 @@
 // - A purchase the server refuses (403 `limit_reached`, `limit_required`,
 //   `self_excluded`) is worded from its code and params (dom.js
 //   errorText), with a link to the limits.
+// - A self-exclusion outlives the account on this device: its end, as the
+//   server says it (the limits, a refusal), is kept in localStorage
+//   (state.js `keepExclusion`), and until then the welcome offers neither a
+//   new account nor a demo (home.js), even after a logout or a closure.
 
-import { request, ApiError } from './api.js';
+import { request, ApiError, net } from './api.js';
 import { t, lang, money } from './i18n.js';
+import { keepExclusion } from './state.js';
 
 /** `key.one` or `key.other` by the page's language's plural rules, `{n}` filled. */
 const tn = (key, n, params = {}) =>
@@ -33,10 +38,16 @@ const tn = (key, n, params = {}) =>
 const $ = (id) => document.getElementById(id);
 let C = null;
 
+/** Limits as the server says them: a self-exclusion's end is kept on this device (state.js). */
+const noted = (L) => {
+  keepExclusion(L && L.excluded_until_ms);
+  return L;
+};
+
 export const limitsApi = {
-  get: (token) => request('GET', '/api/me/limits', { token, retry: true }),
-  put: (token, body) => request('PUT', '/api/me/limits', { token, body }),
-  exclude: (token, days) => request('POST', '/api/me/self-exclusion', { token, body: { days } }),
+  get: (token) => request('GET', '/api/me/limits', { token, retry: true }).then(noted),
+  put: (token, body) => request('PUT', '/api/me/limits', { token, body }).then(noted),
+  exclude: (token, days) => request('POST', '/api/me/self-exclusion', { token, body: { days } }).then(noted),
   statement: (token, sinceMs) =>
     request('GET', `/api/me/statement${sinceMs != null ? `?since_ms=${Math.floor(sinceMs)}` : ''}`, { token, retry: true }),
 };
@@ -542,6 +553,11 @@ export const limitsPage = { hash: 'limites', view: 'limits', open: openLimits, r
 
 export function initLimits(ctx) {
   C = ctx;
+  // A refusal that says a self-exclusion (a purchase's 403, a closure's 409)
+  // keeps its end on this device too, whichever screen it came from.
+  net.onRefusal = (e) => {
+    if (e.code === 'self_excluded') keepExclusion(e.params.until_ms);
+  };
   ageGate();
 }
 

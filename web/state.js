@@ -19,6 +19,9 @@ export const KEY = {
   confirmBuy: 'asc.confirmBuy',
   // The last demo game started here (demo.js): `{id, token}`; never in "Mes tickets".
   demo: 'asc.demo',
+  // The end (unix ms) of a self-exclusion the server reported here (limits.js): kept after a
+  // logout or a closure, so that until then the welcome offers no new account nor demo (home.js).
+  excludedUntil: 'asc.excludedUntil',
 };
 /** localStorage that never throws (private mode keeps to this tab). */
 export const local = {
@@ -94,3 +97,20 @@ export function keepDemo(id, token) {
 export const isDemo = (tk) => !!tk && tk.channel === 'demo';
 /** A ticket sold in a shop: scratched on paper, its prize paid by a retailer. */
 export const isPaper = (tk) => !!tk && tk.channel === 'paper';
+
+// A self-exclusion outlives the account on this device (issue 48): closing
+// the account and opening another in the same browser must not undo it in a
+// minute. Its end is kept (the later one, it is never shortened) and read
+// while it runs; an exclusion over is forgotten.
+export function keepExclusion(untilMs) {
+  const until = Number(untilMs);
+  if (!Number.isFinite(until) || until <= Date.now()) return;
+  if (until > (deviceExclusion() ?? 0)) local.set(KEY.excludedUntil, String(until));
+}
+/** The end (unix ms) of the self-exclusion kept on this device while it runs; null otherwise. */
+export function deviceExclusion() {
+  const until = Number(local.get(KEY.excludedUntil));
+  if (until > Date.now()) return until;
+  if (local.get(KEY.excludedUntil) != null) local.set(KEY.excludedUntil, null);
+  return null;
+}
