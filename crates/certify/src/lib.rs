@@ -291,7 +291,25 @@ pub trait Progress: Sync {
     fn stage(&self, _name: &'static str) {}
     /// `n` more tickets were played.
     fn tickets(&self, _n: u64) {}
+    /// Whether the caller wants the run to stop (a deadline passed): asked
+    /// before each chunk of tickets; once true, [`build`] ends with
+    /// [`Stopped`] within a chunk's time.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
+
+/// [`build`]'s error when its [`Progress`] stopped it before the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the report's run was stopped before its end")
+    }
+}
+
+impl std::error::Error for Stopped {}
 
 /// No progress told.
 pub struct Silent;
@@ -314,6 +332,23 @@ pub fn analyse_stream<F: DrawFactory>(
 ) -> StreamReport {
     let acc = run::run(factory, cfg, table, progress);
     analysis::stream_report(id, name, description, &acc, odds, payout, cfg.step)
+}
+
+/// [`analyse_stream`] told by `progress`, which may stop it.
+#[allow(clippy::too_many_arguments)]
+fn analyse_stream_until<F: DrawFactory>(
+    factory: &F,
+    id: &str,
+    name: &str,
+    description: &str,
+    cfg: &RunConfig,
+    table: &PrizeTable,
+    odds: &Odds,
+    payout: &Payout,
+    progress: &dyn Progress,
+) -> Result<StreamReport, Stopped> {
+    let acc = run::run_until(factory, cfg, table, &|n| progress.tickets(n), &|| progress.stopped()).ok_or(Stopped)?;
+    Ok(analysis::stream_report(id, name, description, &acc, odds, payout, cfg.step))
 }
 
 /// PASS when every check passes.
@@ -415,10 +450,9 @@ pub fn build(opts: &Options, progress: &dyn Progress) -> anyhow::Result<Report> 
     let payout = Payout::compute(table, &odds);
     let step = opts.tickets.div_ceil(200).max(1);
     let cfg = RunConfig { tickets: opts.tickets, seed: opts.seed, threads: opts.threads, step };
-    let tickets = |n: u64| progress.tickets(n);
     let msg = |m: &'static str| progress.stage(m);
     msg("simulation stream");
-    let sim = analyse_stream(
+    let sim = analyse_stream_until(
         &SimFactory::new(opts.seed),
         "sim",
         "Simulation stream",
@@ -428,10 +462,10 @@ pub fn build(opts: &Options, progress: &dyn Progress) -> anyhow::Result<Report> 
         table,
         &odds,
         &payout,
-        &tickets,
-    );
+        progress,
+    )?;
     msg("fair stream");
-    let fair = analyse_stream(
+    let fair = analyse_stream_until(
         &FairFactory::new(opts.seed),
         "fair",
         "Fair stream",
@@ -441,8 +475,8 @@ pub fn build(opts: &Options, progress: &dyn Progress) -> anyhow::Result<Report> 
         table,
         &odds,
         &payout,
-        &tickets,
-    );
+        progress,
+    )?;
     msg("block risk");
     let risk = block_risk(table, &odds, &payout);
 
@@ -656,5 +690,44 @@ mod tests {
         assert_eq!(overall(&checks), Verdict::Pass);
         assert_eq!(s.tickets, 1_000_000);
         assert!(s.tickets > 15 * CHUNK);
+    }
+
+    /// A progress that stops the run after its first chunks: `build` ends
+    /// with [`Stopped`] without playing the rest; a progress that never
+    /// stops it gets every ticket of both streams.
+    #[test]
+    fn a_run_its_progress_stops_ends_with_stopped_and_plays_no_more() {
+        struct StopAfter(u64, std::sync::atomic::AtomicU64);
+        impl Progress for StopAfter {
+            fn tickets(&self, n: u64) {
+                self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            }
+            fn stopped(&self) -> bool {
+                self.1.load(std::sync::atomic::Ordering::Relaxed) >= self.0
+            }
+        }
+        let table = PrizeTable::example();
+        let opts = Options {
+            table_bytes: table.to_toml().into_bytes(),
+            table,
+            table_name: "example".into(),
+            tickets: 40 * CHUNK,
+            seed: 1,
+            threads: 2,
+            dieharder: Vec::new(),
+            command: String::new(),
+            build: BuildInfo::unknown(),
+        };
+        let progress = StopAfter(2 * CHUNK, Default::default());
+        let e = build(&opts, &progress).unwrap_err();
+        assert_eq!(e.downcast_ref::<Stopped>(), Some(&Stopped), "{e:#}");
+        let played = progress.1.load(std::sync::atomic::Ordering::Relaxed);
+        assert!((2 * CHUNK..=4 * CHUNK).contains(&played), "{played} tickets played after the stop was asked");
+        // Nobody stops it: it plays every ticket of both streams.
+        let small = Options { tickets: 1000, ..opts };
+        let counted = StopAfter(u64::MAX, Default::default());
+        let report = build(&small, &counted).unwrap();
+        assert!(report.streams.iter().all(|s| s.tickets == 1000), "{:?}", report.streams.len());
+        assert_eq!(counted.1.load(std::sync::atomic::Ordering::Relaxed), 2000);
     }
 }

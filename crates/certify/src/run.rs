@@ -13,7 +13,7 @@ use engine::{Action, DrawSource, Event, EventSink, FairStream, FastSource, Game,
 use math::{FinalOutcome, PrizeTable};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Tickets per chunk.
 pub const CHUNK: u64 = 1 << 16;
@@ -339,15 +339,33 @@ fn run_chunk<F: DrawFactory>(factory: &F, cfg: &RunConfig, table: &PrizeTable, r
 /// Plays `cfg.tickets` tickets with draws from `factory`, on `cfg.threads`
 /// threads; `progress` is called with each chunk's ticket count when it is done.
 pub fn run<F: DrawFactory>(factory: &F, cfg: &RunConfig, table: &PrizeTable, progress: &(dyn Fn(u64) + Sync)) -> Acc {
+    run_until(factory, cfg, table, progress, &|| false).expect("a run nobody stops ends")
+}
+
+/// [`run`], asking `stop` before each chunk of [`CHUNK`] tickets: once it
+/// says true no chunk starts, and the run ends with `None` (the chunks
+/// being played finish first, a fraction of a second).
+pub fn run_until<F: DrawFactory>(
+    factory: &F,
+    cfg: &RunConfig,
+    table: &PrizeTable,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<Acc> {
     let rows = Rows::new(table);
     let chunks = cfg.tickets.div_ceil(CHUNK);
     let next = AtomicU64::new(0);
+    let stopped = AtomicBool::new(false);
     let total = Mutex::new(Acc::new(cfg.segments()));
     std::thread::scope(|s| {
         for _ in 0..cfg.threads.max(1).min(chunks.max(1) as usize) {
             s.spawn(|| {
                 let mut mine = Acc::new(cfg.segments());
                 loop {
+                    if stopped.load(Ordering::Relaxed) || stop() {
+                        stopped.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= chunks {
                         break;
@@ -360,7 +378,8 @@ pub fn run<F: DrawFactory>(factory: &F, cfg: &RunConfig, table: &PrizeTable, pro
             });
         }
     });
-    total.into_inner().expect("no thread panicked")
+    let total = total.into_inner().expect("no thread panicked");
+    (total.tickets == cfg.tickets).then_some(total)
 }
 
 #[cfg(test)]

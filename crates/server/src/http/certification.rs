@@ -10,6 +10,13 @@
 //! blocking thread (never on the async runtime), on half the cores, and one
 //! at a time per process: a second request meanwhile is refused with 503
 //! `unavailable` and `Retry-After`. It changes nothing.
+//!
+//! It answers within the server's request time limit (`request_timeout_ms`,
+//! which a proxy in front is set to wait for: deploy/nginx): how many games
+//! fit in it depends on the machine, so the run has that limit as its
+//! deadline; a report not written by then is stopped (within a chunk of
+//! tickets, a fraction of a second) and answered 503 `timeout`, with how
+//! far it went and what to do: fewer games, or the CLI, which has no limit.
 
 use super::admin::{Operator, path_number};
 use super::{AppState, PathParam};
@@ -20,7 +27,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Tickets per draw stream when `games` is not given.
 pub const DEFAULT_GAMES: u64 = 100_000;
@@ -55,6 +63,35 @@ impl Drop for Running {
     }
 }
 
+/// The run's progress as the request sees it: the tickets played, and the
+/// request's word to stop once its deadline has passed.
+#[derive(Default)]
+struct Deadline {
+    played: AtomicU64,
+    passed: AtomicBool,
+}
+
+impl certify::Progress for Deadline {
+    fn tickets(&self, n: u64) {
+        self.played.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn stopped(&self) -> bool {
+        self.passed.load(Ordering::Relaxed)
+    }
+}
+
+/// The refusal of a report that did not fit in the request time limit.
+fn too_slow(games: u64, played: u64, limit: Duration) -> AppError {
+    AppError::Timeout(format!(
+        "the certification report of {games} tickets per draw stream was not written within this server's request \
+         time limit of {} ms ({played} of its {} tickets were played), and was stopped: ask for fewer games, or \
+         write it with `as-capone report --table FILE --games {games}` (docs/certification.md), which has no time limit",
+        limit.as_millis(),
+        2 * games
+    ))
+}
+
 /// The certification report of an emission's prize table: tickets played
 /// through the engine on the simulation and the fair draw streams, the
 /// exact figures, the checks and their verdicts, as one HTML file with no
@@ -66,7 +103,9 @@ impl Drop for Running {
               (status = 400, description = "games out of 1 to 1 000 000, or not a number", body = crate::error::ErrorBody),
               (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
               (status = 404, body = crate::error::ErrorBody),
-              (status = 503, description = "unavailable: another report is being written, with Retry-After", body = crate::error::ErrorBody)))]
+              (status = 503, description = "unavailable: another report is being written, with Retry-After; timeout: the \
+                report was not written within the server's request time limit (request_timeout_ms), and was stopped: \
+                ask for fewer games", body = crate::error::ErrorBody)))]
 pub async fn certification(
     State(state): State<AppState>,
     _: Operator,
@@ -118,14 +157,24 @@ pub async fn certification(
         ),
         build: certify::BuildInfo::registered(),
     };
-    // The run goes on if the client leaves; the flag is cleared when it ends.
-    let page = tokio::task::spawn_blocking(move || {
-        let _running = running;
-        certify::build(&options, &certify::Silent).map(|r| certify::html::render(&r))
-    })
-    .await
-    .map_err(|e| AppError::internal(format!("the certification report: {e}")))?
-    .map_err(|e| AppError::internal(format!("the certification report: {e:#}")))?;
+    // The run goes on if the client leaves, up to its deadline; the flag is
+    // cleared when it ends.
+    let deadline = Arc::new(Deadline::default());
+    let run = tokio::task::spawn_blocking({
+        let deadline = deadline.clone();
+        move || {
+            let _running = running;
+            certify::build(&options, &*deadline).map(|r| certify::html::render(&r))
+        }
+    });
+    let built = match tokio::time::timeout(state.request_timeout, run).await {
+        Ok(built) => built.map_err(|e| AppError::internal(format!("the certification report: {e}")))?,
+        Err(_) => {
+            deadline.passed.store(true, Ordering::Relaxed);
+            return Err(too_slow(games, deadline.played.load(Ordering::Relaxed), state.request_timeout));
+        }
+    };
+    let page = built.map_err(|e| AppError::internal(format!("the certification report: {e:#}")))?;
     let name = format!("attachment; filename=\"certification-emission-{emission:03}-{games}.html\"");
     Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, name)], page)
         .into_response())
