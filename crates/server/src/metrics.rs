@@ -3,8 +3,10 @@
 //! Game counters move only after the commit that makes their event durable,
 //! so they never count a sale or a prize that a crash could undo. They count
 //! this process's writes (Prometheus sums the processes); the gauges of
-//! active games and unsealed audit entries are read from the database at
-//! each scrape, the same for all.
+//! active games, unsealed audit entries and the operator mode's outbox and
+//! rounds in flight are read from the database at each scrape, the same
+//! for all (the outbox's as the desk's health reads it,
+//! `operator::WalletFigures`).
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,

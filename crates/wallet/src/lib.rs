@@ -10,11 +10,14 @@
 //! - [`sign`]: HMAC-SHA256 over method, path, timestamp, nonce and body,
 //!   both ways, with key ids (rotation), a timestamp window and nonces seen
 //!   once;
+//! - [`answers`]: what the game believes of a wallet's answer, checked
+//!   field by field against the request it answers;
 //! - [`reconcile`]: our rounds against the operator's transactions.
 //!
 //! Written by hand here, and pinned by tests: the canonical text each
 //! signature covers (both sides must compute it byte for byte).
 
+pub mod answers;
 pub mod ids;
 pub mod messages;
 pub mod reconcile;

@@ -36,18 +36,27 @@ pub struct BalanceRequest {
     pub currency: String,
 }
 
-/// A wallet's answer to balance, debit, credit or rollback.
+/// A wallet's answer to balance, debit, credit or rollback. Only these
+/// fields: any other, a field twice or a `null` does not read (the
+/// document's `additionalProperties: false`); what the game believes of
+/// one that reads is [`crate::answers`]'s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WalletAnswer {
     /// The transaction answered (absent for a balance).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub transaction_id: Option<String>,
     /// The player's balance after the transaction, in cents.
     pub balance_cents: i64,
     pub currency: String,
     /// The operator's own id of the transaction, for its records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub operator_transaction_id: Option<String>,
+}
+
+/// An optional string that, when present, is a string (not `null`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
 }
 
 /// `POST /wallet/debit`, `/wallet/credit`: money moved for a round.

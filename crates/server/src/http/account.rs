@@ -497,8 +497,10 @@ pub async fn statement(
 
 /// The player's limits, their usage, a raise waiting and a self-exclusion.
 #[utoipa::path(get, path = "/api/me/limits", tag = "players", security(("bearer" = [])),
-    responses((status = 200, body = LimitsView), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = LimitsView), (status = 401, body = ErrorBody),
+              (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody)))]
 pub async fn get_limits(State(state): State<AppState>, Authed(player): Authed) -> Result<Response, AppError> {
+    accounts_are_ours(&state)?;
     let view = state.store.limits(player, state.limit_rules).await?;
     Ok(axum::Json(view).into_response())
 }

@@ -58,6 +58,11 @@ pub struct WalletHealth {
     pub outbox_depth: i64,
     /// The age of the oldest of them, in seconds (0: none).
     pub outbox_oldest_age_s: i64,
+    /// Operator mode: rounds whose debit is not settled or whose rollback
+    /// is not acknowledged yet (0 in the internal mode). Reconcile a period
+    /// once this and `outbox_depth` are 0 (as `/metrics` reads at the same
+    /// moment).
+    pub unresolved_rounds: i64,
 }
 
 /// This process's own figures since it started (each process of a
@@ -87,8 +92,8 @@ pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<D
     let m = &state.metrics;
     let read = async {
         let (unsealed, oldest_ms) = store.unsealed_audit().await?;
-        let (outbox_depth, oldest_created) =
-            if store.operator_wallet() { store.outbox_stats().await? } else { (0, None) };
+        // Read as /metrics reads them, and its gauges set to them.
+        let figures = crate::operator::WalletFigures::read(store, m).await?;
         let (requests, actions) = m.requests_served(ACTIONS_ROUTE, "POST", "200");
         Ok::<_, AppError>(DeskHealth {
             version: crate::store::VERSION,
@@ -103,8 +108,9 @@ pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<D
             players: store.players_summary(now_ms()).await?,
             wallet: WalletHealth {
                 mode: if store.operator_wallet() { "operator" } else { "internal" },
-                outbox_depth,
-                outbox_oldest_age_s: oldest_created.map_or(0, |c| (now_ms() - c).max(0) / 1000),
+                outbox_depth: figures.outbox_depth,
+                outbox_oldest_age_s: figures.outbox_oldest_age_s,
+                unresolved_rounds: figures.unresolved_rounds,
             },
             process: ProcessFigures {
                 uptime_s: m.started.elapsed().as_secs(),

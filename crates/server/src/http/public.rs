@@ -209,6 +209,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         }
         Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the unsealed audit entries"),
     }
+    // The operator mode's outbox and rounds in flight, read now, as the desk's health reads them.
+    if let Err(e) = crate::operator::WalletFigures::read(&state.store, &state.metrics).await {
+        tracing::warn!(error = %crate::error::error_chain(&e), "reading the wallet's outbox");
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
 

@@ -1,30 +1,28 @@
 //! [`WalletClient`]: the game server's side of the operator's wallet
 //! protocol (docs/operator-integration.md): every request signed, every
-//! answer's signature checked before it is believed, and each answer
-//! classified as acknowledged, refused, or unknown. Nothing here retries:
-//! a debit's unknown outcome is resolved by its rollback from the outbox,
-//! a credit is sent again by the outbox, always with the same transaction
-//! id and the same bytes.
+//! answer's signature checked before it is read, and each answer checked
+//! against the request it answers (`wallet::answers`: every field, no
+//! field the protocol does not have) and classified as acknowledged,
+//! refused, or unknown. Nothing here retries: a debit's unknown outcome is
+//! resolved by its rollback from the outbox, a credit is sent again by the
+//! outbox, always with the same transaction id and the same bytes.
 
 use super::transport::{Reply, Transport};
 use crate::metrics::Metrics;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wallet::Signer;
+use wallet::answers::Request;
 use wallet::sign::{Covered, Signed};
-use wallet::{ErrorBody, Signer, WalletAnswer};
 
-/// What an answer of the operator's wallet says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// 200, signed: applied (or applied before, for a retry).
-    Applied(WalletAnswer),
-    /// A signed refusal (4xx with the protocol's error body): not applied.
-    Refused { status: u16, code: String, message: String },
-    /// Anything else: a timeout, a lost connection, a 5xx, an answer whose
-    /// signature or body we cannot trust. Whether it was applied is unknown.
-    Unknown(String),
-}
+/// What an answer of the operator's wallet says: [`Answer::Applied`] (a
+/// signed 200 matching the request), [`Answer::Refused`] (a signed refusal
+/// the protocol has for the request: not applied), or [`Answer::Unknown`]
+/// (a timeout, a lost connection, a 5xx, an answer whose signature or body
+/// we cannot trust or that does not match the request: whether it was
+/// applied is unknown).
+pub use wallet::answers::Verdict as Answer;
 
 /// The client of one operator's wallet.
 pub struct WalletClient {
@@ -46,10 +44,15 @@ impl WalletClient {
         Ok(WalletClient { http: Transport::new(base, timeout)?, signer: Signer::new(keys), metrics })
     }
 
-    /// POSTs `body` (its exact bytes are signed and sent) to `path`.
+    /// POSTs `body` (its exact bytes are signed and sent) to `path`, one
+    /// of the wallet's paths, whose request `body` must be (else nothing is
+    /// sent, and the answer is unknown).
     pub async fn call(&self, kind: &'static str, path: &str, body: &[u8]) -> Answer {
         let started = Instant::now();
-        let answer = self.call_inner(path, body).await;
+        let answer = match Request::parse(path, body) {
+            Ok(request) => self.call_inner(&request, body).await,
+            Err(why) => Answer::Unknown(why),
+        };
         let outcome = match &answer {
             Answer::Applied(_) => "applied",
             Answer::Refused { .. } => "refused",
@@ -63,8 +66,8 @@ impl WalletClient {
         answer
     }
 
-    async fn call_inner(&self, path: &str, body: &[u8]) -> Answer {
-        let signed_path = self.http.path_of(path);
+    async fn call_inner(&self, request: &Request, body: &[u8]) -> Answer {
+        let signed_path = self.http.path_of(request.path());
         let covered = Covered::Request { method: "POST", path: &signed_path };
         let signed = self.signer.keys.sign(covered, body, crate::store::now_ms());
         let Reply { status, headers, body: bytes } =
@@ -84,19 +87,7 @@ impl WalletClient {
         if let Err(e) = self.signer.check(answer_covered, &bytes, &their, crate::store::now_ms()) {
             return Answer::Unknown(format!("answer {status} with a bad signature: {e}"));
         }
-        if status == 200 {
-            return match serde_json::from_slice::<WalletAnswer>(&bytes) {
-                Ok(a) => Answer::Applied(a),
-                Err(e) => Answer::Unknown(format!("answer 200 unreadable: {e}")),
-            };
-        }
-        match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(e) if (400..500).contains(&status) && status != 401 && status != 408 && status != 429 => {
-                Answer::Refused { status, code: e.error, message: e.message }
-            }
-            Ok(e) => Answer::Unknown(format!("answer {status}: {} ({})", e.error, e.message)),
-            Err(e) => Answer::Unknown(format!("answer {status} unreadable: {e}")),
-        }
+        request.read(status, &bytes)
     }
 
     /// The player's balance, in cents.

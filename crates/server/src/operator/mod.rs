@@ -49,12 +49,8 @@ impl OperatorWallet {
         };
         let body = serde_json::to_vec(&debit).expect("a debit serializes");
         let outcome = match self.client.call("debit", wallet::paths::DEBIT, &body).await {
-            Answer::Applied(a) if a.transaction_id.as_deref().is_none_or(|t| t == debit.transaction_id) => {
-                DebitOutcome::Acknowledged { balance_cents: a.balance_cents }
-            }
-            Answer::Applied(a) => {
-                DebitOutcome::Unknown { why: format!("the wallet answered for transaction {:?}", a.transaction_id) }
-            }
+            // The client believes only an answer that matches this debit.
+            Answer::Applied(a) => DebitOutcome::Acknowledged { balance_cents: a.balance_cents },
             Answer::Refused { code, message, .. } => DebitOutcome::Refused { code, message },
             Answer::Unknown(why) => DebitOutcome::Unknown { why },
         };
@@ -77,6 +73,38 @@ impl OperatorWallet {
             tracing::warn!(why, "the operator's wallet did not give the balance");
             AppError::WalletUnavailable("the operator's wallet did not give your balance; try again".into())
         })
+    }
+}
+
+/// The operator mode's figures, read from the database when asked (the
+/// same in every process): what `GET /metrics` (its gauges) and `GET
+/// /api/admin/health` (`wallet`) show, both read at the request, so that
+/// they agree at any moment. All 0 in the internal mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalletFigures {
+    /// Credits and rollbacks owed to the operator, not acknowledged yet.
+    pub outbox_depth: i64,
+    /// The age of the oldest of them, in seconds (0: none).
+    pub outbox_oldest_age_s: i64,
+    /// Rounds whose debit is not settled or whose rollback is not acknowledged.
+    pub unresolved_rounds: i64,
+}
+
+impl WalletFigures {
+    /// Reads them (in one statement) and sets `metrics`' gauges to them.
+    pub async fn read(store: &Store, metrics: &Metrics) -> Result<WalletFigures, AppError> {
+        let figures = if store.operator_wallet() {
+            let (outbox_depth, oldest_created_ms, unresolved_rounds) = store.wallet_figures().await?;
+            let now = crate::store::now_ms();
+            let outbox_oldest_age_s = oldest_created_ms.map_or(0, |c| (now - c).max(0) / 1000);
+            WalletFigures { outbox_depth, outbox_oldest_age_s, unresolved_rounds }
+        } else {
+            WalletFigures::default()
+        };
+        metrics.outbox_depth.set(figures.outbox_depth);
+        metrics.outbox_oldest_age_seconds.set(figures.outbox_oldest_age_s);
+        metrics.wallet_unresolved_rounds.set(figures.unresolved_rounds);
+        Ok(figures)
     }
 }
 

@@ -2,7 +2,9 @@
 //! credits and rollbacks until the operator acknowledges them (with backoff,
 //! across restarts, whatever became of the player's session), resolves the
 //! debits left unanswered (a process that died between the debit and its
-//! settlement), keeps the outbox's metrics, and forgets old nonces.
+//! settlement), and forgets old nonces. (The outbox's gauges are not its:
+//! `/metrics` reads them at each scrape, as the desk's health does,
+//! [`super::WalletFigures`].)
 //!
 //! Several processes may run it on one database: an entry is claimed by a
 //! guarded write of its attempt count before it is sent, so two processes
@@ -24,10 +26,11 @@ const TICK: Duration = Duration::from_millis(200);
 /// Entries sent at once (a full batch is followed by another at once).
 const BATCH: i64 = 64;
 
-/// Runs until `stop` resolves.
+/// Runs until `stop` resolves. (`_metrics`: the calls are counted by the
+/// wallet's client, the gauges read at each scrape.)
 pub async fn run(
     wallet: Arc<OperatorWallet>,
-    metrics: Arc<Metrics>,
+    _metrics: Arc<Metrics>,
     window_ms: i64,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
@@ -51,13 +54,10 @@ pub async fn run(
                 }
             }
         }
-        if rounds.is_multiple_of(10) {
-            if let Err(e) = gauges(&wallet, &metrics).await {
-                tracing::warn!(error = %e, "the outbox's metrics");
-            }
-            if let Err(e) = wallet.store.prune_nonces(now_ms() - 2 * window_ms).await {
-                tracing::warn!(error = %e, "forgetting old nonces");
-            }
+        if rounds.is_multiple_of(10)
+            && let Err(e) = wallet.store.prune_nonces(now_ms() - 2 * window_ms).await
+        {
+            tracing::warn!(error = %e, "forgetting old nonces");
         }
         rounds += 1;
     }
@@ -189,12 +189,4 @@ async fn send(wallet: &OperatorWallet, entry: &OutboxEntry) -> Result<(), String
 
 fn truncate(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
-}
-
-async fn gauges(wallet: &OperatorWallet, metrics: &Metrics) -> Result<(), AppError> {
-    let (depth, oldest) = wallet.store.outbox_stats().await?;
-    metrics.outbox_depth.set(depth);
-    metrics.outbox_oldest_age_seconds.set(oldest.map_or(0, |t| ((now_ms() - t) / 1000).max(0)));
-    metrics.wallet_unresolved_rounds.set(wallet.store.unresolved_rounds().await?);
-    Ok(())
 }

@@ -265,6 +265,11 @@ const STALE_DEBITS: &str = "SELECT round_id FROM wallet_rounds WHERE state IN ('
 /// The rounds still waiting on the operator (`wallet_rounds_in_flight`).
 const UNRESOLVED_ROUNDS: &str =
     "SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back')";
+/// The outbox's depth and oldest entry, and the rounds in flight, in one statement.
+const WALLET_FIGURES: &str = "SELECT \
+     (SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_outbox WHERE acked_ms IS NULL), \
+     (SELECT MIN(created_ms) FROM wallet_outbox WHERE acked_ms IS NULL), \
+     (SELECT CAST(COUNT(*) AS BIGINT) FROM wallet_rounds WHERE state IN ('debiting', 'rolling_back'))";
 /// The outbox's entries due at `$1` (the partial index `wallet_outbox_due`).
 const OUTBOX_DUE: &str = "SELECT transaction_id, round_id, kind, body_json, attempts, created_ms FROM wallet_outbox \
                           WHERE acked_ms IS NULL AND next_ms <= $1 ORDER BY next_ms LIMIT $2";
@@ -391,6 +396,16 @@ impl Store {
         let sql = "SELECT CAST(COUNT(*) AS BIGINT), MIN(created_ms) FROM wallet_outbox WHERE acked_ms IS NULL";
         let row: (i64, Option<i64>) =
             on_db!(&self.db, pool => sqlx::query_as(sql).fetch_one(pool).await.map_err(StoreError::from)?);
+        Ok(row)
+    }
+
+    /// The operator mode's figures in one read (one snapshot): the
+    /// outbox's depth, its oldest unacknowledged entry's creation (unix
+    /// ms), and the rounds still waiting on the operator. What `/metrics`
+    /// and the desk's health both show (`operator::WalletFigures`).
+    pub async fn wallet_figures(&self) -> Result<(i64, Option<i64>, i64), AppError> {
+        let row: (i64, Option<i64>, i64) =
+            on_db!(&self.db, pool => sqlx::query_as(WALLET_FIGURES).fetch_one(pool).await.map_err(StoreError::from)?);
         Ok(row)
     }
 

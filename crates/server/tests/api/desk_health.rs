@@ -29,7 +29,7 @@ async fn the_desk_health_counts_what_happened_and_names_nobody() {
     assert_eq!(h["server_key"]["held"], true);
     assert_eq!(h["tickets_in_play"], 0);
     assert_eq!(h["players"], json!({"registered": 0, "with_limits": 0, "self_excluded": 0}));
-    assert_eq!(h["wallet"], json!({"mode": "internal", "outbox_depth": 0, "outbox_oldest_age_s": 0}));
+    assert_eq!(h["wallet"], json!({"mode": "internal", "outbox_depth": 0, "outbox_oldest_age_s": 0, "unresolved_rounds": 0}));
     assert_eq!(h["process"]["actions"], 0);
     assert_eq!(h["process"]["action_p99_ms_at_most"], json!(null));
 

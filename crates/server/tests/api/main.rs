@@ -75,3 +75,4 @@ mod player;
 mod responsible;
 mod schemathesis;
 mod upgrade;
+mod wallet_answers;
