@@ -15,6 +15,20 @@
 import { request, ApiError } from './api.js';
 import { announce } from './dom.js';
 import { t } from './i18n.js';
+import { local } from './state.js';
+
+// The device tokens this browser was given, by login (docs/limits.md,
+// "Logins"): sent with the next login of that account, so that strangers
+// guessing its password elsewhere cannot keep its owner out of this
+// device. A device token opens nothing by itself; it ends with the password.
+const DEVICES = 'asc.devices';
+export const deviceToken = (login) => local.json(DEVICES, {})[login] || undefined;
+export function keepDeviceToken(login, token) {
+  if (!login || !token) return;
+  const all = local.json(DEVICES, {});
+  all[login] = token;
+  local.set(DEVICES, JSON.stringify(all));
+}
 
 const $ = (id) => document.getElementById(id);
 let C = null;
@@ -26,7 +40,7 @@ export const validPassword = (s) => typeof s === 'string' && s.length >= 8 && s.
 
 export const accountApi = {
   register: (body) => request('POST', '/api/players', { body }),
-  login: (login, password) => request('POST', '/api/sessions', { body: { login, password } }),
+  login: (login, password) => request('POST', '/api/sessions', { body: { login, password, device_token: deviceToken(login) } }),
   me: (token) => request('GET', '/api/me', { token, retry: true }),
   credentials: (token, body) => request('PUT', '/api/me/credentials', { token, body }),
   // Issue 31: recovery without e-mail, closing the account.
@@ -35,7 +49,7 @@ export const accountApi = {
   close: (token, body) => request('POST', '/api/me/close', { token, body }),
   /** 204 without a body: not through api.js's JSON reader. */
   async logout(token) {
-    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, cache: 'no-store' });
+    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, cache: 'no-store' });
     if (!r.ok && r.status !== 401) {
       let body = null;
       try { body = await r.json(); } catch { /* no body */ }
@@ -124,6 +138,7 @@ async function register(ev) {
     if (name) body.name = name;
     if (pair) Object.assign(body, pair);
     const r = await accountApi.register(body);
+    if (pair) keepDeviceToken(pair.login, r.device_token);
     $('reg-password').value = '';
     await signIn(r.token, r.balance_cents, { player_id: r.player_id, name: name || null, login: pair ? pair.login : null });
     // A login comes with its recovery code, shown this once.
@@ -152,6 +167,7 @@ async function login(ev) {
   C.showAlert('');
   try {
     const s = await accountApi.login(user, password);
+    keepDeviceToken(user, s.device_token);
     const me = await accountApi.me(s.token);
     $('login-password').value = '';
     await signIn(s.token, me.balance_cents, me);
@@ -255,6 +271,7 @@ async function saveCredentials(ev) {
   C.setBusy(true);
   try {
     const r = await accountApi.credentials(S.token, body);
+    keepDeviceToken(r.login, r.device_token);
     S.me = { ...(S.me || {}), login: r.login };
     // A first login: its recovery code, shown this once.
     const code = has ? null : await accountApi.recoveryCode(S.token, pair.password).catch(() => null);
@@ -394,6 +411,7 @@ async function recoverAccount(ev) {
   C.showAlert('');
   try {
     const r = await accountApi.recover({ login, recovery_code: code, password });
+    keepDeviceToken(login, r.device_token);
     const me = await accountApi.me(r.token);
     for (const id of ['forgot-code', 'forgot-password']) $(id).value = '';
     $('forgot').open = false;

@@ -36,6 +36,8 @@ function retryAfterSeconds(value) {
 export const net = {
   onRetry: () => {},
   onRecovered: () => {},
+  /** Every refusal the server answers (an ApiError), before it is thrown: limits.js keeps a self-exclusion's end. */
+  onRefusal: () => {},
   /** Milliseconds before retry number k (0, 1, ...). */
   backoff: (k) => Math.min(250 * 2 ** k, 4000),
 };
@@ -55,10 +57,10 @@ async function once(method, path, { token, body, headers = {} }) {
   const h = { Accept: 'application/json', ...headers };
   if (token) h.Authorization = `Bearer ${token}`;
   let init = { method, headers: h, cache: 'no-store' };
-  if (body !== undefined) {
-    h['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
+  // Every write says JSON, with a body or without: the server refuses any
+  // other with 415 (what another site's form could send, docs/limits.md).
+  if (method !== 'GET' && method !== 'HEAD') h['Content-Type'] = 'application/json';
+  if (body !== undefined) init.body = JSON.stringify(body);
   let r;
   try {
     r = await fetch(path, init);
@@ -72,8 +74,10 @@ async function once(method, path, { token, body, headers = {} }) {
     if (r.ok) throw new ApiError(0, 'network', 'the answer was cut off');
   }
   if (!r.ok) {
-    throw new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText,
+    const refusal = new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText,
       retryAfterSeconds(r.headers.get('Retry-After')), json && typeof json.params === 'object' ? json.params : null);
+    net.onRefusal(refusal);
+    throw refusal;
   }
   // A shop's sale or payment repeated: the first answer again, nothing done twice.
   if (json && typeof json === 'object' && r.headers.get('Idempotent-Replayed') === 'true') {

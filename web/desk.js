@@ -11,6 +11,7 @@
 import { request, ApiError } from './api.js';
 import { t, setLang, lang, money, LANGS } from './i18n.js';
 import './desk-strings.js';
+import { download, printCell, printPath } from './desk-files.js';
 
 const $ = (id) => document.getElementById(id);
 const KEY = { token: 'asc.deskToken', lang: 'asc.lang' };
@@ -263,17 +264,20 @@ function renderEmission(r) {
       { 'data-closing-notice': r.closing_notice_date })]),
     ...(r.claim_end_ms == null ? [] : [fact(t('desk.emission.claim'), dateOf(r.claim_end_ms))]),
     fact(t('desk.emission.rtp'), rtp, { 'data-rtp-so-far': r.rtp.so_far ?? '', 'data-rtp-expected': r.rtp.expected }));
+  // A paper block's line ends with its print file's downloads (audited).
+  const paper = r.channel === 'paper';
   const head = el('tr', {},
     el('th', { scope: 'col' }, t('desk.col.block')), el('th', { scope: 'col' }, t('desk.col.published')),
     el('th', { scope: 'col' }, t('desk.col.root')),
-    ...COLUMNS.map(([field, , key]) => el('th', { scope: 'col', class: 'num' }, t(`desk.col.${key || field}`))));
+    ...COLUMNS.map(([field, , key]) => el('th', { scope: 'col', class: 'num' }, t(`desk.col.${key || field}`))),
+    ...(paper ? [el('th', { scope: 'col' }, t('desk.col.print'))] : []));
   const rows = r.blocks.map((b) => el('tr', { 'data-emission': String(r.emission), 'data-block': String(b.block) },
     el('th', { scope: 'row' }, String(b.block)),
     el('td', {}, b.published_ms == null ? t('desk.unpublished') : dateOf(b.published_ms)),
     el('td', { class: 'mono', title: b.root }, `${b.root.slice(0, 12)}…`),
-    ...figureCells(b)));
+    ...figureCells(b), ...(paper ? [printCell(b, dateOf)] : [])));
   const total = el('tr', { class: 'desk-total', 'data-emission': String(r.emission), 'data-block': 'total' },
-    el('th', { scope: 'row', colspan: '3' }, t('desk.total')), ...figureCells(r.totals));
+    el('th', { scope: 'row', colspan: '3' }, t('desk.total')), ...figureCells(r.totals), ...(paper ? [el('td')] : []));
   const table = el('table', { class: 'desk-table' },
     el('caption', { class: 'sr-only' }, t('desk.blocks.caption', { n: r.emission })),
     el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, total));
@@ -294,7 +298,8 @@ function renderEmission(r) {
     ...(r.channel !== 'paper' ? [] : [
       el('label', { for: `print-${n}` }, t('desk.print.label')),
       el('select', { id: `print-${n}` }, ...r.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
-      el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n) }, t('desk.print.button')),
+      el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n), title: t('desk.print.hint') }, t('desk.print.button')),
+      el('button', { type: 'button', 'data-act': 'print-nocodes', 'data-emission': String(n) }, t('desk.print.nocodes')),
     ]),
     el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(n), title: t('desk.certify.hint') },
       t('desk.certify.button')));
@@ -719,7 +724,9 @@ function renderClaims(c) {
     el('td', {}, k.claim_until_ms == null ? t('desk.claims.open') : dateOf(k.claim_until_ms)),
     el('td', {}, t(`desk.claims.status.${k.status}`)),
     el('td', {}, k.status === 'paid'
-      ? t('desk.claims.paid', { date: dateOf(k.paid_ms), ref: k.reference })
+      ? (k.paid_by == null
+        ? t('desk.claims.paid', { date: dateOf(k.paid_ms), ref: k.reference })
+        : t('desk.claims.paid.shop', { date: dateOf(k.paid_ms), shop: k.paid_by }))
       : k.status === 'expired' ? '—' : el('span', { class: 'desk-claim-pay' },
         el('label', { for: `claim-ref-${i}`, class: 'sr-only' }, t('desk.claims.ref.label', { serial: k.serial })),
         el('input', { id: `claim-ref-${i}`, type: 'text', maxlength: '200', autocomplete: 'off', placeholder: t('desk.claims.ref') }),
@@ -790,42 +797,24 @@ async function onEmissionAction(ev) {
     const body = { closing_notice_date: date, ...(ref ? { closing_notice_ref: ref } : {}) };
     const out = await act(t('desk.confirm.close', { n, date: dayOf(date) }), 'POST', `/api/admin/emissions/${n}/close`, body);
     if (out !== null) said(t('desk.done.closed', { n, until: dateOf(out.claim_end_ms) }));
-  } else if (button.dataset.act === 'print') {
-    await downloadPrint(n, Number($(`print-${n}`).value));
+  } else if (button.dataset.act === 'print' || button.dataset.act === 'print-nocodes') {
+    await downloadPrint(n, Number($(`print-${n}`).value), button.dataset.act === 'print');
   } else if (button.dataset.act === 'certify') {
     await downloadCertification(n, button);
   }
 }
 
 /**
- * Fetches `path` with the token (never in an address) and saves the file,
- * named as the server says (`Content-Disposition`) or `fallback`; its size.
+ * A paper block's print file, with its play codes (refused once a ticket
+ * of the block is sold) or without; each download is audited, and the
+ * block's line shows it after the refresh.
  */
-async function download(path, fallback) {
-  const r = await fetch(path, { headers: { Authorization: `Bearer ${S.token}` }, cache: 'no-store' });
-  if (!r.ok) {
-    let message = r.statusText;
-    try { message = (await r.json()).message || message; } catch { /* not JSON */ }
-    throw new Error(message);
-  }
-  const blob = await r.blob();
-  const name = /filename="([^"]+)"/.exec(r.headers.get('Content-Disposition') || '');
-  const url = URL.createObjectURL(blob);
-  const a = el('a', { href: url, download: name ? name[1] : fallback, hidden: '' });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-  document.body.dataset.downloaded = String(blob.size);
-  return blob.size;
-}
-
-/** A paper block's print file. */
-async function downloadPrint(emission, block) {
+async function downloadPrint(emission, block, codes) {
   document.body.dataset.state = 'busy';
   try {
-    await download(`/api/admin/emissions/${emission}/blocks/${block}/print.csv`, `emission-${emission}-block-${block}.csv`);
-    said(t('desk.done.print', { emission, block }));
+    await download(printPath(emission, block, codes), `emission-${emission}-block-${block}.csv`, S.token);
+    said(t(codes ? 'desk.done.print' : 'desk.done.print.nocodes', { emission, block }));
+    await refresh();
   } catch (e) {
     said(null, t('desk.refused', { message: e.message }));
   } finally {
@@ -845,7 +834,7 @@ async function downloadCertification(emission, button) {
   button.textContent = t('desk.certify.running');
   said(t('desk.certify.wait', { emission }));
   try {
-    await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`);
+    await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`, S.token);
     said(t('desk.done.certify', { emission }));
   } catch (e) {
     said(null, t('desk.refused', { message: e.message }));

@@ -28,7 +28,7 @@ export const operatorApi = {
   session: (token) => request('GET', '/api/session', { token, retry: true }),
   /** Ends the session on the server (204, no body); a token already refused is ended too. */
   async end(token) {
-    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, cache: 'no-store' });
+    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, cache: 'no-store' });
     if (!r.ok && r.status !== 401) throw new ApiError(r.status, `http_${r.status}`, r.statusText);
   },
 };

@@ -98,13 +98,15 @@ pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
     }
     let check = runtime()?.block_on(backup::check_database(&args.db))?;
     println!(
-        "restored {} into {}: schema version {}, {} players, {} tickets sold, {} actions; ledger {} ({} entries, \
-         sum {} cents); audit chain {} ({} entries, {} to seal at the next start)",
+        "restored {} into {}: schema version {}, {} players, {} tickets sold, {} paper tickets printed and not \
+         sold, {} actions; ledger {} ({} entries, sum {} cents); audit chain {} ({} entries, {} to seal at the \
+         next start)",
         args.from.display(),
         args.db,
         check.schema_version,
         check.players,
         check.tickets_sold,
+        check.tickets_printed,
         check.actions,
         if check.ledger.is_sound() { "sound" } else { "UNSOUND" },
         check.ledger.entries,

@@ -143,10 +143,12 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The configuration: defaults, then the file, then flags and environment.
+    /// The configuration: defaults, then the file, then flags and
+    /// environment, checked once whole (a setting of the file may name what
+    /// a flag gives: `shop_payout_ceilings` the shops of `--retailer-tokens`).
     pub fn config(&self) -> anyhow::Result<Config> {
         let mut c = match &self.config {
-            Some(path) => Config::from_toml_file(path)?,
+            Some(path) => Config::read_toml_file(path)?,
             None => Config::default(),
         };
         if let Some(v) = &self.listen {
@@ -272,7 +274,12 @@ impl ServeArgs {
         if let Some(v) = self.log_format {
             c.log_format = v;
         }
-        c.check()?;
+        match &self.config {
+            Some(path) => c.check().map_err(|e| {
+                anyhow::anyhow!("configuration {} with the command line and environment: {e}", path.display())
+            })?,
+            None => c.check()?,
+        }
         Ok(c)
     }
 }

@@ -13,8 +13,12 @@ use utoipa::ToSchema;
 pub struct NewPlayerBody {
     /// A display name, at most 64 characters, no control character.
     pub name: Option<String>,
-    /// A login to keep the account (with `password`), as the OpenAPI document describes it.
+    /// A login to keep the account (with `password`), as the OpenAPI document
+    /// describes it: left out, or a text (never `null`, which the document
+    /// does not allow either).
+    #[serde(default, deserialize_with = "present_not_null")]
     pub login: Option<String>,
+    #[serde(default, deserialize_with = "present_not_null")]
     pub password: Option<String>,
 }
 
@@ -28,6 +32,10 @@ pub struct PlayerCreated {
     /// shown this once; with the login it sets a new password (`POST /api/recovery`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_code: Option<String>,
+    /// With a login: this device's token, sent with its next logins
+    /// (`POST /api/sessions`, docs/limits.md "Logins").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_token: Option<String>,
 }
 
 /// `GET /api/me` answer.
@@ -344,6 +352,38 @@ pub(crate) fn json_opt_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Opt
     #[derive(Deserialize)]
     struct Wrap(#[serde(deserialize_with = "json_i64")] i64);
     Ok(Option::<Wrap>::deserialize(d)?.map(|Wrap(n)| n))
+}
+
+/// The most characters of a password, as the document's `maxLength` says.
+pub const PASSWORD_MAX_CHARS: usize = 128;
+
+/// A password field, refused at parsing (400) above
+/// [`PASSWORD_MAX_CHARS`] characters (counted as the document's
+/// `maxLength` counts them), whatever the account: the document and the
+/// server refuse the same bodies.
+pub(crate) fn password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let password = String::deserialize(d)?;
+    match password.chars().count() {
+        n if n > PASSWORD_MAX_CHARS => {
+            Err(serde::de::Error::custom(format!("a password has at most {PASSWORD_MAX_CHARS} characters, not {n}")))
+        }
+        _ => Ok(password),
+    }
+}
+
+/// [`password_field`], or `null`.
+pub(crate) fn opt_password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    struct Wrap(#[serde(deserialize_with = "password_field")] String);
+    Ok(Option::<Wrap>::deserialize(d)?.map(|Wrap(p)| p))
+}
+
+/// A field that may be left out but is never `null` (the document gives it
+/// no `null`): absent, `None` (with `#[serde(default)]`); `null`, refused.
+pub(crate) fn present_not_null<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 fn json_integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {

@@ -67,7 +67,16 @@ impl App {
         let (keys, origin) = Keyring::load(&config, seeds.fixed())?;
         tracing::info!("{origin}");
         let metrics = Arc::new(Metrics::new());
-        let store = Arc::new(Store::open(&config, metrics.clone(), keys).await?);
+        let store = match Store::open(&config, metrics.clone(), keys).await {
+            Ok(store) => Arc::new(store),
+            Err(e) => {
+                // A database refused leaves no key file behind that this start made.
+                if let Some(removed) = e.downcast_ref::<crate::store::SchemaError>().and_then(|_| origin.undo_creation()) {
+                    tracing::warn!("{removed}");
+                }
+                return Err(e);
+            }
+        };
         let emission = store.bootstrap(&config, &table).await?;
         if config.wallet == crate::config::WalletMode::Internal {
             // Money owed to or held for an operator's wallet is never settled
@@ -142,15 +151,18 @@ impl App {
             registrations: crate::http::PerNetwork {
                 limit: config.registrations_per_address,
                 window_ms: config.registration_window_s as i64 * 1000,
+                ceiling: store.ceilings().registrations,
             },
             demo_games: config.demo_games,
             demos: crate::http::PerNetwork {
                 limit: config.demo_games_per_address,
                 window_ms: config.demo_window_s as i64 * 1000,
+                ceiling: store.ceilings().demo_games,
             },
             logins: crate::http::PerNetwork {
                 limit: config.logins_per_address,
                 window_ms: config.login_window_s as i64 * 1000,
+                ceiling: None,
             },
             session_ms: i64::from(config.session_days) * crate::core::account::DAY_MS,
             password_hashes: Arc::new(crate::http::PasswordHashes::new(

@@ -49,6 +49,9 @@ use std::path::PathBuf;
 /// demo_games = true                 # false: no free demo game (POST /api/demo answers 404)
 /// demo_games_per_address = 30        # demo games started per client network and demo_window_s, then 429
 /// demo_window_s = 3600
+/// demo_games_alive = 520000          # demo games kept at most, from everyone: at most 1/26 of it started an hour, then 503
+/// registrations_per_hour = 2000      # new players an hour from everyone, then 503; 0: no ceiling
+/// limit_counters_per_hour = 500000   # the limits' counters opened an hour (new networks, new logins), then 503; 0: none
 /// logins_per_address = 20            # login attempts per client network and login_window_s, then 429
 /// login_window_s = 300
 /// password_hashes_in_flight = 0      # argon2 hashes computed at once; 0: one per core
@@ -179,6 +182,15 @@ pub struct Config {
     pub demo_games_per_address: u32,
     /// The window of that limit, in seconds.
     pub demo_window_s: u64,
+    /// The most demo games kept at once, from everyone (docs/limits.md
+    /// "Ceilings"): at most a 26th of it are started an hour, so that the
+    /// games of the last day and minute are never more; 0: no ceiling.
+    pub demo_games_alive: u32,
+    /// New players an hour from everyone (0: no ceiling).
+    pub registrations_per_hour: u32,
+    /// Windows of the limits' counters opened an hour by everyone (the rows
+    /// of `limit_counters` that new networks and logins create; 0: no ceiling).
+    pub limit_counters_per_hour: u32,
     /// Login attempts per client address and window (`login_window_s`); 0: no limit.
     pub logins_per_address: u32,
     pub login_window_s: u64,
@@ -295,6 +307,9 @@ impl Default for Config {
             demo_games: true,
             demo_games_per_address: 30,
             demo_window_s: 3600,
+            demo_games_alive: 520_000,
+            registrations_per_hour: 2_000,
+            limit_counters_per_hour: 500_000,
             session_days: 30,
             limit_cooling_off_hours: 72,
             stake_limit_required: true,
@@ -317,9 +332,20 @@ impl Default for Config {
 impl Config {
     /// Reads a TOML configuration file; absent fields keep their defaults.
     pub fn from_toml_file(path: &std::path::Path) -> anyhow::Result<Config> {
+        let config = Config::read_toml_file(path)?;
+        config.check().map_err(|e| anyhow::anyhow!("configuration {}: {e}", path.display()))?;
+        Ok(config)
+    }
+
+    /// Reads a TOML configuration file, not checked yet: a part of it may
+    /// stand on what the command line and the environment still give
+    /// (`shop_payout_ceilings` in the file, the shops in
+    /// `--retailer-tokens`), so [`Config::check`] is the caller's, once the
+    /// configuration is whole (`as-capone serve`).
+    pub fn read_toml_file(path: &std::path::Path) -> anyhow::Result<Config> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read configuration {}: {e}", path.display()))?;
-        Config::from_toml_str(&text).map_err(|e| anyhow::anyhow!("configuration {}: {e}", path.display()))
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("configuration {}: {e}", path.display()))
     }
 
     pub fn from_toml_str(text: &str) -> anyhow::Result<Config> {
@@ -374,6 +400,10 @@ impl Config {
         );
         anyhow::ensure!(self.registration_window_s >= 1, "registration_window_s must be at least 1");
         anyhow::ensure!(self.demo_window_s >= 1, "demo_window_s must be at least 1");
+        anyhow::ensure!(
+            self.demo_games_alive == 0 || self.demo_games_alive >= crate::core::limits::DEMO_WINDOWS_ALIVE,
+            "demo_games_alive must be 0 (no ceiling) or at least 26 (a 26th of it may start an hour)"
+        );
         anyhow::ensure!((1..=3650).contains(&self.session_days), "session_days must be 1 to 3650");
         anyhow::ensure!(self.limit_cooling_off_hours <= 8760, "limit_cooling_off_hours must be at most 8760");
         anyhow::ensure!(self.login_window_s >= 1, "login_window_s must be at least 1");

@@ -94,6 +94,11 @@ pub enum AppError {
     /// 413 `payload_too_large`.
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// 415 `unsupported_media_type`: a write (POST, PUT, PATCH, DELETE)
+    /// without `Content-Type: application/json` (docs/limits.md
+    /// "Cross-site requests": what a form or a simple request can send).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// 422 `invalid_action`: the engine refused the action (engine::ActionError).
     #[error("{0}")]
     InvalidAction(String),
@@ -149,6 +154,11 @@ pub enum AppError {
     /// 409 `ticket_in_play`: an account closed while one of its tickets is not finished (issue 31).
     #[error("{0}")]
     TicketInPlay(String),
+    /// 409 `self_excluded` (`params`: `reason` `account_close`, `until_ms`):
+    /// an account closed during its self-exclusion (issue 48): the
+    /// exclusion is not undone by closing the account and opening another.
+    #[error("{0}")]
+    ExcludedAccountClose(String),
 }
 
 /// Every `error` code the API answers with (the operator wallet's refusals
@@ -172,6 +182,7 @@ pub const CODES: &[&str] = &[
     "bad_signature",
     "operator_mode",
     "payload_too_large",
+    "unsupported_media_type",
     "too_many_attempts",
     "invalid_action",
     "timeout",
@@ -187,6 +198,9 @@ pub const REASONS: &[(&str, &str)] = &[
     // limit_reached: which limit (with `max`, `used`, ... ).
     ("limit_reached", "tickets_per_day"),
     ("limit_reached", "spend_per_week"),
+    // self_excluded on POST /api/me/close (409, with `until_ms`): the account
+    // cannot be closed before the self-exclusion ends.
+    ("self_excluded", "account_close"),
     // bad_request on PUT /api/me/limits: the stake limit cannot be removed.
     ("bad_request", "stake_limit_required"),
     // The counter's refusals (docs/shops.md).
@@ -290,12 +304,13 @@ impl AppError {
             AppError::Forbidden(_) | AppError::LimitReached(_) | AppError::SelfExcluded(_) => 403,
             AppError::NotFound(_) => 404,
             AppError::MethodNotAllowed(_) => 405,
-            AppError::Conflict(_) | AppError::TicketInPlay(_) => 409,
+            AppError::Conflict(_) | AppError::TicketInPlay(_) | AppError::ExcludedAccountClose(_) => 409,
             AppError::WalletRefused { .. } => 402,
             AppError::WalletUnavailable(_) => 503,
             AppError::LaunchInvalid(_) | AppError::BadSignature(_) => 401,
             AppError::OperatorMode(_) => 403,
             AppError::PayloadTooLarge(_) => 413,
+            AppError::UnsupportedMediaType(_) => 415,
             AppError::TooManyAttempts { .. } => 429,
             AppError::InvalidAction(_) => 422,
             AppError::Timeout(_) | AppError::Unavailable(_) | AppError::Busy { .. } | AppError::SoldOut(_) => 503,
@@ -314,7 +329,7 @@ impl AppError {
             AppError::InsufficientFunds { .. } => "insufficient_funds",
             AppError::Forbidden(_) => "forbidden",
             AppError::LimitReached(_) => "limit_reached",
-            AppError::SelfExcluded(_) => "self_excluded",
+            AppError::SelfExcluded(_) | AppError::ExcludedAccountClose(_) => "self_excluded",
             AppError::NotFound(_) => "not_found",
             AppError::MethodNotAllowed(_) => "method_not_allowed",
             AppError::Conflict(_) => "conflict",
@@ -325,6 +340,7 @@ impl AppError {
             AppError::BadSignature(_) => "bad_signature",
             AppError::OperatorMode(_) => "operator_mode",
             AppError::PayloadTooLarge(_) => "payload_too_large",
+            AppError::UnsupportedMediaType(_) => "unsupported_media_type",
             AppError::TooManyAttempts { .. } => "too_many_attempts",
             AppError::InvalidAction(_) => "invalid_action",
             AppError::Timeout(_) => "timeout",
@@ -408,6 +424,7 @@ mod tests {
             AppError::Conflict(s()),
             AppError::TooManyAttempts { message: s(), retry_after_s: 3 },
             AppError::PayloadTooLarge(s()),
+            AppError::UnsupportedMediaType(s()),
             AppError::InvalidAction(s()),
             AppError::Timeout(s()),
             AppError::SoldOut(s()),
@@ -427,6 +444,7 @@ mod tests {
             AppError::Internal(s()),
             AppError::LimitRequired(s()),
             AppError::TicketInPlay(s()),
+            AppError::ExcludedAccountClose(s()),
             AppError::Conflict(s()).with(params! { "a": 1 }),
         ];
         for e in &all {
@@ -443,6 +461,7 @@ mod tests {
                 | AppError::Conflict(_)
                 | AppError::TooManyAttempts { .. }
                 | AppError::PayloadTooLarge(_)
+                | AppError::UnsupportedMediaType(_)
                 | AppError::InvalidAction(_)
                 | AppError::Timeout(_)
                 | AppError::SoldOut(_)
@@ -457,6 +476,7 @@ mod tests {
                 | AppError::Internal(_)
                 | AppError::LimitRequired(_)
                 | AppError::TicketInPlay(_)
+                | AppError::ExcludedAccountClose(_)
                 | AppError::Detailed { .. } => {}
             }
         }

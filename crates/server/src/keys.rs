@@ -72,8 +72,13 @@ impl ServerKey {
     /// saying where it comes from. A configuration with `key_dir` has a
     /// ring: [`Keyring::load`].
     pub fn load(config: &Config) -> anyhow::Result<(ServerKey, String)> {
+        ServerKey::load_noting(config).map(|(key, line, _)| (key, line))
+    }
+
+    /// [`ServerKey::load`], and the key file it created, if it made one.
+    fn load_noting(config: &Config) -> anyhow::Result<(ServerKey, String, Option<PathBuf>)> {
         if let Ok(text) = std::env::var(KEY_ENV) {
-            return Ok((parse_key(&text, KEY_ENV)?, format!("server key from ${KEY_ENV}")));
+            return Ok((parse_key(&text, KEY_ENV)?, format!("server key from ${KEY_ENV}"), None));
         }
         let path = match (&config.key_file, crate::store::sqlite_path(&config.db)) {
             (Some(p), _) => p.clone(),
@@ -83,7 +88,8 @@ impl ServerKey {
                  (created when missing) or ${KEY_ENV} (64 hex digits)"
             ),
         };
-        ServerKey::load_or_create(&path)
+        let (key, line, created) = ServerKey::load_or_create_noting(&path)?;
+        Ok((key, line, created.then_some(path)))
     }
 
     /// Reads the key file, creating it with a fresh key when it is missing.
@@ -93,9 +99,17 @@ impl ServerKey {
     /// same moment reads either no file or a whole key, never a file still
     /// being written.
     pub fn load_or_create(path: &Path) -> anyhow::Result<(ServerKey, String)> {
+        ServerKey::load_or_create_noting(path).map(|(key, line, _)| (key, line))
+    }
+
+    /// [`ServerKey::load_or_create`], and whether this call created the file.
+    fn load_or_create_noting(path: &Path) -> anyhow::Result<(ServerKey, String, bool)> {
         let origin = format!("the key file {}", path.display());
         match std::fs::read_to_string(path) {
-            Ok(text) => return Ok((parse_key(&text, &origin)?, format!("server key from {}", path.display()))),
+            Ok(text) => {
+                refuse_open_key_file(path)?;
+                return Ok((parse_key(&text, &origin)?, format!("server key from {}", path.display()), false));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e).with_context(|| format!("cannot read {origin}")),
         }
@@ -106,10 +120,10 @@ impl ServerKey {
                     "created a new server key: keep it safe and apart from the database; without it no \
                      unfinished ticket can be played and no paper block printed"
                 );
-                Ok((key, format!("new server key in {}", path.display())))
+                Ok((key, format!("new server key in {}", path.display()), true))
             }
             // Another process created it first: use theirs.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ServerKey::load_or_create(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ServerKey::load_or_create_noting(path),
             Err(e) => Err(e).with_context(|| format!("cannot create {origin}")),
         }
     }
@@ -161,6 +175,55 @@ impl ServerKey {
     }
 }
 
+/// Where [`Keyring::load`] found the keys: a line for the start's log
+/// (its `Display`), and the key file it created, if it made one.
+#[derive(Debug)]
+pub struct KeyOrigin {
+    line: String,
+    created: Option<Created>,
+}
+
+/// A key file made by this start (and its key directory, if made too).
+#[derive(Debug)]
+struct Created {
+    file: PathBuf,
+    fingerprint: String,
+    dir: Option<PathBuf>,
+}
+
+impl std::fmt::Display for KeyOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.line)
+    }
+}
+
+impl KeyOrigin {
+    /// Removes the key file this start created, for a start the database
+    /// refused ([`crate::store::SchemaError`]: checked before anything is
+    /// written, and every process of this binary is refused the same):
+    /// nothing was made with its key, and a fresh key left beside a
+    /// database it does not belong to would be taken for that database's
+    /// key at the next start. Only a file still holding the key written
+    /// here is removed (and its key directory, if made here and now empty).
+    /// A line for the log, when a file was removed.
+    pub fn undo_creation(&self) -> Option<String> {
+        let created = self.created.as_ref()?;
+        let text = std::fs::read_to_string(&created.file).ok()?;
+        let key = parse_key(&text, "the key file").ok()?;
+        if key.fingerprint() != created.fingerprint {
+            return None;
+        }
+        std::fs::remove_file(&created.file).ok()?;
+        if let Some(dir) = &created.dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        Some(format!(
+            "removed the key file {} this start created: the database was refused, nothing was made with that key",
+            created.file.display()
+        ))
+    }
+}
+
 /// A key's id in the ring: its file's name in a key directory (`ID.key`),
 /// 1 for a single key; the database's `server_keys.key_id`.
 pub type KeyId = u32;
@@ -199,11 +262,52 @@ pub fn read_key_dir(dir: &Path) -> anyhow::Result<BTreeMap<KeyId, ServerKey>> {
             entry.path().display()
         );
         let path = entry.path();
+        refuse_open_key_file(&path)?;
         let text =
             std::fs::read_to_string(&path).with_context(|| format!("cannot read the key file {}", path.display()))?;
         keys.insert(id, parse_key(&text, &format!("the key file {}", path.display()))?);
     }
     Ok(keys)
+}
+
+/// The environment variable systemd sets to its credentials directory
+/// (`LoadCredential=`, docs/deployment.md).
+const CREDENTIALS_ENV: &str = "CREDENTIALS_DIRECTORY";
+
+/// Refuses a key file its group or others may read or write (issue 48):
+/// whoever reads a server key opens every unsold paper ticket and foresees
+/// every unplayed game, and whoever writes it may swap it. The error names
+/// the file, its mode and the fix. A file in systemd's credentials
+/// directory (`$CREDENTIALS_DIRECTORY`) is left alone: systemd makes it
+/// readable by the service alone, through an ACL that `stat` shows as a
+/// group bit (0440).
+pub fn refuse_open_key_file(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if std::env::var_os(CREDENTIALS_ENV).is_some_and(|dir| real(path).starts_with(real(Path::new(&dir)))) {
+            return Ok(());
+        }
+        let mode = std::fs::metadata(path)
+            .with_context(|| format!("cannot read the mode of the key file {}", path.display()))?
+            .permissions()
+            .mode()
+            & 0o777;
+        anyhow::ensure!(
+            mode & 0o066 == 0,
+            "the key file {} has mode {mode:04o}: its group or others may {} it, and a server key opens every \
+             unsold paper ticket and foresees every unplayed game; refused. Make it the owner's alone: chmod 600 {}",
+            path.display(),
+            match (mode & 0o044 != 0, mode & 0o022 != 0) {
+                (true, true) => "read and write",
+                (true, false) => "read",
+                _ => "write",
+            },
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Creates a key directory (0700) when it is missing.
@@ -253,27 +357,34 @@ impl Keyring {
         Keyring { keys, fixed }
     }
 
-    /// The ring of `config` (see the module doc) and a line for the log:
-    /// the keys of `key_dir` (`1.key` created when the directory holds
-    /// none), or the single key of [`ServerKey::load`] as key 1.
-    pub fn load(config: &Config, fixed: Option<[u8; 32]>) -> anyhow::Result<(Keyring, String)> {
+    /// The ring of `config` (see the module doc) and where it came from (a
+    /// line for the log, and the file created, if any): the keys of
+    /// `key_dir` (`1.key` created when the directory holds none), or the
+    /// single key of [`ServerKey::load`] as key 1.
+    pub fn load(config: &Config, fixed: Option<[u8; 32]>) -> anyhow::Result<(Keyring, KeyOrigin)> {
         let Some(dir) = &config.key_dir else {
-            let (key, origin) = ServerKey::load(config)?;
-            return Ok((Keyring::new(key, fixed), format!("{origin} (key 1)")));
+            let (key, origin, created) = ServerKey::load_noting(config)?;
+            let created = created.map(|file| Created { fingerprint: key.fingerprint(), file, dir: None });
+            return Ok((Keyring::new(key, fixed), KeyOrigin { line: format!("{origin} (key 1)"), created }));
         };
         anyhow::ensure!(
             config.key_file.is_none() && std::env::var_os(KEY_ENV).is_none(),
             "give the server keys one way: key_dir, or key_file or ${KEY_ENV} (a single key), not both"
         );
-        let mut keys = if dir.exists() { read_key_dir(dir)? } else { BTreeMap::new() };
+        let dir_existed = dir.exists();
+        let mut keys = if dir_existed { read_key_dir(dir)? } else { BTreeMap::new() };
+        let mut created = None;
         if keys.is_empty() {
             create_key_dir(dir)?;
-            let (key, _) = ServerKey::load_or_create(&key_path(dir, 1))?;
+            let file = key_path(dir, 1);
+            let (key, _, made) = ServerKey::load_or_create_noting(&file)?;
+            let dir = (!dir_existed).then(|| dir.clone());
+            created = made.then(|| Created { fingerprint: key.fingerprint(), file, dir });
             keys.insert(1, key);
         }
         let ids: Vec<String> = keys.keys().map(|id| id.to_string()).collect();
         let line = format!("server keys {} from {}", ids.join(", "), dir.display());
-        Ok((Keyring { keys, fixed }, line))
+        Ok((Keyring { keys, fixed }, KeyOrigin { line, created }))
     }
 
     /// The key of `id`, if this process holds it.
@@ -328,6 +439,51 @@ pub fn parse_salt(hex_salt: &str) -> Option<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file written as a key file must be: the owner's alone (0600).
+    fn write_0600(path: &Path, text: &str) {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        std::io::Write::write_all(&mut options.open(path).unwrap(), text.as_bytes()).unwrap();
+    }
+
+    /// A key file its group or others may read or write is refused, by
+    /// name, with its mode and the fix, whether it is the single key file
+    /// or one of a key directory's; the owner's alone (0600, 0400) is read.
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_readable_or_writable_by_group_or_others_is_refused_with_its_mode_and_the_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let single = dir.path().join("server.key");
+        let (key, _) = ServerKey::load_or_create(&single).unwrap();
+        let ring = dir.path().join("ring");
+        let (_, _, one) = new_key_file(&ring, None).unwrap();
+        let chmod = |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        for (mode, may) in
+            [(0o644, "read"), (0o604, "read"), (0o640, "read"), (0o620, "write"), (0o666, "read and write")]
+        {
+            chmod(&single, mode);
+            let e = format!("{:#}", ServerKey::load_or_create(&single).unwrap_err());
+            let file = single.display();
+            assert!(e.contains(&format!("the key file {file} has mode {mode:04o}")), "{e}");
+            assert!(e.contains(&format!("its group or others may {may} it")), "{e}");
+            assert!(e.contains(&format!("chmod 600 {file}")), "{e}");
+            chmod(&one, mode);
+            let e = format!("{:#}", read_key_dir(&ring).unwrap_err());
+            assert!(e.contains(&format!("the key file {} has mode {mode:04o}", one.display())), "{e}");
+            let config = Config { key_dir: Some(ring.clone()), ..Config::default() };
+            assert!(format!("{:#}", Keyring::load(&config, None).unwrap_err()).contains("chmod 600"));
+        }
+        for mode in [0o600, 0o400, 0o700] {
+            chmod(&single, mode);
+            assert_eq!(ServerKey::load_or_create(&single).unwrap().0.fingerprint(), key.fingerprint());
+            chmod(&one, mode);
+            assert_eq!(read_key_dir(&ring).unwrap().len(), 1);
+        }
+    }
 
     /// Processes starting together on one PostgreSQL database share one
     /// key file: whoever creates it, every one of them reads the whole key,
@@ -430,7 +586,7 @@ mod tests {
         std::fs::write(ring_dir.join("02.key"), "a second name for key 2?").unwrap();
         assert!(read_key_dir(&ring_dir).unwrap_err().to_string().contains("without leading zeros"));
         std::fs::remove_file(ring_dir.join("02.key")).unwrap();
-        std::fs::write(ring_dir.join("9.key"), "short").unwrap();
+        write_0600(&ring_dir.join("9.key"), "short");
         assert!(read_key_dir(&ring_dir).unwrap_err().to_string().contains("9.key must hold"));
     }
 

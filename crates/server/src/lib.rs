@@ -74,6 +74,7 @@ mod api;
 mod app;
 mod config;
 mod core;
+mod devices;
 mod error;
 mod fairness;
 mod http;
@@ -90,7 +91,7 @@ pub use core::retail::parse_serial;
 pub use core::{BuyRequest, Caller};
 pub use error::{AppError, CODES as ERROR_CODES, REASONS as ERROR_REASONS, StoreError};
 pub use fairness::ServerSeeds;
-pub use keys::{KeyId, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
+pub use keys::{KeyId, KeyOrigin, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;
 /// The operator's wallet client, for the load generator's shadow of the
 /// wallet's work in the internal mode (`loadtest --shadow-wallet`).

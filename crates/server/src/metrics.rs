@@ -9,7 +9,8 @@
 //! `operator::WalletFigures`).
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    Encoder, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
 };
 
 pub struct Metrics {
@@ -31,6 +32,10 @@ pub struct Metrics {
     pub players_created: IntCounter,
     /// Free demo games started (`POST /api/demo`).
     pub demo_games: IntCounter,
+    /// Requests refused by a global ceiling, by ceiling (docs/limits.md "Ceilings").
+    pub ceiling_refused: IntCounterVec,
+    /// The share of each ceiling used in its window (read once a minute).
+    pub ceiling_use: GaugeVec,
     pub commit_batch_size: Histogram,
     pub commit_seconds: Histogram,
     /// SQLite: the background connection's checkpoints.
@@ -97,6 +102,24 @@ impl Metrics {
         let players_created = IntCounter::new("as_capone_players_created_total", "Players registered").expect("metric");
         let demo_games =
             IntCounter::new("as_capone_demo_games_total", "Free demo games started (no money)").expect("metric");
+        let ceiling_refused = IntCounterVec::new(
+            Opts::new(
+                "as_capone_ceiling_refused_total",
+                "Requests refused with 503 by a global ceiling on what anonymous clients make the server keep",
+            ),
+            &["ceiling"],
+        )
+        .expect("metric");
+        let ceiling_use = GaugeVec::new(
+            Opts::new("as_capone_ceiling_use_ratio", "Share of each global ceiling used in its current hour (0 to 1)"),
+            &["ceiling"],
+        )
+        .expect("metric");
+        // Every ceiling is exported from the start (0), for the alert rules.
+        for name in crate::core::limits::CEILINGS {
+            ceiling_refused.with_label_values(&[name]);
+            ceiling_use.with_label_values(&[name]);
+        }
         let commit_batch_size = Histogram::with_opts(
             HistogramOpts::new("as_capone_commit_batch_size", "Requests sharing one commit (group commit)")
                 .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
@@ -158,6 +181,8 @@ impl Metrics {
             Box::new(audit_unsealed_oldest_age_seconds.clone()),
             Box::new(players_created.clone()),
             Box::new(demo_games.clone()),
+            Box::new(ceiling_refused.clone()),
+            Box::new(ceiling_use.clone()),
             Box::new(commit_batch_size.clone()),
             Box::new(commit_seconds.clone()),
             Box::new(checkpoint_seconds.clone()),
@@ -180,6 +205,8 @@ impl Metrics {
             audit_unsealed_oldest_age_seconds,
             players_created,
             demo_games,
+            ceiling_refused,
+            ceiling_use,
             commit_batch_size,
             commit_seconds,
             checkpoint_seconds,

@@ -69,7 +69,8 @@ fn sample(exposition: &str, name: &str) -> Option<f64> {
 /// are chained (at once on SQLite, just after commit on PostgreSQL).
 async fn scrape_after_traffic(url: &str) -> String {
     let c = reqwest::Client::new();
-    let bought = c.post(format!("{url}/api/tickets")).bearer_auth("demo").send().await.unwrap();
+    let bought =
+        c.post(format!("{url}/api/tickets")).bearer_auth("demo").json(&serde_json::json!({})).send().await.unwrap();
     assert_eq!(bought.status(), 201, "{}", bought.text().await.unwrap());
     assert_eq!(c.get(format!("{url}/no-such-page")).send().await.unwrap().status(), 404);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -173,7 +174,9 @@ fn the_unsealed_audit_gauges_show_a_sealer_that_cannot_seal_on_postgres() {
         let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
         sqlx::query("SELECT pg_advisory_lock($1)").bind(SEAL_LOCK).execute(&mut conn).await.unwrap();
         let c = reqwest::Client::new();
-        let bought = c.post(format!("{}/api/tickets", server.url)).bearer_auth("demo").send().await.unwrap();
+        let bought =
+            c.post(format!("{}/api/tickets", server.url)).bearer_auth("demo").json(&serde_json::json!({})).send();
+        let bought = bought.await.unwrap();
         assert_eq!(bought.status(), 201);
         tokio::time::sleep(Duration::from_millis(2_100)).await;
         let (count, age) = unsealed_gauges(&server.url).await;
@@ -225,6 +228,8 @@ fn the_alert_rules_are_prometheus_rule_groups_covering_what_the_guide_promises()
         "as_capone_wallet_outbox_oldest_age_seconds",
         "as_capone_http_requests_total{status=~\"5..\"}",
         "histogram_quantile(0.99, sum by (le) (rate(as_capone_http_request_duration_seconds_bucket",
+        "increase(as_capone_ceiling_refused_total",
+        "as_capone_ceiling_use_ratio",
     ] {
         assert!(exprs.values().any(|e| e.contains(watched)), "no rule watches {watched}: {exprs:?}");
     }

@@ -25,7 +25,8 @@ async fn finished_record(url: &str, dir: &Path, name: &str) -> (u64, std::path::
     let player: Value =
         c.post(format!("{url}/api/players")).json(&json!({})).send().await.unwrap().json().await.unwrap();
     let token = player["token"].as_str().unwrap();
-    let r: Value = c.post(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+    let r = c.post(format!("{url}/api/tickets")).bearer_auth(token).json(&json!({})).send().await.unwrap();
+    let r: Value = r.json().await.unwrap();
     let mut t = r["ticket"].clone();
     let serial = t["serial"].as_str().unwrap().to_string();
     while t["phase"] != "finished" {
@@ -120,4 +121,42 @@ fn keys_new_use_and_list_rotate_the_ring_and_verify_passes_on_games_of_both_keys
     let Some(db) = rt.block_on(testkit::pg::TestDb::create()) else { return };
     rotation_with_the_binary(&db.url);
     rt.block_on(db.drop_db());
+}
+
+/// A key file its group or others may read stops `serve` at start, naming
+/// the file, its mode and the fix (issue 48), before the database is
+/// created. A key handed over by systemd (`LoadCredential=`: mode 0400 and
+/// the service's ACL, which `stat` shows as 0440, under
+/// `$CREDENTIALS_DIRECTORY`) is read as it is; `chmod 600` as the message
+/// says, and it starts.
+#[cfg(unix)]
+#[test]
+fn a_key_file_others_may_read_stops_serve_unless_systemd_handed_it_over() {
+    use std::os::unix::fs::PermissionsExt;
+    use testkit::serve::{Spawned, serve_command, sqlite_url};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
+    let key = common::key_file(dir.path());
+    std::fs::write(&key, format!("{}\n", "5a".repeat(32))).unwrap();
+    let chmod = |mode: u32| std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+    let db = sqlite_url(dir.path(), "modes.db");
+    let serve = |credentials: bool| {
+        let mut command = serve_command(common::exe(), dir.path(), &db, &["--demo-token", ""]);
+        if credentials {
+            command.env("CREDENTIALS_DIRECTORY", dir.path());
+        } else {
+            command.env_remove("CREDENTIALS_DIRECTORY");
+        }
+        Spawned::new(&mut command).unwrap().try_wait_listening(None, std::time::Duration::from_secs(60))
+    };
+    chmod(0o644);
+    let refused = serve(false).err().expect("serve refuses a key file of mode 0644");
+    let file = key.display();
+    assert!(refused.contains(&format!("the key file {file} has mode 0644")), "{refused}");
+    assert!(refused.contains(&format!("chmod 600 {file}")), "{refused}");
+    assert!(!dir.path().join("modes.db").exists(), "refused before the database is created");
+    chmod(0o440);
+    drop(serve(true).unwrap_or_else(|log| panic!("a systemd credential is read as it is: {log}")));
+    chmod(0o600);
+    drop(serve(false).unwrap_or_else(|log| panic!("0600 starts: {log}")));
 }

@@ -29,6 +29,7 @@ mod common;
 
 mod backup;
 mod certify;
+mod config_file;
 mod crash;
 mod deploy;
 mod emit;

@@ -266,7 +266,7 @@ fn the_command_line_is_checked_before_anything_is_read() {
 
 /// Buys a ticket for the session `token` and plays it to the end; its serial.
 async fn buy_and_play(c: &reqwest::Client, url: &str, token: &str) -> String {
-    let r = c.post(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap();
+    let r = c.post(format!("{url}/api/tickets")).bearer_auth(token).json(&serde_json::json!({})).send().await.unwrap();
     assert_eq!(r.status(), 201);
     let mut t = r.json::<Value>().await.unwrap()["ticket"].clone();
     let serial = t["serial"].as_str().unwrap().to_string();

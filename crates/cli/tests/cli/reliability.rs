@@ -3,10 +3,11 @@
 //! PostgreSQL (skipped with a message where PostgreSQL is unreachable,
 //! unless AS_CAPONE_REQUIRE_POSTGRES is set), a 20-second soak sampled every
 //! 2 seconds, the whole hostile corpus, the attacks on the limits on
-//! guessing on both backends, and shops whose answers are lost (retried:
-//! the same answer, nothing applied twice). Nothing answered may be lost,
-//! changed or re-rolled, no 5xx, and every hostile request is refused in
-//! the error shape without changing anything.
+//! guessing on both backends, shops whose answers are lost (retried:
+//! the same answer, nothing applied twice), and floods of demo games and
+//! registrations from many networks stopped by the global ceilings.
+//! Nothing answered may be lost, changed or re-rolled, no 5xx, and every
+//! hostile request is refused in the error shape without changing anything.
 
 use serde_json::Value;
 use std::process::Command;
@@ -95,5 +96,32 @@ fn reliability_quick() {
         assert!(r["ok"] == true || r["skipped"] == true, "revocation: {r:#}");
     }
     assert_eq!(accounts["ok"], true, "accounts: {accounts:#}");
+    // Logins racing a password change, a recovery, a closure (issue 48, item 1).
+    let races = &summary["races"];
+    for r in races["backends"].as_array().expect("the races part ran") {
+        if r["skipped"] == true {
+            continue;
+        }
+        assert_eq!(r["races"], 15, "5 rounds of three races: {r:#}");
+        assert_eq!(r["survivors"], 0, "no session of an old password survives: {r:#}");
+        assert_eq!(r["closed_account_purchases"], 0, "{r:#}");
+        assert!(r["sessions_opened"].as_u64().unwrap() > 0, "the races opened sessions to end: {r:#}");
+    }
+    assert_eq!(races["ok"], true, "races: {races:#}");
+    // Floods of demo games and registrations from many networks stop at the
+    // global ceilings while honest players buy and play (issue 48, item 5).
+    let floods = &summary["floods"];
+    for f in floods["backends"].as_array().expect("the floods part ran") {
+        if f["skipped"] == true {
+            continue;
+        }
+        let ceiling = |k: &str| f[k].as_i64().unwrap();
+        assert!(f["demo_games_stored"].as_i64().unwrap() <= ceiling("ceiling_demo_games_an_hour"), "{f:#}");
+        assert!(f["players_stored"].as_i64().unwrap() <= ceiling("ceiling_players_an_hour"), "{f:#}");
+        assert!(f["refused_by_ceiling"].as_u64().unwrap() > 0, "the flood reached the ceilings: {f:#}");
+        assert!(f["honest_purchases_during"].as_u64().unwrap() > 0, "honest players bought during the flood: {f:#}");
+        assert_eq!(f["failures"], serde_json::json!([]), "{f:#}");
+    }
+    assert_eq!(floods["ok"], true, "floods: {floods:#}");
     assert!(out.status.success(), "as-capone reliability failed:\n{stdout}");
 }

@@ -35,8 +35,8 @@ fn report_gives_the_admin_apis_figures_from_the_database() {
         // Three tickets: one played to its first trick, two not played.
         let mut serials = Vec::new();
         for _ in 0..3 {
-            let t: Value =
-                c.post(format!("{url}/api/tickets")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+            let t = c.post(format!("{url}/api/tickets")).bearer_auth(token).json(&json!({})).send().await.unwrap();
+            let t: Value = t.json().await.unwrap();
             serials.push(t["ticket"]["serial"].as_str().unwrap().to_string());
         }
         let r = c

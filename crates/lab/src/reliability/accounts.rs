@@ -135,7 +135,11 @@ fn revocation(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Run
             }
         };
         let me = |token: &str| c.get(format!("{url}/api/me")).bearer_auth(token);
-        let out = |token: &str| c.delete(format!("{url}/api/sessions/current")).bearer_auth(token);
+        let out = |token: &str| {
+            c.delete(format!("{url}/api/sessions/current"))
+                .bearer_auth(token)
+                .header("content-type", "application/json")
+        };
         let login = |password: &str| {
             c.post(format!("{url}/api/sessions")).json(&json!({"login": "revoked", "password": password}))
         };

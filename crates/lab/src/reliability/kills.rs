@@ -128,15 +128,20 @@ pub(super) async fn send(
     body: Option<Vec<u8>>,
     idem: Option<&str>,
 ) -> Result<(u16, Vec<u8>), reqwest::Error> {
-    let mut r = c.request(method, url);
+    let mut r = c.request(method.clone(), url);
     if let Some(t) = token {
         r = r.bearer_auth(t);
     }
     if let Some(k) = idem {
         r = r.header("Idempotency-Key", k);
     }
+    // Every write says JSON, with a body or without (the server refuses
+    // any other with 415: docs/limits.md "Cross-site requests").
+    if method != reqwest::Method::GET && method != reqwest::Method::HEAD {
+        r = r.header("Content-Type", "application/json");
+    }
     if let Some(b) = body {
-        r = r.header("Content-Type", "application/json").body(b);
+        r = r.body(b);
     }
     let resp = r.send().await?;
     let status = resp.status().as_u16();

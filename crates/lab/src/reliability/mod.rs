@@ -1,4 +1,4 @@
-//! `as-capone reliability <kills|soak|hostile|accounts|all>`: the fault and load
+//! `as-capone reliability <kills|soak|hostile|accounts|floods|all>`: the fault and load
 //! evidence, run against the real `as-capone serve` binary (this
 //! very executable, started as a child process on a fresh temporary
 //! database), so that it exercises the code players hit.
@@ -27,15 +27,26 @@
 //! - [`accounts`]: a flood of logins keeps the server's memory bounded
 //!   (503 with `Retry-After` beyond the password hashes in flight), and a
 //!   password change or a logout ends the tokens it must, on each backend.
+//! - [`races`]: logins with the old password sent at the same moment as a
+//!   password change, a recovery or a closure, on one process (SQLite) and
+//!   two (PostgreSQL): no session of the old password survives, and a
+//!   closed account never buys.
+//!
+//! - [`floods`]: demo games and registrations flooded from ever new
+//!   networks stop at the global ceilings (the rows stored, the disk's
+//!   growth), while honest players buy and play: their purchases' p50 and
+//!   p99 before and during the flood.
 //!
 //! Every part prints a text summary; `--json-out FILE` writes one JSON
 //! object with every figure (what `tests/reliability.rs` asserts). The exit
 //! status is non-zero when any check failed.
 
 pub mod accounts;
+pub mod floods;
 pub mod guessing;
 pub mod hostile;
 pub mod kills;
+pub mod races;
 pub mod shops;
 pub mod soak;
 pub mod wallet_chaos;
@@ -99,6 +110,18 @@ pub struct ReliabilityArgs {
     /// Fail (instead of skipping PostgreSQL) when it is unreachable.
     #[arg(long, env = "AS_CAPONE_REQUIRE_POSTGRES", value_parser = truthy, default_value = "0")]
     pub require_postgres: bool,
+    /// Races: rounds of each race (a password change, a recovery, a closure).
+    #[arg(long, default_value_t = 50)]
+    pub race_rounds: u32,
+    /// Floods: seconds of each phase (honest players alone, then with the flood).
+    #[arg(long, default_value_t = 3.0)]
+    pub flood_secs: f64,
+    /// Floods: requests of the flood at most (demo games and registrations, each from another /64).
+    #[arg(long, default_value_t = 20_000)]
+    pub flood_requests: u64,
+    /// Floods: the global ceilings off (the server before issue 48), for comparison.
+    #[arg(long)]
+    pub flood_no_ceilings: bool,
     /// Wallet chaos: tickets sold and played to the end.
     #[arg(long, default_value_t = 5000)]
     pub rounds: u64,
@@ -153,6 +176,8 @@ pub enum Part {
     Guessing,
     Shops,
     Accounts,
+    Races,
+    Floods,
     /// The operator mode under chaos (not part of `all`: it needs the
     /// reference operator's program).
     WalletChaos,
@@ -190,6 +215,9 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         args.rounds = args.rounds.min(200);
         args.wallet_kills = args.wallet_kills.min(4);
         args.operator_kills = args.operator_kills.min(2);
+        args.race_rounds = args.race_rounds.min(5);
+        args.flood_secs = args.flood_secs.min(2.0);
+        args.flood_requests = args.flood_requests.min(5000);
     }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
@@ -244,6 +272,16 @@ pub fn run(mut args: ReliabilityArgs) -> anyhow::Result<()> {
         let r = accounts::run(&args, &backends, &rt)?;
         ok &= r["ok"].as_bool().unwrap_or(false);
         summary["accounts"] = r;
+    }
+    if matches!(args.part, Part::Races | Part::All) {
+        let r = races::run(&args, &backends, &rt)?;
+        ok &= r["ok"].as_bool().unwrap_or(false);
+        summary["races"] = r;
+    }
+    if matches!(args.part, Part::Floods | Part::All) {
+        let r = floods::run(&args, &backends, &rt)?;
+        ok &= r["ok"].as_bool().unwrap_or(false);
+        summary["floods"] = r;
     }
     if args.part == Part::WalletChaos {
         let mut parts = Vec::new();

@@ -44,7 +44,7 @@ fn on_backend(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Run
     let Some(db) = Database::create(args, backend, "races")? else {
         return Ok(json!({"backend": backend.name(), "skipped": true}));
     };
-    let extra = ["--logins-per-address", "0", "--initial-blocks", "1"];
+    let extra = ["--logins-per-address", "0", "--registrations-per-address", "0", "--initial-blocks", "1"];
     let first = start_server(&db, &extra)?;
     let second = match backend {
         Backend::Postgres => Some(start_server(&db, &extra)?),

@@ -64,7 +64,7 @@ async fn player(
         next += interval;
         let is_action = ticket.is_some();
         let req = match &ticket {
-            None => c.post(format!("{url}/api/tickets")).bearer_auth(&token),
+            None => c.post(format!("{url}/api/tickets")).bearer_auth(&token).json(&json!({})),
             Some(t) => c
                 .post(format!("{url}/api/tickets/{}/actions", t["id"].as_str().unwrap_or_default()))
                 .bearer_auth(&token)

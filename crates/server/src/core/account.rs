@@ -480,7 +480,11 @@ pub fn renew_recovery(player: PlayerId, password_was: &str, recovery_hash: &str,
     }
 }
 
-/// Closing an account: refused (409 `ticket_in_play`) while
+/// Closing an account: refused (409 `self_excluded`, with `until_ms`)
+/// during the player's self-exclusion, which closing the account and
+/// opening another would otherwise undo in a minute (issue 48; loi
+/// 2010-476, art. 26: the self-excluded are kept from play); refused (409
+/// `ticket_in_play`) while
 /// one of its tickets is not finished, so that no game is left without
 /// anybody who can finish it or be paid its prize. The login, the password
 /// and recovery hashes go, every token ends; the tickets, games and ledger
@@ -490,12 +494,20 @@ pub fn close(
     player: PlayerId,
     password_was: Option<String>,
     current: Option<String>,
+    limits: Option<LimitsRow>,
     in_play: i64,
     balance_cents: i64,
     now: i64,
 ) -> Result<Changes, AppError> {
     if current != password_was {
         return Err(AppError::Conflict("the account's password changed meanwhile: try again".into()));
+    }
+    if let Some(until) = limits.and_then(|l| l.excluded_at(now)) {
+        return Err(AppError::ExcludedAccountClose(format!(
+            "you excluded yourself from play until {}: the account cannot be closed before then",
+            iso8601(until)
+        ))
+        .because("account_close", crate::params! { "until_ms": until }));
     }
     if in_play > 0 {
         return Err(AppError::TicketInPlay(format!(
@@ -768,13 +780,33 @@ mod tests {
 
     #[test]
     fn closing_waits_for_the_tickets_in_play_and_a_password_changed_meanwhile() {
-        let e = close(1, Some("h".into()), Some("h".into()), 1, 500, NOW).unwrap_err();
+        let e = close(1, Some("h".into()), Some("h".into()), None, 1, 500, NOW).unwrap_err();
         assert_eq!((e.status(), e.code()), (409, "ticket_in_play"));
-        let e = close(1, Some("h".into()), Some("h2".into()), 0, 500, NOW).unwrap_err();
+        let e = close(1, Some("h".into()), Some("h2".into()), None, 0, 500, NOW).unwrap_err();
         assert_eq!(e.code(), "conflict");
-        let c = close(1, None, None, 0, 500, NOW).unwrap();
+        let c = close(1, None, None, None, 0, 500, NOW).unwrap();
         assert_eq!(c.player, Some(PlayerWrite::Close { player: 1, closed_ms: NOW, password_was: None }));
         assert_eq!(c.audit.unwrap().kind, "account_closed");
+    }
+
+    /// Issue 48: a self-exclusion is not undone by closing the account (and
+    /// opening another); once it ends, the account closes.
+    #[test]
+    fn closing_is_refused_until_the_self_exclusion_ends() {
+        let until = NOW + DAY_MS;
+        let excluded = LimitsRow { excluded_until_ms: Some(until), ..LimitsRow::default() };
+        let e = close(1, None, None, Some(excluded), 0, 500, NOW).unwrap_err();
+        assert_eq!((e.status(), e.code(), e.reason()), (409, "self_excluded", Some("account_close")));
+        assert_eq!(e.body().params.unwrap()["until_ms"], until);
+        // Refused before a ticket in play is even looked at: the exclusion is said first.
+        assert_eq!(close(1, None, None, Some(excluded), 1, 500, NOW).unwrap_err().code(), "self_excluded");
+        // The last millisecond still excludes; at its end the account closes.
+        assert_eq!(close(1, None, None, Some(excluded), 0, 500, until - 1).unwrap_err().code(), "self_excluded");
+        let c = close(1, None, None, Some(excluded), 0, 500, until).unwrap();
+        assert_eq!(c.player, Some(PlayerWrite::Close { player: 1, closed_ms: until, password_was: None }));
+        // Limits without an exclusion do not hold the closure.
+        let limited = LimitsRow { tickets_per_day: Some(2), ..LimitsRow::default() };
+        assert!(close(1, None, None, Some(limited), 0, 500, NOW).is_ok());
     }
 }
 

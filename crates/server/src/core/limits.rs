@@ -165,6 +165,110 @@ pub fn attempt(
     Ok(Some(CounterWrite::add(bucket, 1, now, window_ms)))
 }
 
+/// A global ceiling on what anonymous clients can make the server store
+/// (docs/limits.md "Ceilings"): at most `limit` per window from everyone,
+/// whatever the number of networks, then 503 `unavailable` with
+/// `Retry-After` until the window ends. Counted in the database like the
+/// per-network limits, so that it holds across processes and restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ceiling {
+    /// Its name: the refusal's `params.ceiling` and the metrics' label.
+    pub name: &'static str,
+    pub limit: u32,
+    pub window_ms: i64,
+}
+
+/// The window of every ceiling.
+pub const CEILING_WINDOW_MS: i64 = 3_600_000;
+
+/// The ceilings' names, in their lock order (a unit locks a client's own
+/// counters first, then these, in this order).
+pub const CEILINGS: [&str; 3] = [DEMO_GAMES, REGISTRATIONS, LIMIT_COUNTERS];
+/// Demo games started by everyone per hour.
+pub const DEMO_GAMES: &str = "demo_games";
+/// Players registered by everyone per hour.
+pub const REGISTRATIONS: &str = "registrations";
+/// Windows of the limits' counters opened per hour: the rows of
+/// `limit_counters` that new networks and new logins create.
+pub const LIMIT_COUNTERS: &str = "limit_counters";
+
+/// A demo game is kept a day and removed by the minutely purge: the games
+/// stored at any instant began within a day and a minute (less than a day
+/// and an hour, whatever the purge's delays), a span that meets at most
+/// 24 + 2 windows of an hour, each beginning an hour or more after the
+/// last. At most `alive / 26` a window keeps at most `alive` stored.
+pub const DEMO_WINDOWS_ALIVE: u32 = 26;
+
+impl Ceiling {
+    /// `limit` per hour (0: no ceiling).
+    pub fn hourly(name: &'static str, limit: u32) -> Option<Ceiling> {
+        (limit > 0).then_some(Ceiling { name, limit, window_ms: CEILING_WINDOW_MS })
+    }
+
+    /// Its counter's bucket.
+    pub fn bucket(&self) -> String {
+        format!("ceiling:{}", self.name)
+    }
+
+    /// Whether `add` more fit in the window at `now`: their count, or 503
+    /// `unavailable` with `Retry-After` (the window's end) and
+    /// `params.ceiling`. Nothing is counted when nothing is added.
+    pub fn admit(&self, counter: &Counter, add: i64, now: i64) -> Result<Option<CounterWrite>, AppError> {
+        if add == 0 {
+            return Ok(None);
+        }
+        if counter.count_at(now, self.window_ms) + add > i64::from(self.limit) {
+            let retry_after_s = counter.retry_after_s(now, self.window_ms);
+            return Err(AppError::Busy {
+                message: format!(
+                    "the server takes no more {} for now (at most {} an hour from everyone): try again in {retry_after_s} s",
+                    self.name.replace('_', " "),
+                    self.limit
+                ),
+                retry_after_s,
+            }
+            .with(crate::params! { "ceiling": self.name }));
+        }
+        Ok(Some(CounterWrite::add(&self.bucket(), add, now, self.window_ms)))
+    }
+
+    /// The share of the ceiling used in the window at `now` (the gauge).
+    pub fn use_ratio(&self, counter: &Counter, now: i64) -> f64 {
+        counter.count_at(now, self.window_ms) as f64 / f64::from(self.limit)
+    }
+}
+
+/// The ceiling a refusal came from, if it is a ceiling's.
+pub fn ceiling_of(e: &AppError) -> Option<&'static str> {
+    let AppError::Detailed { params, .. } = e else { return None };
+    let name = params.get("ceiling")?.as_str()?;
+    matches!(e.inner(), AppError::Busy { .. }).then(|| CEILINGS.into_iter().find(|c| *c == name)).flatten()
+}
+
+/// The ceilings of a server ([`crate::config::Config`]): demo games kept,
+/// registrations per hour, the limits' counters opened per hour.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ceilings {
+    pub demo_games: Option<Ceiling>,
+    pub registrations: Option<Ceiling>,
+    pub limit_counters: Option<Ceiling>,
+}
+
+impl Ceilings {
+    pub fn of(config: &crate::config::Config) -> Ceilings {
+        Ceilings {
+            demo_games: Ceiling::hourly(DEMO_GAMES, config.demo_games_alive / DEMO_WINDOWS_ALIVE),
+            registrations: Ceiling::hourly(REGISTRATIONS, config.registrations_per_hour),
+            limit_counters: Ceiling::hourly(LIMIT_COUNTERS, config.limit_counters_per_hour),
+        }
+    }
+
+    /// Every ceiling set.
+    pub fn all(&self) -> impl Iterator<Item = Ceiling> {
+        [self.demo_games, self.registrations, self.limit_counters].into_iter().flatten()
+    }
+}
+
 /// Password checks of one account that cost nothing.
 pub const LOGIN_FREE_ATTEMPTS: i64 = 5;
 /// The longest wait between two password checks of one account.
@@ -188,23 +292,31 @@ pub fn login_backoff_ms(attempts: i64) -> i64 {
     (1000i64 << doublings).min(LOGIN_BACKOFF_MAX_MS)
 }
 
-/// Whether one more password may be checked for an account, from anywhere.
-/// Every check is counted when it is admitted (before the slow hash), so
-/// that checks sent at once take turns; past the free ones, one is
-/// admitted per back-off after the last. `known` (the request carries a
-/// valid token of the account's own player: the owner's device) skips the
-/// back-off, so that guessing cannot lock the owner out.
-pub fn login_admit(bucket: &str, counter: &Counter, known: bool, now: i64) -> Result<Option<CounterWrite>, AppError> {
-    if known {
-        return Ok(None);
-    }
+/// A known device's own counter of password checks for its account (see
+/// [`login_admit`]): `device` is the device token's random id, or the hash
+/// of a valid token of the account's player that the request carried.
+pub fn device_bucket(device: &str) -> String {
+    format!("login:device:{device}")
+}
+
+/// Whether one more password may be checked in `bucket`: an account's
+/// (every stranger shares it, from anywhere) or a known device's
+/// ([`device_bucket`]: a device token of the account, or a valid token of
+/// its player, which only the owner's devices hold). Every check is
+/// counted when it is admitted (before the slow hash), so that checks sent
+/// at once take turns; past the free ones, one is admitted per back-off
+/// after the last. Strangers who fill the account's back-off never touch a
+/// device's, so guessing cannot lock the owner out of a device where they
+/// logged in before; and a stolen device token guesses no faster than the
+/// account's own back-off allows.
+pub fn login_admit(bucket: &str, counter: &Counter, now: i64) -> Result<Option<CounterWrite>, AppError> {
     let attempts = counter.count_at(now, LOGIN_ATTEMPT_WINDOW_MS);
     let next = counter.last_ms + login_backoff_ms(attempts);
     if attempts >= LOGIN_FREE_ATTEMPTS && now < next {
         let retry_after_s = seconds_until(next, now);
         return Err(AppError::TooManyAttempts {
             message: format!(
-                "too many wrong passwords for this login: try again in {retry_after_s} s, or from a device where you are logged in"
+                "too many wrong passwords for this login: try again in {retry_after_s} s, or from a device where you logged in before"
             ),
             retry_after_s,
         });
@@ -286,20 +398,55 @@ mod tests {
         let b = account_bucket("ana");
         // The first five are admitted at once, each counted.
         let fresh = Counter { window_start_ms: now - 60_000, count: 4, last_ms: now };
-        let w = login_admit(&b, &fresh, false, now).unwrap().unwrap();
+        let w = login_admit(&b, &fresh, now).unwrap().unwrap();
         assert!(w.admit && w.add == 1 && !w.reset);
         let c = Counter { window_start_ms: now - 60_000, count: 6, last_ms: now - 500 };
         // 6 attempts: 2 s from the last admitted one.
-        let e = login_admit(&b, &c, false, now).unwrap_err();
+        let e = login_admit(&b, &c, now).unwrap_err();
         assert!(matches!(e, AppError::TooManyAttempts { retry_after_s: 2, .. }), "{e:?}");
-        // The owner's device (a valid token of theirs) is not held back.
-        assert_eq!(login_admit(&b, &c, true, now).unwrap(), None);
+        // The owner's device counts on its own bucket, which strangers never fill.
+        let device = device_bucket("0123abcd");
+        assert!(login_admit(&device, &Counter::default(), now).unwrap().unwrap().admit);
+        assert!(login_admit(&device, &c, now).is_err(), "a device's own guesses back off like the account's");
         // After the back-off one attempt is admitted, and marks its time.
-        assert!(login_admit(&b, &c, false, now + 1500).unwrap().unwrap().admit);
+        assert!(login_admit(&b, &c, now + 1500).unwrap().unwrap().admit);
         // An hour after the first attempt they are forgotten.
         let later = now - 60_000 + LOGIN_ATTEMPT_WINDOW_MS;
-        assert_eq!(login_admit(&b, &c, false, later).unwrap().unwrap().add, 1);
+        assert_eq!(login_admit(&b, &c, later).unwrap().unwrap().add, 1);
         assert!(login_succeeded(&b, now).reset);
+    }
+
+    #[test]
+    fn a_ceiling_refuses_everyone_past_its_limit_until_its_window_ends() {
+        let now = 10_000_000;
+        let c = Ceiling::hourly(DEMO_GAMES, 3).unwrap();
+        assert_eq!(Ceiling::hourly(DEMO_GAMES, 0), None, "0: no ceiling");
+        let w = c.admit(&counter(2, now - 1_000), 1, now).unwrap().unwrap();
+        assert_eq!((w.bucket.as_str(), w.add, w.window_ms), ("ceiling:demo_games", 1, CEILING_WINDOW_MS));
+        let e = c.admit(&counter(3, now - 600_000), 1, now).unwrap_err();
+        assert_eq!((e.status(), e.code(), ceiling_of(&e)), (503, "unavailable", Some(DEMO_GAMES)));
+        assert_eq!(e.retry_after_s(), Some(3000), "until the window's end");
+        // Two rows opened at once need room for two.
+        assert!(c.admit(&counter(2, now), 2, now).is_err());
+        assert_eq!(c.admit(&counter(3, now), 0, now).unwrap(), None, "nothing added: nothing counted");
+        // A window that is over counts for nothing.
+        assert!(c.admit(&counter(3, now - CEILING_WINDOW_MS), 1, now).is_ok());
+        assert_eq!(ceiling_of(&AppError::Busy { message: "x".into(), retry_after_s: 1 }), None);
+        assert!((c.use_ratio(&counter(2, now), now) - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_demo_ceiling_keeps_at_most_the_games_alive_configured() {
+        let config = crate::config::Config { demo_games_alive: 520_000, ..Default::default() };
+        let hourly = Ceilings::of(&config).demo_games.unwrap().limit;
+        assert_eq!(hourly, 20_000);
+        // A game is kept a day and purged within a minute: the games stored
+        // at an instant began within 24 h + 1 min, which meet at most 26
+        // windows of an hour (each starting at least an hour after the last).
+        let span_ms = crate::core::demo::DEMO_LIFETIME_MS + 60_000;
+        let windows = span_ms / CEILING_WINDOW_MS + 2;
+        assert_eq!(windows, i64::from(DEMO_WINDOWS_ALIVE));
+        assert!(i64::from(hourly) * windows <= 520_000);
     }
 
     #[test]

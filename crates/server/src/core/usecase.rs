@@ -6,7 +6,7 @@
 
 use super::Decision;
 use super::account::{self, LimitsRequest};
-use super::limits::{self, Counter, RedeemLimits};
+use super::limits::{self, Ceiling, Counter, RedeemLimits};
 use super::operator::{self, DebitOutcome, LaunchRow, LaunchWrite, Reserved, RoundRow};
 use super::{
     Account, AccountId, Caller, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow,
@@ -63,7 +63,8 @@ pub trait Unit: Send {
     ) -> impl Future<Output = Result<Usage, StoreError>> + Send;
     /// The player holding `login`.
     fn login_owner(&mut self, login: &str) -> impl Future<Output = Result<Option<PlayerId>, StoreError>> + Send;
-    /// The player's password hash (`None`: no login yet).
+    /// The player's password hash (`None`: no login yet), the player's
+    /// row locked: a login and a change of credentials take turns.
     fn password_hash(&mut self, player: PlayerId) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
     /// How many of the player's tickets have a game not finished.
     fn tickets_in_play(&mut self, player: PlayerId) -> impl Future<Output = Result<i64, StoreError>> + Send;
@@ -254,19 +255,26 @@ async fn redeem(
     player: Option<PlayerId>,
     token: &str,
     network: &str,
-    limits: &RedeemLimits,
+    (limits, rows): (&RedeemLimits, Option<&Ceiling>),
     now: i64,
 ) -> Result<Outcome, AppError> {
     let bucket = limits::redeem_bucket(network);
     let net = unit.counter(&bucket, true).await?;
     let global = unit.counter(limits::REDEEM_GLOBAL, false).await?;
     limits::redeem_admit(&net, &global, limits, now)?;
+    // A wrong code from a network without a window adds a row: under the
+    // ceiling on the counters opened, checked before the look-up, so that
+    // past it no code is looked up uncounted.
+    let opens = rows.filter(|_| net.count_at(now, limits.window_ms) == 0);
+    let mut opened = None;
+    if let Some(rows) = opens {
+        opened = rows.admit(&unit.counter(&rows.bucket(), true).await?, 1, now)?;
+    }
     let Some(row) = unit.paper(&PaperKey::CodeHash(code_hash.to_string())).await? else {
         let filled = limits::redeem_fills(&net, &global, limits, now);
-        let changes = Changes {
-            counters: limits::redeem_wrong(&bucket, limits, now),
-            ..Changes::none(super::Effect::WrongCode { filled })
-        };
+        let mut counters = limits::redeem_wrong(&bucket, limits, now);
+        counters.extend(opened);
+        let changes = Changes { counters, ..Changes::none(super::Effect::WrongCode { filled }) };
         return commit(unit, Decision::Apply(Box::new(changes))).await;
     };
     let changes = retail::redeem(Some(row), player, token, now)?;
@@ -281,26 +289,76 @@ async fn redeem(
 /// One limit an attempt must pass ([`Op::Admit`]).
 #[derive(Debug, Clone)]
 pub enum Admission {
-    /// At most `limit` attempts per window from one client network.
-    Network { bucket: String, limit: u32, window_ms: i64, what: &'static str },
-    /// A password check of one account ([`limits::login_admit`]).
-    Account { bucket: String, known: bool },
+    /// At most `limit` attempts per window from one client network (0: no
+    /// limit), and under `ceiling` from everyone.
+    Network { bucket: String, limit: u32, window_ms: i64, what: &'static str, ceiling: Option<Ceiling> },
+    /// A password check of one account, counted in the account's bucket
+    /// or a known device's ([`limits::login_admit`]).
+    Account { bucket: String },
 }
 
 impl Admission {
-    fn bucket(&self) -> &str {
+    /// The counter it counts in (none: a network without a limit).
+    fn bucket(&self) -> Option<&str> {
         match self {
-            Admission::Network { bucket, .. } | Admission::Account { bucket, .. } => bucket,
+            Admission::Network { limit: 0, .. } => None,
+            Admission::Network { bucket, .. } | Admission::Account { bucket, .. } => Some(bucket),
+        }
+    }
+
+    /// The global ceiling it is under, if any.
+    pub fn ceiling(&self) -> Option<&Ceiling> {
+        match self {
+            Admission::Network { ceiling, .. } => ceiling.as_ref(),
+            Admission::Account { .. } => None,
         }
     }
 
     fn decide(&self, counter: &Counter, now: i64) -> Result<Option<limits::CounterWrite>, AppError> {
         match self {
-            Admission::Network { bucket, limit, window_ms, what } => {
+            Admission::Network { bucket, limit, window_ms, what, .. } => {
                 limits::attempt(bucket, counter, *limit, *window_ms, what, now)
             }
-            Admission::Account { bucket, known } => limits::login_admit(bucket, counter, *known, now),
+            Admission::Account { bucket } => limits::login_admit(bucket, counter, now),
         }
+    }
+}
+
+/// Admits an attempt past its limits, counting it, or refuses it: each
+/// client's counter (locked) first, then the global ceilings in their
+/// order ([`limits::CEILINGS`]), last `rows`, the ceiling on the counters'
+/// windows opened (the rows anonymous clients add to `limit_counters`),
+/// which only an attempt that opens one reads. Refused: nothing counted.
+async fn admit(
+    unit: &mut impl Unit,
+    admissions: &[Admission],
+    rows: Option<&Ceiling>,
+    now: i64,
+) -> Result<Outcome, AppError> {
+    let mut changes = Changes::none(super::Effect::Counted);
+    let mut opened = 0;
+    for a in admissions {
+        let Some(bucket) = a.bucket() else { continue };
+        let counter = unit.counter(bucket, true).await?;
+        if let Some(write) = a.decide(&counter, now)? {
+            opened += i64::from(counter.count_at(now, write.window_ms) == 0);
+            changes.counters.push(write);
+        }
+    }
+    let mut ceilings: Vec<&Ceiling> = admissions.iter().filter_map(Admission::ceiling).collect();
+    ceilings.sort_by_key(|c| limits::CEILINGS.iter().position(|n| *n == c.name));
+    for c in ceilings {
+        let counter = unit.counter(&c.bucket(), true).await?;
+        changes.counters.extend(c.admit(&counter, 1, now)?);
+    }
+    if let Some(rows) = rows.filter(|_| opened > 0) {
+        let counter = unit.counter(&rows.bucket(), true).await?;
+        changes.counters.extend(rows.admit(&counter, opened, now)?);
+    }
+    if changes.counters.is_empty() {
+        Ok(Outcome::Replayed(String::new()))
+    } else {
+        commit(unit, Decision::Apply(Box::new(changes))).await
     }
 }
 
@@ -424,10 +482,16 @@ pub enum Op {
         token: String,
         network: String,
         limits: RedeemLimits,
+        /// The ceiling on the limits' counters opened (a new network's).
+        rows: Option<Ceiling>,
     },
     /// An attempt admitted or refused by the limits on guessing (logins,
-    /// registrations), counted when admitted.
-    Admit(Vec<Admission>),
+    /// registrations, demo games), counted when admitted; `rows`: the
+    /// ceiling on the limits' counters opened.
+    Admit {
+        admissions: Vec<Admission>,
+        rows: Option<Ceiling>,
+    },
     /// Rows decided outside a player's request (an emission's), written as they are.
     Apply(Box<Changes>),
     /// The operator launches a game for a player (its signed call checked).
@@ -536,6 +600,9 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
         }
         Op::Buy { player, request } => buy(unit, *player, request, now).await?,
         Op::Recover { player, verified, password_hash, recovery_hash, session_token_hash, expires_ms } => {
+            // Read for its lock (PostgreSQL): a login racing the recovery
+            // waits for it, and then finds the new password.
+            unit.password_hash(*player).await?;
             let changes =
                 account::recover(*player, verified, password_hash, recovery_hash, session_token_hash, *expires_ms, now);
             commit(unit, Decision::Apply(Box::new(changes))).await?
@@ -549,8 +616,11 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let account =
                 unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
             let current = unit.password_hash(*player).await?;
+            // Its self-exclusion, if any: closing does not undo it (issue 48).
+            let limits = unit.limits(*player).await?;
             let in_play = unit.tickets_in_play(*player).await?;
-            let changes = account::close(*player, password_was.clone(), current, in_play, account.balance_cents, now)?;
+            let changes =
+                account::close(*player, password_was.clone(), current, limits, in_play, account.balance_cents, now)?;
             commit(unit, Decision::Apply(Box::new(changes))).await?
         }
         Op::PlayAction { caller, serial, request, random_client_seed, operator_wallet } => {
@@ -634,21 +704,10 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let ceiling = ceilings.of(row.as_ref().and_then(|r| r.retail.sold_by.as_deref()).unwrap_or(""));
             commit(unit, super::claims::operator_pay(row, reference, ceiling, *centre, now)?).await?
         }
-        Op::Redeem { code_hash, player, token, network, limits } => {
-            redeem(unit, code_hash, *player, token, network, limits, now).await?
+        Op::Redeem { code_hash, player, token, network, limits, rows } => {
+            redeem(unit, code_hash, *player, token, network, (limits, rows.as_ref()), now).await?
         }
-        Op::Admit(admissions) => {
-            let mut changes = Changes::none(super::Effect::Counted);
-            for a in admissions {
-                let counter = unit.counter(a.bucket(), true).await?;
-                changes.counters.extend(a.decide(&counter, now)?);
-            }
-            if changes.counters.is_empty() {
-                Outcome::Replayed(String::new())
-            } else {
-                commit(unit, Decision::Apply(Box::new(changes))).await?
-            }
-        }
+        Op::Admit { admissions, rows } => admit(unit, admissions, rows.as_ref(), now).await?,
         Op::Apply(changes) => {
             unit.apply(changes).await?;
             Outcome::Applied(changes.clone())

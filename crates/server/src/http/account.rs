@@ -27,6 +27,9 @@ pub struct LimitsBody {
     #[schema(minimum = 1, maximum = 1000)]
     #[serde(default, deserialize_with = "crate::api::json_opt_i64")]
     pub tickets_per_day: Option<i64>,
+    /// `null`: no limit on stakes, refused (400 `stake_limit_required`)
+    /// while the server requires one (`stake_limit_required`, on by
+    /// default): the document it then serves gives this field no `null`.
     #[schema(minimum = 1, maximum = 10000000)]
     #[serde(default, deserialize_with = "crate::api::json_opt_i64")]
     pub spend_per_week_cents: Option<i64>,
@@ -50,6 +53,8 @@ pub struct CredentialsBody {
     #[schema(min_length = 8, max_length = 128)]
     pub password: String,
     /// Required when the account has a password already.
+    #[schema(max_length = 128)]
+    #[serde(default, deserialize_with = "crate::api::opt_password_field")]
     pub current_password: Option<String>,
 }
 
@@ -60,7 +65,15 @@ pub struct LoginBody {
     #[schema(max_length = 32)]
     pub login: String,
     #[schema(max_length = 128)]
+    #[serde(deserialize_with = "crate::api::password_field")]
     pub password: String,
+    /// The `device_token` this device was given at its last login
+    /// (docs/limits.md, "Logins"): its password checks are then counted on
+    /// the device's own back-off, which strangers guessing the password
+    /// elsewhere never fill.
+    #[schema(max_length = 128)]
+    #[serde(default)]
+    pub device_token: Option<String>,
 }
 
 /// `POST /api/sessions` answer (201).
@@ -69,12 +82,17 @@ pub struct SessionCreated {
     pub token: String,
     pub player_id: i64,
     pub expires_ms: i64,
+    /// Kept by the device and sent with its next logins (`device_token`).
+    /// Not a session: it opens nothing. It ends with the password.
+    pub device_token: String,
 }
 
 /// `PUT /api/me/credentials` answer.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CredentialsSet {
     pub login: String,
+    /// This device's token for the new password (see `SessionCreated`).
+    pub device_token: String,
 }
 
 /// A login as stored: 3 to 32 of `a-z 0-9 . _ -`, upper case folded.
@@ -188,6 +206,15 @@ pub async fn ensure_login_free(state: &AppState, login: &str, player: Option<i64
     }
 }
 
+/// A stored answer's JSON object with this device's token added (the
+/// token is the device's, not the account's: never stored).
+fn with_device_token(answer: &str, device_token: String) -> Result<String, AppError> {
+    let mut json: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(answer).map_err(|e| AppError::internal(format!("a stored answer: {e}")))?;
+    json.insert("device_token".into(), device_token.into());
+    Ok(serde_json::Value::Object(json).to_string())
+}
+
 fn json_answer(status: StatusCode, answer: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
@@ -216,6 +243,8 @@ pub struct Recovered {
     pub player_id: i64,
     pub expires_ms: i64,
     pub recovery_code: String,
+    /// This device's token for the new password (see `SessionCreated`).
+    pub device_token: String,
 }
 
 /// `POST /api/me/recovery-code` body.
@@ -223,6 +252,7 @@ pub struct Recovered {
 #[serde(deny_unknown_fields)]
 pub struct RecoveryCodeBody {
     #[schema(max_length = 128)]
+    #[serde(deserialize_with = "crate::api::password_field")]
     pub password: String,
 }
 
@@ -237,6 +267,7 @@ pub struct RecoveryCode {
 #[serde(deny_unknown_fields)]
 pub struct CloseAccountBody {
     #[schema(max_length = 128)]
+    #[serde(default, deserialize_with = "crate::api::opt_password_field")]
     pub password: Option<String>,
 }
 
@@ -280,13 +311,11 @@ pub async fn recover(
         Some(login) => state.store.recovery(login).await?,
         None => None,
     };
-    // The limits of logins (core::limits): per client network, and the
-    // account's back-off shared with its password's checks.
-    let mut admissions: Vec<_> = state.logins.admission("recover", ip, "recovery attempts").into_iter().collect();
-    if let Some(login) = &login {
-        admissions
-            .push(crate::core::usecase::Admission::Account { bucket: limits::account_bucket(login), known: false });
-    }
+    // The recovery code's own budget (docs/limits.md, "Logins"): per client
+    // network only. Its 80 random bits are not a guessable password, so it
+    // shares no back-off with the account's password: strangers guessing
+    // the password cannot close the owner's way back in.
+    let admissions: Vec<_> = state.logins.admission("recover", ip, "recovery attempts").into_iter().collect();
     state.store.admit(admissions).await.inspect_err(|e| {
         if matches!(e, AppError::TooManyAttempts { .. }) {
             tracing::warn!(address = %ip, "recovery attempts limit reached");
@@ -300,6 +329,7 @@ pub async fn recover(
     };
     state.store.count(vec![limits::login_succeeded(&limits::account_bucket(&login), crate::store::now_ms())]).await?;
     let password_hash = hash_password(&state.password_hashes, body.password).await?;
+    let device_token = crate::devices::issue(state.store.keys(), player, &password_hash);
     let (recovery_code, recovery_hash) = new_recovery_code(&state).await?;
     let token = hex::encode(crate::fairness::random_bytes::<24>());
     let expires_ms = crate::store::now_ms() + state.session_ms;
@@ -307,28 +337,39 @@ pub async fn recover(
         .store
         .recover(player, verified, password_hash, recovery_hash, crate::store::token_hash(&token), expires_ms)
         .await?;
-    Ok((StatusCode::CREATED, Json(Recovered { token, player_id: player, expires_ms, recovery_code })))
+    Ok((StatusCode::CREATED, Json(Recovered { token, player_id: player, expires_ms, recovery_code, device_token })))
 }
 
 /// The password of a token's holder checked again (a new recovery code,
-/// new credentials, closing the account): each check counts as a login
-/// attempt of the client's network (`logins_per_address`), so that a
-/// stolen token cannot be used to guess the account's password faster than
-/// a login could. Counted before the slow hash, like a login.
+/// new credentials, closing the account). A password check is a password
+/// check wherever it comes from: each counts as a login attempt of the
+/// client's network (`logins_per_address`) and in the account's back-off,
+/// shared with `POST /api/sessions` from strangers, so that a stolen token
+/// guesses the password no faster than a login could. The token is never a
+/// known device here: it is what a thief holds. Counted before the slow
+/// hash, like a login; the right password forgets the account's attempts.
 async fn check_holder_password(
     state: &AppState,
     ip: std::net::IpAddr,
+    player: i64,
     password: String,
     hash: Option<String>,
 ) -> Result<bool, AppError> {
-    if let Some(admission) = state.logins.admission("password", ip, "password checks") {
-        state.store.admit(vec![admission]).await.inspect_err(|e| {
-            if matches!(e, AppError::TooManyAttempts { .. }) {
-                tracing::warn!(address = %ip, "password checks limit reached");
-            }
-        })?;
+    let mut admissions: Vec<_> = state.logins.admission("password", ip, "password checks").into_iter().collect();
+    let login = state.store.me(player).await?.login;
+    if let Some(login) = &login {
+        admissions.push(crate::core::usecase::Admission::Account { bucket: limits::account_bucket(login) });
     }
-    verify_password(&state.password_hashes, password, hash).await
+    state.store.admit(admissions).await.inspect_err(|e| {
+        if matches!(e, AppError::TooManyAttempts { .. }) {
+            tracing::warn!(address = %ip, "password checks limit reached");
+        }
+    })?;
+    let matched = verify_password(&state.password_hashes, password, hash).await?;
+    if let (true, Some(login)) = (matched, &login) {
+        state.store.count(vec![limits::login_succeeded(&limits::account_bucket(login), crate::store::now_ms())]).await?;
+    }
+    Ok(matched)
 }
 
 /// A new recovery code for the account (its password required): the old one stops working.
@@ -353,7 +394,7 @@ pub async fn renew_recovery_code(
         ));
     };
     let ip = super::client_ip(&state, peer, &headers);
-    if !check_holder_password(&state, ip, body.password, Some(was.clone())).await? {
+    if !check_holder_password(&state, ip, player, body.password, Some(was.clone())).await? {
         return Err(AppError::Forbidden("password is wrong".into()));
     }
     let (recovery_code, recovery_hash) = new_recovery_code(&state).await?;
@@ -367,7 +408,7 @@ pub async fn renew_recovery_code(
     request_body = CloseAccountBody,
     responses((status = 200, body = AccountClosed), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, description = "forbidden: the password is missing or wrong; operator_mode", body = ErrorBody),
-              (status = 409, description = "ticket_in_play: a ticket of the account is not finished; conflict: changed meanwhile", body = ErrorBody),
+              (status = 409, description = "self_excluded (params reason account_close, until_ms): the self-exclusion has not ended; ticket_in_play: a ticket of the account is not finished; conflict: changed meanwhile", body = ErrorBody),
               (status = 429, description = "too_many_attempts: too many password checks from this network, with Retry-After", body = ErrorBody),
               (status = 503, description = "unavailable: too many passwords to hash at once, with Retry-After", body = ErrorBody)))]
 pub async fn close_account(
@@ -384,7 +425,7 @@ pub async fn close_account(
             return Err(AppError::Forbidden("this account has a password: give it as password".into()));
         };
         let ip = super::client_ip(&state, peer, &headers);
-        if !check_holder_password(&state, ip, password, was.clone()).await? {
+        if !check_holder_password(&state, ip, player, password, was.clone()).await? {
             return Err(AppError::Forbidden("password is wrong".into()));
         }
     }
@@ -431,8 +472,10 @@ pub async fn create_player(
         _ => return Err(AppError::BadRequest("login and password go together".into())),
     };
     let (code, recovery_hash) = recovery.unzip();
+    let password_hash = credentials.as_ref().map(|(_, hash)| hash.clone());
     let mut created = state.store.create_recoverable_player(name, credentials, recovery_hash).await?;
     created.recovery_code = code;
+    created.device_token = password_hash.map(|hash| crate::devices::issue(state.store.keys(), created.player_id, &hash));
     Ok((StatusCode::CREATED, Json(created)))
 }
 
@@ -563,14 +606,15 @@ pub async fn put_credentials(
             return Err(AppError::Forbidden("this account has a password: give it as current_password".into()));
         };
         let ip = super::client_ip(&state, peer, &headers);
-        if !check_holder_password(&state, ip, current, was.clone()).await? {
+        if !check_holder_password(&state, ip, player, current, was.clone()).await? {
             return Err(AppError::Forbidden("current_password is wrong".into()));
         }
     }
     ensure_login_free(&state, &login, Some(player)).await?;
     let hash = hash_password(&state.password_hashes, body.password).await?;
+    let device_token = crate::devices::issue(state.store.keys(), player, &hash);
     let answer = state.store.set_credentials(player, login, hash, was, via).await?;
-    Ok(json_answer(StatusCode::OK, answer))
+    Ok(json_answer(StatusCode::OK, with_device_token(&answer, device_token)?))
 }
 
 /// Opens a session with a login and a password.
@@ -590,19 +634,20 @@ pub async fn login(
     // A malformed login is a wrong one: the answer says nothing more.
     let login = parse_login(&body.login).ok().filter(|_| body.password.chars().count() <= 128);
     // The limits, counted before the slow hash (core::limits): attempts per
-    // client network, and per account from anywhere with a back-off that
-    // the owner's own device (a valid token of theirs) skips.
+    // client network, and per account with a back-off: the account's, which
+    // every stranger shares, or a known device's own.
     let found = match &login {
         Some(login) => state.store.login(login).await?,
         None => None,
     };
+    let device = known_device(&state, &headers, body.device_token.as_deref(), found.as_ref()).await?;
     let mut admissions: Vec<_> = state.logins.admission("login", ip, "login attempts").into_iter().collect();
     if let Some(login) = &login {
-        let known = match (bearer(&headers).ok(), &found) {
-            (Some(token), Some((owner, _))) => state.store.authenticate(token).await? == Some(*owner),
-            _ => false,
+        let bucket = match &device {
+            Some(device) => limits::device_bucket(device),
+            None => limits::account_bucket(login),
         };
-        admissions.push(crate::core::usecase::Admission::Account { bucket: limits::account_bucket(login), known });
+        admissions.push(crate::core::usecase::Admission::Account { bucket });
     }
     state.store.admit(admissions).await.inspect_err(|e| {
         if matches!(e, AppError::TooManyAttempts { .. }) {
@@ -618,15 +663,43 @@ pub async fn login(
     }
     let (Some(player), Some(verified)) = (player, hash) else { return Err(wrong()) };
     if let Some(login) = &login {
-        state
-            .store
-            .count(vec![limits::login_succeeded(&limits::account_bucket(login), crate::store::now_ms())])
-            .await?;
+        let now = crate::store::now_ms();
+        let mut succeeded = vec![limits::login_succeeded(&limits::account_bucket(login), now)];
+        if let Some(device) = &device {
+            succeeded.push(limits::login_succeeded(&limits::device_bucket(device), now));
+        }
+        state.store.count(succeeded).await?;
     }
     let token = hex::encode(crate::fairness::random_bytes::<24>());
     let expires_ms = crate::store::now_ms() + state.session_ms;
+    let device_token = crate::devices::issue(state.store.keys(), player, &verified);
     state.store.open_session(player, verified, crate::store::token_hash(&token), expires_ms).await?;
-    Ok((StatusCode::CREATED, axum::Json(SessionCreated { token, player_id: player, expires_ms })))
+    Ok((StatusCode::CREATED, axum::Json(SessionCreated { token, player_id: player, expires_ms, device_token })))
+}
+
+/// The known device a login comes from, by its id: a device token of the
+/// login's account and current password, or else a valid token of its
+/// player that the request carries (`Authorization`: a session or the
+/// player's own token, which only the owner's devices hold). `None`: a
+/// stranger's device, counted in the account's back-off.
+async fn known_device(
+    state: &AppState,
+    headers: &HeaderMap,
+    device_token: Option<&str>,
+    found: Option<&(i64, Option<String>)>,
+) -> Result<Option<String>, AppError> {
+    let Some((owner, hash)) = found else { return Ok(None) };
+    if let (Some(token), Some(hash)) = (device_token, hash)
+        && let Some(device) = crate::devices::check(state.store.keys(), token, *owner, hash)
+    {
+        return Ok(Some(device));
+    }
+    match bearer(headers).ok() {
+        Some(token) if state.store.authenticate(token).await? == Some(*owner) => {
+            Ok(Some(crate::store::token_hash(token)))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Logout: the token of the request stops working. A session's ends; the

@@ -8,17 +8,23 @@ use crate::core::claims::reference;
 use crate::error::{AppError, ErrorBody};
 use crate::store::{EmissionCreated, EmissionReport};
 use axum::Json;
-use axum::extract::{FromRequestParts, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use math::PrizeTable;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
 use utoipa::ToSchema;
 
-/// A request of the operator.
-pub struct Operator;
+/// A request of the operator, and which operator token it carries: its
+/// place in the configuration's `operator_tokens`, from 1 (how the audit
+/// log names the caller of a print file's download).
+pub struct Operator {
+    pub token: u32,
+}
 
 impl FromRequestParts<AppState> for Operator {
     type Rejection = AppError;
@@ -26,9 +32,14 @@ impl FromRequestParts<AppState> for Operator {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Operator, AppError> {
         let token = bearer(&parts.headers)?;
         let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        // Comparing hashes: the time taken says nothing of the tokens.
-        if state.operator_tokens.iter().fold(false, |found, t| found | (*t == hash)) {
-            return Ok(Operator);
+        // Comparing hashes, every one: the time taken says nothing of the tokens.
+        let found = state
+            .operator_tokens
+            .iter()
+            .zip(1u32..)
+            .fold(None, |found, (t, n)| if *t == hash { found.or(Some(n)) } else { found });
+        if let Some(token) = found {
+            return Ok(Operator { token });
         }
         if state.store.authenticate(token).await?.is_some() {
             return Err(AppError::Forbidden("the operator's desk needs an operator token, not a player's".into()));
@@ -244,7 +255,8 @@ pub(super) fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
     responses((status = 201, description = "the emission and its new published blocks", body = EmissionCreated),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody),
-              (status = 409, description = "the emission would pass block 99 999, the most a serial can number", body = ErrorBody)))]
+              (status = 409, description = "the emission's sale is closed (POST /api/admin/emissions/{id}/close), or it would pass \
+                block 99 999, the most a serial can number", body = ErrorBody)))]
 pub async fn add_blocks(
     State(state): State<AppState>,
     _: Operator,
@@ -366,18 +378,44 @@ pub async fn close_emission(
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
 }
 
-/// A paper block's print file, `emit`'s CSV (operator).
+/// `GET /api/admin/emissions/{id}/blocks/{n}/print.csv` query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PrintQuery {
+    /// `true` (the default): the file with the play codes, given only while
+    /// no ticket of the block is sold (409 after); `false`: the `play_code`
+    /// column left empty, given at any time.
+    pub codes: Option<bool>,
+}
+
+/// A paper block's print file, `emit`'s CSV (operator). It holds every play
+/// code of the block, and a code opens its ticket: with the codes it is
+/// given only before any ticket of the block is sold (then 409: download it
+/// with `codes=false`, the `play_code` column empty). Every download is
+/// written to the audit log (the operator token, the address, whether the
+/// codes were in it) and counted in the block's `print_downloads`
+/// (docs/operating.md "The print file").
 #[utoipa::path(get, path = "/api/admin/emissions/{id}/blocks/{n}/print.csv", tag = "operator", security(("bearer" = [])),
-    params(("id" = u32, Path, description = "the emission's number"), ("n" = u32, Path, description = "the block's number")),
-    responses((status = 200, description = "text/csv", content_type = "text/csv"), (status = 401, body = ErrorBody),
-              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+    params(("id" = u32, Path, description = "the emission's number"), ("n" = u32, Path, description = "the block's number"),
+           PrintQuery),
+    responses((status = 200, description = "text/csv", content_type = "text/csv"),
+              (status = 400, description = "codes is not true or false", body = ErrorBody),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, description = "an online emission (no print file), or the play codes asked for once a \
+                ticket of the block is sold", body = ErrorBody)))]
 pub async fn print_file(
     State(state): State<AppState>,
-    _: Operator,
+    operator: Operator,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     PathParam((id, n)): PathParam<(String, String)>,
+    query: Result<Query<PrintQuery>, QueryRejection>,
 ) -> Result<Response, AppError> {
     let (id, n) = (path_number(&id, "emission")?, path_number(&n, "block")?);
-    let csv = state.store.print_file(id, n).await?;
+    let Query(q) = query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
+    let codes = q.codes.unwrap_or(true);
+    let address = super::client_ip(&state, peer, &headers).to_string();
+    let csv = state.store.print_file(id, n, codes, operator.token, address).await?;
     let name = format!("attachment; filename=\"emission-{id:03}-{}\"", emission::files::block_file_name(n));
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, name)], csv)
         .into_response())

@@ -27,8 +27,13 @@ pub async fn list(State(state): State<AppState>, _: Operator) -> Result<Json<Cla
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimPayBody {
-    /// The ticket's serial, as printed.
-    #[schema(example = "ASC-001-00001-000042-81")]
+    /// The ticket's serial, as printed: the same text as a shop's
+    /// (`SerialBody`): either case, with or without its dashes; wrong check
+    /// digits, which a pattern cannot express, are refused with 400.
+    #[schema(
+        example = "ASC-001-00001-000042-81",
+        pattern = "^[A-Za-z][A-Za-z0-9]{1,5}(-(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2})-(0000[1-9]|000[1-9][0-9]|00[1-9][0-9]{2}|0[1-9][0-9]{3}|[1-9][0-9]{4})-(00000[1-9]|0000[1-9][0-9]|000[1-9][0-9]{2}|00[1-9][0-9]{3}|0[1-9][0-9]{4}|[1-9][0-9]{5})-|(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2})(0000[1-9]|000[1-9][0-9]|00[1-9][0-9]{2}|0[1-9][0-9]{3}|[1-9][0-9]{4})(00000[1-9]|0000[1-9][0-9]|000[1-9][0-9]{2}|00[1-9][0-9]{3}|0[1-9][0-9]{4}|[1-9][0-9]{5}))[0-9]{2}$"
+    )]
     pub serial: String,
     /// The payment's reference (a cheque's or a transfer's number), 1 to 200 characters.
     #[schema(min_length = 1, max_length = 200, example = "VIR-2026-000123")]
@@ -40,7 +45,7 @@ pub struct ClaimPayBody {
 /// centre's account, the ticket becomes paid and the audit log says so.
 /// The same serial and reference again (the answer was lost) gets the same
 /// answer, with `Idempotent-Replayed: true`, and nothing is paid twice.
-#[utoipa::path(post, path = "/api/admin/claims/pay", tag = "operator", security(("bearer" = [])),
+#[utoipa::path(post, path = "/api/admin/claims/pay", operation_id = "pay_claim", tag = "operator", security(("bearer" = [])),
     request_body = ClaimPayBody,
     responses((status = 200, description = "the ticket, paid", body = RetailAnswer),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),

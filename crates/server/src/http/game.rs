@@ -19,7 +19,10 @@ use axum::response::{IntoResponse, Response};
     responses((status = 201, body = Purchased), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 402, description = "insufficient_funds; in operator mode also limit_reached, player_blocked, session_expired (the operator's refusals)", body = ErrorBody),
               (status = 403, description = "limit_reached or self_excluded (docs/player-api.md)", body = ErrorBody),
-              (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
+              (status = 409, body = ErrorBody),
+              (status = 503, description = "sold_out: no ticket for sale; its message says why: every published block \
+                is sold (the operator can add blocks), or the sale of the online emission is closed (nothing is sold \
+                online until a new emission); in operator mode also wallet_unavailable", body = ErrorBody)))]
 pub async fn buy_ticket(
     State(state): State<AppState>,
     Authed(player): Authed,
@@ -33,14 +36,19 @@ pub async fn buy_ticket(
         None => None,
     };
     body.check()?;
-    if let Some(wallet) = &state.wallet {
+    let bought = match &state.wallet {
         // The operator's wallet: reserve, debit, settle (docs/operator-integration.md).
-        let answer = wallet.buy(player, key.map(|k| k.as_str().to_string())).await?;
-        return Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response());
-    }
-    let request = BuyRequest { key, stake_limit_required: state.limit_rules.stake_limit_required };
-    // The answer as stored: the same Idempotency-Key again gets the same bytes.
-    let answer = state.store.buy_ticket(player, request).await?;
+        Some(wallet) => wallet.buy(player, key.map(|k| k.as_str().to_string())).await,
+        None => {
+            let request = BuyRequest { key, stake_limit_required: state.limit_rules.stake_limit_required };
+            // The answer as stored: the same Idempotency-Key again gets the same bytes.
+            state.store.buy_ticket(player, request).await
+        }
+    };
+    let answer = match bought {
+        Err(e) if e.code() == "sold_out" => return Err(state.store.why_sold_out(e).await),
+        other => other?,
+    };
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
 

@@ -11,7 +11,8 @@
 //! - [`certification`]: the desk's download of an emission's certification report;
 //! - [`public`]: odds, public emissions, health, metrics, the web page;
 //! - [`openapi`]: the OpenAPI document and its documentation-only types;
-//! - [`listener`]: the HTTP/1.1 connections themselves.
+//! - [`listener`]: the HTTP/1.1 connections themselves;
+//! - [`writes`]: every write carries `Content-Type: application/json` (415).
 //!
 //! Handlers parse, call the [`Store`] (which runs the core's use cases) and
 //! answer; no rule of money or of the game is decided here.
@@ -29,6 +30,7 @@ mod openapi;
 mod operator;
 mod public;
 mod retail;
+mod writes;
 
 pub use account::PasswordHashes;
 pub use admin::accepted_table;
@@ -99,12 +101,14 @@ pub struct AppState {
     pub certifying: certification::Certifying,
 }
 
-/// A limit of attempts per client network and window (0: no limit),
-/// counted in the database (core::limits).
+/// A limit of attempts per client network and window (0: no limit), and
+/// the global ceiling over everyone's (none: no ceiling), counted in the
+/// database (core::limits).
 #[derive(Debug, Clone, Copy)]
 pub struct PerNetwork {
     pub limit: u32,
     pub window_ms: i64,
+    pub ceiling: Option<crate::core::limits::Ceiling>,
 }
 
 impl PerNetwork {
@@ -115,11 +119,12 @@ impl PerNetwork {
         ip: std::net::IpAddr,
         what: &'static str,
     ) -> Option<crate::core::usecase::Admission> {
-        (self.limit > 0).then(|| crate::core::usecase::Admission::Network {
+        (self.limit > 0 || self.ceiling.is_some()).then(|| crate::core::usecase::Admission::Network {
             bucket: format!("{kind}:{}", crate::core::limits::network(ip)),
             limit: self.limit,
             window_ms: self.window_ms,
             what,
+            ceiling: self.ceiling,
         })
     }
 }
@@ -200,6 +205,10 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(public::metrics))
         .route("/", get(public::index))
         .route("/play", get(public::index))
+        // After every route, before the fallbacks: a write to a route
+        // without JSON is 415; an unknown path stays 404, a method the
+        // path does not take 405 (docs/limits.md "Cross-site requests").
+        .route_layer(middleware::from_fn(writes::json_only))
         .fallback(public::asset_or_not_found)
         .method_not_allowed_fallback(method_not_allowed);
     api.layer(middleware::from_fn_with_state(state.clone(), timeout))

@@ -1,6 +1,7 @@
 //! The OpenAPI document served at `/api/openapi.json`, generated from the
 //! handlers' and types' annotations (utoipa).
 
+use super::writes::JsonWrites;
 use engine::{GameResult, PrizeSchedule, Rank};
 use record::RecordAction;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -145,7 +146,7 @@ use utoipa::{OpenApi, ToSchema};
         super::operator::ExchangeBody,
         super::operator::SessionView,
     )),
-    modifiers(&BearerAuth)
+    modifiers(&BearerAuth, &JsonWrites)
 )]
 pub struct ApiDoc;
 
@@ -244,9 +245,23 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
-/// The document as JSON text.
-pub fn document_json() -> String {
-    ApiDoc::openapi().to_json().expect("the OpenAPI document serializes")
+/// The document as JSON text, as this server serves it: with
+/// `stake_limit_required` (a player must keep a limit on stakes, décret
+/// 2010-518 art. 16) the limits' body requires `spend_per_week_cents` and
+/// gives it no `null`, since the server refuses both; so the document
+/// allows exactly the bodies this server takes.
+pub fn document_json(stake_limit_required: bool) -> String {
+    let doc = ApiDoc::openapi();
+    if !stake_limit_required {
+        return doc.to_json().expect("the OpenAPI document serializes");
+    }
+    let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serializes");
+    let limits = &mut doc["components"]["schemas"]["LimitsBody"];
+    let spend = &mut limits["properties"]["spend_per_week_cents"];
+    assert_eq!(spend["type"], serde_json::json!(["integer", "null"]), "the limits' body as LimitsBody declares it");
+    spend["type"] = "integer".into();
+    limits["required"] = serde_json::json!(["spend_per_week_cents"]);
+    doc.to_string()
 }
 
 // The request bodies as the document describes them: the exact shapes

@@ -216,9 +216,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
 
-/// This document.
-pub async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], super::openapi::document_json()).into_response()
+/// This document, as this server's configuration makes it.
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    let document = super::openapi::document_json(state.limit_rules.stake_limit_required);
+    ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
 
 #[derive(rust_embed::Embed)]

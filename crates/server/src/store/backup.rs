@@ -79,9 +79,12 @@ pub struct DatabaseCheck {
     pub schema_version: i64,
     pub ledger: LedgerCheck,
     pub audit: AuditCheck,
-    /// Players, tickets sold (any channel) and actions stored.
+    /// Players, tickets sold (any channel: online, and paper sold by a
+    /// shop), paper tickets printed and not sold yet (counted apart: a
+    /// printed ticket is not a sale), and actions stored.
     pub players: i64,
     pub tickets_sold: i64,
+    pub tickets_printed: i64,
     pub actions: i64,
 }
 
@@ -287,15 +290,17 @@ pub struct PgDump {
 }
 
 /// `pg_dump --format=custom` of the database `url` into the new file `out`
-/// (written beside it, listed with `pg_restore --list`, then renamed).
+/// (written beside it, listed with `pg_restore --list`, then renamed). The
+/// archive holds the password, recovery and token hashes: its file is
+/// created here mode 0600, before a byte is written, and `pg_dump` writes
+/// into it through its standard output (with `--file` it would create the
+/// file itself, 0644 under the usual umask).
 pub fn pg_dump(url: &str, out: &Path, force: bool) -> anyhow::Result<PgDump> {
     refuse_existing(out, force, "a backup")?;
     let began = Instant::now();
     let temp = TempBeside::new(out);
-    run_tool(
-        Command::new("pg_dump").arg("--format=custom").arg("--file").arg(&temp.path).arg("--dbname").arg(url),
-        "pg_dump",
-    )?;
+    let file = temp.create()?;
+    run_tool(Command::new("pg_dump").arg("--format=custom").arg("--dbname").arg(url).stdout(file), "pg_dump")?;
     let tables = pg_archive_tables(&temp.path)?;
     temp.commit(out)?;
     Ok(PgDump { bytes: std::fs::metadata(out)?.len(), tables, elapsed: began.elapsed() })
@@ -368,10 +373,12 @@ pub async fn check_database(url: &str) -> anyhow::Result<DatabaseCheck> {
 
 async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
     let storage = |e: crate::error::AppError| anyhow::anyhow!("{e}");
-    let (schema_version, players, tickets_sold, actions): (Option<i64>, i64, i64, i64) = super::on_db!(db, pool => sqlx::query_as(
+    type Counts = (Option<i64>, i64, i64, i64, i64);
+    let (schema_version, players, tickets_sold, tickets_printed, actions): Counts = super::on_db!(db, pool => sqlx::query_as(
         "SELECT (SELECT MAX(version) FROM _sqlx_migrations),
                 (SELECT COUNT(*) FROM accounts WHERE kind = 'player'),
-                (SELECT COUNT(*) FROM tickets WHERE status <> 'unsold'),
+                (SELECT COUNT(*) FROM tickets WHERE status IN ('sold', 'paid')),
+                (SELECT COUNT(*) FROM tickets WHERE status = 'printed'),
                 (SELECT COUNT(*) FROM actions)",
     )
     .fetch_one(pool)
@@ -383,6 +390,7 @@ async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
         audit: audit::check(db).await.map_err(storage)?,
         players,
         tickets_sold,
+        tickets_printed,
         actions,
     })
 }

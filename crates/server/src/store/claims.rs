@@ -25,14 +25,18 @@ pub struct Claim {
     pub shop_ceiling_cents: i64,
     /// When its game finished (unix ms).
     pub won_ms: Option<i64>,
-    /// `owed` (to pay), `paid` (by the payment centre) or `expired` (the
-    /// claim deadline passed unpaid).
+    /// `owed` (to pay), `paid` (by the payment centre, or by a shop whose
+    /// own ceiling is higher where any shop pays any winner:
+    /// `retail_pay_any_shop`) or `expired` (the claim deadline passed unpaid).
     #[schema(pattern = "^(owed|paid|expired)$")]
     pub status: String,
     /// The claim deadline (unix ms), once the emission's sale is closed.
     pub claim_until_ms: Option<i64>,
     pub paid_ms: Option<i64>,
-    /// The payment's reference (cheque, transfer), once paid.
+    /// Who paid it, once paid: a shop's name, or `null` for the operator's
+    /// payment centre (whose payment has its `reference`).
+    pub paid_by: Option<String>,
+    /// The payment's reference (cheque, transfer), once paid by the payment centre.
     pub reference: Option<String>,
 }
 
@@ -76,6 +80,37 @@ impl Store {
         }
     }
 
+    /// A purchase's `sold_out` as the truth has it: while an online
+    /// emission is on sale, its published blocks are sold (the operator can
+    /// add blocks: `refusal` as it is); once every online emission's sale is
+    /// closed, the closing is said (nothing is sold online until a new
+    /// emission), or that there is no online emission at all.
+    pub async fn why_sold_out(&self, refusal: AppError) -> AppError {
+        let latest: Result<Option<(i64, Option<i64>, Option<String>)>, AppError> = async {
+            Ok(on_db!(&self.db, pool => sqlx::query_as(
+                "SELECT id, sale_end_ms, closing_notice_date FROM emissions WHERE channel = 'online'
+                 ORDER BY sale_end_ms IS NULL DESC, sale_end_ms DESC, id DESC LIMIT 1",
+            )
+            .fetch_optional(pool)
+            .await?))
+        }
+        .await;
+        match latest {
+            Ok(Some((emission, Some(ended), notice))) => AppError::SoldOut(format!(
+                "no ticket is for sale: the sale of emission {emission} was closed on {}{}, and no online emission is \
+                 on sale since; nothing is sold online until the operator opens a new emission",
+                format::french_date(ended),
+                notice.map(|d| format!(" (closing notice of {d})")).unwrap_or_default()
+            )),
+            Ok(None) => AppError::SoldOut("no ticket is for sale: no emission is sold online".into()),
+            Ok(Some((_, None, _))) => refusal,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading why nothing is for sale");
+                refusal
+            }
+        }
+    }
+
     /// The operator's payment centre pays the claim of ticket `serial`,
     /// once; the answer, and whether it is the stored answer of the same
     /// payment (a retry with the same reference: nothing written).
@@ -97,19 +132,32 @@ impl Store {
     }
 
     /// The claims: won paper tickets above their seller's payout ceiling,
-    /// owed, paid by the payment centre or expired; read from the won
-    /// games by prize (index `ticket_games_won`), never a scan of them all.
+    /// owed, paid (by the payment centre, or by another shop where any shop
+    /// pays) or expired; read from the won games by prize (index
+    /// `ticket_games_won`), never a scan of them all.
     pub async fn claims(&self, ceilings: &PayoutCeilings) -> Result<Claims, AppError> {
-        type Row =
-            (String, i64, i64, i64, Option<String>, String, Option<i64>, Option<i64>, Option<i64>, Option<String>);
+        type Row = (
+            String,
+            i64,
+            i64,
+            i64,
+            Option<String>,
+            String,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+            Option<String>,
+        );
+        // Paid by a shop or by the payment centre, a claim stays listed, with who paid it.
         let rows: Vec<Row> = on_db!(&self.db, pool => sqlx::query_as(
             "SELECT t.serial, e.id, b.number, g.prize_cents, t.shop, t.status, g.finished_ms, e.claim_end_ms, t.paid_ms,
-                    cp.reference
+                    t.paid_shop, cp.reference
              FROM ticket_games g JOIN tickets t ON t.id = g.ticket_id
              JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
              LEFT JOIN claim_payments cp ON cp.ticket_id = t.id
              WHERE g.prize_cents > 0 AND g.prize_cents > $1 AND e.channel = 'paper'
-               AND (t.status = 'sold' OR cp.ticket_id IS NOT NULL)
+               AND t.status IN ('sold', 'paid')
              ORDER BY g.finished_ms DESC, t.id DESC LIMIT $2",
         )
         .bind(ceilings.lowest())
@@ -118,7 +166,7 @@ impl Store {
         .await?);
         let now = now_ms();
         let mut claims = Vec::new();
-        for (serial, emission, block, prize_cents, sold_by, status, won_ms, until, paid_ms, reference) in rows {
+        for (serial, emission, block, prize_cents, sold_by, status, won_ms, until, paid_ms, paid_by, reference) in rows {
             let shop_ceiling_cents = ceilings.of(sold_by.as_deref().unwrap_or(""));
             if prize_cents <= shop_ceiling_cents {
                 continue;
@@ -139,6 +187,7 @@ impl Store {
                 status: status.to_string(),
                 claim_until_ms: until,
                 paid_ms,
+                paid_by,
                 reference,
             });
         }

@@ -1,8 +1,8 @@
 //! Emissions in the database, written once for both backends: creating an
 //! emission or adding blocks to one (the operator's desk and the first
 //! start), what is public of them (`GET /api/emissions`), the operator's
-//! figures, a paper block's print file. (The key ring's checks are in
-//! `keyring.rs`.)
+//! figures; a paper block's print file and its downloads are in
+//! [`print`]. (The key ring's checks are in `keyring.rs`.)
 //!
 //! **Writing a block.** Its tickets are generated from the emission's seed
 //! (derived from the server key, [`crate::keys`]), written unpublished, then
@@ -32,6 +32,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::AssertSqlSafe;
 use std::sync::Arc;
+
+mod print;
+use print::PrintDownloads;
 
 /// Tickets per unit of work when a block is written.
 const TICKETS_PER_UNIT: usize = 2_000;
@@ -164,6 +167,9 @@ pub struct BlockReport {
     pub published_ms: Option<i64>,
     #[serde(flatten)]
     pub figures: Figures,
+    /// A paper block's print file downloads, each in the audit log
+    /// (`null` for an online block, which has no print file).
+    pub print_downloads: Option<PrintDownloads>,
 }
 
 /// The first emission of a fresh database (first start); a line for the log.
@@ -359,50 +365,6 @@ impl Store {
     pub async fn emission_reports(&self, only: Option<u32>) -> Result<Vec<EmissionReport>, AppError> {
         reports(&self.db, only).await
     }
-
-    /// The print file of a paper block, regenerated from the key and
-    /// checked against the published root.
-    pub async fn print_file(&self, emission: u32, block: u32) -> Result<Vec<u8>, AppError> {
-        let row: Option<(String, String, String, i64, Option<String>)> = on_db!(&self.db, pool => sqlx::query_as(
-            "SELECT e.channel, e.table_toml, e.seed_salt, e.key_id, b.root FROM emissions e
-             LEFT JOIN blocks b ON b.emission_id = e.id AND b.number = $2 AND b.published_ms IS NOT NULL
-             WHERE e.id = $1",
-        )
-        .bind(i64::from(emission))
-        .bind(i64::from(block))
-        .fetch_optional(pool)
-        .await?);
-        let Some((channel, toml, salt, key_id, Some(root))) = row else {
-            return Err(AppError::NotFound(format!("emission {emission} has no published block {block}")));
-        };
-        if parse_channel(&channel)? != Channel::Paper {
-            return Err(AppError::Conflict(format!(
-                "emission {emission} is sold online: its tickets are never printed, so it has no print file"
-            )));
-        }
-        let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {emission}'s table: {e}")))?;
-        let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {emission}'s salt")))?;
-        let seed = self.keys.emission_seed(key_id, &salt).map_err(|e| corrupt(format!("emission {emission}: {e}")))?;
-        let fixed = self.keys.fixed();
-        tokio::task::spawn_blocking(move || {
-            let e = emission::Emission::new(emission, table, seed).map_err(|e| corrupt(e.to_string()))?;
-            let mut b = e.generate_block(block).map_err(|e| corrupt(e.to_string()))?;
-            if let Some(f) = fixed {
-                b.tickets.iter_mut().for_each(|t| t.server_seed = f);
-                let leaves = b.tickets.iter().map(|t| t.leaf_hash()).collect();
-                b.merkle_root = emission::merkle::root_of(leaves);
-            }
-            if hex::encode(b.merkle_root) != root {
-                return Err(corrupt(format!(
-                    "block {block} of emission {emission} regenerated from the server key does not match its \
-                     published root: is this the key it was made with?"
-                )));
-            }
-            Ok(emission::files::block_csv(&b, false))
-        })
-        .await
-        .map_err(|e| AppError::internal(format!("print file task: {e}")))?
-    }
 }
 
 fn check_count(blocks: u32) -> Result<(), AppError> {
@@ -437,15 +399,23 @@ async fn plan(
     let now = now_ms();
     let (id, table, channel, salt, key_id, first, new_row) = match (existing, new) {
         (Some(id), _) => {
-            let row: Option<(String, String, String, i64, i64)> = on_db!(db, pool => sqlx::query_as(
-                "SELECT e.table_toml, e.channel, e.seed_salt, e.key_id, (SELECT COALESCE(MAX(number), 0) FROM blocks b WHERE b.emission_id = e.id)
+            let row: Option<(String, String, String, i64, i64, Option<i64>)> = on_db!(db, pool => sqlx::query_as(
+                "SELECT e.table_toml, e.channel, e.seed_salt, e.key_id, (SELECT COALESCE(MAX(number), 0) FROM blocks b WHERE b.emission_id = e.id),
+                        e.sale_end_ms
                  FROM emissions e WHERE e.id = $1",
             )
             .bind(id)
             .fetch_optional(pool)
             .await?);
-            let (toml, channel, salt, key_id, last) =
+            let (toml, channel, salt, key_id, last, sale_end_ms) =
                 row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
+            if let Some(ended) = sale_end_ms {
+                return Err(AppError::Conflict(format!(
+                    "the sale of emission {id} was closed on {}: no block is added to a closed emission; \
+                     create a new emission to sell more tickets",
+                    format::french_date(ended)
+                )));
+            }
             let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
             let salt = parse_salt(&salt).ok_or_else(|| corrupt(format!("emission {id}'s salt")))?;
             (id, table, parse_channel(&channel)?, salt, key_id, last + 1, None)
@@ -688,6 +658,11 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
         .bind(only.map_or(-1, i64::from))
         .fetch_all(pool)
         .await?);
+    let mut downloads = if emissions.iter().any(|e| e.2 == Channel::Paper.as_str()) {
+        print::downloads(db).await?
+    } else {
+        Default::default()
+    };
     let mut out = Vec::new();
     for (
         id,
@@ -706,6 +681,7 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
     ) in emissions
     {
         let table = PrizeTable::parse_toml(&toml).map_err(|e| corrupt(format!("emission {id}'s table: {e}")))?;
+        let emission = number(id)?;
         let mut totals = Figures::default();
         let mut list = Vec::new();
         for b in blocks.iter().filter(|b| b.0 == id) {
@@ -723,11 +699,14 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
                 prizes_owed_cents: prizes - paid,
             };
             totals.add(&figures);
-            list.push(BlockReport { block: number(b.1)?, root: b.2.clone(), published_ms: b.3, figures });
+            let block = number(b.1)?;
+            let print_downloads =
+                (channel == Channel::Paper.as_str()).then(|| downloads.remove(&(emission, block)).unwrap_or_default());
+            list.push(BlockReport { block, root: b.2.clone(), published_ms: b.3, figures, print_downloads });
         }
         let rtp = rtp(&table, &totals);
         out.push(EmissionReport {
-            emission: number(id)?,
+            emission,
             code,
             channel: parse_channel(&channel)?,
             table_digest,

@@ -20,6 +20,7 @@
 
 mod audit;
 pub mod backup;
+mod ceilings;
 mod claims;
 mod demo;
 mod desk;
@@ -166,6 +167,8 @@ pub struct Store {
     emission_keys: RwLock<HashMap<u32, i64>>,
     /// Online purchases go through the operator's wallet (`wallet = "operator"`).
     operator_wallet: bool,
+    /// The global ceilings on what anonymous clients make us keep.
+    ceilings: ceilings::CeilingState,
 }
 
 /// The file of a SQLite database URL (`sqlite://PATH`, `sqlite:PATH` or a
@@ -221,6 +224,7 @@ impl Store {
             shops: RwLock::new(HashMap::new()),
             emission_keys: RwLock::new(HashMap::new()),
             operator_wallet: config.wallet == crate::config::WalletMode::Operator,
+            ceilings: ceilings::CeilingState::new(crate::core::limits::Ceilings::of(config), metrics),
         })
     }
 
@@ -256,6 +260,11 @@ impl Store {
     /// Whether online purchases go through the operator's wallet.
     pub fn operator_wallet(&self) -> bool {
         self.operator_wallet
+    }
+
+    /// The server's keys (device tokens are signed with them: [`crate::devices`]).
+    pub fn keys(&self) -> &Keyring {
+        &self.keys
     }
 
     /// One line for the start log: which database, and how it is written.
@@ -414,6 +423,7 @@ impl Store {
             token: token.to_string(),
             balance_cents: self.start_balance,
             recovery_code: None,
+            device_token: None,
         })
     }
 

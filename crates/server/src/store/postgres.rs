@@ -144,9 +144,7 @@ pub(super) async fn connect(config: &Config) -> anyhow::Result<(PgPool, PgConnec
         tracing::info!("another process is starting on this database: waiting for it to finish its start-up");
         sqlx::query("SELECT pg_advisory_lock($1)").bind(STARTUP_LOCK).execute(&mut lock_conn).await?;
     }
-    let applied = super::schema::applied_postgres(&mut lock_conn).await.context("reading the applied migrations")?;
-    super::schema::check_applied(&applied, &super::schema::POSTGRES)?;
-    super::schema::POSTGRES.run(&mut lock_conn).await.context("database migrations")?;
+    super::schema::migrate_postgres(&mut lock_conn).await?;
     let pool = PgPoolOptions::new()
         .max_connections(config.db_max_connections)
         .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
@@ -626,8 +624,15 @@ impl Unit for PgUnit {
     }
 
     async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
+        // The player's row locked: whatever ends sessions (new credentials,
+        // a recovery, a closure) and whatever opens one (a login) read the
+        // credentials here first, so they take turns. A login that waited
+        // reads the new hash and is refused; a change that waited writes
+        // after the login's commit, and its statement then sees (and ends)
+        // the session the login opened.
+        let sql = format!("{PASSWORD_HASH_SELECT}{}", self.for_update("players"));
         let hash: Option<Option<String>> =
-            sqlx::query_scalar(PASSWORD_HASH_SELECT).bind(player).fetch_optional(self.c()).await?;
+            sqlx::query_scalar(AssertSqlSafe(sql)).bind(player).fetch_optional(self.c()).await?;
         Ok(hash.flatten())
     }
 

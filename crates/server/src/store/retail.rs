@@ -200,17 +200,15 @@ impl Store {
             Some((serial, key_id)) => self.ticket_token(&serial, key_id)?,
             None => String::new(),
         };
-        let done = self.write(Op::Redeem { code_hash, player, token, network, limits }).await?;
+        let rows = self.ceilings().limit_counters;
+        let done = self
+            .write(Op::Redeem { code_hash, player, token, network, limits, rows })
+            .await
+            .inspect_err(|e| self.ceiling_refused(e))?;
         Ok(match done.effect {
             Some(Effect::WrongCode { filled }) => Redeemed::WrongCode { filled },
             _ => Redeemed::Opened(done.answer),
         })
-    }
-
-    /// Admits an attempt past the limits on guessing (logins,
-    /// registrations), counting it, or refuses it (429).
-    pub async fn admit(&self, admissions: Vec<crate::core::usecase::Admission>) -> Result<(), AppError> {
-        self.write(Op::Admit(admissions)).await.map(|_| ())
     }
 
     /// Forgets an account's login attempts (its owner logged in).
@@ -219,10 +217,12 @@ impl Store {
         self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
     }
 
-    /// Deletes the counters whose window began before `before` (unix ms).
+    /// Deletes the counters whose window began before `before` (unix ms),
+    /// then sets the gauges of the ceilings' use.
     pub async fn expire_counters(&self, before: i64) -> Result<(), AppError> {
         let changes = Changes { expire_counters_before: Some(before), ..Changes::none(Effect::Counted) };
-        self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
+        self.write(Op::Apply(Box::new(changes))).await?;
+        self.ceilings_gauges().await
     }
 
     /// A limit's counter as it stands (tests, the reliability suite).

@@ -7,10 +7,13 @@
 //! hand. Before the migrations run, [`check_applied`] compares what the
 //! database's `_sqlx_migrations` says was applied with what the binary
 //! carries, and refuses, changing nothing, a database that a newer binary
-//! migrated (a downgrade) or whose applied migration is not the text this
-//! binary carries (an edited migration), with a message an operator can
-//! act on rather than sqlx's.
+//! migrated (a downgrade), whose applied migration is not the text this
+//! binary carries (an edited migration) or that misses a migration below
+//! one it has (a row of `_sqlx_migrations` deleted), with a message an
+//! operator can act on rather than sqlx's; a migration that fails when it
+//! runs ([`failed`]) is told the same way, never as a bare SQL error.
 
+use anyhow::Context;
 use sqlx::migrate::Migrator;
 
 /// The SQLite migrations embedded in the binary.
@@ -68,6 +71,24 @@ pub enum SchemaError {
          before the upgrade (docs/upgrading.md); nothing was changed"
     )]
     Unfinished { version: i64 },
+    /// A migration below one applied is not recorded as applied: its row of
+    /// `_sqlx_migrations` was deleted (running it again would fail, or
+    /// change the data a second time).
+    #[error(
+        "this database has migration {later} applied but not migration {version}, which comes before it: the row \
+         of migration {version} in _sqlx_migrations was deleted (a database is migrated in order, never with a \
+         gap); running it again would fail or change the data twice, so it is not run: restore the database from \
+         a backup (docs/backups.md); nothing was changed"
+    )]
+    Missing { version: i64, later: i64 },
+    /// A migration failed when it ran: its own changes were rolled back
+    /// (each runs in one transaction).
+    #[error(
+        "migration {version} failed on this database and was not applied (its changes were rolled back; the \
+         database is left at schema version {left_at}): {error}. If the database already had it (its row of \
+         _sqlx_migrations deleted), restore it from a backup (docs/backups.md); otherwise see docs/upgrading.md"
+    )]
+    Failed { version: i64, left_at: i64, error: String },
 }
 
 /// Whether the migrations `applied` to a database fit the binary's
@@ -88,6 +109,50 @@ pub(crate) fn check_applied(applied: &[Applied], migrator: &Migrator) -> Result<
         if *m.checksum != *a.checksum {
             return Err(SchemaError::Changed { version: a.version });
         }
+    }
+    if let Some(later) = applied.iter().map(|a| a.version).max() {
+        let missing = migrator.iter().map(|m| m.version).filter(|v| *v < later).find(|v| applied.iter().all(|a| a.version != *v));
+        if let Some(version) = missing {
+            return Err(SchemaError::Missing { version, later });
+        }
+    }
+    Ok(())
+}
+
+/// A failure of the migrations' run (sqlx's) as the refusal it is: which
+/// migration failed, and `left_at`, the schema version the database is
+/// left at.
+fn failed(e: sqlx::migrate::MigrateError, left_at: Option<i64>) -> anyhow::Error {
+    match e {
+        sqlx::migrate::MigrateError::ExecuteMigration(error, version) => {
+            SchemaError::Failed { version, left_at: left_at.unwrap_or(0), error: error.to_string() }.into()
+        }
+        other => anyhow::Error::new(other).context("database migrations"),
+    }
+}
+
+fn highest_applied(applied: Result<Vec<Applied>, sqlx::Error>) -> Option<i64> {
+    applied.ok()?.into_iter().map(|a| a.version).max()
+}
+
+/// Start-up's migrations on SQLite: [`check_applied`], then the missing
+/// ones run, a failure told by [`SchemaError`].
+pub(crate) async fn migrate_sqlite(conn: &mut sqlx::SqliteConnection) -> anyhow::Result<()> {
+    let applied = applied_sqlite(conn).await.context("reading the applied migrations")?;
+    check_applied(&applied, &SQLITE)?;
+    if let Err(e) = SQLITE.run(&mut *conn).await {
+        return Err(failed(e, highest_applied(applied_sqlite(conn).await)));
+    }
+    Ok(())
+}
+
+/// Start-up's migrations on PostgreSQL (under the start-up lock): as
+/// [`migrate_sqlite`].
+pub(crate) async fn migrate_postgres(conn: &mut sqlx::PgConnection) -> anyhow::Result<()> {
+    let applied = applied_postgres(conn).await.context("reading the applied migrations")?;
+    check_applied(&applied, &POSTGRES)?;
+    if let Err(e) = POSTGRES.run(&mut *conn).await {
+        return Err(failed(e, highest_applied(applied_postgres(conn).await)));
     }
     Ok(())
 }
@@ -218,5 +283,12 @@ mod tests {
         let mut unfinished = all_applied(&SQLITE);
         unfinished.last_mut().unwrap().success = false;
         assert_eq!(check_applied(&unfinished, &SQLITE), Err(SchemaError::Unfinished { version: binary }));
+
+        // A row deleted below the highest applied: the first, or one between.
+        for gone in [0, 2] {
+            let mut gap = all_applied(&SQLITE);
+            let version = gap.remove(gone).version;
+            assert_eq!(check_applied(&gap, &SQLITE), Err(SchemaError::Missing { version, later: binary }));
+        }
     }
 }

@@ -383,7 +383,11 @@ async fn fairness_4_a_server_with_another_key_or_none_refuses_to_start_on_the_da
     let seeds = || ServerSeeds::FromKey;
     // Another key: its seeds would not be the committed ones.
     let other = db.dir().join("other.key");
-    std::fs::write(&other, format!("{}\n", hex::encode([0x42; 32]))).unwrap();
+    // Written 0600, as a key file must be (a key others may read is refused first).
+    let mut options = std::fs::OpenOptions::new();
+    std::os::unix::fs::OpenOptionsExt::mode(options.write(true).create_new(true), 0o600);
+    let text = format!("{}\n", hex::encode([0x42; 32]));
+    std::io::Write::write_all(&mut options.open(&other).unwrap(), text.as_bytes()).unwrap();
     let db = match try_spawn_app_on(db, seeds(), TABLE, |c| c.key_file = Some(other.clone())).await {
         Ok(_) => panic!("a server with another key started"),
         Err((db, e)) => {

@@ -22,7 +22,7 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
     assert_error(&app.post("/api/tickets", None, json!({})).await, 401, "unauthorized");
     assert_error(&app.post(&actions, Some("bad"), json!({"seq": 0, "action": "draw"})).await, 401, "unauthorized");
 
-    // 400: malformed JSON, wrong content type, bad fields.
+    // 400: malformed JSON, bad fields; 415: not JSON (docs/limits.md "Cross-site requests").
     let r = app
         .send(
             app.client
@@ -42,8 +42,10 @@ async fn guarantee_7_every_error_code_has_the_contract_shape_and_changes_nothing
                 .body(r#"{"seq":0,"action":"play","card":"A"}"#),
         )
         .await;
-    assert_error(&r, 400, "bad_request");
+    assert_error(&r, 415, "unsupported_media_type");
     let r = app.send(app.client.post(format!("{}{actions}", app.url)).bearer_auth(&token)).await;
+    assert_error(&r, 415, "unsupported_media_type");
+    let r = app.send(app.client.post(format!("{}{actions}", app.url)).bearer_auth(&token).json(&json!(null))).await;
     assert_error(&r, 400, "bad_request");
     assert_error(
         &app.post(&actions, Some(&token), json!({"seq": 0, "action": "play", "card": "11"})).await,

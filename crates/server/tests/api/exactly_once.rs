@@ -154,10 +154,14 @@ async fn idempotent_purchase_returns_the_same_ticket_and_debits_once() {
     assert_eq!(a.bytes, b.bytes, "the same answer, byte for byte");
     assert_eq!(app.balance(&token).await, START - 300);
     // A purchase has no body to differ: the same key with the body left out
-    // is the same request...
+    // (a write still says JSON: 415 otherwise) is the same request...
     let r = app
         .send(
-            app.client.post(format!("{}/api/tickets", app.url)).bearer_auth(&token).header("Idempotency-Key", "key-1"),
+            app.client
+                .post(format!("{}/api/tickets", app.url))
+                .bearer_auth(&token)
+                .header("Idempotency-Key", "key-1")
+                .header("content-type", "application/json"),
         )
         .await;
     assert_eq!(r.status, 201);

@@ -382,9 +382,21 @@ impl TestApp {
         self.send(req).await
     }
 
-    /// The print file of a paper block, one [`Printed`] a ticket.
+    /// The print file of a paper block, one [`Printed`] a ticket (with
+    /// the play codes: given only before any ticket of the block is sold).
     pub async fn print_file(&self, emission: u64, block: u64) -> Vec<Printed> {
-        let r = self.admin_get(&format!("/api/admin/emissions/{emission}/blocks/{block}/print.csv")).await;
+        self.printed(&format!("/api/admin/emissions/{emission}/blocks/{block}/print.csv")).await
+    }
+
+    /// The print file of a paper block without its play codes
+    /// (`codes=false`, given at any time): every [`Printed::code`] empty.
+    pub async fn print_file_without_codes(&self, emission: u64, block: u64) -> Vec<Printed> {
+        self.printed(&format!("/api/admin/emissions/{emission}/blocks/{block}/print.csv?codes=false")).await
+    }
+
+    /// The print file at `path`, one [`Printed`] a ticket.
+    async fn printed(&self, path: &str) -> Vec<Printed> {
+        let r = self.admin_get(path).await;
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.bytes));
         let text = String::from_utf8(r.bytes).unwrap();
         let mut lines = text.lines();

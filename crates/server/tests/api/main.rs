@@ -45,8 +45,11 @@ macro_rules! both {
     };
 }
 
+mod account_guessing;
+mod account_races;
 mod account_recovery;
 mod claims;
+mod contract;
 mod demo;
 mod desk_certify;
 mod desk_charts;
@@ -56,7 +59,10 @@ mod emissions_desk;
 mod emissions_report;
 mod errors;
 mod exactly_once;
+mod exclusion;
 mod fairness;
+mod file_modes;
+mod floods;
 mod games;
 mod hardening;
 mod helpers;
@@ -72,7 +78,9 @@ mod paper_report;
 mod paper_retries;
 mod paper_shop_day;
 mod player;
+mod print_file;
 mod responsible;
 mod schemathesis;
+mod startup;
 mod upgrade;
 mod wallet_answers;

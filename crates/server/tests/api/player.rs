@@ -11,7 +11,10 @@ async fn put(app: &TestApp, path: &str, token: &str, body: Value) -> Resp {
 }
 
 async fn delete(app: &TestApp, path: &str, token: &str) -> Resp {
-    app.send(app.client.delete(format!("{}{path}", app.url)).bearer_auth(token)).await
+    app.send(
+        app.client.delete(format!("{}{path}", app.url)).bearer_auth(token).header("content-type", "application/json"),
+    )
+    .await
 }
 
 async fn login(app: &TestApp, login: &str, password: &str) -> Resp {
@@ -107,7 +110,8 @@ async fn a_player_keeps_an_account_made_without_a_login_and_changes_the_password
     let token = app.register().await;
     let ticket = app.buy(&token).await;
     let r = put(&app, "/api/me/credentials", &token, json!({"login": "dora", "password": "first pass"})).await;
-    assert_eq!((r.status.as_u16(), &r.json), (200, &json!({"login": "dora"})));
+    assert_eq!((r.status.as_u16(), &r.json["login"]), (200, &json!("dora")));
+    assert!(r.json["device_token"].as_str().is_some_and(|d| d.starts_with("d1.")), "{}", r.json);
     let s = login(&app, "dora", "first pass").await;
     assert_eq!(s.status, 201);
     let session = s.json["token"].as_str().unwrap();
@@ -236,7 +240,7 @@ async fn a_ticket_limit_refuses_the_next_purchase_with_403_and_debits_nothing() 
     app.buy(&token).await;
     let before = (app.balance(&token).await, money_rows(&app).await);
     let refused = app
-        .send(app.client.post(format!("{}/api/tickets", app.url)).bearer_auth(&token).header("Idempotency-Key", "k2"))
+        .send(app.client.post(format!("{}/api/tickets", app.url)).bearer_auth(&token).header("Idempotency-Key", "k2").json(&json!({})))
         .await;
     assert_error(&refused, 403, "limit_reached");
     assert!(refused.json["message"].as_str().unwrap().contains("1 ticket a day"), "{}", refused.json);
@@ -399,7 +403,8 @@ async fn a_token_revoked_by_another_process_stops_the_next_action_at_once() {
         let plan = search(&t, 50, |_| true).expect("a game");
         app.play(token, &id, &plan.actions[..1]).await;
         let out =
-            app.send(app.client.delete(format!("{}/api/sessions/current", second.url())).bearer_auth(token)).await;
+            app.send(app.client.delete(format!("{}/api/sessions/current", second.url())).bearer_auth(token).json(&json!({})))
+                .await;
         assert_eq!(out.status, 204, "{}", out.json);
         let next = action_body(1, plan.actions[1]);
         if missing_first {

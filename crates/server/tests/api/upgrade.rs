@@ -222,7 +222,12 @@ async fn restore(release: &std::path::Path) -> Option<TestDatabase> {
     // psql's meta-commands (`\restrict` of newer pg_dumps) are not SQL.
     let sql: String = sql.lines().filter(|l| !l.starts_with('\\')).map(|l| format!("{l}\n")).collect();
     exec_script(&db.url, sql).await;
-    std::fs::copy(release.join(format!("{name}.key")), &db.key_file).unwrap();
+    // The key file the owner's alone, as a server accepts it (a checked-out
+    // fixture is 0644): written 0600 from its creation.
+    let key = std::fs::read(release.join(format!("{name}.key"))).unwrap();
+    let mut options = std::fs::OpenOptions::new();
+    std::os::unix::fs::OpenOptionsExt::mode(options.write(true).create_new(true), 0o600);
+    std::io::Write::write_all(&mut options.open(&db.key_file).unwrap(), &key).unwrap();
     Some(db)
 }
 

@@ -287,6 +287,22 @@ async fn the_desk_checks_a_table_then_creates_adds_closes_and_downloads_each_con
     b.wait_for("document.body.dataset.downloaded !== undefined", "the download").await;
     let size = b.exec("return Number(document.body.dataset.downloaded)", json!([])).await;
     assert_eq!(size, json!(file.len()));
+    // Both downloads are in the audit log and on the block's line (issue
+    // 48): how many, the last one's operator token and address, and that
+    // the codes are given until a ticket of the block is sold; then the
+    // file without the codes, counted apart.
+    let cell = "tr[data-emission='2'][data-block='1'] td[data-print=downloads]";
+    let count = |n: u32| format!("document.querySelector(\"{cell}\")?.dataset.count === '{n}'");
+    b.wait_for(&count(2), "two downloads on the block's line").await;
+    let text = b.text(cell).await;
+    assert!(text.starts_with("2 téléchargements (2 avec les codes de jeu) ; dernier le "), "{text}");
+    assert!(text.contains("avec les codes (jeton d’opérateur n° 1, 127.0.0.1)"), "{text}");
+    assert!(text.ends_with("codes de jeu téléchargeables tant qu’aucun ticket du bloc n’est vendu"), "{text}");
+    b.click("button[data-act=print-nocodes][data-emission='2']").await;
+    b.wait_for(&count(3), "the download without the codes on the block's line").await;
+    let text = b.text(cell).await;
+    assert!(text.starts_with("3 téléchargements (2 avec les codes de jeu) ; dernier le "), "{text}");
+    assert!(text.contains("sans les codes (jeton d’opérateur n° 1, 127.0.0.1)"), "{text}");
 
     // Close the sale of emission 2.
     confirm(&b, "button[data-act=close][data-emission='2']", true).await;

@@ -47,6 +47,7 @@ mod desk;
 mod desk_certify;
 mod desk_charts;
 mod desk_claims;
+mod exclusion;
 mod experience;
 mod extras;
 mod game;

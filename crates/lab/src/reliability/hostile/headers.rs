@@ -189,7 +189,7 @@ pub(super) fn framing(v: &mut Vec<Case>, _rng: &mut Rng) {
             format!("purchase with {name}"),
             Want::Exactly(&[400]),
             Box::new(move |c: &Ctx| {
-                let mut r = format!("POST /api/tickets HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {}\r\nContent-Length: 0\r\nIdempotency-Key: ", c.a_token).into_bytes();
+                let mut r = format!("POST /api/tickets HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: 0\r\nIdempotency-Key: ", c.a_token).into_bytes();
                 r.extend_from_slice(key.as_bytes());
                 r.extend_from_slice(b"\r\n\r\n");
                 r

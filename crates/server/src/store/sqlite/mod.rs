@@ -109,9 +109,7 @@ pub(super) async fn open(config: &Config, metrics: Arc<Metrics>, keys: Arc<Keyri
     let mut migrate = SqliteConnection::connect_with(&opts)
         .await
         .with_context(|| format!("cannot open the SQLite database {path}"))?;
-    let applied = super::schema::applied_sqlite(&mut migrate).await.context("reading the applied migrations")?;
-    super::schema::check_applied(&applied, &super::schema::SQLITE)?;
-    super::schema::SQLITE.run(&mut migrate).await.context("database migrations")?;
+    super::schema::migrate_sqlite(&mut migrate).await?;
     migrate.close().await.context("closing the migrations' connection")?;
     let conn = write_connection(&file).with_context(|| format!("cannot open the SQLite database {path} to write"))?;
     let read = SqlitePoolOptions::new()

@@ -1,0 +1,12 @@
+-- as-capone server schema, version 20 (issue 48): a paper block's print
+-- file holds every play code of the block, and a play code opens its
+-- ticket; so each download of it is written to the audit log (kind
+-- 'print_file_downloaded', with the operator token, the client's address
+-- and whether the codes were in it), and the desk shows each block's
+-- downloads. The SQLite migration of this number makes the same change.
+--
+-- The desk reads those entries at every refresh: this partial index holds
+-- them alone, not the millions of the sales' and games' entries. The
+-- desk's query repeats its condition word for word
+-- (store/emissions/print.rs).
+CREATE INDEX audit_log_print_files ON audit_log (id) WHERE kind = 'print_file_downloaded';
