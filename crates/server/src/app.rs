@@ -71,7 +71,9 @@ impl App {
             Ok(store) => Arc::new(store),
             Err(e) => {
                 // A database refused leaves no key file behind that this start made.
-                if let Some(removed) = e.downcast_ref::<crate::store::SchemaError>().and_then(|_| origin.undo_creation()) {
+                if let Some(removed) =
+                    e.downcast_ref::<crate::store::SchemaError>().and_then(|_| origin.undo_creation())
+                {
                     tracing::warn!("{removed}");
                 }
                 return Err(e);

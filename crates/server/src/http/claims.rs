@@ -15,7 +15,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 /// The won paper tickets above the payout ceiling of the shop that sold
-/// them: owed, paid by the payment centre, or expired (operator).
+/// them: owed, paid (by the payment centre, or by a shop whose ceiling is
+/// higher where any shop pays: `paid_by`), or expired (operator).
 #[utoipa::path(get, path = "/api/admin/claims", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "the claims, the latest won first (at most 1 000)", body = Claims),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]

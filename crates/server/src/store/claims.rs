@@ -86,16 +86,7 @@ impl Store {
     /// closed, the closing is said (nothing is sold online until a new
     /// emission), or that there is no online emission at all.
     pub async fn why_sold_out(&self, refusal: AppError) -> AppError {
-        let latest: Result<Option<(i64, Option<i64>, Option<String>)>, AppError> = async {
-            Ok(on_db!(&self.db, pool => sqlx::query_as(
-                "SELECT id, sale_end_ms, closing_notice_date FROM emissions WHERE channel = 'online'
-                 ORDER BY sale_end_ms IS NULL DESC, sale_end_ms DESC, id DESC LIMIT 1",
-            )
-            .fetch_optional(pool)
-            .await?))
-        }
-        .await;
-        match latest {
+        match self.latest_online_emission().await {
             Ok(Some((emission, Some(ended), notice))) => AppError::SoldOut(format!(
                 "no ticket is for sale: the sale of emission {emission} was closed on {}{}, and no online emission is \
                  on sale since; nothing is sold online until the operator opens a new emission",
@@ -109,6 +100,17 @@ impl Store {
                 refusal
             }
         }
+    }
+
+    /// The online emission on sale, else the one whose sale closed last:
+    /// its number, the end of its sale and its closing notice's date.
+    async fn latest_online_emission(&self) -> Result<Option<(i64, Option<i64>, Option<String>)>, AppError> {
+        Ok(on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT id, sale_end_ms, closing_notice_date FROM emissions WHERE channel = 'online'
+             ORDER BY sale_end_ms IS NULL DESC, sale_end_ms DESC, id DESC LIMIT 1",
+        )
+        .fetch_optional(pool)
+        .await?))
     }
 
     /// The operator's payment centre pays the claim of ticket `serial`,
@@ -166,7 +168,8 @@ impl Store {
         .await?);
         let now = now_ms();
         let mut claims = Vec::new();
-        for (serial, emission, block, prize_cents, sold_by, status, won_ms, until, paid_ms, paid_by, reference) in rows {
+        for (serial, emission, block, prize_cents, sold_by, status, won_ms, until, paid_ms, paid_by, reference) in rows
+        {
             let shop_ceiling_cents = ceilings.of(sold_by.as_deref().unwrap_or(""));
             if prize_cents <= shop_ceiling_cents {
                 continue;

@@ -111,7 +111,8 @@ pub(crate) fn check_applied(applied: &[Applied], migrator: &Migrator) -> Result<
         }
     }
     if let Some(later) = applied.iter().map(|a| a.version).max() {
-        let missing = migrator.iter().map(|m| m.version).filter(|v| *v < later).find(|v| applied.iter().all(|a| a.version != *v));
+        let missing =
+            migrator.iter().map(|m| m.version).filter(|v| *v < later).find(|v| applied.iter().all(|a| a.version != *v));
         if let Some(version) = missing {
             return Err(SchemaError::Missing { version, later });
         }
