@@ -5,6 +5,7 @@
 //! recovery code (80 random bits) its own budget.
 
 use crate::helpers::*;
+use crate::limits::admitted_at_most;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,17 +17,6 @@ const PASSWORD: &str = "correct horse";
 fn tune(c: &mut server::Config) {
     c.trust_forwarded_for = true;
     c.password_hash_wait_ms = 30_000;
-}
-
-/// The most password checks the back-off admits in `elapsed` after the
-/// five free ones: one after 1 s, then 2 s, 4 s...
-fn admitted_at_most(elapsed: Duration) -> usize {
-    let (mut t, mut k) = (0u128, 0usize);
-    while t <= elapsed.as_millis() {
-        t += 1000 << k;
-        k += 1;
-    }
-    5 + k
 }
 
 /// A request with a JSON body from the client address `from` (X-Forwarded-For).

@@ -20,7 +20,7 @@ fn retry_after(r: &Resp) -> u64 {
 
 /// The most password checks the back-off admits in `elapsed` after the
 /// free ones: one after 1 s, then 2 s, 4 s...
-fn admitted_at_most(elapsed: Duration) -> usize {
+pub fn admitted_at_most(elapsed: Duration) -> usize {
     let (mut t, mut k) = (0u128, 0usize);
     while t <= elapsed.as_millis() {
         t += 1000 << k;
