@@ -11,7 +11,9 @@
 //! purchase or action is refused, no other 5xx. The figures: the honest
 //! purchases' p50 and p99 before and during the flood, and the database's
 //! growth in each phase. `--flood-no-ceilings` runs the same flood with the
-//! ceilings off (the server before issue 48), for comparison.
+//! ceilings off (the server before issue 48), for comparison; `--flood-rate`
+//! paces it (requests a second; 0: as fast as the server answers), so that
+//! both runs send the same load.
 //!
 //! Every loop is bounded in time and count (`--flood-requests`); the
 //! traffic goes to the server on 127.0.0.1 only.
@@ -40,7 +42,7 @@ pub fn run(args: &ReliabilityArgs, backends: &[Backend], rt: &tokio::runtime::Ru
         parts.push(r);
     }
     println!("floods: {}", if ok { "PASS" } else { "FAIL" });
-    Ok(json!({"ok": ok, "ceilings": !args.flood_no_ceilings, "backends": parts}))
+    Ok(json!({"ok": ok, "ceilings": !args.flood_no_ceilings, "rate": args.flood_rate, "backends": parts}))
 }
 
 /// The honest players' side of a phase.
@@ -94,8 +96,10 @@ fn one(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Runtime) -
         let size1 = disk_bytes(&db).await?;
         let flood = Arc::new(Mutex::new(Flood::default()));
         let budget = Arc::new(AtomicU64::new(args.flood_requests));
+        let pace = (args.flood_rate > 0.0).then(|| Duration::from_secs_f64(FLOODERS as f64 / args.flood_rate));
+        let end = Instant::now() + phase;
         let flooders: Vec<_> = (0..FLOODERS)
-            .map(|w| tokio::spawn(flooder(url.clone(), w, Instant::now() + phase, budget.clone(), flood.clone())))
+            .map(|w| tokio::spawn(flooder(url.clone(), w, (end, pace), budget.clone(), flood.clone())))
             .collect();
         let during = honest_phase(&url, &tokens, phase).await;
         for f in flooders {
@@ -169,6 +173,7 @@ fn verdict(
         "backend": backend.name(),
         "ok": ok,
         "seconds_per_phase": args.flood_secs,
+        "flood_rate_per_s": args.flood_rate,
         "flood_requests": flood.sent,
         "flood_demo_games_created": flood.created_demos,
         "flood_players_created": flood.created_players,
@@ -270,13 +275,25 @@ async fn post(c: &reqwest::Client, url: &str, token: &str, body: &Value) -> (u16
 }
 
 /// One of the flood's connections until `deadline` or the budget is
-/// spent: demo games and registrations in turn, each from a /64 of its own.
-async fn flooder(url: String, worker: u64, deadline: Instant, budget: Arc<AtomicU64>, tally: Arc<Mutex<Flood>>) {
+/// spent: demo games and registrations in turn, each from a /64 of its own,
+/// one per `pace` (none: as fast as the server answers).
+async fn flooder(
+    url: String,
+    worker: u64,
+    (deadline, pace): (Instant, Option<Duration>),
+    budget: Arc<AtomicU64>,
+    tally: Arc<Mutex<Flood>>,
+) {
     let c = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("http client");
     let (mut n, mut k) = (worker, 0u64);
+    let mut next = Instant::now() + pace.unwrap_or_default().mul_f64(worker as f64 / FLOODERS as f64);
     while Instant::now() < deadline
         && budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1)).is_ok()
     {
+        if let Some(pace) = pace {
+            tokio::time::sleep_until(next.into()).await;
+            next += pace;
+        }
         let from = format!("2001:db8:{:x}:{:x}::1", (n >> 16) & 0xffff, n & 0xffff);
         let demo = k % 2 == 0;
         let path = if demo { "/api/demo" } else { "/api/players" };

@@ -122,6 +122,9 @@ pub struct ReliabilityArgs {
     /// Floods: the global ceilings off (the server before issue 48), for comparison.
     #[arg(long)]
     pub flood_no_ceilings: bool,
+    /// Floods: requests a second of the flood (0: as fast as the server answers).
+    #[arg(long, default_value_t = 0.0)]
+    pub flood_rate: f64,
     /// Wallet chaos: tickets sold and played to the end.
     #[arg(long, default_value_t = 5000)]
     pub rounds: u64,
