@@ -367,7 +367,10 @@ async fn check_holder_password(
     })?;
     let matched = verify_password(&state.password_hashes, password, hash).await?;
     if let (true, Some(login)) = (matched, &login) {
-        state.store.count(vec![limits::login_succeeded(&limits::account_bucket(login), crate::store::now_ms())]).await?;
+        state
+            .store
+            .count(vec![limits::login_succeeded(&limits::account_bucket(login), crate::store::now_ms())])
+            .await?;
     }
     Ok(matched)
 }
@@ -475,7 +478,8 @@ pub async fn create_player(
     let password_hash = credentials.as_ref().map(|(_, hash)| hash.clone());
     let mut created = state.store.create_recoverable_player(name, credentials, recovery_hash).await?;
     created.recovery_code = code;
-    created.device_token = password_hash.map(|hash| crate::devices::issue(state.store.keys(), created.player_id, &hash));
+    created.device_token =
+        password_hash.map(|hash| crate::devices::issue(state.store.keys(), created.player_id, &hash));
     Ok((StatusCode::CREATED, Json(created)))
 }
 

@@ -9,8 +9,8 @@ use crate::limits::admitted_at_most;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use tokio::task::JoinHandle;
 use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
 
 const PASSWORD: &str = "correct horse";
 
@@ -44,7 +44,9 @@ async fn guess(app: &TestApp, path: &str, login: &str, token: &str, i: usize) ->
     let wrong = format!("wrong guess {i:03}");
     let r = match path {
         "sessions" => send_from(app, "POST", "/api/sessions", &from, None, json!({"login": login, "password": wrong})),
-        "recovery-code" => send_from(app, "POST", "/api/me/recovery-code", &from, Some(token), json!({"password": wrong})),
+        "recovery-code" => {
+            send_from(app, "POST", "/api/me/recovery-code", &from, Some(token), json!({"password": wrong}))
+        }
         "credentials" => send_from(
             app,
             "PUT",
@@ -137,7 +139,8 @@ async fn strangers_are_kept_out(app: &TestApp, refused: &AtomicUsize, password: 
         assert!(started.elapsed() < Duration::from_secs(30), "the flood never closed the back-off");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let r = send_from(app, "POST", "/api/sessions", "192.0.2.9", None, json!({"login": "hugo", "password": password})).await;
+    let r = send_from(app, "POST", "/api/sessions", "192.0.2.9", None, json!({"login": "hugo", "password": password}))
+        .await;
     assert_error(&r, 429, "too_many_attempts");
 }
 

@@ -25,11 +25,9 @@ enum Change {
 /// The request that ends the sessions: answered 2xx.
 async fn change(app: &TestApp, url: &str, kind: Change, login: &str, own: &str, code: &str) -> Resp {
     let (path, token, body) = match kind {
-        Change::Credentials => (
-            "/api/me/credentials",
-            Some(own),
-            json!({"login": login, "password": NEW, "current_password": OLD}),
-        ),
+        Change::Credentials => {
+            ("/api/me/credentials", Some(own), json!({"login": login, "password": NEW, "current_password": OLD}))
+        }
         Change::Recovery => ("/api/recovery", None, json!({"login": login, "recovery_code": code, "password": NEW})),
         Change::Closure => ("/api/me/close", Some(own), json!({"password": OLD})),
     };
