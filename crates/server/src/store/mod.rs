@@ -262,7 +262,7 @@ impl Store {
         self.operator_wallet
     }
 
-    /// The server's keys (device tokens are signed with them: [`crate::devices`]).
+    /// The server's keys (device tokens are signed with them: `devices.rs`).
     pub fn keys(&self) -> &Keyring {
         &self.keys
     }
