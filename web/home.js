@@ -88,7 +88,7 @@ export function renderHome() {
 }
 
 /**
- * A self-exclusion kept on this device (state.js, issue 48): until its end
+ * A self-exclusion kept on this device (state.js, the second outside audit): until its end
  * the welcome offers neither "Créer mon compte" nor the demo, and says why;
  * "Se connecter" stays (the server refuses an excluded account's purchases).
  */

@@ -62,7 +62,7 @@ export const STRINGS = {
     'welcome.token.label': 'Jeton',
     'welcome.token.use': 'Utiliser ce jeton',
     'welcome.token.bad': 'Ce jeton n’est pas reconnu par le serveur.',
-    // home.js: a self-exclusion kept on this device (issue 48): no new account, no demo until its end.
+    // home.js: a self-exclusion kept on this device (the second outside audit): no new account, no demo until its end.
     'welcome.excluded.title': 'Jeu exclu sur cet appareil jusqu’au {date}',
     'welcome.excluded.text': 'Un compte utilisé sur ce navigateur s’est exclu du jeu. Jusqu’à la fin de l’exclusion, ce navigateur ne propose ni nouveau compte ni partie de démo : fermer un compte pour en ouvrir un autre ne la lève pas. Vous pouvez vous connecter à un compte existant ; un compte exclu ne peut rien acheter avant la fin de son exclusion. Si le jeu vous préoccupe, Joueurs Info Service vous écoute (en bas de page).',
 
@@ -810,7 +810,7 @@ export const STRINGS = {
     'welcome.token.label': 'Token',
     'welcome.token.use': 'Use this token',
     'welcome.token.bad': 'The server does not know this token.',
-    // home.js: a self-exclusion kept on this device (issue 48): no new account, no demo until its end.
+    // home.js: a self-exclusion kept on this device (the second outside audit): no new account, no demo until its end.
     'welcome.excluded.title': 'Play is excluded on this device until {date}',
     'welcome.excluded.text': 'An account used in this browser excluded itself from play. Until the exclusion ends, this browser offers no new account and no demo game: closing an account to open another does not lift it. You can still log in to an existing account; an excluded account cannot buy anything before its exclusion ends. If gambling worries you, Joueurs Info Service listens (at the bottom of the page).',
 

@@ -98,7 +98,7 @@ export const isDemo = (tk) => !!tk && tk.channel === 'demo';
 /** A ticket sold in a shop: scratched on paper, its prize paid by a retailer. */
 export const isPaper = (tk) => !!tk && tk.channel === 'paper';
 
-// A self-exclusion outlives the account on this device (issue 48): closing
+// A self-exclusion outlives the account on this device (the second outside audit): closing
 // the account and opening another in the same browser must not undo it in a
 // minute. Its end is kept (the later one, it is never shortened) and read
 // while it runs; an exclusion over is forgotten.

@@ -155,7 +155,7 @@ pub enum AppError {
     #[error("{0}")]
     TicketInPlay(String),
     /// 409 `self_excluded` (`params`: `reason` `account_close`, `until_ms`):
-    /// an account closed during its self-exclusion (issue 48): the
+    /// an account closed during its self-exclusion (the second outside audit): the
     /// exclusion is not undone by closing the account and opening another.
     #[error("{0}")]
     ExcludedAccountClose(String),

@@ -274,7 +274,7 @@ pub fn read_key_dir(dir: &Path) -> anyhow::Result<BTreeMap<KeyId, ServerKey>> {
 /// (`LoadCredential=`, docs/deployment.md).
 const CREDENTIALS_ENV: &str = "CREDENTIALS_DIRECTORY";
 
-/// Refuses a key file its group or others may read or write (issue 48):
+/// Refuses a key file its group or others may read or write (the second outside audit):
 /// whoever reads a server key opens every unsold paper ticket and foresees
 /// every unplayed game, and whoever writes it may swap it. The error names
 /// the file, its mode and the fix. A file in systemd's credentials

@@ -1,6 +1,6 @@
 //! `as-capone serve --config FILE` with flags: the configuration is checked
 //! once whole, so that a setting of the file may stand on what a flag gives
-//! (issue 48, item 14).
+//! (the second outside audit, finding 14).
 
 use crate::common::*;
 

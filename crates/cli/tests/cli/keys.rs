@@ -124,7 +124,7 @@ fn keys_new_use_and_list_rotate_the_ring_and_verify_passes_on_games_of_both_keys
 }
 
 /// A key file its group or others may read stops `serve` at start, naming
-/// the file, its mode and the fix (issue 48), before the database is
+/// the file, its mode and the fix (the second outside audit), before the database is
 /// created. A key handed over by systemd (`LoadCredential=`: mode 0400 and
 /// the service's ACL, which `stat` shows as 0440, under
 /// `$CREDENTIALS_DIRECTORY`) is read as it is; `chmod 600` as the message

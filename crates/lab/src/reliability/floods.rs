@@ -1,4 +1,4 @@
-//! Floods (issue 48, 5; docs/limits.md "Ceilings"): demo games and
+//! Floods (the second outside audit, finding 5; docs/limits.md "Ceilings"): demo games and
 //! registrations sent as fast as they go from ever new networks (every
 //! request from another /64, through a trusted proxy's `X-Forwarded-For`),
 //! against a running server on each backend, while a few honest players
@@ -11,7 +11,7 @@
 //! purchase or action is refused, no other 5xx. The figures: the honest
 //! purchases' p50 and p99 before and during the flood, and the database's
 //! growth in each phase. `--flood-no-ceilings` runs the same flood with the
-//! ceilings off (the server before issue 48), for comparison; `--flood-rate`
+//! ceilings off (the server before the second outside audit), for comparison; `--flood-rate`
 //! paces it (requests a second; 0: as fast as the server answers), so that
 //! both runs send the same load.
 //!

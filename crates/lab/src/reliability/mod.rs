@@ -119,7 +119,7 @@ pub struct ReliabilityArgs {
     /// Floods: requests of the flood at most (demo games and registrations, each from another /64).
     #[arg(long, default_value_t = 20_000)]
     pub flood_requests: u64,
-    /// Floods: the global ceilings off (the server before issue 48), for comparison.
+    /// Floods: the global ceilings off (the server before the second outside audit), for comparison.
     #[arg(long)]
     pub flood_no_ceilings: bool,
     /// Floods: requests a second of the flood (0: as fast as the server answers).

@@ -482,7 +482,7 @@ pub fn renew_recovery(player: PlayerId, password_was: &str, recovery_hash: &str,
 
 /// Closing an account: refused (409 `self_excluded`, with `until_ms`)
 /// during the player's self-exclusion, which closing the account and
-/// opening another would otherwise undo in a minute (issue 48; loi
+/// opening another would otherwise undo in a minute (the second outside audit; loi
 /// 2010-476, art. 26: the self-excluded are kept from play); refused (409
 /// `ticket_in_play`) while
 /// one of its tickets is not finished, so that no game is left without

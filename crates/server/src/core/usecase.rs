@@ -616,7 +616,7 @@ pub async fn run(unit: &mut impl Unit, op: &Op, now: i64) -> Result<Done, AppErr
             let account =
                 unit.account(*player).await?.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
             let current = unit.password_hash(*player).await?;
-            // Its self-exclusion, if any: closing does not undo it (issue 48).
+            // Its self-exclusion, if any: closing does not undo it (the second outside audit).
             let limits = unit.limits(*player).await?;
             let in_play = unit.tickets_in_play(*player).await?;
             let changes =

@@ -1,4 +1,4 @@
-//! Every write carries JSON (issue 48, 7; docs/limits.md "Cross-site
+//! Every write carries JSON (the second outside audit, finding 7; docs/limits.md "Cross-site
 //! requests"). A page of another site can make its visitors' browsers send
 //! a form (`application/x-www-form-urlencoded`, `multipart/form-data`,
 //! `text/plain`) or a "simple" `fetch` without a content type, bodies

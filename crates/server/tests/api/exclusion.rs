@@ -1,4 +1,4 @@
-//! A self-exclusion is not undone in a minute (issue 48, item 4): an
+//! A self-exclusion is not undone in a minute (the second outside audit, finding 4): an
 //! excluded player cannot close the account (and open another) before the
 //! exclusion ends: `POST /api/me/close` answers 409 `self_excluded` with its
 //! end (docs/player-api.md "Closing an account").

@@ -1,4 +1,4 @@
-//! The files that hold secrets are the owner's alone (issue 48): a backup
+//! The files that hold secrets are the owner's alone (the second outside audit): a backup
 //! (it holds the password, recovery and token hashes) is created mode 0600
 //! on both databases, and a server refuses to start on a key file that
 //! its group or others may read or write, naming the file, its mode and

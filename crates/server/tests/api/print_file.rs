@@ -1,5 +1,5 @@
 //! A paper block's print file holds every play code of the block, and a
-//! play code opens its ticket (issue 48): with the codes it is given only
+//! play code opens its ticket (the second outside audit): with the codes it is given only
 //! before any ticket of the block is sold (then 409, and no other request
 //! gives a code), without them at any time (`codes=false`); every download
 //! is written to the audit log with the operator token and the address

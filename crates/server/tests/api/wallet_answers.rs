@@ -1,4 +1,4 @@
-//! What the game believes of the operator's wallet (issue 48, items 9 to
+//! What the game believes of the operator's wallet (the second outside audit, items 9 to
 //! 11; docs/operator-integration.md): a signed answer that does not match
 //! the request it answers (another transaction, another currency, a
 //! negative balance, a field the protocol does not have) is unknown, never

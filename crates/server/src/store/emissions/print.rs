@@ -1,4 +1,4 @@
-//! A paper block's print file and its downloads (issue 48).
+//! A paper block's print file and its downloads (the second outside audit).
 //!
 //! The print file (`emit`'s block file) holds every play code of the
 //! block, and a play code opens its ticket: it is for the printer, before
