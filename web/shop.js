@@ -14,7 +14,7 @@
 
 import { api, ApiError } from './api.js';
 import { t, tn, setLang, lang, money, LANGS } from './i18n.js';
-import { nativeDetector, openRearCamera, playIn, refusalKind, stopStream } from './camera.js';
+import { cameraScanner } from './camera.js';
 import { decodeImage } from './code128.js';
 import { parseSerial } from './serial.js';
 
@@ -340,152 +340,70 @@ async function run(action, given) {
 
 // ------------------------------------------------------------ the camera
 
-// `stream`: the camera while it is open; `opening`: asked, not answered yet;
-// `detector`: the browser's BarcodeDetector for Code 128, or null (then
-// code128.js reads the frames); `note` and `state`: the strings shown under
-// the field and under the picture, `[key, params, kind]`, kept to be
-// written again in the other language.
-const scan = { stream: null, opening: false, detector: null, timer: 0, canvas: null, note: null, state: null };
+// `note` and `state`: the strings shown under the field and under the
+// picture, `[key, params, kind]`, kept to be written again in the other
+// language.
+const scanTexts = { note: null, state: null };
 
 function renderScanTexts() {
   const note = $('scan-note');
-  note.textContent = scan.note ? t(scan.note[0], scan.note[1]) : '';
-  note.dataset.kind = scan.note ? scan.note[2] : '';
-  $('scanner-state').textContent = scan.state ? t(scan.state[0], scan.state[1]) : '';
+  note.textContent = scanTexts.note ? t(scanTexts.note[0], scanTexts.note[1]) : '';
+  note.dataset.kind = scanTexts.note ? scanTexts.note[2] : '';
+  $('scanner-state').textContent = scanTexts.state ? t(scanTexts.state[0], scanTexts.state[1]) : '';
 }
 
 /** The line under the field: `key` (null clears it), `kind` "ok" or "error". */
 function scanNote(key, params = {}, kind = 'ok') {
-  scan.note = key ? [key, params, kind] : null;
+  scanTexts.note = key ? [key, params, kind] : null;
   renderScanTexts();
 }
 
 function scanState(key) {
-  scan.state = key ? [key, {}, ''] : null;
+  scanTexts.state = key ? [key, {}, ''] : null;
   renderScanTexts();
 }
 
-/** "Scanner": the rear camera (if the phone has one) in the page, read until a serial is found. */
-async function openScanner() {
-  if (scan.stream || scan.opening) return closeScanner();
-  scanNote(null);
-  const media = navigator.mediaDevices;
-  if (!media || typeof media.getUserMedia !== 'function') {
-    // No camera API: an http:// page (the browser allows cameras on https only) or no camera support.
-    scanNote(window.isSecureContext ? 'shop.scan.none' : 'shop.scan.insecure', {}, 'error');
-    return;
-  }
-  scan.opening = true;
-  $('scanner').hidden = false;
-  $('scan-open').setAttribute('aria-expanded', 'true');
-  document.body.dataset.camera = 'opening';
-  scanState('shop.scan.starting');
-  let stream;
-  try {
-    stream = await openRearCamera(media);
-  } catch (e) {
-    const opened = scan.opening;
-    closeScanner();
-    if (opened) {
-      // Why the camera did not open, in the counter's words.
-      scanNote(`shop.scan.${refusalKind(e)}`, {}, 'error');
-      document.body.dataset.camera = 'refused';
-      $('serial').focus();
-    }
-    return;
-  }
-  if (!scan.opening) {
-    // Closed while the browser was asking: the camera goes at once.
-    stopStream(stream);
-    return;
-  }
-  scan.opening = false;
-  scan.stream = stream;
-  await playIn($('scanner-video'), stream);
-  scan.detector = await nativeDetector('code_128');
-  if (!scan.stream) return;
-  $('scanner').dataset.decoder = scan.detector ? 'native' : 'js';
-  document.body.dataset.camera = 'on';
-  scanState('shop.scan.looking');
-  nextFrame();
-}
+/** The line under the picture, for each of the camera's moments. */
+const SCAN_STATE_KEYS = { starting: 'shop.scan.starting', looking: 'shop.scan.looking', other: 'shop.scan.not_serial' };
 
-function nextFrame() {
-  clearTimeout(scan.timer);
-  scan.timer = setTimeout(readFrame, 100);
-}
-
-/** The barcodes' texts in the camera's current picture. */
-async function frameTexts(video) {
-  if (scan.detector) {
-    try {
-      const found = await scan.detector.detect(video);
-      return found.filter((b) => b.format === 'code_128').map((b) => b.rawValue);
-    } catch {
-      scan.detector = null;
-      $('scanner').dataset.decoder = 'js';
-    }
-  }
+// "Scanner": the rear camera (if the phone has one) in the page, read ten
+// times a second until a serial is found (camera.js); its state in the
+// body's `data-camera`.
+const camera = cameraScanner({
+  panel: 'scanner',
+  video: 'scanner-video',
+  openButton: 'scan-open',
+  closeButton: 'scan-close',
+  stateHolder: () => document.body,
+  format: 'code_128',
+  readsPerSecond: 10,
   // At most 1280 pixels across: enough for the barcode's modules, quick to read.
-  const k = Math.min(1, 1280 / video.videoWidth);
-  const w = Math.round(video.videoWidth * k);
-  const h = Math.round(video.videoHeight * k);
-  if (!scan.canvas) scan.canvas = document.createElement('canvas');
-  const c = scan.canvas;
-  if (c.width !== w || c.height !== h) Object.assign(c, { width: w, height: h });
-  const ctx = c.getContext('2d', { willReadFrequently: true });
-  ctx.drawImage(video, 0, 0, w, h);
-  const text = decodeImage(ctx.getImageData(0, 0, w, h));
-  return text == null ? [] : [text];
-}
-
-async function readFrame() {
-  const video = $('scanner-video');
-  if (!scan.stream) return;
-  if (video.readyState < 2 || !video.videoWidth) return nextFrame();
-  const texts = await frameTexts(video);
-  if (!scan.stream) return;
-  const scanner = $('scanner');
-  scanner.dataset.frames = String(Number(scanner.dataset.frames || 0) + 1);
-  for (const text of texts) {
-    const serial = parseSerial(text);
-    if (serial) return scanned(serial);
-    // A barcode that is not a serial, or one read wrongly (its check digits): not used.
-    scanner.dataset.misread = text;
-    scanState('shop.scan.not_serial');
-  }
-  nextFrame();
-}
-
-/** A serial read: the camera stops and the field shows it; the shopkeeper chooses what to do. */
-function scanned(serial) {
-  closeScanner();
-  const field = $('serial');
-  field.value = serial;
-  $('serial-error').hidden = true;
-  field.removeAttribute('aria-invalid');
-  scanNote('shop.scan.read', { serial });
-  document.body.dataset.camera = 'read';
-  field.focus();
-  // Selected: a serial typed or scanned next replaces it.
-  field.select();
-}
+  maxWidth: 1280,
+  loadReader: async () => decodeImage,
+  // A barcode that is not a serial, or one read wrongly (its check digits): not used.
+  accept: parseSerial,
+  // A serial read: the field shows it; the shopkeeper chooses what to do.
+  found(serial) {
+    const field = $('serial');
+    field.value = serial;
+    $('serial-error').hidden = true;
+    field.removeAttribute('aria-invalid');
+    scanNote('shop.scan.read', { serial });
+    field.focus();
+    // Selected: a serial typed or scanned next replaces it.
+    field.select();
+  },
+  // Why the camera did not open, under the field in the counter's words.
+  refused(kind) {
+    scanNote(`shop.scan.${kind}`, {}, 'error');
+    $('serial').focus();
+  },
+  clear: () => scanNote(null),
+  show: (what) => scanState(what ? SCAN_STATE_KEYS[what] : null),
+});
 
 /** Stops the camera (its light goes off) and hides the picture. */
-function closeScanner() {
-  scan.opening = false;
-  clearTimeout(scan.timer);
-  if (scan.stream) stopStream(scan.stream);
-  scan.stream = null;
-  const video = $('scanner-video');
-  video.pause();
-  video.srcObject = null;
-  $('scanner').hidden = true;
-  delete $('scanner').dataset.frames;
-  $('scan-open').setAttribute('aria-expanded', 'false');
-  scanState(null);
-  if (document.body.dataset.camera === 'on' || document.body.dataset.camera === 'opening') document.body.dataset.camera = 'off';
-}
+const closeScanner = () => camera.close(false);
 
 /**
  * A shop's barcode scanner is a keyboard: it types the serial, then Enter.
@@ -682,16 +600,11 @@ function init() {
     if (f && f.paid_ms != null) openReceipt({ shop: f.paid_by || S.shop, serial: f.serial, prize_cents: f.prize_cents, paid_ms: f.paid_ms }, 'counter');
   });
   $('open-report').addEventListener('click', openReport);
-  $('scan-open').addEventListener('click', openScanner);
-  $('scan-close').addEventListener('click', () => {
-    closeScanner();
-    $('scan-open').focus();
-  });
+  // camera.js: "Scanner", "Fermer la caméra" (and Escape), the tab hidden.
+  camera.wire();
   // Typing in the field again: the camera's line under it goes.
   $('serial').addEventListener('input', () => scanNote(null));
   document.addEventListener('keydown', keyToField);
-  // The camera is never left on behind another tab or a locked phone.
-  document.addEventListener('visibilitychange', () => { if (document.hidden) closeScanner(); });
   $('report-form').addEventListener('submit', loadReport);
   $('report-back').addEventListener('click', () => { S.report = null; go('counter'); $('serial').focus(); });
   $('receipt-print').addEventListener('click', () => window.print());
