@@ -9,8 +9,9 @@
 // /api/sessions/current). The player's token of docs/contract.md stays for
 // programs and tests: the folded "advanced" field of the welcome screen.
 //
-// Hooked from app.js with `initAccount(ctx)`: `ctx` is the page's state and
-// helpers (S, local, KEY, show, showAlert, setBusy, errorText, ...).
+// Hooked from app.js with `initAccount(ctx)`: `ctx`, kept as `app`, is the
+// page's state and app.js's helpers (state, local, KEY, show, showAlert,
+// setBusy, errorText, ...).
 
 import { request, ApiError } from './api.js';
 import { announce } from './dom.js';
@@ -31,7 +32,8 @@ export function keepDeviceToken(login, token) {
 }
 
 const $ = (id) => document.getElementById(id);
-let C = null;
+/** The page's state and app.js's helpers: set by app.js (`initAccount`). */
+let app = null;
 
 /** login: 3 to 32 characters a-z 0-9 . _ - (upper case folded, as the server does). */
 export const normalizeLogin = (s) => String(s || '').trim().toLowerCase();
@@ -75,7 +77,7 @@ function fieldError(input, text) {
 }
 
 function field(id, labelKey, { type = 'text', autocomplete, hintKey, value = '' } = {}) {
-  const { el } = C;
+  const { el } = app;
   const described = [hintKey ? `${id}-hint` : null, `${id}-error`].filter(Boolean).join(' ');
   return el('div', { class: 'field' },
     el('label', { for: id, text: t(labelKey) }),
@@ -103,23 +105,23 @@ function checkPair(loginId, passwordId) {
 
 /** The player is in: keeps the token (the page's only key) and loads the lobby. */
 async function signIn(token, balance, me) {
-  const { S, local, KEY } = C;
-  S.token = token;
-  S.balance = balance;
-  S.me = me || null;
+  const { state, local, KEY } = app;
+  state.token = token;
+  state.balance = balance;
+  state.me = me || null;
   local.set(KEY.token, token);
-  C.renderBalance();
+  app.renderBalance();
   // Straight to the lobby (no hashchange to route a second time).
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-  await C.openHome();
+  await app.openHome();
 }
 
 // ------------------------------------------------------------ welcome: create, log in
 
 async function register(ev) {
   ev.preventDefault();
-  const { S } = C;
-  if (S.busy) return;
+  const { state } = app;
+  if (state.busy) return;
   const name = $('name').value.trim();
   const typedLogin = normalizeLogin($('reg-login').value);
   const typedPassword = $('reg-password').value;
@@ -131,8 +133,8 @@ async function register(ev) {
     pair = checkPair('reg-login', 'reg-password');
     if (!pair) return;
   }
-  C.setBusy(true);
-  C.showAlert('');
+  app.setBusy(true);
+  app.showAlert('');
   try {
     const body = {};
     if (name) body.name = name;
@@ -146,25 +148,25 @@ async function register(ev) {
     $('buy')?.focus();
   } catch (e) {
     if (e instanceof ApiError && e.status === 409) fieldError('reg-login', t('account.login.taken'));
-    else if (e instanceof ApiError && e.status === 400 && pair) fieldError('reg-login', C.errorText(e));
-    else C.showAlert(C.errorText(e));
+    else if (e instanceof ApiError && e.status === 400 && pair) fieldError('reg-login', app.errorText(e));
+    else app.showAlert(app.errorText(e));
   } finally {
-    C.setBusy(false);
+    app.setBusy(false);
   }
 }
 
 async function login(ev) {
   ev.preventDefault();
-  const { S } = C;
-  if (S.busy) return;
+  const { state } = app;
+  if (state.busy) return;
   const user = normalizeLogin($('login-login').value);
   const password = $('login-password').value;
   fieldError('login-login', '');
   fieldError('login-password', '');
   if (!user) return fieldError('login-login', t('account.login.empty'));
   if (!password) return fieldError('login-password', t('account.password.empty'));
-  C.setBusy(true);
-  C.showAlert('');
+  app.setBusy(true);
+  app.showAlert('');
   try {
     const s = await accountApi.login(user, password);
     keepDeviceToken(user, s.device_token);
@@ -174,10 +176,10 @@ async function login(ev) {
     $('buy')?.focus();
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) fieldError('login-password', t('account.login.wrong'));
-    else if (e instanceof ApiError && e.status === 429) fieldError('login-password', t('account.login.slow', { wait: C.waitText(e.retryAfter ?? 60) }));
-    else C.showAlert(C.errorText(e));
+    else if (e instanceof ApiError && e.status === 429) fieldError('login-password', t('account.login.slow', { wait: app.waitText(e.retryAfter ?? 60) }));
+    else app.showAlert(app.errorText(e));
   } finally {
-    C.setBusy(false);
+    app.setBusy(false);
   }
 }
 
@@ -185,52 +187,52 @@ async function login(ev) {
 
 /** After the lobby loaded: who the player is, and a reminder to keep an account without a login. */
 export async function onHome() {
-  const { S } = C;
+  const { state } = app;
   const panel = $('keep-panel');
-  if (!S.token) {
-    S.me = null;
+  if (!state.token) {
+    state.me = null;
     if (panel) panel.hidden = true;
     return;
   }
   try {
-    S.me = await accountApi.me(S.token);
+    state.me = await accountApi.me(state.token);
   } catch {
     return; // the lobby shows its own error
   }
-  if (panel) panel.hidden = !!S.me.login || !S.token;
+  if (panel) panel.hidden = !!state.me.login || !state.token;
 }
 
 // ------------------------------------------------------------ the account page (#/compte)
 
 async function openAccount() {
-  const { S } = C;
-  C.show('account');
-  C.setBusy(true);
-  if (S.token) {
+  const { state } = app;
+  app.show('account');
+  app.setBusy(true);
+  if (state.token) {
     try {
-      S.me = await accountApi.me(S.token);
-      S.balance = S.me.balance_cents;
-      C.renderBalance();
+      state.me = await accountApi.me(state.token);
+      state.balance = state.me.balance_cents;
+      app.renderBalance();
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) C.forgetToken();
-      else C.showAlert(C.errorText(e));
+      if (e instanceof ApiError && e.status === 401) app.forgetToken();
+      else app.showAlert(app.errorText(e));
     }
   }
   renderAccount();
-  C.setBusy(false);
+  app.setBusy(false);
   $('account-title').focus();
 }
 
 function renderAccount() {
-  const { S, el } = C;
+  const { state, el } = app;
   const body = $('account-body');
   body.replaceChildren();
-  if (!S.token) {
+  if (!state.token) {
     body.append(el('p', { text: t('account.out') }),
       el('p', {}, el('a', { class: 'button primary', href: '#', id: 'account-signin', text: t('account.out.link') })));
     return;
   }
-  const me = S.me || {};
+  const me = state.me || {};
   body.append(el('dl', { class: 'facts account-facts' },
     el('div', {}, el('dt', { text: t('account.name') }), el('dd', { id: 'account-name', text: me.name || t('account.name.none') })),
     el('div', {}, el('dt', { text: t('account.login') }), el('dd', { id: 'account-login', text: me.login || t('account.login.none') })),
@@ -256,9 +258,9 @@ function renderAccount() {
 
 async function saveCredentials(ev) {
   ev.preventDefault();
-  const { S } = C;
-  if (S.busy) return;
-  const has = !!(S.me && S.me.login);
+  const { state } = app;
+  if (state.busy) return;
+  const has = !!(state.me && state.me.login);
   const pair = checkPair('cred-login', 'cred-password');
   if (!pair) return;
   const body = { ...pair };
@@ -268,13 +270,13 @@ async function saveCredentials(ev) {
     if (!current) return fieldError('cred-current', t('account.password.empty'));
     body.current_password = current;
   }
-  C.setBusy(true);
+  app.setBusy(true);
   try {
-    const r = await accountApi.credentials(S.token, body);
+    const r = await accountApi.credentials(state.token, body);
     keepDeviceToken(r.login, r.device_token);
-    S.me = { ...(S.me || {}), login: r.login };
+    state.me = { ...(state.me || {}), login: r.login };
     // A first login: its recovery code, shown this once.
-    const code = has ? null : await accountApi.recoveryCode(S.token, pair.password).catch(() => null);
+    const code = has ? null : await accountApi.recoveryCode(state.token, pair.password).catch(() => null);
     renderAccount();
     if (code) showRecoveryCode(code.recovery_code, $('account-body'));
     const done = $('cred-done');
@@ -284,10 +286,10 @@ async function saveCredentials(ev) {
   } catch (e) {
     if (e instanceof ApiError && e.status === 409) fieldError('cred-login', t('account.login.taken'));
     else if (e instanceof ApiError && e.status === 403 && has) fieldError('cred-current', t('account.password.wrong'));
-    else if (e instanceof ApiError && e.status === 401) C.forgetToken();
-    else C.showAlert(C.errorText(e));
+    else if (e instanceof ApiError && e.status === 401) app.forgetToken();
+    else app.showAlert(app.errorText(e));
   } finally {
-    C.setBusy(false);
+    app.setBusy(false);
   }
 }
 
@@ -302,10 +304,10 @@ let dialog = null;
  * the account first.
  */
 export function askLogout() {
-  const { S, el } = C;
-  if (!S.token) return;
+  const { state, el } = app;
+  if (!state.token) return;
   $('settings').open = false;
-  const login = S.me && S.me.login;
+  const login = state.me && state.me.login;
   dialog?.remove();
   dialog = el('dialog', { id: 'logout-dialog', class: 'dialog', 'aria-labelledby': 'logout-title', 'aria-describedby': 'logout-text', 'data-login': login ? 'yes' : 'no' },
     el('h2', { id: 'logout-title', text: t('logout.title') }),
@@ -328,16 +330,16 @@ export function askLogout() {
 }
 
 async function logout(session) {
-  const { S, local, KEY } = C;
-  const token = S.token;
-  C.setBusy(true);
+  const { state, local, KEY } = app;
+  const token = state.token;
+  app.setBusy(true);
   // The session ends on the server (a player's token without a login has no session to end).
   if (session && token) {
     try {
       await accountApi.logout(token);
     } catch (e) {
-      C.setBusy(false);
-      C.showAlert(C.errorText(e));
+      app.setBusy(false);
+      app.showAlert(app.errorText(e));
       return;
     }
   }
@@ -346,17 +348,17 @@ async function logout(session) {
 
 /** This browser forgets the account (a logout, a closed account), then says `said`. */
 async function forgetHere(said) {
-  const { S, local, KEY } = C;
-  S.token = null;
-  S.balance = null;
-  S.me = null;
-  S.tickets = [];
+  const { state, local, KEY } = app;
+  state.token = null;
+  state.balance = null;
+  state.me = null;
+  state.tickets = [];
   local.set(KEY.token, null);
-  C.renderBalance();
-  C.setBusy(false);
+  app.renderBalance();
+  app.setBusy(false);
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-  await C.route();
-  C.showAlert(t(said), 'info');
+  await app.route();
+  app.showAlert(t(said), 'info');
 }
 
 // ------------------------------------------------------------ recovery code, closing (issue 31)
@@ -368,7 +370,7 @@ async function forgetHere(said) {
  * Not a modal dialog: the player may copy it, or go on and come back.
  */
 export function showRecoveryCode(code, where) {
-  const { el } = C;
+  const { el } = app;
   $('recovery-panel')?.remove();
   const panel = el('section', { id: 'recovery-panel', class: 'panel recovery', 'aria-labelledby': 'recovery-title' },
     el('h2', { id: 'recovery-title', text: t('recovery.title') }),
@@ -398,8 +400,8 @@ export function showRecoveryCode(code, where) {
 /** "Mot de passe oublié ?" on the welcome screen: the login, the recovery code, a new password. */
 async function recoverAccount(ev) {
   ev.preventDefault();
-  const { S } = C;
-  if (S.busy) return;
+  const { state } = app;
+  if (state.busy) return;
   const login = normalizeLogin($('forgot-login').value);
   const code = $('forgot-code').value.trim();
   const password = $('forgot-password').value;
@@ -407,8 +409,8 @@ async function recoverAccount(ev) {
   if (!login) return fieldError('forgot-login', t('account.login.empty'));
   if (!code) return fieldError('forgot-code', t('forgot.code.empty'));
   if (!validPassword(password)) return fieldError('forgot-password', t('account.password.bad'));
-  C.setBusy(true);
-  C.showAlert('');
+  app.setBusy(true);
+  app.showAlert('');
   try {
     const r = await accountApi.recover({ login, recovery_code: code, password });
     keepDeviceToken(login, r.device_token);
@@ -417,21 +419,21 @@ async function recoverAccount(ev) {
     $('forgot').open = false;
     await signIn(r.token, me.balance_cents, me);
     showRecoveryCode(r.recovery_code);
-    C.showAlert(t('forgot.done'), 'info');
+    app.showAlert(t('forgot.done'), 'info');
     $('buy')?.focus();
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) fieldError('forgot-code', t('forgot.wrong'));
-    else if (e instanceof ApiError && e.status === 429) fieldError('forgot-code', t('account.login.slow', { wait: C.waitText(e.retryAfter ?? 60) }));
-    else if (e instanceof ApiError && e.status === 400) fieldError('forgot-password', C.errorText(e));
-    else C.showAlert(C.errorText(e));
+    else if (e instanceof ApiError && e.status === 429) fieldError('forgot-code', t('account.login.slow', { wait: app.waitText(e.retryAfter ?? 60) }));
+    else if (e instanceof ApiError && e.status === 400) fieldError('forgot-password', app.errorText(e));
+    else app.showAlert(app.errorText(e));
   } finally {
-    C.setBusy(false);
+    app.setBusy(false);
   }
 }
 
 /** The account page's "Code de secours": a new one, with the password. */
 function recoverySection() {
-  const { el } = C;
+  const { el } = app;
   const form = el('form', { id: 'recovery-form', class: 'stack', novalidate: true, 'aria-labelledby': 'recovery-section-title' },
     el('h2', { id: 'recovery-section-title', text: t('recovery.section') }),
     el('p', { class: 'hint', text: t('recovery.section.text') }),
@@ -439,23 +441,23 @@ function recoverySection() {
     el('button', { type: 'submit', id: 'recovery-new', text: t('recovery.new') }));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const { S } = C;
-    if (S.busy) return;
+    const { state } = app;
+    if (state.busy) return;
     const password = $('recovery-password').value;
     fieldError('recovery-password', '');
     if (!password) return fieldError('recovery-password', t('account.password.empty'));
-    C.setBusy(true);
+    app.setBusy(true);
     try {
-      const r = await accountApi.recoveryCode(S.token, password);
+      const r = await accountApi.recoveryCode(state.token, password);
       $('recovery-password').value = '';
       showRecoveryCode(r.recovery_code, $('account-body'));
       $('recovery-code').scrollIntoView?.({ block: 'nearest' });
     } catch (e) {
       if (e instanceof ApiError && e.status === 403) fieldError('recovery-password', t('account.password.wrong'));
-      else if (e instanceof ApiError && e.status === 401) C.forgetToken();
-      else C.showAlert(C.errorText(e));
+      else if (e instanceof ApiError && e.status === 401) app.forgetToken();
+      else app.showAlert(app.errorText(e));
     } finally {
-      C.setBusy(false);
+      app.setBusy(false);
     }
   });
   return form;
@@ -463,7 +465,7 @@ function recoverySection() {
 
 /** The account page's "Fermer mon compte": with the password (or, without a login, a confirmation). */
 function closeSection(has) {
-  const { el } = C;
+  const { el } = app;
   const form = el('form', { id: 'close-form', class: 'stack danger-zone', novalidate: true, 'aria-labelledby': 'close-title' },
     el('h2', { id: 'close-title', text: t('close.title') }),
     el('p', { text: t('close.text') }),
@@ -478,9 +480,9 @@ function closeSection(has) {
 
 async function closeAccount(ev) {
   ev.preventDefault();
-  const { S, local, KEY } = C;
-  if (S.busy) return;
-  const has = !!(S.me && S.me.login);
+  const { state, local, KEY } = app;
+  if (state.busy) return;
+  const has = !!(state.me && state.me.login);
   const body = {};
   fieldError('close-sure', '');
   if (has) {
@@ -490,15 +492,15 @@ async function closeAccount(ev) {
     body.password = password;
   }
   if (!$('close-sure').checked) return fieldError('close-sure', t('close.sure.needed'));
-  C.setBusy(true);
+  app.setBusy(true);
   try {
-    await accountApi.close(S.token, body);
+    await accountApi.close(state.token, body);
   } catch (e) {
-    C.setBusy(false);
-    if (e instanceof ApiError && e.code === 'ticket_in_play') C.showAlert(t('close.inplay'));
+    app.setBusy(false);
+    if (e instanceof ApiError && e.code === 'ticket_in_play') app.showAlert(t('close.inplay'));
     else if (e instanceof ApiError && e.status === 403 && has) fieldError('close-password', t('account.password.wrong'));
-    else if (e instanceof ApiError && e.status === 401) C.forgetToken();
-    else C.showAlert(C.errorText(e));
+    else if (e instanceof ApiError && e.status === 401) app.forgetToken();
+    else app.showAlert(app.errorText(e));
     return;
   }
   // Closed: this browser forgets the account.
@@ -510,7 +512,7 @@ async function closeAccount(ev) {
 export const accountPage = { hash: 'compte', view: 'account', open: openAccount, render: renderAccount };
 
 export function initAccount(ctx) {
-  C = ctx;
+  app = ctx;
   $('register-form').addEventListener('submit', register);
   $('login-form').addEventListener('submit', login);
   $('forgot-form').addEventListener('submit', recoverAccount);

@@ -39,7 +39,7 @@ import { initScratch } from './scratch.js';
 import { initSeed } from './seed.js';
 import { startSession, stopSession } from './session.js';
 import { applyStrings, initSettings, renderBalance } from './settings.js';
-import { S, local, KEY } from './state.js';
+import { state, local, KEY } from './state.js';
 
 // The page's pure helpers, for whoever imports the entry point.
 export { normalizePlayCode } from './paper.js';
@@ -61,8 +61,8 @@ function init() {
   };
   net.onRecovered = () => { $('netbanner').hidden = true; };
   // account.js (the welcome's forms, the account page), rules.js, limits.js (and its 18+ question).
-  const ctx = { S, local, KEY, show, route, showAlert, setBusy, errorText, renderBalance, openHome, forgetToken, el, waitText, dayTime,
-    operatorMode: () => launchCode != null || !!S.op };
+  const ctx = { state, local, KEY, show, route, showAlert, setBusy, errorText, renderBalance, openHome, forgetToken, el, waitText, dayTime,
+    operatorMode: () => launchCode != null || !!state.op };
   initOperator({ openHome, startSession, stopSession, rerender, applyStrings });
   initOperatorPages(ctx);
   initAccount(ctx);
@@ -80,12 +80,12 @@ function init() {
   $('deck').addEventListener('click', drawDeck);
   initDemo();
   initSeed();
-  $('verify-btn').addEventListener('click', () => { location.hash = `#v=${encodeURIComponent(S.ticket.id)}`; });
+  $('verify-btn').addEventListener('click', () => { location.hash = `#v=${encodeURIComponent(state.ticket.id)}`; });
   // "Acheter un autre ticket": the lobby's purchase, from the result.
   $('again').addEventListener('click', buy);
   $('home-btn').addEventListener('click', () => { location.hash = ''; });
   $('verify-back').addEventListener('click', () => {
-    const id = S.verdict ? S.verdict.record.serial : local.get(KEY.current);
+    const id = state.verdict ? state.verdict.record.serial : local.get(KEY.current);
     location.hash = id ? `#t=${encodeURIComponent(id)}` : '';
   });
   $('brand').addEventListener('click', (ev) => {
@@ -97,7 +97,7 @@ function init() {
 
   if (launchCode != null) return launch(launchCode);
   // A session of the operator's kept in this browser: its timer and checks go on.
-  if (S.op) startSession();
+  if (state.op) startSession();
 
   const q = new URLSearchParams(location.search);
   const code = location.pathname.replace(/\/+$/, '').endsWith('/play') ? q.get('code') : null;
@@ -112,7 +112,7 @@ function init() {
     return openHome().then(() => redeem(code));
   }
   const pending = local.json(KEY.pendingBuy, null);
-  if (pending && S.token) {
+  if (pending && state.token) {
     // A purchase whose answer never came: the same key again (at most one ticket).
     show('home');
     renderHome();

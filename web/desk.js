@@ -33,9 +33,10 @@ const local = {
   },
 };
 
+// The desk's state: the operator token, the server's last answers, and
 // `loads`: refreshes finished so far (the browser tests wait on it);
 // `last`: the previous health, for the actions per second between two.
-const S = { token: session.get(KEY.token), version: null, health: null, reports: null, last: null, rate: null, loads: 0, timer: null, open: {} };
+const state = { token: session.get(KEY.token), version: null, health: null, reports: null, last: null, rate: null, loads: 0, timer: null, open: {} };
 
 const locale = () => (lang() === 'fr' ? 'fr-FR' : 'en-GB');
 const num = (n) => new Intl.NumberFormat(locale()).format(n);
@@ -72,11 +73,11 @@ function applyStrings() {
 }
 
 function showScreen() {
-  const signed = !!S.token;
+  const signed = !!state.token;
   $('desk-login').hidden = signed;
   $('desk-main').hidden = !signed;
   $('desk-logout').hidden = !signed;
-  $('desk-version').hidden = !signed || !S.version;
+  $('desk-version').hidden = !signed || !state.version;
   document.body.dataset.view = signed ? 'desk' : 'login';
 }
 
@@ -97,8 +98,8 @@ async function signIn(ev) {
   $('desk-login-go').disabled = true;
   try {
     // Checked now, not at the first figure: a wrong token is refused here.
-    S.version = await request('GET', '/api/admin/version', { token });
-    S.token = token;
+    state.version = await request('GET', '/api/admin/version', { token });
+    state.token = token;
     session.set(KEY.token, token);
     $('desk-token').value = '';
     showScreen();
@@ -117,10 +118,10 @@ async function signIn(ev) {
 }
 
 function signOut() {
-  S.token = null;
-  S.version = S.health = S.reports = S.last = S.rate = S.check = S.checkedText = S.shown = S.risk = null;
+  state.token = null;
+  state.version = state.health = state.reports = state.last = state.rate = state.check = state.checkedText = state.shown = state.risk = null;
   session.set(KEY.token, null);
-  clearTimeout(S.timer);
+  clearTimeout(state.timer);
   showScreen();
   $('desk-token').focus();
 }
@@ -128,24 +129,24 @@ function signOut() {
 // ------------------------------------------------------------ the figures
 
 async function refresh() {
-  if (!S.token) return;
-  clearTimeout(S.timer);
+  if (!state.token) return;
+  clearTimeout(state.timer);
   document.body.dataset.state = 'busy';
-  const token = S.token;
+  const token = state.token;
   try {
     const [version, health, reports, claims] = await Promise.all([
-      S.version ? Promise.resolve(S.version) : request('GET', '/api/admin/version', { token }),
+      state.version ? Promise.resolve(state.version) : request('GET', '/api/admin/version', { token }),
       request('GET', '/api/admin/health', { token }),
       request('GET', '/api/admin/emissions', { token }),
       request('GET', '/api/admin/claims', { token }),
     ]);
     const at = Date.now();
-    if (S.last && health.process.uptime_s >= S.last.health.process.uptime_s) {
-      const seconds = (at - S.last.at) / 1000;
-      S.rate = seconds > 0 ? (health.process.actions - S.last.health.process.actions) / seconds : null;
+    if (state.last && health.process.uptime_s >= state.last.health.process.uptime_s) {
+      const seconds = (at - state.last.at) / 1000;
+      state.rate = seconds > 0 ? (health.process.actions - state.last.health.process.actions) / seconds : null;
     }
-    S.last = { at, health };
-    Object.assign(S, { version, health, reports, claims, updated: at });
+    state.last = { at, health };
+    Object.assign(state, { version, health, reports, claims, updated: at });
     $('desk-error').hidden = true;
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
@@ -161,29 +162,29 @@ async function refresh() {
     document.body.dataset.state = 'idle';
   }
   render();
-  S.loads += 1;
-  document.body.dataset.loads = String(S.loads);
-  S.timer = setTimeout(refresh, REFRESH_MS);
+  state.loads += 1;
+  document.body.dataset.loads = String(state.loads);
+  state.timer = setTimeout(refresh, REFRESH_MS);
 }
 
 function render() {
   showScreen();
-  if (S.version) $('desk-version').textContent = t('desk.version', { version: S.version.version });
-  if (S.updated) $('desk-updated').textContent = t('desk.updated', { time: timeOf(S.updated) });
-  if (S.health) renderHealth(S.health);
+  if (state.version) $('desk-version').textContent = t('desk.version', { version: state.version.version });
+  if (state.updated) $('desk-updated').textContent = t('desk.updated', { time: timeOf(state.updated) });
+  if (state.health) renderHealth(state.health);
   // The list is drawn again only when its figures or the language changed:
   // a refresh must not wipe what the operator is typing in it.
-  const shown = S.reports && `${lang()}${JSON.stringify(S.reports)}`;
-  if (shown && shown !== S.shown) {
-    S.shown = shown;
-    renderEmissions(S.reports.emissions);
+  const shown = state.reports && `${lang()}${JSON.stringify(state.reports)}`;
+  if (shown && shown !== state.shown) {
+    state.shown = shown;
+    renderEmissions(state.reports.emissions);
   }
-  const claims = S.claims && `${lang()}${JSON.stringify(S.claims)}`;
-  if (claims && claims !== S.claimsShown) {
-    S.claimsShown = claims;
-    renderClaims(S.claims);
+  const claims = state.claims && `${lang()}${JSON.stringify(state.claims)}`;
+  if (claims && claims !== state.claimsShown) {
+    state.claimsShown = claims;
+    renderClaims(state.claims);
   }
-  if (S.check) renderPreview(S.check);
+  if (state.check) renderPreview(state.check);
 }
 
 /**
@@ -191,11 +192,11 @@ function render() {
  * is checked (`ok` true or false, not null), good or to watch.
  */
 function card(id, title, value, ok = null, note = null) {
-  const state = ok == null ? [] : [el('p', { class: 'desk-card-state' }, ok ? t('desk.ok') : t('desk.warn'))];
+  const verdict = ok == null ? [] : [el('p', { class: 'desk-card-state' }, ok ? t('desk.ok') : t('desk.warn'))];
   return el('div', { class: `desk-card ${ok === false ? 'warn' : 'ok'}`, 'data-health': id, 'data-ok': ok == null ? null : String(ok) },
     el('h3', {}, title),
     el('p', { class: 'desk-card-value' }, value),
-    ...state,
+    ...verdict,
     ...(note ? [el('p', { class: 'hint' }, note)] : []));
 }
 
@@ -225,7 +226,7 @@ function renderHealth(h) {
     card('process', t('desk.health.process'), t('desk.health.process.value', {
       uptime: duration(h.process.uptime_s), requests: num(h.process.requests), actions: num(h.process.actions),
     })),
-    card('rate', t('desk.health.rate'), S.rate == null ? t('desk.health.rate.wait') : new Intl.NumberFormat(locale(), { maximumFractionDigits: 1 }).format(S.rate)),
+    card('rate', t('desk.health.rate'), state.rate == null ? t('desk.health.rate.wait') : new Intl.NumberFormat(locale(), { maximumFractionDigits: 1 }).format(state.rate)),
     card('p99', t('desk.health.p99'), h.process.action_p99_ms_at_most == null
       ? t('desk.health.p99.none') : t('desk.health.p99.value', { ms: num(h.process.action_p99_ms_at_most) })),
   ];
@@ -312,7 +313,7 @@ function renderEmission(r) {
     el('summary', {}, t('desk.charts.summary')),
     ...['sales', 'prizes'].map((c) => el('figure', { class: 'desk-chart', id: `${c}-${n}`, 'data-emission': String(n) })));
   charts.addEventListener('toggle', () => {
-    S.open[n] = charts.open;
+    state.open[n] = charts.open;
     if (charts.open && !charts.dataset.loaded) {
       charts.dataset.loaded = '1';
       drawSales(r);
@@ -331,8 +332,8 @@ function renderEmission(r) {
 
 /** Whether emission `n`'s charts box is open: as the operator left it, else only the newest emission's. */
 function chartsOpen(n) {
-  if (n in S.open) return S.open[n];
-  const newest = Math.max(...(S.reports?.emissions ?? []).map((r) => r.emission));
+  if (n in state.open) return state.open[n];
+  const newest = Math.max(...(state.reports?.emissions ?? []).map((r) => r.emission));
   return n === newest;
 }
 
@@ -370,12 +371,12 @@ function svg(tag, attrs = {}, text = null) {
 async function drawRisk(r) {
   const figure = $(`risk-${r.emission}`);
   if (!figure) return;
-  S.risk = S.risk || {};
-  let chart = S.risk[r.emission];
+  state.risk = state.risk || {};
+  let chart = state.risk[r.emission];
   if (!chart) {
     try {
-      chart = await request('GET', `/api/admin/emissions/${r.emission}/risk`, { token: S.token });
-      S.risk[r.emission] = chart;
+      chart = await request('GET', `/api/admin/emissions/${r.emission}/risk`, { token: state.token });
+      state.risk[r.emission] = chart;
     } catch (e) {
       figure.replaceChildren(el('figcaption', { class: 'hint' }, t('desk.refused', { message: e.message })));
       return;
@@ -443,7 +444,7 @@ function span(ms) {
 /** Fetches a chart's data into `figure`; null (and why, in the figure) when refused. */
 async function chartData(figure, path) {
   try {
-    return await request('GET', path, { token: S.token });
+    return await request('GET', path, { token: state.token });
   } catch (e) {
     figure.replaceChildren(el('figcaption', { class: 'hint' }, t('desk.refused', { message: e.message })));
     return null;
@@ -628,7 +629,7 @@ async function act(question, method, path, body) {
   if (!(await confirmed(question))) return null;
   document.body.dataset.state = 'busy';
   try {
-    const out = await request(method, path, { token: S.token, body });
+    const out = await request(method, path, { token: state.token, body });
     await refresh();
     return out;
   } catch (e) {
@@ -657,13 +658,13 @@ async function checkTable(ev) {
   }
   document.body.dataset.state = 'busy';
   try {
-    S.check = await request('POST', '/api/admin/tables/check', { token: S.token, body: { table: text } });
-    S.checkedText = text;
-    renderPreview(S.check);
+    state.check = await request('POST', '/api/admin/tables/check', { token: state.token, body: { table: text } });
+    state.checkedText = text;
+    renderPreview(state.check);
     $('new-preview').hidden = false;
     $('new-preview').focus();
   } catch (e) {
-    S.check = null;
+    state.check = null;
     $('new-preview').hidden = true;
     error.textContent = t('desk.new.refused', { message: e.message });
     error.hidden = false;
@@ -750,10 +751,10 @@ async function onClaimAction(ev) {
 }
 
 async function createEmission() {
-  const c = S.check;
+  const c = state.check;
   const blocks = Number($('new-blocks').value);
   const channel = $('new-channel').value;
-  if (!c || $('new-table').value !== S.checkedText) {
+  if (!c || $('new-table').value !== state.checkedText) {
     said(null, t('desk.new.changed'));
     return;
   }
@@ -763,11 +764,11 @@ async function createEmission() {
   }
   const notice = $('new-notice').value.trim();
   const question = t('desk.confirm.create', { code: c.code, blocks, channel: t(`desk.emission.channel.${channel}`) });
-  const body = { table: S.checkedText, blocks, channel, ...(notice ? { notice_ref: notice } : {}) };
+  const body = { table: state.checkedText, blocks, channel, ...(notice ? { notice_ref: notice } : {}) };
   const out = await act(question, 'POST', '/api/admin/emissions', body);
   if (out) {
     said(t('desk.done.created', { n: out.emission, blocks: out.blocks.length }));
-    S.check = S.checkedText = null;
+    state.check = state.checkedText = null;
     $('new-table').value = '';
     $('new-file').value = '';
     $('new-notice').value = '';
@@ -812,7 +813,7 @@ async function onEmissionAction(ev) {
 async function downloadPrint(emission, block, codes) {
   document.body.dataset.state = 'busy';
   try {
-    await download(printPath(emission, block, codes), `emission-${emission}-block-${block}.csv`, S.token);
+    await download(printPath(emission, block, codes), `emission-${emission}-block-${block}.csv`, state.token);
     said(t(codes ? 'desk.done.print' : 'desk.done.print.nocodes', { emission, block }));
     await refresh();
   } catch (e) {
@@ -834,7 +835,7 @@ async function downloadCertification(emission, button) {
   button.textContent = t('desk.certify.running');
   said(t('desk.certify.wait', { emission }));
   try {
-    await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`, S.token);
+    await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`, state.token);
     said(t('desk.done.certify', { emission }));
   } catch (e) {
     said(null, t('desk.refused', { message: e.message }));
@@ -868,7 +869,7 @@ function start() {
   });
   applyStrings();
   document.body.dataset.state = 'idle';
-  if (S.token) {
+  if (state.token) {
     refresh();
   } else {
     $('desk-token').focus();

@@ -7,7 +7,7 @@
 
 import { ApiError } from './api.js';
 import { t, tn, known, money, lang, rankLabel, cardName } from './i18n.js';
-import { S } from './state.js';
+import { state } from './state.js';
 
 export const $ = (id) => document.getElementById(id);
 /** One step of the animations (ms); --dur in the CSS. */
@@ -19,10 +19,10 @@ export const TURN_MS = 600;
  * `key` with the price of a ticket on sale (`{price}`), as the server said
  * it (purchase.js); its `.noprice` variant while the server has not.
  */
-export const withPrice = (key) => (S.price == null ? t(`${key}.noprice`) : t(key, { price: money(S.price) }));
+export const withPrice = (key) => (state.price == null ? t(`${key}.noprice`) : t(key, { price: money(state.price) }));
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-export const pause = (k = 1) => (S.anim ? sleep(ANIM_MS * k) : Promise.resolve());
+export const pause = (k = 1) => (state.anim ? sleep(ANIM_MS * k) : Promise.resolve());
 
 /** An element: `attrs` are attributes (`class`, `text`, `onclick`... as shortcuts), then its children. */
 export function el(tag, attrs = {}, ...children) {

@@ -3,7 +3,7 @@
 // suspense, the strip of tricks, and the player's actions (a card, a
 // draw), each sent once and retried as is. The page never draws a card:
 // every card and outcome comes from the server's events, which `ingest`
-// turns into the table's model (`S.view`); a screen reader hears each one.
+// turns into the table's model (`state.view`); a screen reader hears each one.
 //
 // Needs state.js, api.js, dom.js, i18n.js, verify.js (the ranks),
 // seed.js (the seed goes with the first card), sound.js, ticket.js (the
@@ -17,7 +17,7 @@ import { focusSeed, keepDraft, prepareSeed, seedOpen, setSeedError, validSeed } 
 import { renderBalance } from './settings.js';
 import { sound } from './sound.js';
 import { gameName } from './games.js';
-import { S, local, KEY, tokenFor, isPaper, isDemo } from './state.js';
+import { state, local, KEY, tokenFor, isPaper, isDemo } from './state.js';
 import { loadTicket, promptFor, renderGame, renderGames, setDeckCount } from './ticket.js';
 import { RANKS } from './verify.js';
 
@@ -84,7 +84,7 @@ function say(view, e) {
     case 'extra_game':
       return t('say.extra.won', { n: e.game - 1 });
     case 'finished':
-      return e.prize_cents > 0 ? t(isPaper(S.ticket) ? 'say.finished.paper' : isDemo(S.ticket) ? 'say.finished.demo' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
+      return e.prize_cents > 0 ? t(isPaper(state.ticket) ? 'say.finished.paper' : isDemo(state.ticket) ? 'say.finished.demo' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
         : tn('say.finished.lost', e.tricks);
     default:
       return null;
@@ -155,7 +155,7 @@ function focusHand() {
 /** Keeps the keyboard where the player was: the same card, the next one, or the deck. */
 function refocus(card) {
   const buttons = [...$('player-hand').querySelectorAll('button')];
-  if (S.ticket.phase !== 'play') return $('deck').focus();
+  if (state.ticket.phase !== 'play') return $('deck').focus();
   const same = buttons.find((b) => b.dataset.card === card);
   const next = buttons.find((b) => RANKS.indexOf(b.dataset.card) > RANKS.indexOf(card)) || buttons[buttons.length - 1];
   (same || next || $('main')).focus();
@@ -181,8 +181,8 @@ export function renderTrick(last, stage) {
   $('trick').dataset.stage = stage || 'done';
   delete $('trick').dataset.outcome;
   if (!last) return;
-  const enter = stage === 'enter' && S.anim;
-  const turn = stage === 'turn' && S.anim;
+  const enter = stage === 'enter' && state.anim;
+  const turn = stage === 'turn' && state.anim;
   const hidden = enter; // As Capone's card, face down until it turns
   if (last.kind === 'trick') {
     sp.append(cardFace(last.player, 'hearts', enter ? 'enter-up' : ''));
@@ -215,7 +215,7 @@ export function renderTrick(last, stage) {
 export function renderHistory() {
   const ol = $('history');
   ol.replaceChildren();
-  for (const h of S.view.hist) {
+  for (const h of state.view.hist) {
     const final = h.final || 'tie';
     const li = el('li', { class: final, 'aria-label': `${cardName(h.player, 'hearts')} / ${cardName(h.capone, 'spades')} : ${t(`outcome.${final}`)}` },
       el('span', { class: 'h-p', text: rankLabel(h.player) + '♥' }),
@@ -223,14 +223,14 @@ export function renderHistory() {
     if (h.decks.length) li.append(el('span', { class: 'h-d', 'aria-hidden': 'true', text: h.decks.map((d) => `${rankLabel(d.player)}/${rankLabel(d.capone)}`).join(' ') }));
     ol.append(li);
   }
-  for (let i = S.view.hist.length; i < 8; i++) ol.append(el('li', { class: 'empty', 'aria-hidden': 'true' }));
+  for (let i = state.view.hist.length; i < 8; i++) ol.append(el('li', { class: 'empty', 'aria-hidden': 'true' }));
 }
 
 
 /** The player plays `card` (its `button` marked while the answer comes); the first card carries the seed. */
 async function play(card, button) {
-  const tk = S.ticket;
-  if (S.busy || !S.scratched || tk.phase !== 'play') return;
+  const tk = state.ticket;
+  if (state.busy || !state.scratched || tk.phase !== 'play') return;
   const body = { seq: tk.seq, action: 'play', card };
   if (seedOpen(tk)) {
     // The first card carries the player's seed, as the field shows it.
@@ -249,8 +249,8 @@ async function play(card, button) {
 
 /** The player draws from the deck (a tie break or the Extra duel). */
 export async function drawDeck() {
-  const tk = S.ticket;
-  if (S.busy || !S.scratched || !tk || !(tk.phase === 'tie_break' || tk.phase === 'extra_draw')) return;
+  const tk = state.ticket;
+  if (state.busy || !state.scratched || !tk || !(tk.phase === 'tie_break' || tk.phase === 'extra_draw')) return;
   await act({ seq: tk.seq, action: 'draw' });
 }
 
@@ -261,19 +261,19 @@ export async function drawDeck() {
  * (the ticket moved on elsewhere) reloads the ticket as the server has it.
  */
 export async function act(body) {
-  const tk = S.ticket;
+  const tk = state.ticket;
   const token = tokenFor(tk.id);
   setBusy(true);
   $('prompt').textContent = t('prompt.wait');
   local.set(KEY.pendingAct, JSON.stringify({ id: tk.id, body }));
-  S.sending = true;
+  state.sending = true;
   let answer;
   try {
     answer = await api.act(token, tk.id, body);
     local.set(KEY.pendingAct, null);
   } catch (e) {
     local.set(KEY.pendingAct, null);
-    S.sending = false;
+    state.sending = false;
     if (e instanceof ApiError && (e.status === 409 || e.status === 422)) {
       try {
         await loadTicket(tk.id, token);
@@ -288,45 +288,45 @@ export async function act(body) {
     setBusy(false);
     return;
   }
-  S.sending = false;
+  state.sending = false;
   if (answer.ticket.id !== tk.id) return setBusy(false);
-  S.ticket = answer.ticket;
-  if (!seedOpen(S.ticket)) prepareSeed(S.ticket);
+  state.ticket = answer.ticket;
+  if (!seedOpen(state.ticket)) prepareSeed(state.ticket);
   // A paper ticket's prize goes to no wallet: with its own token the answer has no balance.
-  if (answer.balance_cents != null) S.balance = answer.balance_cents;
+  if (answer.balance_cents != null) state.balance = answer.balance_cents;
   renderBalance();
   // The hand and score are the server's at once; the middle of the table
   // shows the events in order, each briefly.
-  renderHands(S.ticket);
+  renderHands(state.ticket);
   const sentences = [];
   const newGame = answer.events.some((e) => e.type === 'extra_game');
   for (const e of answer.events) {
-    ingest(S.view, e);
-    const s = say(S.view, e);
+    ingest(state.view, e);
+    const s = say(state.view, e);
     if (s) sentences.push(s);
     if (e.type === 'trick' || e.type === 'deck') {
-      await revealDraw(S.view.last);
+      await revealDraw(state.view.last);
       renderHistory();
       sound(e.outcome);
       await pause(1.5);
     } else if (e.type === 'extra_game') {
       // The Extra duel won: eight new cards, said on the table too.
-      renderTrick(S.view.last);
+      renderTrick(state.view.last);
       renderHistory();
-      renderGames(S.ticket);
+      renderGames(state.ticket);
       sound('extra');
       await pause(3);
     } else if (e.type === 'finished' && e.prize_cents > 0) {
-      S.celebrate = S.ticket.id;
+      state.celebrate = state.ticket.id;
     }
   }
-  const prompt = promptFor(S.ticket);
+  const prompt = promptFor(state.ticket);
   if (prompt) sentences.push(prompt);
   announce(sentences.join(' '));
   renderGame();
   setBusy(false);
-  if (S.ticket.phase === 'finished') $('result').focus();
-  else if (S.ticket.phase !== 'play') $('deck').focus();
+  if (state.ticket.phase === 'finished') $('result').focus();
+  else if (state.ticket.phase !== 'play') $('deck').focus();
   // An Extra game: eight new cards, the keyboard on the first one; back
   // from the deck (disabled now: the browser would drop its focus), the hand.
   else if (newGame || [null, document.body, $('main'), $('deck')].includes(document.activeElement)) focusHand();
@@ -338,7 +338,7 @@ export async function act(body) {
  * in about 0.6 s, then the outcome. Animations off: at once.
  */
 async function revealDraw(last) {
-  if (!S.anim || !last || (last.kind !== 'trick' && last.kind !== 'deck')) {
+  if (!state.anim || !last || (last.kind !== 'trick' && last.kind !== 'deck')) {
     renderTrick(last);
     return;
   }

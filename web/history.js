@@ -3,7 +3,7 @@
 // net result (the prize less the ticket's price, both from the server's
 // ticket view); the paper tickets opened on this device with them.
 //
-// Needs state.js (`S.tickets...`, the paper tokens), api.js, dom.js,
+// Needs state.js (`state.tickets...`, the paper tokens), api.js, dom.js,
 // i18n.js, games.js and router.js (busy while a page loads).
 
 import { request } from './api.js';
@@ -12,7 +12,7 @@ import { gamesOf, gameText } from './games.js';
 import { t, tn, money } from './i18n.js';
 import { renderHome } from './home.js';
 import { setBusy } from './router.js';
-import { S, paperTokens, isPaper } from './state.js';
+import { state, paperTokens, isPaper } from './state.js';
 
 /** Tickets per page of "Mes tickets". */
 const PAGE = 10;
@@ -25,27 +25,27 @@ const PAGE = 10;
  */
 export async function loadTickets(more) {
   if (!more) await loadPaperTickets();
-  const page = (before) => request('GET', `/api/tickets?limit=${PAGE}${before != null ? `&before=${encodeURIComponent(before)}` : ''}`, { token: S.token, retry: true });
+  const page = (before) => request('GET', `/api/tickets?limit=${PAGE}${before != null ? `&before=${encodeURIComponent(before)}` : ''}`, { token: state.token, retry: true });
   if (!more) {
     const r = await page(null);
-    S.tickets = r.tickets;
-    S.ticketsPaged = Object.prototype.hasOwnProperty.call(r, 'next');
-    S.ticketsNext = r.next ?? null;
-    S.ticketsShown = PAGE;
-  } else if (S.ticketsPaged) {
-    if (S.ticketsNext == null) return;
-    const r = await page(S.ticketsNext);
-    const seen = new Set(S.tickets.map((tk) => tk.id));
-    S.tickets = S.tickets.concat(r.tickets.filter((tk) => !seen.has(tk.id)));
-    S.ticketsNext = r.next ?? null;
+    state.tickets = r.tickets;
+    state.ticketsPaged = Object.prototype.hasOwnProperty.call(r, 'next');
+    state.ticketsNext = r.next ?? null;
+    state.ticketsShown = PAGE;
+  } else if (state.ticketsPaged) {
+    if (state.ticketsNext == null) return;
+    const r = await page(state.ticketsNext);
+    const seen = new Set(state.tickets.map((tk) => tk.id));
+    state.tickets = state.tickets.concat(r.tickets.filter((tk) => !seen.has(tk.id)));
+    state.ticketsNext = r.next ?? null;
   } else {
-    S.ticketsShown += PAGE;
+    state.ticketsShown += PAGE;
   }
 }
 
 /**
  * The paper tickets opened on this device, each read with its own token
- * (`S.paperViews`): "Mes tickets" shows their result and whether they
+ * (`state.paperViews`): "Mes tickets" shows their result and whether they
  * were paid, with or without an account. A ticket that cannot be read
  * keeps its line with its serial.
  */
@@ -57,12 +57,12 @@ export async function loadPaperTickets() {
       views[id] = (await request('GET', `/api/tickets/${encodeURIComponent(id)}`, { token, retry: false })).ticket;
     } catch { /* its serial alone */ }
   }));
-  S.paperViews = views;
+  state.paperViews = views;
 }
 
 /** "Plus de tickets": the next page. */
 export async function moreTickets() {
-  if (S.busy || !S.token) return;
+  if (state.busy || !state.token) return;
   const before = shownTickets().length;
   setBusy(true);
   try {
@@ -78,10 +78,10 @@ export async function moreTickets() {
 }
 
 const shownTickets = () => {
-  const all = S.tickets || [];
-  return S.ticketsPaged ? all : all.slice(0, S.ticketsShown || PAGE);
+  const all = state.tickets || [];
+  return state.ticketsPaged ? all : all.slice(0, state.ticketsShown || PAGE);
 };
-const moreToShow = () => (S.ticketsPaged ? S.ticketsNext != null : (S.tickets || []).length > (S.ticketsShown || PAGE));
+const moreToShow = () => (state.ticketsPaged ? state.ticketsNext != null : (state.tickets || []).length > (state.ticketsShown || PAGE));
 
 /**
  * The list of "Mes tickets": the paper tickets opened on this device, then
@@ -92,12 +92,12 @@ export function renderTickets(logged) {
   list.replaceChildren();
   const tickets = logged ? shownTickets() : [];
   // Paper tickets opened on this device and not (or not yet) in the list.
-  const listed = new Set((logged ? S.tickets || [] : []).map((tk) => tk.id));
+  const listed = new Set((logged ? state.tickets || [] : []).map((tk) => tk.id));
   const paper = Object.keys(paperTokens()).filter((id) => !listed.has(id));
   $('tickets-panel').hidden = !logged && paper.length === 0;
   if (tickets.length === 0 && paper.length === 0) list.append(el('li', { class: 'none', text: t('tickets.none') }));
   for (const id of paper) {
-    const view = (S.paperViews || {})[id];
+    const view = (state.paperViews || {})[id];
     if (view) {
       list.append(ticketItem(view));
       continue;

@@ -18,23 +18,23 @@ import { noteMe, sessionRefused } from './operator.js';
 import { loadPrice, notePrice } from './purchase.js';
 import { setBusy, show } from './router.js';
 import { renderBalance } from './settings.js';
-import { S, local, KEY, deviceExclusion, isPaper } from './state.js';
+import { state, local, KEY, deviceExclusion, isPaper } from './state.js';
 
 /** The home screen, with the player's balance and tickets when there is a token. */
 export async function openHome() {
   show('home');
-  S.ticket = null;
+  state.ticket = null;
   renderHome();
-  if (S.token) {
+  if (state.token) {
     try {
-      const [me] = await Promise.all([api.me(S.token).catch(balanceUnknown), loadTickets(false), loadPrice()]);
+      const [me] = await Promise.all([api.me(state.token).catch(balanceUnknown), loadTickets(false), loadPrice()]);
       if (me) {
-        S.balance = me.balance_cents;
+        state.balance = me.balance_cents;
         // operator.js: the operator's mode, its flags and its lobby (nothing in the internal mode).
         await noteMe(me);
       }
       // No table on sale to read the price from: the newest ticket's.
-      notePrice(S.tickets.find((tk) => !isPaper(tk))?.price_cents);
+      notePrice(state.tickets.find((tk) => !isPaper(tk))?.price_cents);
       renderBalance();
       renderHome();
       if (!me) showAlert(t('op.balance.unavailable'));
@@ -66,9 +66,9 @@ function balanceUnknown(e) {
 /** The token is refused: the page forgets it (and says so). */
 export function forgetToken() {
   // The operator's session is over: no welcome of ours, the page says so.
-  if (S.op) return sessionRefused();
-  S.token = null;
-  S.balance = null;
+  if (state.op) return sessionRefused();
+  state.token = null;
+  state.balance = null;
   local.set(KEY.token, null);
   renderBalance();
   renderHome();
@@ -77,7 +77,7 @@ export function forgetToken() {
 
 /** The welcome or the lobby, and the list of tickets. */
 export function renderHome() {
-  const logged = !!S.token;
+  const logged = !!state.token;
   $('welcome').hidden = logged;
   $('lobby').hidden = false;
   $('buy-panel').hidden = !logged;
@@ -110,8 +110,8 @@ export async function useToken(ev) {
   setBusy(true);
   try {
     const me = await api.me(token);
-    S.token = token;
-    S.balance = me.balance_cents;
+    state.token = token;
+    state.balance = me.balance_cents;
     local.set(KEY.token, token);
     await openHome();
   } catch (e) {

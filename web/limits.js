@@ -36,12 +36,13 @@ const tn = (key, n, params = {}) =>
   t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(n) === 'one' ? 'one' : 'other'}`, { n, ...params });
 
 const $ = (id) => document.getElementById(id);
-let C = null;
+/** The page's state and app.js's helpers (show, setBusy, errorText, el...): set by app.js (`initLimits`). */
+let app = null;
 
 /** Limits as the server says them: a self-exclusion's end is kept on this device (state.js). */
-const noted = (L) => {
-  keepExclusion(L && L.excluded_until_ms);
-  return L;
+const noted = (limits) => {
+  keepExclusion(limits && limits.excluded_until_ms);
+  return limits;
 };
 
 export const limitsApi = {
@@ -63,8 +64,8 @@ const ADULT_KEY = 'asc.adult';
 
 /** The first visit: "Interdit aux mineurs", confirmed once per browser. */
 function ageGate() {
-  const { el, local } = C;
-  if (local.get(ADULT_KEY) === '1' || (C.operatorMode && C.operatorMode())) return;
+  const { el, local } = app;
+  if (local.get(ADULT_KEY) === '1' || (app.operatorMode && app.operatorMode())) return;
   const gate = el('dialog', { id: 'age-gate', class: 'dialog age-gate', 'aria-labelledby': 'age-title', 'aria-describedby': 'age-text' },
     el('p', { class: 'age-badge', 'aria-hidden': 'true', text: '18+' }),
     el('h2', { id: 'age-title', text: t('age.title') }),
@@ -96,7 +97,7 @@ function ageGate() {
 
 /** The page for someone who said they are under 18: the game is gone from it. */
 function leaveMinor() {
-  const { el } = C;
+  const { el } = app;
   document.body.dataset.minor = 'true';
   for (const id of ['main', 'footer']) $(id).hidden = true;
   document.querySelector('header.bar').hidden = true;
@@ -128,8 +129,8 @@ function leaveMinor() {
  */
 export function showPurchaseRefusal(e) {
   if (!(e instanceof ApiError) || e.status !== 403 || !['limit_reached', 'limit_required', 'self_excluded'].includes(e.code)) return false;
-  const { el } = C;
-  C.showAlert(C.errorText(e));
+  const { el } = app;
+  app.showAlert(app.errorText(e));
   const a = $('alert');
   a.dataset.reason = e.code;
   a.append(' ', el('a', { href: '#/limites', text: t('limits.refused.link') }));
@@ -154,46 +155,46 @@ const session = {
  * shows only when none of these holds. Also a line of the limits in force.
  */
 export async function lobbyLimits() {
-  const { S } = C;
+  const { state } = app;
   const box = $('rg-lobby');
   if (!box) return;
-  if (!S.token || (C.operatorMode && C.operatorMode())) {
+  if (!state.token || (app.operatorMode && app.operatorMode())) {
     box.hidden = true;
     $('buy-form').hidden = false;
     return;
   }
-  let L;
+  let limits;
   try {
-    L = await limitsApi.get(S.token);
+    limits = await limitsApi.get(state.token);
   } catch {
     // The purchase says the refusal if there is one.
     box.hidden = true;
     $('buy-form').hidden = false;
     return;
   }
-  renderLobbyLimits(L);
+  renderLobbyLimits(limits);
 }
 
-function renderLobbyLimits(L) {
-  const { el, S } = C;
+function renderLobbyLimits(limits) {
+  const { el, state } = app;
   const box = $('rg-lobby');
   const now = Date.now();
-  const price = S.price ?? 300;
+  const price = state.price ?? 300;
   box.replaceChildren();
   box.removeAttribute('data-state');
   let block = null;
-  if (L.excluded_until_ms != null && L.excluded_until_ms > now) {
+  if (limits.excluded_until_ms != null && limits.excluded_until_ms > now) {
     block = 'excluded';
-    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.excluded', { date: C.dayTime(L.excluded_until_ms) }) }));
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.excluded', { date: app.dayTime(limits.excluded_until_ms) }) }));
   } else if (session.get(PAUSED_KEY) === '1') {
     block = 'paused';
     box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.paused') }),
-      el('button', { type: 'button', id: 'rg-resume', text: t('lobby.rg.resume'), onclick: () => { session.set(PAUSED_KEY, null); startReminder(true); renderLobbyLimits(L); $('buy')?.focus(); } }));
-  } else if (L.stake_limit_required && L.spend_per_week_cents == null) {
+      el('button', { type: 'button', id: 'rg-resume', text: t('lobby.rg.resume'), onclick: () => { session.set(PAUSED_KEY, null); startReminder(true); renderLobbyLimits(limits); $('buy')?.focus(); } }));
+  } else if (limits.stake_limit_required && limits.spend_per_week_cents == null) {
     block = 'required';
     const form = el('form', { id: 'rg-required-form', class: 'stack', novalidate: true },
       el('h3', { id: 'rg-required-title', text: t('lobby.rg.required.title') }),
-      el('p', { id: 'rg-lobby-text', text: t('lobby.rg.required.text', { hours: L.cooling_off_hours }) }),
+      el('p', { id: 'rg-lobby-text', text: t('lobby.rg.required.text', { hours: limits.cooling_off_hours }) }),
       el('div', { class: 'field' },
         el('label', { for: 'rg-required-week', text: t('limits.week.label') }),
         el('input', { id: 'rg-required-week', inputmode: 'decimal', autocomplete: 'off', required: true, 'aria-describedby': 'rg-required-week-hint rg-required-week-error' }),
@@ -205,29 +206,29 @@ function renderLobbyLimits(L) {
       const week = parseEuros($('rg-required-week').value);
       if (week == null || Number.isNaN(week)) return setError('rg-required-week', t('limits.week.required'));
       setError('rg-required-week', '');
-      C.setBusy(true);
+      app.setBusy(true);
       try {
-        const after = await limitsApi.put(C.S.token, { tickets_per_day: L.tickets_per_day, spend_per_week_cents: week });
+        const after = await limitsApi.put(app.state.token, { tickets_per_day: limits.tickets_per_day, spend_per_week_cents: week });
         renderLobbyLimits(after);
         $('buy')?.focus();
       } catch (e) {
-        if (e instanceof ApiError && e.status === 401) C.forgetToken();
-        else setError('rg-required-week', C.errorText(e));
+        if (e instanceof ApiError && e.status === 401) app.forgetToken();
+        else setError('rg-required-week', app.errorText(e));
       } finally {
-        C.setBusy(false);
+        app.setBusy(false);
       }
     });
     box.append(form);
-  } else if (L.tickets_per_day != null && L.used.tickets_today >= L.tickets_per_day) {
+  } else if (limits.tickets_per_day != null && limits.used.tickets_today >= limits.tickets_per_day) {
     block = 'limit';
-    box.append(el('p', { id: 'rg-lobby-text', text: tn('lobby.rg.day', L.used.tickets_today, { max: L.tickets_per_day }) }));
-  } else if (L.spend_per_week_cents != null && L.used.spent_week_cents + price > L.spend_per_week_cents) {
+    box.append(el('p', { id: 'rg-lobby-text', text: tn('lobby.rg.day', limits.used.tickets_today, { max: limits.tickets_per_day }) }));
+  } else if (limits.spend_per_week_cents != null && limits.used.spent_week_cents + price > limits.spend_per_week_cents) {
     block = 'limit';
-    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.week', { n: money(L.used.spent_week_cents), max: money(L.spend_per_week_cents), price: money(price) }) }));
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.week', { n: money(limits.used.spent_week_cents), max: money(limits.spend_per_week_cents), price: money(price) }) }));
   }
   const usage = [
-    L.tickets_per_day != null ? tn('lobby.rg.usage.day', L.used.tickets_today, { max: L.tickets_per_day }) : null,
-    L.spend_per_week_cents != null ? t('lobby.rg.usage.week', { n: money(L.used.spent_week_cents), max: money(L.spend_per_week_cents) }) : null,
+    limits.tickets_per_day != null ? tn('lobby.rg.usage.day', limits.used.tickets_today, { max: limits.tickets_per_day }) : null,
+    limits.spend_per_week_cents != null ? t('lobby.rg.usage.week', { n: money(limits.used.spent_week_cents), max: money(limits.spend_per_week_cents) }) : null,
   ].filter(Boolean);
   if (!block && usage.length) box.append(el('p', { class: 'hint', id: 'rg-lobby-usage', text: t('lobby.rg.usage', { what: usage.join(' · ') }) }));
   if (block !== 'required') box.append(el('p', {}, el('a', { href: '#/limites', id: 'rg-lobby-link', text: t('lobby.rg.link') })));
@@ -248,7 +249,7 @@ const REMINDED_KEY = 'asc.reminded';
 let reminderTimer = null;
 
 const reminderMinutes = () => {
-  const v = Number(C.local.get(REMINDER_KEY) ?? 60);
+  const v = Number(app.local.get(REMINDER_KEY) ?? 60);
   return REMINDER_MINUTES.includes(v) ? v : 60;
 };
 
@@ -274,16 +275,16 @@ function durationText(ms) {
 
 /** The reminder is due: the time played and the net result since, with "continue" and "stop". */
 export async function checkReminder() {
-  const { S, el } = C;
+  const { state, el } = app;
   const every = reminderMinutes();
-  if (!S.token || !every || (C.operatorMode && C.operatorMode()) || $('reminder-dialog') || document.body.dataset.minor) return;
+  if (!state.token || !every || (app.operatorMode && app.operatorMode()) || $('reminder-dialog') || document.body.dataset.minor) return;
   const start = Number(session.get(START_KEY));
   const last = Number(session.get(REMINDED_KEY) || start);
   if (!start || Date.now() - last < every * 60000) return;
   session.set(REMINDED_KEY, String(Date.now()));
   let since = null;
   try {
-    since = (await limitsApi.statement(S.token, Math.max(start, Date.now() - 30 * 86400000))).since;
+    since = (await limitsApi.statement(state.token, Math.max(start, Date.now() - 30 * 86400000))).since;
   } catch { /* the time alone */ }
   if ($('reminder-dialog')) return;
   const dlg = el('dialog', { id: 'reminder-dialog', class: 'dialog', 'aria-labelledby': 'reminder-title', 'aria-describedby': 'reminder-text' },
@@ -301,7 +302,7 @@ export async function checkReminder() {
     close();
     session.set(PAUSED_KEY, '1');
     if (location.hash && location.hash !== '#') location.hash = '';
-    else C.openHome();
+    else app.openHome();
   });
   dlg.showModal();
   $('reminder-continue').focus();
@@ -312,7 +313,7 @@ export async function checkReminder() {
 const parisDay = (ms, opts) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { timeZone: 'Europe/Paris', ...opts }).format(new Date(ms));
 
 function statementSection(v) {
-  const { el } = C;
+  const { el } = app;
   const table = (kind, rows, label) => el('table', { class: 'statement', id: `statement-${kind}` },
     el('caption', { text: t(`statement.${kind}`) }),
     el('thead', {}, el('tr', {}, ...['period', 'stakes', 'winnings', 'net'].map((c) => el('th', { scope: 'col', text: t(`statement.col.${c}`) })))),
@@ -330,7 +331,7 @@ function statementSection(v) {
 }
 
 function reminderForm() {
-  const { el, local } = C;
+  const { el, local } = app;
   const now = reminderMinutes();
   const form = el('form', { id: 'reminder-form', class: 'stack', novalidate: true, 'aria-labelledby': 'reminder-form-title' },
     el('h2', { id: 'reminder-form-title', text: t('reminder.title') }),
@@ -352,25 +353,27 @@ function reminderForm() {
 
 // ------------------------------------------------------------ Mes limites (#/limites)
 
-let state = { limits: null, statement: null, error: null, done: null, warn: null };
+// What "Mes limites" shows: the limits and the statement as the server
+// said them, the error of their loading, and the lines said after a change.
+let limitsScreen = { limits: null, statement: null, error: null, done: null, warn: null };
 
 async function openLimits() {
-  const { S } = C;
-  C.show('limits');
-  C.setBusy(true);
-  state = { limits: null, statement: null, error: null, done: null, warn: null };
+  const { state } = app;
+  app.show('limits');
+  app.setBusy(true);
+  limitsScreen = { limits: null, statement: null, error: null, done: null, warn: null };
   // Nothing of an earlier visit stays on screen while the limits load.
   $('limits-body').replaceChildren();
-  if (S.token) {
+  if (state.token) {
     try {
-      [state.limits, state.statement] = await Promise.all([limitsApi.get(S.token), limitsApi.statement(S.token).catch(() => null)]);
+      [limitsScreen.limits, limitsScreen.statement] = await Promise.all([limitsApi.get(state.token), limitsApi.statement(state.token).catch(() => null)]);
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) C.forgetToken();
-      else state.error = e;
+      if (e instanceof ApiError && e.status === 401) app.forgetToken();
+      else limitsScreen.error = e;
     }
   }
   renderLimits();
-  C.setBusy(false);
+  app.setBusy(false);
   $('limits-title').focus();
 }
 
@@ -385,42 +388,42 @@ export function parseEuros(s) {
 }
 
 function renderLimits() {
-  const { S, el } = C;
+  const { state, el } = app;
   const body = $('limits-body');
   body.replaceChildren();
   body.append(el('p', { class: 'lead', text: t('limits.lead') }));
-  if (!S.token) {
+  if (!state.token) {
     body.append(el('p', { text: t('limits.out') }), el('p', {}, el('a', { class: 'button primary', href: '#', text: t('account.out.link') })));
     return;
   }
-  if (state.error) {
-    body.append(el('p', { class: 'field-error', role: 'alert', text: C.errorText(state.error) }));
+  if (limitsScreen.error) {
+    body.append(el('p', { class: 'field-error', role: 'alert', text: app.errorText(limitsScreen.error) }));
     return;
   }
-  const L = state.limits;
-  if (!L) return;
+  const limits = limitsScreen.limits;
+  if (!limits) return;
   const now = Date.now();
-  const excluded = L.excluded_until_ms != null && L.excluded_until_ms > now;
+  const excluded = limits.excluded_until_ms != null && limits.excluded_until_ms > now;
 
   if (excluded) {
-    body.append(el('p', { class: 'excluded', id: 'limits-excluded', role: 'status', text: t('limits.excluded', { date: C.dayTime(L.excluded_until_ms) }) }));
+    body.append(el('p', { class: 'excluded', id: 'limits-excluded', role: 'status', text: t('limits.excluded', { date: app.dayTime(limits.excluded_until_ms) }) }));
   }
 
   // What was used in the rolling windows.
-  const perDay = L.tickets_per_day;
-  const perWeek = L.spend_per_week_cents;
+  const perDay = limits.tickets_per_day;
+  const perWeek = limits.spend_per_week_cents;
   body.append(el('section', { 'aria-labelledby': 'limits-used-title' },
     el('h2', { id: 'limits-used-title', text: t('limits.used.title') }),
     el('dl', { class: 'facts usage' },
       el('div', {}, el('dt', { text: t('limits.used.day') }),
-        el('dd', { id: 'used-day', 'data-used': String(L.used.tickets_today) }, perDay == null ? tn('limits.used.tickets', L.used.tickets_today) : tn('limits.used.tickets.of', L.used.tickets_today, { max: perDay }))),
+        el('dd', { id: 'used-day', 'data-used': String(limits.used.tickets_today) }, perDay == null ? tn('limits.used.tickets', limits.used.tickets_today) : tn('limits.used.tickets.of', limits.used.tickets_today, { max: perDay }))),
       el('div', {}, el('dt', { text: t('limits.used.week') }),
-        el('dd', { id: 'used-week', 'data-used': String(L.used.spent_week_cents) }, perWeek == null ? money(L.used.spent_week_cents) : t('limits.used.spent.of', { n: money(L.used.spent_week_cents), max: money(perWeek) }))))));
+        el('dd', { id: 'used-week', 'data-used': String(limits.used.spent_week_cents) }, perWeek == null ? money(limits.used.spent_week_cents) : t('limits.used.spent.of', { n: money(limits.used.spent_week_cents), max: money(perWeek) }))))));
 
   // The limits, and what is coming.
   const form = el('form', { id: 'limits-form', class: 'stack', novalidate: true, 'aria-labelledby': 'limits-set-title' },
     el('h2', { id: 'limits-set-title', text: t('limits.set.title') }),
-    el('p', { class: 'hint', id: 'limits-rule', text: t('limits.set.rule', { hours: L.cooling_off_hours }) }),
+    el('p', { class: 'hint', id: 'limits-rule', text: t('limits.set.rule', { hours: limits.cooling_off_hours }) }),
     el('div', { class: 'field' },
       el('label', { for: 'limit-day', text: t('limits.day.label') }),
       el('input', { id: 'limit-day', inputmode: 'numeric', autocomplete: 'off', value: perDay == null ? '' : String(perDay), 'aria-describedby': 'limit-day-hint limit-day-error' }),
@@ -429,20 +432,20 @@ function renderLimits() {
     el('div', { class: 'field' },
       el('label', { for: 'limit-week', text: t('limits.week.label') }),
       el('input', { id: 'limit-week', inputmode: 'decimal', autocomplete: 'off', value: euros(perWeek), 'aria-describedby': 'limit-week-hint limit-week-error' }),
-      el('p', { class: 'hint', id: 'limit-week-hint', text: t(L.stake_limit_required ? 'limits.week.hint.required' : 'limits.week.hint') }),
+      el('p', { class: 'hint', id: 'limit-week-hint', text: t(limits.stake_limit_required ? 'limits.week.hint.required' : 'limits.week.hint') }),
       el('p', { class: 'field-error', id: 'limit-week-error', role: 'alert', hidden: true })),
     el('button', { type: 'submit', class: 'primary', id: 'limits-save', text: t('limits.save') }),
-    el('p', { id: 'limits-done', class: 'done', role: 'status', hidden: !state.done, text: state.done || '' }),
-    el('p', { id: 'limits-warn', class: 'warn', role: 'alert', hidden: !state.warn, text: state.warn || '' }));
+    el('p', { id: 'limits-done', class: 'done', role: 'status', hidden: !limitsScreen.done, text: limitsScreen.done || '' }),
+    el('p', { id: 'limits-warn', class: 'warn', role: 'alert', hidden: !limitsScreen.warn, text: limitsScreen.warn || '' }));
   form.addEventListener('submit', saveLimits);
   body.append(form);
-  if (L.pending) {
-    const p = L.pending;
+  if (limits.pending) {
+    const p = limits.pending;
     const what = [
       p.tickets_per_day !== perDay ? t('limits.pending.day', { v: p.tickets_per_day == null ? t('limits.none') : tn('limits.n.tickets', p.tickets_per_day) }) : null,
       p.spend_per_week_cents !== perWeek ? t('limits.pending.week', { v: p.spend_per_week_cents == null ? t('limits.none') : money(p.spend_per_week_cents) }) : null,
     ].filter(Boolean).join(' ; ');
-    form.insertBefore(el('p', { class: 'pending', id: 'limits-pending', 'data-from': String(p.from_ms), text: t('limits.pending', { what: what || t('limits.pending.same'), date: C.dayTime(p.from_ms) }) }), form.querySelector('#limits-rule').nextSibling);
+    form.insertBefore(el('p', { class: 'pending', id: 'limits-pending', 'data-from': String(p.from_ms), text: t('limits.pending', { what: what || t('limits.pending.same'), date: app.dayTime(p.from_ms) }) }), form.querySelector('#limits-rule').nextSibling);
   }
 
   // Self-exclusion.
@@ -458,7 +461,7 @@ function renderLimits() {
   ex.addEventListener('submit', askExclusion);
   body.append(ex);
   body.append(reminderForm());
-  if (state.statement) body.append(statementSection(state.statement));
+  if (limitsScreen.statement) body.append(statementSection(limitsScreen.statement));
 }
 
 function setError(id, text) {
@@ -475,8 +478,8 @@ function setError(id, text) {
 
 async function saveLimits(ev) {
   ev.preventDefault();
-  const { S } = C;
-  if (S.busy) return;
+  const { state } = app;
+  if (state.busy) return;
   setError('limit-day', '');
   setError('limit-week', '');
   const dayText = $('limit-day').value.trim();
@@ -487,40 +490,40 @@ async function saveLimits(ev) {
   }
   const week = parseEuros($('limit-week').value);
   if (Number.isNaN(week)) return setError('limit-week', t('limits.week.bad'));
-  if (week == null && state.limits.stake_limit_required) return setError('limit-week', t('limits.week.required'));
-  C.setBusy(true);
+  if (week == null && limitsScreen.limits.stake_limit_required) return setError('limit-week', t('limits.week.required'));
+  app.setBusy(true);
   try {
-    const before = state.limits;
-    state.limits = await limitsApi.put(S.token, { tickets_per_day: day, spend_per_week_cents: week });
-    const L = state.limits;
-    state.done = L.pending && (!before.pending || before.pending.from_ms !== L.pending.from_ms || JSON.stringify(before.pending) !== JSON.stringify(L.pending))
-      ? t('limits.saved.pending', { date: C.dayTime(L.pending.from_ms) }) : t('limits.saved');
+    const before = limitsScreen.limits;
+    limitsScreen.limits = await limitsApi.put(state.token, { tickets_per_day: day, spend_per_week_cents: week });
+    const limits = limitsScreen.limits;
+    limitsScreen.done = limits.pending && (!before.pending || before.pending.from_ms !== limits.pending.from_ms || JSON.stringify(before.pending) !== JSON.stringify(limits.pending))
+      ? t('limits.saved.pending', { date: app.dayTime(limits.pending.from_ms) }) : t('limits.saved');
     // A limit that applies now and is already passed: said at once, before a purchase is refused.
-    const price = S.price ?? 300;
-    state.warn = L.tickets_per_day != null && L.used.tickets_today >= L.tickets_per_day
-      ? tn('limits.passed.day', L.used.tickets_today, { max: L.tickets_per_day })
-      : L.spend_per_week_cents != null && L.used.spent_week_cents + price > L.spend_per_week_cents
-        ? t('limits.passed.week', { n: money(L.used.spent_week_cents), max: money(L.spend_per_week_cents) }) : null;
+    const price = state.price ?? 300;
+    limitsScreen.warn = limits.tickets_per_day != null && limits.used.tickets_today >= limits.tickets_per_day
+      ? tn('limits.passed.day', limits.used.tickets_today, { max: limits.tickets_per_day })
+      : limits.spend_per_week_cents != null && limits.used.spent_week_cents + price > limits.spend_per_week_cents
+        ? t('limits.passed.week', { n: money(limits.used.spent_week_cents), max: money(limits.spend_per_week_cents) }) : null;
     renderLimits();
     $('limits-done').focus?.();
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) C.forgetToken();
-    else C.showAlert(C.errorText(e));
+    if (e instanceof ApiError && e.status === 401) app.forgetToken();
+    else app.showAlert(app.errorText(e));
   } finally {
-    C.setBusy(false);
+    app.setBusy(false);
   }
 }
 
 function askExclusion(ev) {
   ev.preventDefault();
-  const { el, S } = C;
-  if (S.busy) return;
+  const { el, state } = app;
+  if (state.busy) return;
   const days = Number((document.querySelector('input[name="exclude-days"]:checked') || {}).value || 7);
   $('exclude-dialog')?.remove();
   const until = Date.now() + days * 86400000;
   const dlg = el('dialog', { id: 'exclude-dialog', class: 'dialog', 'aria-labelledby': 'exclude-dialog-title', 'aria-describedby': 'exclude-dialog-text', 'data-days': String(days) },
     el('h2', { id: 'exclude-dialog-title', text: t('limits.exclude.confirm.title.day', { label: exclusionLabel(days) }) }),
-    el('p', { id: 'exclude-dialog-text', text: t('limits.exclude.confirm.text', { n: days, date: C.dayTime(until) }) }),
+    el('p', { id: 'exclude-dialog-text', text: t('limits.exclude.confirm.text', { n: days, date: app.dayTime(until) }) }),
     el('div', { class: 'actions' },
       el('button', { type: 'button', class: 'danger', id: 'exclude-confirm', text: t('limits.exclude.confirm.yes.day', { label: exclusionLabel(days) }) }),
       el('button', { type: 'button', id: 'exclude-cancel', text: t('logout.cancel') })));
@@ -530,17 +533,17 @@ function askExclusion(ev) {
   $('exclude-cancel').addEventListener('click', () => { close(); $('exclude-go').focus(); });
   $('exclude-confirm').addEventListener('click', async () => {
     close();
-    C.setBusy(true);
+    app.setBusy(true);
     try {
-      state.limits = await limitsApi.exclude(S.token, days);
-      state.done = null;
+      limitsScreen.limits = await limitsApi.exclude(state.token, days);
+      limitsScreen.done = null;
       renderLimits();
       $('limits-excluded')?.focus?.();
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) C.forgetToken();
-      else C.showAlert(C.errorText(e));
+      if (e instanceof ApiError && e.status === 401) app.forgetToken();
+      else app.showAlert(app.errorText(e));
     } finally {
-      C.setBusy(false);
+      app.setBusy(false);
     }
   });
   dlg.showModal();
@@ -552,7 +555,7 @@ function askExclusion(ev) {
 export const limitsPage = { hash: 'limites', view: 'limits', open: openLimits, render: renderLimits };
 
 export function initLimits(ctx) {
-  C = ctx;
+  app = ctx;
   // A refusal that says a self-exclusion (a purchase's 403, a closure's 409)
   // keeps its end on this device too, whichever screen it came from.
   net.onRefusal = (e) => {
@@ -563,6 +566,6 @@ export function initLimits(ctx) {
 
 /** The lobby's panel and the reminder's clock, when the home screen shows a player's lobby (home.js). */
 export async function onLobby() {
-  if (C.S.token && !(C.operatorMode && C.operatorMode())) startReminder();
+  if (app.state.token && !(app.operatorMode && app.operatorMode())) startReminder();
   await lobbyLimits();
 }

@@ -14,12 +14,12 @@
 // wallet refuses (402, 503 `wallet_unavailable`) is said in plain words by
 // its code, never with the server's English message.
 //
-// In the internal mode (the default) nothing here runs: `S.op` stays null.
+// In the internal mode (the default) nothing here runs: `state.op` stays null.
 
 import { request, ApiError } from './api.js';
 import { $, el, showAlert } from './dom.js';
 import { t, lang, money, setLang } from './i18n.js';
-import { S, local, KEY } from './state.js';
+import { state, local, KEY } from './state.js';
 
 export const operatorApi = {
   /** Exchanges a launch's one-time code (a lost answer is asked again: the server says if the code was used). */
@@ -34,9 +34,9 @@ export const operatorApi = {
 };
 
 /** Hooks set by app.js: the lobby (home.js) and the session's clock (session.js). */
-const H = { openHome: async () => {}, startSession: () => {}, stopSession: () => {}, rerender: () => {}, applyStrings: () => {} };
+const appHooks = { openHome: async () => {}, startSession: () => {}, stopSession: () => {}, rerender: () => {}, applyStrings: () => {} };
 export function initOperator(hooks) {
-  Object.assign(H, hooks);
+  Object.assign(appHooks, hooks);
   applyMode();
 }
 
@@ -52,7 +52,7 @@ export function safeUrl(u) {
 }
 
 /** The operator's lobby: this session's, else the last one kept in this browser. */
-export const lobbyUrl = () => safeUrl(S.op ? S.op.lobby_url : local.get(KEY.lobby));
+export const lobbyUrl = () => safeUrl(state.op ? state.op.lobby_url : local.get(KEY.lobby));
 
 // ------------------------------------------------------------ the launch
 
@@ -94,19 +94,19 @@ export async function launch(code) {
       // This browser's clock against the server's, which began the session just now (session.js).
       skew_ms: Number.isFinite(a.session_started_ms) ? Date.now() - a.session_started_ms : 0,
     });
-    H.applyStrings();
-    await H.openHome();
+    appHooks.applyStrings();
+    await appHooks.openHome();
   } catch (e) {
     setLang(guessLang());
-    H.applyStrings();
+    appHooks.applyStrings();
     const why = launchRefusal(e);
-    if (why === 'launch_unavailable' && !S.op) {
+    if (why === 'launch_unavailable' && !state.op) {
       // A server without operators is in the internal mode: its own welcome is behind the brand.
       document.body.dataset.mode = 'internal';
     } else if (why !== 'launch_unavailable') {
       // A link refused by an operator's server: no earlier session of this
       // browser (maybe another player's) is opened in its place.
-      H.stopSession();
+      appHooks.stopSession();
       forget();
     }
     showEnded(why);
@@ -122,15 +122,15 @@ export function launchRefusal(e) {
 
 /** The operator's session begins (a launch, or a reload that finds one): kept with its token. */
 function enter(op) {
-  S.token = op.token;
-  S.balance = null;
-  S.ended = null;
-  S.op = op;
+  state.token = op.token;
+  state.balance = null;
+  state.ended = null;
+  state.op = op;
   local.set(KEY.token, op.token);
   local.set(KEY.op, JSON.stringify(op));
   if (safeUrl(op.lobby_url)) local.set(KEY.lobby, op.lobby_url);
   applyMode();
-  H.startSession();
+  appHooks.startSession();
 }
 
 /**
@@ -140,21 +140,21 @@ function enter(op) {
  * session known here gets them fresh. An internal player's answer changes nothing.
  */
 export async function noteMe(me) {
-  if (!me || me.mode !== 'operator' || !S.token) return;
+  if (!me || me.mode !== 'operator' || !state.token) return;
   try {
-    const s = await operatorApi.session(S.token);
+    const s = await operatorApi.session(state.token);
     const op = {
-      ...(S.op && S.op.token === S.token ? S.op : {}),
-      token: S.token, player: me.name ?? (S.op && S.op.player) ?? null,
+      ...(state.op && state.op.token === state.token ? state.op : {}),
+      token: state.token, player: me.name ?? (state.op && state.op.player) ?? null,
       flags: s.flags || {}, lobby_url: s.lobby_url ?? null, started_ms: s.started_ms,
     };
-    const fresh = !S.op || S.op.token !== S.token;
-    S.op = op;
+    const fresh = !state.op || state.op.token !== state.token;
+    state.op = op;
     local.set(KEY.op, JSON.stringify(op));
     if (safeUrl(op.lobby_url)) local.set(KEY.lobby, op.lobby_url);
     applyMode();
-    if (fresh) H.startSession();
-    H.rerender();
+    if (fresh) appHooks.startSession();
+    appHooks.rerender();
   } catch {
     /* the flags kept from the launch stay */
   }
@@ -162,7 +162,7 @@ export async function noteMe(me) {
 
 /** The operator owns the accounts: ours are hidden (style.css), the lobby link shown. */
 export function applyMode() {
-  if (S.op) document.body.dataset.mode = 'operator';
+  if (state.op) document.body.dataset.mode = 'operator';
   else if (document.body.dataset.mode !== 'operator') document.body.dataset.mode = 'internal';
   const link = $('lobby-link');
   const url = lobbyUrl();
@@ -176,7 +176,7 @@ export function applyMode() {
 export const operatorMode = () => document.body.dataset.mode === 'operator';
 
 /** The return to player is shown: always in the internal mode, as the operator's flag says in its. */
-export const showRtp = () => !S.op || !!(S.op.flags && S.op.flags.show_rtp);
+export const showRtp = () => !state.op || !!(state.op.flags && state.op.flags.show_rtp);
 
 // ------------------------------------------------------------ the session's end
 
@@ -186,8 +186,8 @@ export const showRtp = () => !S.op || !!(S.op.flags && S.op.flags.show_rtp);
  * operator's lobby, or the page that says so.
  */
 export async function endSession(reason) {
-  const token = S.token;
-  H.stopSession();
+  const token = state.token;
+  appHooks.stopSession();
   if (token && reason !== 'expired') {
     try {
       await operatorApi.end(token);
@@ -207,10 +207,10 @@ export async function endSession(reason) {
 
 /** The session is no longer this page's: its token and flags are forgotten (the lobby's address is kept). */
 function forget() {
-  if (S.op && safeUrl(S.op.lobby_url)) local.set(KEY.lobby, S.op.lobby_url);
-  S.token = null;
-  S.balance = null;
-  S.op = null;
+  if (state.op && safeUrl(state.op.lobby_url)) local.set(KEY.lobby, state.op.lobby_url);
+  state.token = null;
+  state.balance = null;
+  state.op = null;
   local.set(KEY.token, null);
   local.set(KEY.op, null);
   local.set(KEY.pendingBuy, null);
@@ -220,7 +220,7 @@ function forget() {
 
 /** A token refused in the operator's mode: the session is over (no welcome of ours behind it). */
 export function sessionRefused() {
-  H.stopSession();
+  appHooks.stopSession();
   forget();
   showEnded('expired');
 }
@@ -238,8 +238,8 @@ const ENDED = {
 
 /** Shows why there is no game here: a launch refused, or a session ended. No purchase behind it. */
 export function showEnded(reason) {
-  S.ended = ENDED[reason] ? reason : 'launch_failed';
-  S.ticket = null;
+  state.ended = ENDED[reason] ? reason : 'launch_failed';
+  state.ticket = null;
   for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== 'view-ended';
   document.body.dataset.view = 'ended';
   showAlert('');
@@ -249,9 +249,9 @@ export function showEnded(reason) {
 }
 
 function renderEnded() {
-  const [title, text] = ENDED[S.ended] || ENDED.launch_failed;
+  const [title, text] = ENDED[state.ended] || ENDED.launch_failed;
   const box = $('view-ended');
-  box.dataset.reason = S.ended;
+  box.dataset.reason = state.ended;
   $('ended-title').textContent = t(title);
   $('ended-text').textContent = t(text);
   const url = lobbyUrl();
@@ -287,7 +287,7 @@ export function walletRefusalKey(status, code) {
  * lobby. True when `e` was one (the caller shows other errors).
  */
 export function showWalletRefusal(e) {
-  if (!S.op || !(e instanceof ApiError)) return false;
+  if (!state.op || !(e instanceof ApiError)) return false;
   const key = walletRefusalKey(e.status, e.code);
   if (!key) return false;
   showAlert(t(key));
@@ -300,45 +300,46 @@ export function showWalletRefusal(e) {
 
 // ------------------------------------------------------------ the account area (#/compte) and the limits (#/limites)
 
-let C = null;
-/** The router's helpers (show, setBusy, errorText, renderBalance): set by app.js. */
+/** The router's helpers (show, setBusy, errorText, renderBalance): set by app.js (`initOperatorPages`). */
+let app = null;
+
 export function initOperatorPages(ctx) {
-  C = ctx;
+  app = ctx;
 }
 
 async function openAccount() {
   // No session: nothing of the operator's to show, only why.
-  if (!S.token) return showEnded(S.ended || 'expired');
-  C.show('account');
-  C.setBusy(true);
-  if (S.token) {
+  if (!state.token) return showEnded(state.ended || 'expired');
+  app.show('account');
+  app.setBusy(true);
+  if (state.token) {
     try {
-      const me = await request('GET', '/api/me', { token: S.token, retry: true });
-      S.me = me;
-      S.balance = me.balance_cents;
-      C.renderBalance();
+      const me = await request('GET', '/api/me', { token: state.token, retry: true });
+      state.me = me;
+      state.balance = me.balance_cents;
+      app.renderBalance();
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) {
-        C.setBusy(false);
+        app.setBusy(false);
         return sessionRefused();
       }
-      showAlert(e instanceof ApiError && e.code === 'wallet_unavailable' ? t('op.balance.unavailable') : C.errorText(e));
+      showAlert(e instanceof ApiError && e.code === 'wallet_unavailable' ? t('op.balance.unavailable') : app.errorText(e));
     }
   }
   renderAccount();
-  C.setBusy(false);
+  app.setBusy(false);
   $('account-title').focus();
 }
 
 function renderAccount() {
   const body = $('account-body');
   const url = lobbyUrl();
-  const op = S.op || {};
+  const op = state.op || {};
   body.replaceChildren(
     el('dl', { class: 'facts account-facts' },
-      el('div', {}, el('dt', { text: t('op.account.player') }), el('dd', { id: 'op-player', class: 'mono', text: op.player || (S.me && S.me.name) || '—' })),
+      el('div', {}, el('dt', { text: t('op.account.player') }), el('dd', { id: 'op-player', class: 'mono', text: op.player || (state.me && state.me.name) || '—' })),
       el('div', {}, el('dt', { text: t('op.account.balance') }),
-        el('dd', { id: 'op-balance', 'data-cents': S.balance == null ? '' : String(S.balance), text: S.balance == null ? '—' : money(S.balance) })),
+        el('dd', { id: 'op-balance', 'data-cents': state.balance == null ? '' : String(state.balance), text: state.balance == null ? '—' : money(state.balance) })),
       op.started_ms ? el('div', {}, el('dt', { text: t('op.account.since') }), el('dd', { id: 'op-since', text: clockOf(op.started_ms) })) : null),
     el('p', { id: 'op-owner', text: t('op.account.owner') }),
     el('div', { class: 'actions' },
@@ -349,9 +350,9 @@ function renderAccount() {
 const clockOf = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
 
 function openLimits() {
-  C.show('limits');
+  app.show('limits');
   renderLimits();
-  C.setBusy(false);
+  app.setBusy(false);
   $('limits-title').focus();
 }
 

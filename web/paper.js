@@ -10,7 +10,7 @@ import { $, clock, errorText, waitText } from './dom.js';
 import { forgetToken } from './home.js';
 import { t } from './i18n.js';
 import { route, setBusy } from './router.js';
-import { S, keepPaperToken } from './state.js';
+import { state, keepPaperToken } from './state.js';
 
 /** Crockford base32, 16 characters; O reads 0, I and L read 1 (as the server does). */
 export function normalizePlayCode(s) {
@@ -51,9 +51,9 @@ export async function redeem(code) {
   let r;
   try {
     try {
-      r = await api.redeem(norm, S.token || undefined);
+      r = await api.redeem(norm, state.token || undefined);
     } catch (e) {
-      if (!(e.status === 401 && S.token)) throw e;
+      if (!(e.status === 401 && state.token)) throw e;
       // The account is not known to the server (any more): the ticket opens without it.
       forgetToken();
       r = await api.redeem(norm);

@@ -16,7 +16,7 @@ import { showWalletRefusal } from './operator.js';
 import { setBusy } from './router.js';
 import { loadOdds } from './rules.js';
 import { renderBalance, renderPrice, setConfirmBuy } from './settings.js';
-import { S, local, KEY } from './state.js';
+import { state, local, KEY } from './state.js';
 
 /**
  * The price of a ticket on sale, from the server: the prize table on sale
@@ -25,14 +25,14 @@ import { S, local, KEY } from './state.js';
  * (`notePrice`), and until then the buttons say no price.
  */
 export async function loadPrice() {
-  if (S.price != null && S.topPrize != null) return;
+  if (state.price != null && state.topPrize != null) return;
   try {
     const odds = await loadOdds();
     notePrice(odds?.table?.price_cents);
     // The lobby's "jusqu'à 15 000 €": the table's largest prize, as the server says it.
     const top = odds?.table?.top_prize_cents;
     if (Number.isSafeInteger(top) && top > 0) {
-      S.topPrize = top;
+      state.topPrize = top;
       renderPrice();
     }
   } catch {
@@ -42,8 +42,8 @@ export async function loadPrice() {
 
 /** A price in cents from the server, kept when the page has none yet; the buttons say it. */
 export function notePrice(cents) {
-  if (S.price != null || !Number.isSafeInteger(cents)) return;
-  S.price = cents;
+  if (state.price != null || !Number.isSafeInteger(cents)) return;
+  state.price = cents;
   renderPrice();
 }
 
@@ -53,10 +53,10 @@ export function notePrice(cents) {
  */
 export async function buy(ev) {
   ev.preventDefault();
-  if (S.busy || !S.token || $('buy-confirm')) return;
+  if (state.busy || !state.token || $('buy-confirm')) return;
   // "Acheter un ticket à 3,00 € ?" first, unless the player turned it off.
-  if (S.confirmBuy && !(await confirmPurchase(document.activeElement))) return;
-  if (S.busy || !S.token) return;
+  if (state.confirmBuy && !(await confirmPurchase(document.activeElement))) return;
+  if (state.busy || !state.token) return;
   // The key is kept until the server answers: a retry, even after a
   // reload, buys at most one ticket for this click. No client seed here:
   // it goes with the ticket's first card (docs/contract.md "Fairness").
@@ -70,9 +70,9 @@ export async function completePurchase(pending) {
   setBusy(true);
   showAlert('');
   try {
-    const r = await api.buy(S.token, pending.key);
+    const r = await api.buy(state.token, pending.key);
     local.set(KEY.pendingBuy, null);
-    S.balance = r.balance_cents;
+    state.balance = r.balance_cents;
     notePrice(r.ticket.price_cents);
     renderBalance();
     location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
@@ -100,7 +100,7 @@ export async function completePurchase(pending) {
  */
 function confirmPurchase(opener) {
   return new Promise((resolve) => {
-    const text = S.price == null ? t('confirm.buy.noprice') : t('confirm.buy', { price: money(S.price) });
+    const text = state.price == null ? t('confirm.buy.noprice') : t('confirm.buy', { price: money(state.price) });
     const d = el('dialog', { id: 'buy-confirm', class: 'dialog', 'aria-labelledby': 'buy-confirm-title', 'aria-describedby': 'buy-confirm-text' },
       el('h2', { id: 'buy-confirm-title', text: t('confirm.buy.title') }),
       el('p', { id: 'buy-confirm-text', text }),

@@ -16,7 +16,7 @@ import { openHome, renderHome } from './home.js';
 import { limitsPage } from './limits.js';
 import { endedPage, operatorMode, operatorPages, showEnded } from './operator.js';
 import { rulesPage, oddsPage } from './rules.js';
-import { S } from './state.js';
+import { state } from './state.js';
 import { openTicket, renderGame, renderControls } from './ticket.js';
 import { openVerify, renderVerdict } from './verify-view.js';
 
@@ -24,7 +24,7 @@ import { openVerify, renderVerdict } from './verify-view.js';
 const PAGES = [rulesPage, oddsPage, limitsPage, accountPage];
 const pageFor = (hash) => {
   const p = PAGES.find((x) => hash === `#/${x.hash}`);
-  return p && (S.op || operatorMode()) && operatorPages[p.hash] ? operatorPages[p.hash] : p;
+  return p && (state.op || operatorMode()) && operatorPages[p.hash] ? operatorPages[p.hash] : p;
 };
 
 /** Shows the screen `view` (`#view-{view}`) and hides the others. */
@@ -46,23 +46,23 @@ export async function route() {
   if (h.get('t')) return openTicket(h.get('t'));
   if (h.get('v')) return openVerify(h.get('v'));
   // The operator's session is over (or its launch refused): no lobby of ours behind that page.
-  if (S.ended && !S.token && operatorMode()) return showEnded(S.ended);
+  if (state.ended && !state.token && operatorMode()) return showEnded(state.ended);
   return openHome();
 }
 
 /** Draws the screen on show again (a new language, a new touch setting). */
 export function rerender() {
   const v = document.body.dataset.view;
-  if (v === 'game' && S.ticket) renderGame();
+  if (v === 'game' && state.ticket) renderGame();
   else if (v === 'home') renderHome();
-  else if (v === 'verify' && S.verdict) renderVerdict(S.verdict.record, S.verdict.v);
+  else if (v === 'verify' && state.verdict) renderVerdict(state.verdict.record, state.verdict.v);
   else if (v === 'ended') endedPage.render();
   else pageFor(`#/${PAGES.find((p) => p.view === v)?.hash}`)?.render();
 }
 
 /** Busy: the page waits for the server, and the table's controls say so. */
 export function setBusy(b) {
-  S.busy = b;
+  state.busy = b;
   document.body.dataset.state = b ? 'busy' : 'idle';
   renderControls();
 }

@@ -23,7 +23,8 @@ const tn = (key, n, params = {}) =>
   t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(n) === 'one' ? 'one' : 'other'}`, { n, ...params });
 
 const $ = (id) => document.getElementById(id);
-let C = null;
+/** The page's state and app.js's helpers (show, setBusy, errorText, el...): set by app.js (`initRules`). */
+let app = null;
 
 /**
  * GET /api/odds, read once per visit (the table on sale does not change
@@ -87,14 +88,14 @@ const oneInText = (frac) => {
 
 /** The exact fraction as the server wrote it, marked for the tests. */
 function fraction(key, value) {
-  return C.el('span', { class: 'frac mono', 'data-fraction': key, text: value });
+  return app.el('span', { class: 'frac mono', 'data-fraction': key, text: value });
 }
 
 // ------------------------------------------------------------ card illustrations
 
 /** A small card (the game's own CSS cards), hidden from screen readers: the figure has a label. */
 function mini(rank, suit, extra = '') {
-  const { el } = C;
+  const { el } = app;
   if (suit === 'back') return el('span', { class: `card back tiny ${extra}`, 'aria-hidden': 'true' });
   const sym = suit === 'hearts' ? '♥' : '♠';
   return el('span', { class: `card ${suit === 'hearts' ? 'heart' : 'spade'} tiny ${extra}`, 'aria-hidden': 'true', 'data-card': rank },
@@ -105,21 +106,21 @@ function mini(rank, suit, extra = '') {
 
 /** A figure: a row of cards and signs, with one sentence for screen readers. */
 function figure(label, ...parts) {
-  const { el } = C;
+  const { el } = app;
   return el('figure', { class: 'illus' },
     el('div', { class: 'illus-row', role: 'img', 'aria-label': label }, ...parts),
     el('figcaption', { class: 'hint', 'aria-hidden': 'true', text: label }));
 }
-const sign = (s, cls = '') => C.el('span', { class: `illus-sign ${cls}`, 'aria-hidden': 'true', text: s });
-const badge = (s, cls) => C.el('span', { class: `illus-badge ${cls}`, 'aria-hidden': 'true', text: s });
-const deck = () => C.el('span', { class: 'illus-deck', 'aria-hidden': 'true' }, mini(null, 'back'), C.el('span', { class: 'illus-deck-n', text: '16' }));
+const sign = (s, cls = '') => app.el('span', { class: `illus-sign ${cls}`, 'aria-hidden': 'true', text: s });
+const badge = (s, cls) => app.el('span', { class: `illus-badge ${cls}`, 'aria-hidden': 'true', text: s });
+const deck = () => app.el('span', { class: 'illus-deck', 'aria-hidden': 'true' }, mini(null, 'back'), app.el('span', { class: 'illus-deck-n', text: '16' }));
 
 // ------------------------------------------------------------ Comment jouer (#/regles)
 
 async function openRules() {
-  C.show('rules');
+  app.show('rules');
   renderRules();
-  C.setBusy(false);
+  app.setBusy(false);
   $('rules-title').focus();
   try {
     rulesOdds = await loadOdds();
@@ -132,7 +133,7 @@ async function openRules() {
 let rulesOdds = null;
 
 function renderRules() {
-  const { el } = C;
+  const { el } = app;
   const body = $('rules-body');
   const ranks = ['A', 'K', 'Q', 'J', '10', '9', '8', '7'];
   const sec = (id, title, ...children) => el('section', { class: 'rule', 'aria-labelledby': id }, el('h2', { id, text: title }), ...children);
@@ -178,7 +179,7 @@ function renderRules() {
 
 /** The rules' exact figures, when /api/odds answered. */
 function rulesFigures() {
-  const { el } = C;
+  const { el } = app;
   const box = el('section', { class: 'rule figures', 'aria-labelledby': 'rules-figures' }, el('h2', { id: 'rules-figures', text: t('rules.figures.title') }));
   if (!rulesOdds) {
     box.append(el('p', { class: 'hint', text: t('odds.loading') }));
@@ -200,8 +201,8 @@ function rulesFigures() {
 let oddsState = { odds: null, error: null };
 
 async function openOdds() {
-  C.show('odds');
-  C.setBusy(true);
+  app.show('odds');
+  app.setBusy(true);
   oddsState = { odds: null, error: null };
   renderOdds();
   try {
@@ -210,16 +211,16 @@ async function openOdds() {
     oddsState.error = e;
   }
   renderOdds();
-  C.setBusy(false);
+  app.setBusy(false);
   $('odds-title').focus();
 }
 
 function renderOdds() {
-  const { el } = C;
+  const { el } = app;
   const body = $('odds-body');
   const { odds: o, error } = oddsState;
   if (error) {
-    body.replaceChildren(el('p', { class: 'field-error', role: 'alert', text: C.errorText(error) }));
+    body.replaceChildren(el('p', { class: 'field-error', role: 'alert', text: app.errorText(error) }));
     return;
   }
   if (!o) {
@@ -336,5 +337,5 @@ export const rulesPage = { hash: 'regles', view: 'rules', open: openRules, rende
 export const oddsPage = { hash: 'chances', view: 'odds', open: openOdds, render: renderOdds };
 
 export function initRules(ctx) {
-  C = ctx;
+  app = ctx;
 }

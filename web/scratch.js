@@ -3,12 +3,12 @@
 // mouse (or uncovered by a button); about half scratched, the prizes show
 // and the table opens. A paper ticket's zone was scratched on the paper.
 //
-// Needs state.js (`S.scratched`, the storage), dom.js, i18n.js and
+// Needs state.js (`state.scratched`, the storage), dom.js, i18n.js and
 // ticket.js (the prompt and the controls).
 
 import { $, announce } from './dom.js';
 import { t, money } from './i18n.js';
-import { S, local, KEY, isPaper } from './state.js';
+import { state, local, KEY, isPaper } from './state.js';
 import { promptFor, renderControls } from './ticket.js';
 
 const scratch = { ctx: null, drawing: false, lastPt: null, radius: 18 };
@@ -17,13 +17,13 @@ const scratch = { ctx: null, drawing: false, lastPt: null, radius: 18 };
 export function renderScratch() {
   const canvas = $('scratch-canvas');
   // A paper ticket's prizes were scratched on the paper: shown, not scratched again.
-  const paper = isPaper(S.ticket);
+  const paper = isPaper(state.ticket);
   $('scratch-title').textContent = t(paper ? 'scratch.title.paper' : 'scratch.title');
   $('scratch').dataset.channel = paper ? 'paper' : 'online';
-  $('scratch').classList.toggle('revealed', S.scratched);
-  $('reveal').hidden = S.scratched;
-  canvas.hidden = S.scratched;
-  if (S.scratched) return;
+  $('scratch').classList.toggle('revealed', state.scratched);
+  $('reveal').hidden = state.scratched;
+  canvas.hidden = state.scratched;
+  if (state.scratched) return;
   requestAnimationFrame(paintScratch);
 }
 
@@ -101,7 +101,7 @@ function scratchedFraction() {
 export function initScratch() {
   const c = $('scratch-canvas');
   c.addEventListener('pointerdown', (ev) => {
-    if (S.scratched) return;
+    if (state.scratched) return;
     ev.preventDefault();
     c.setPointerCapture?.(ev.pointerId);
     scratch.drawing = true;
@@ -124,20 +124,20 @@ export function initScratch() {
   c.addEventListener('pointerleave', end);
   $('reveal').addEventListener('click', () => reveal(true));
   window.addEventListener('resize', () => {
-    if (!S.scratched && document.body.dataset.view === 'game') paintScratch();
+    if (!state.scratched && document.body.dataset.view === 'game') paintScratch();
   });
 }
 
 /** Scratched: the prizes shown (and said), the table unlocked. */
 function reveal(byButton) {
-  if (S.scratched || !S.ticket) return;
-  S.scratched = true;
-  const ids = local.json(KEY.scratched, []).filter((x) => x !== S.ticket.id);
-  ids.push(S.ticket.id);
+  if (state.scratched || !state.ticket) return;
+  state.scratched = true;
+  const ids = local.json(KEY.scratched, []).filter((x) => x !== state.ticket.id);
+  ids.push(state.ticket.id);
   local.set(KEY.scratched, JSON.stringify(ids.slice(-50)));
   renderScratch();
-  $('prompt').textContent = promptFor(S.ticket);
+  $('prompt').textContent = promptFor(state.ticket);
   renderControls();
-  announce(`${t('scratch.title')} : ${['5', '6', '7', '8'].map((n) => `${t('prize.row', { n })} ${S.ticket.prizes_cents[n] ? money(S.ticket.prizes_cents[n]) : t('prize.none')}`).join(', ')}. ${promptFor(S.ticket)}`);
+  announce(`${t('scratch.title')} : ${['5', '6', '7', '8'].map((n) => `${t('prize.row', { n })} ${state.ticket.prizes_cents[n] ? money(state.ticket.prizes_cents[n]) : t('prize.none')}`).join(', ')}. ${promptFor(state.ticket)}`);
   if (byButton) $('player-hand').querySelector('button')?.focus();
 }

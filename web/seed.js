@@ -13,7 +13,7 @@
 import { randomKey } from './api.js';
 import { $, announce } from './dom.js';
 import { t } from './i18n.js';
-import { S, local, KEY } from './state.js';
+import { state, local, KEY } from './state.js';
 
 /** Printable ASCII without spaces, 1 to 64 characters: the server's rule. */
 export const validSeed = (s) => typeof s === 'string' && s.length >= 1 && s.length <= 64 && /^[\x21-\x7e]+$/.test(s);
@@ -65,7 +65,7 @@ export function setSeedError(on) {
 }
 
 function onSeedInput() {
-  const tk = S.ticket;
+  const tk = state.ticket;
   if (!seedOpen(tk)) return;
   const seed = $('ticket-seed').value;
   const ok = validSeed(seed);
@@ -109,10 +109,10 @@ export function initSeed() {
   $('seed-form').addEventListener('submit', (ev) => ev.preventDefault());
   $('ticket-seed').addEventListener('input', onSeedInput);
   $('seed-new').addEventListener('click', () => {
-    if (S.busy || !seedOpen(S.ticket)) return;
+    if (state.busy || !seedOpen(state.ticket)) return;
     const seed = newSeed();
     $('ticket-seed').value = seed;
-    keepDraft(S.ticket.id, seed);
+    keepDraft(state.ticket.id, seed);
     setSeedError(false);
     announce(t('fair.seed.drawn', { seed }));
   });

@@ -11,13 +11,13 @@
 // - `session_limit_minutes`: the session ends the same way at that time.
 //
 // One ticker, once a second, drives all three from `sessionClock.now()`
-// against the session's start (`S.op.started_ms`, the server's, moved onto
+// against the session's start (`state.op.started_ms`, the server's, moved onto
 // this browser's clock by the difference seen at the launch, `skew_ms`).
 
 import { $, el } from './dom.js';
 import { t, money } from './i18n.js';
 import { endSession, operatorApi } from './operator.js';
-import { S, local, KEY } from './state.js';
+import { state, local, KEY } from './state.js';
 
 /** The page's clock for the session (the browser tests move it forward to reach a check without waiting). */
 export const sessionClock = { now: () => Date.now() };
@@ -30,7 +30,7 @@ let ending = false;
 export function startSession() {
   stopSession();
   ending = false;
-  if (!S.op) return;
+  if (!state.op) return;
   ticker = setInterval(tick, 1000);
   tick();
 }
@@ -62,8 +62,8 @@ export function playedText(ms) {
 }
 
 function tick() {
-  const op = S.op;
-  if (!op || !S.token || !Number.isFinite(op.started_ms)) return;
+  const op = state.op;
+  if (!op || !state.token || !Number.isFinite(op.started_ms)) return;
   const flags = op.flags || {};
   // The server's start, on this browser's clock (a clock set wrong neither hurries nor delays a check).
   const elapsed = Math.max(0, sessionClock.now() - (op.skew_ms || 0) - op.started_ms);
@@ -103,7 +103,7 @@ function answered(started) {
 const signed = (cents) => (cents > 0 ? `+${money(cents)}` : money(cents));
 
 async function realityCheck(k, elapsed) {
-  const started = S.op.started_ms;
+  const started = state.op.started_ms;
   dialog = el('dialog', { id: 'reality', class: 'dialog reality', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'reality-title', 'aria-describedby': 'reality-text', 'data-k': String(k) },
     el('h2', { id: 'reality-title', text: t('reality.title') }),
     el('p', { id: 'reality-text', text: t('reality.text', { time: playedText(elapsed) }) }),
@@ -152,7 +152,7 @@ async function realityCheck(k, elapsed) {
   d.showModal();
   $('reality-continue').focus();
   try {
-    const s = await operatorApi.session(S.token);
+    const s = await operatorApi.session(state.token);
     if (dialog !== d) return;
     $('reality-staked').textContent = money(s.staked_cents);
     $('reality-won').textContent = money(s.won_cents);

@@ -1,7 +1,7 @@
 // settings.js: the header's settings (language, animations, sounds), the
 // texts of the page in its language, and the header's balance.
 //
-// Needs state.js (`S.anim`, `S.sound`, `S.balance`, the storage), dom.js,
+// Needs state.js (`state.anim`, `state.sound`, `state.balance`, the storage), dom.js,
 // i18n.js, sound.js, router.js (a change of language redraws the screen)
 // and account.js (the logout button).
 
@@ -10,7 +10,7 @@ import { $, ANIM_MS, withPrice } from './dom.js';
 import { t, setLang, setTouch, lang, money, LANGS } from './i18n.js';
 import { rerender } from './router.js';
 import { sound } from './sound.js';
-import { S, local, KEY } from './state.js';
+import { state, local, KEY } from './state.js';
 
 /** Every text of the page in its language (again after a change of language or price). */
 export function applyStrings() {
@@ -31,18 +31,18 @@ export function renderPrice() {
   $('again').textContent = withPrice('result.again');
   // The lobby's top prize (purchase.js, from GET /api/odds): whole euros, "15 000 €".
   const top = $('buy-top');
-  top.hidden = S.topPrize == null;
-  if (S.topPrize != null) {
+  top.hidden = state.topPrize == null;
+  if (state.topPrize != null) {
     const euros = new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', {
-      style: 'currency', currency: 'EUR', maximumFractionDigits: S.topPrize % 100 === 0 ? 0 : 2,
-    }).format(S.topPrize / 100);
+      style: 'currency', currency: 'EUR', maximumFractionDigits: state.topPrize % 100 === 0 ? 0 : 2,
+    }).format(state.topPrize / 100);
     top.textContent = t('buy.top', { prize: euros });
-    top.dataset.cents = String(S.topPrize);
+    top.dataset.cents = String(state.topPrize);
   }
 }
 
 function setAnim(on, persist) {
-  S.anim = on;
+  state.anim = on;
   document.documentElement.dataset.anim = on ? 'on' : 'off';
   document.documentElement.style.setProperty('--dur', on ? `${ANIM_MS}ms` : '0ms');
   $('anim-toggle').checked = on;
@@ -50,7 +50,7 @@ function setAnim(on, persist) {
 }
 
 function setSound(on, persist) {
-  S.sound = on;
+  state.sound = on;
   $('sound-toggle').checked = on;
   document.documentElement.dataset.sound = on ? 'on' : 'off';
   if (persist) local.set(KEY.sound, on ? '1' : '0');
@@ -58,7 +58,7 @@ function setSound(on, persist) {
 
 /** Whether the page asks "Acheter un ticket à 3,00 € ?" before a purchase (purchase.js); on unless turned off. */
 export function setConfirmBuy(on, persist) {
-  S.confirmBuy = on;
+  state.confirmBuy = on;
   $('confirm-toggle').checked = on;
   if (persist) local.set(KEY.confirmBuy, on ? '1' : '0');
 }
@@ -102,10 +102,10 @@ export function initSettings() {
 /** The header's balance (and the logout button while there is a token). */
 export function renderBalance() {
   const box = $('balance-box');
-  box.hidden = S.balance == null;
-  if (S.balance != null) {
-    $('balance').textContent = money(S.balance);
-    $('balance').dataset.cents = String(S.balance);
+  box.hidden = state.balance == null;
+  if (state.balance != null) {
+    $('balance').textContent = money(state.balance);
+    $('balance').dataset.cents = String(state.balance);
   }
-  $('logout').hidden = !S.token;
+  $('logout').hidden = !state.token;
 }

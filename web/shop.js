@@ -29,11 +29,12 @@ const local = {
   },
 };
 
-// `shown`: answers shown so far (the browser tests wait on it); `shop`: the
-// signed-in shop's name; `view`: counter, report or receipt once signed in;
-// `report`: the report shown; `receipt`: the payment whose receipt is shown,
-// and the screen it was opened from.
-const S = { token: local.get(KEY.token), shop: null, busy: false, last: null, shown: 0, view: 'counter', report: null, receipt: null };
+// The counter's state: the retailer token; `shown`: answers shown so far
+// (the browser tests wait on it); `shop`: the signed-in shop's name;
+// `view`: counter, report or receipt once signed in; `report`: the report
+// shown; `receipt`: the payment whose receipt is shown, and the screen it
+// was opened from.
+const state = { token: local.get(KEY.token), shop: null, busy: false, last: null, shown: 0, view: 'counter', report: null, receipt: null };
 
 /** The shops' day is Paris's (docs/shops.md): dates and times on the report and receipts are Paris time. */
 const ZONE = 'Europe/Paris';
@@ -62,36 +63,36 @@ function applyStrings() {
   for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
   for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
   $('lang').setAttribute('lang', LANGS.find((l) => l !== lang()));
-  if (S.last) renderAnswer(S.last);
-  if (S.report) renderReport(S.report);
-  if (S.receipt) renderReceipt(S.receipt.pay);
+  if (state.last) renderAnswer(state.last);
+  if (state.report) renderReport(state.report);
+  if (state.receipt) renderReceipt(state.receipt.pay);
   if ($('pay-dialog').open) renderPayQuestion();
   renderScanTexts();
 }
 
 function setBusy(b) {
-  S.busy = b;
+  state.busy = b;
   document.body.dataset.state = b ? 'busy' : 'idle';
   for (const id of ['do-sell', 'do-validate', 'do-pay', 'login-go', 'pay-confirm', 'report-go']) $(id).disabled = b;
 }
 
 function showScreen() {
-  const logged = !!S.token;
-  const view = logged ? S.view : 'login';
+  const logged = !!state.token;
+  const view = logged ? state.view : 'login';
   $('shop-login').hidden = logged;
   $('shop-counter').hidden = view !== 'counter';
   $('shop-report').hidden = view !== 'report';
   $('shop-receipt').hidden = view !== 'receipt';
   $('shop-logout').hidden = !logged;
-  $('shop-signed').hidden = !logged || !S.shop;
-  $('shop-name').textContent = S.shop || '';
-  $('shop-signed').title = S.shop || '';
+  $('shop-signed').hidden = !logged || !state.shop;
+  $('shop-name').textContent = state.shop || '';
+  $('shop-signed').title = state.shop || '';
   document.body.dataset.view = view;
 }
 
 function go(view) {
   if (view !== 'counter') closeScanner();
-  S.view = view;
+  state.view = view;
   showScreen();
 }
 
@@ -108,15 +109,15 @@ function tokenRefusal(e) {
 /** A token is kept only once the server names its shop (GET /api/retail/me). */
 async function login(ev) {
   ev.preventDefault();
-  if (S.busy) return;
+  if (state.busy) return;
   const token = $('shop-token').value.trim();
   if (!token) return loginError(t('shop.login.empty'));
   setBusy(true);
   try {
     const me = await api.retailMe(token);
-    S.token = token;
-    S.shop = me.shop;
-    S.ceiling = me.payout_ceiling_cents;
+    state.token = token;
+    state.shop = me.shop;
+    state.ceiling = me.payout_ceiling_cents;
     local.set(KEY.token, token);
     $('shop-token').value = '';
     $('login-error').hidden = true;
@@ -134,9 +135,9 @@ async function login(ev) {
 /** A token kept from an earlier visit: its shop's name, or refused (then typed again). */
 async function checkKeptToken() {
   try {
-    const me = await api.retailMe(S.token);
-    S.shop = me.shop;
-    S.ceiling = me.payout_ceiling_cents;
+    const me = await api.retailMe(state.token);
+    state.shop = me.shop;
+    state.ceiling = me.payout_ceiling_cents;
     showScreen();
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
@@ -155,11 +156,11 @@ function loginError(text) {
 /** Forgets the token; with `why`, the login form says why. */
 function logout(why) {
   closeScanner();
-  S.token = null;
-  S.shop = null;
-  S.report = null;
-  S.receipt = null;
-  S.view = 'counter';
+  state.token = null;
+  state.shop = null;
+  state.report = null;
+  state.receipt = null;
+  state.view = 'counter';
   local.set(KEY.token, null);
   showScreen();
   if (why) loginError(why);
@@ -194,7 +195,7 @@ function renderAnswer(a) {
   const paidAgain = !!f && f.status === 'paid' && f.paid_ms != null && !(a.ok && a.action === 'pay');
   $('answer-message').textContent = paidAgain
     ? t('shop.msg.paid', { prize: money(f.prize_cents ?? 0), date: dayTime(f.paid_ms), shop: f.paid_by || t('shop.payment_centre') })
-    : operator && !expired && a.ok ? t('shop.msg.operator', { prize: money(f.prize_cents), ceiling: money(S.ceiling ?? 0) })
+    : operator && !expired && a.ok ? t('shop.msg.operator', { prize: money(f.prize_cents), ceiling: money(state.ceiling ?? 0) })
       : typeof a.message === 'function' ? a.message() : a.message;
   $('answer-detail').textContent = a.detail || '';
   $('answer-detail').hidden = !a.detail;
@@ -218,9 +219,9 @@ function renderAnswer(a) {
 }
 
 function show(a) {
-  S.last = a;
+  state.last = a;
   renderAnswer(a);
-  $('answer').dataset.n = String(++S.shown);
+  $('answer').dataset.n = String(++state.shown);
 }
 
 /**
@@ -234,7 +235,7 @@ function refusalText(action, e) {
   if (e.code === 'bad_request') return t('shop.err.serial');
   switch (p.reason) {
     case 'unknown_serial': return t('shop.err.unknown');
-    case 'above_ceiling': return t('shop.err.ceiling', { ceiling: money(p.ceiling_cents ?? S.ceiling ?? 0) });
+    case 'above_ceiling': return t('shop.err.ceiling', { ceiling: money(p.ceiling_cents ?? state.ceiling ?? 0) });
     case 'other_shop': return t('shop.err.other_shop', { shop: p.shop || '?' });
     case 'already_sold': return t('shop.err.sold', { shop: p.shop || '?' });
     case 'sold_online': return t('shop.err.online');
@@ -271,7 +272,7 @@ function answerText(action, f) {
     case 'paid': return t('shop.msg.paid', { prize, date: f.paid_ms != null ? dayTime(f.paid_ms) : '—', shop: f.paid_by || t('shop.payment_centre') });
     case 'won':
       if (expired) return t('shop.msg.expired', { prize, date: day(f.claim_until_ms) });
-      if (f.pay_at === 'operator') return t('shop.msg.operator', { prize, ceiling: money(S.ceiling ?? 0) });
+      if (f.pay_at === 'operator') return t('shop.msg.operator', { prize, ceiling: money(state.ceiling ?? 0) });
       return t('shop.msg.won', { prize });
     default: return f.status;
   }
@@ -295,19 +296,19 @@ function typedSerial() {
 
 /** A refused token during work: forgotten, and the sign-in says why. */
 function tokenLost(e) {
-  S.last = null;
+  state.last = null;
   $('answer').hidden = true;
   logout(tokenRefusal(e));
 }
 
 async function run(action, given) {
-  if (S.busy || !S.token) return;
+  if (state.busy || !state.token) return;
   const serial = given || typedSerial();
   if (!serial) return;
   setBusy(true);
   $('answer').dataset.pending = action;
   try {
-    const r = await api.retail(S.token, action, serial);
+    const r = await api.retail(state.token, action, serial);
     // This shop's own sale or payment again: said so, never "pay" twice.
     const message = r.replayed ? () => t(action === 'pay' ? 'shop.again.pay' : 'shop.again.sell') : () => answerText(action, r);
     show({ action, ok: true, http: 200, serial, message, facts: r, replayed: !!r.replayed });
@@ -323,7 +324,7 @@ async function run(action, given) {
     // A refused sale or payment: what the ticket is now, from validate (which changes nothing).
     if (action !== 'validate' && (e.status === 409 || e.status === 403)) {
       try {
-        const v = await api.retail(S.token, 'validate', serial);
+        const v = await api.retail(state.token, 'validate', serial);
         refused.facts = v;
         const said = answerText('validate', v);
         if (said !== refusalText(action, e) && v.status !== 'paid') refused.detail = said;
@@ -414,7 +415,7 @@ const closeScanner = () => camera.close(false);
  */
 function keyToField(ev) {
   if (ev.defaultPrevented || ev.ctrlKey || ev.altKey || ev.metaKey || ev.isComposing) return;
-  if (!S.token || S.view !== 'counter' || $('pay-dialog').open) return;
+  if (!state.token || state.view !== 'counter' || $('pay-dialog').open) return;
   if (ev.key.length !== 1 || !/^[0-9A-Za-z-]$/.test(ev.key)) return;
   const a = document.activeElement;
   if (a && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA' || a.tagName === 'SELECT' || a.isContentEditable)) return;
@@ -434,13 +435,13 @@ function keyToField(ev) {
  * refusal in words.
  */
 async function askPay() {
-  if (S.busy || !S.token) return;
+  if (state.busy || !state.token) return;
   const serial = typedSerial();
   if (!serial) return;
   setBusy(true);
   let v;
   try {
-    v = await api.retail(S.token, 'validate', serial);
+    v = await api.retail(state.token, 'validate', serial);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     setBusy(false);
@@ -491,18 +492,18 @@ async function openReport() {
 
 async function loadReport(ev) {
   if (ev) ev.preventDefault();
-  if (S.busy || !S.token) return;
+  if (state.busy || !state.token) return;
   const dayText = $('report-day').value || parisToday();
   const err = $('report-error');
   err.hidden = true;
   setBusy(true);
   try {
-    S.report = await api.retailReport(S.token, dayText);
-    renderReport(S.report);
+    state.report = await api.retailReport(state.token, dayText);
+    renderReport(state.report);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     if (e.status === 401 || e.status === 403) return tokenLost(e);
-    S.report = null;
+    state.report = null;
     $('report-body').hidden = true;
     err.textContent = e.status === 0 ? t('shop.err.network') : e.status === 400 ? t('shop.report.bad_day') : t('shop.err.code', { code: e.code });
     err.hidden = false;
@@ -545,7 +546,7 @@ function renderReport(r) {
 
 /** `pay`: `{shop, serial, prize_cents, paid_ms}`; `from`: the screen to go back to. */
 function openReceipt(pay, from) {
-  S.receipt = { pay, from };
+  state.receipt = { pay, from };
   renderReceipt(pay);
   go('receipt');
   $('shop-receipt').focus();
@@ -561,8 +562,8 @@ function renderReceipt(p) {
 }
 
 function closeReceipt() {
-  const from = S.receipt ? S.receipt.from : 'counter';
-  S.receipt = null;
+  const from = state.receipt ? state.receipt.from : 'counter';
+  state.receipt = null;
   go(from);
   (from === 'report' ? $('shop-report') : $('answer-receipt')).focus();
 }
@@ -580,7 +581,7 @@ function init() {
   $('login-form').addEventListener('submit', login);
   $('shop-logout').addEventListener('click', () => {
     if (!confirm(t('shop.logout.confirm'))) return;
-    S.last = null;
+    state.last = null;
     $('answer').hidden = true;
     logout();
   });
@@ -596,8 +597,8 @@ function init() {
   // Escape is a cancel: nothing paid.
   $('pay-dialog').addEventListener('cancel', (ev) => { ev.preventDefault(); answerPay(false); });
   $('answer-receipt').addEventListener('click', () => {
-    const f = S.last && S.last.facts;
-    if (f && f.paid_ms != null) openReceipt({ shop: f.paid_by || S.shop, serial: f.serial, prize_cents: f.prize_cents, paid_ms: f.paid_ms }, 'counter');
+    const f = state.last && state.last.facts;
+    if (f && f.paid_ms != null) openReceipt({ shop: f.paid_by || state.shop, serial: f.serial, prize_cents: f.prize_cents, paid_ms: f.paid_ms }, 'counter');
   });
   $('open-report').addEventListener('click', openReport);
   // camera.js: "Scanner", "Fermer la caméra" (and Escape), the tab hidden.
@@ -606,11 +607,11 @@ function init() {
   $('serial').addEventListener('input', () => scanNote(null));
   document.addEventListener('keydown', keyToField);
   $('report-form').addEventListener('submit', loadReport);
-  $('report-back').addEventListener('click', () => { S.report = null; go('counter'); $('serial').focus(); });
+  $('report-back').addEventListener('click', () => { state.report = null; go('counter'); $('serial').focus(); });
   $('receipt-print').addEventListener('click', () => window.print());
   $('receipt-back').addEventListener('click', closeReceipt);
   setBusy(false);
-  if (S.token) {
+  if (state.token) {
     $('serial').focus();
     checkKeptToken();
   }

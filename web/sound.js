@@ -4,9 +4,9 @@
 // (a fresh profile plays none); the context starts on the
 // player's first click (browsers allow no sound before).
 //
-// Needs state.js (the sounds setting, `S.sound`).
+// Needs state.js (the sounds setting, `state.sound`).
 
-import { S } from './state.js';
+import { state } from './state.js';
 
 const audio = { ctx: null };
 
@@ -26,7 +26,7 @@ function tone(c, at, freq, dur, { type = 'triangle', gain = 0.07, to = null } = 
 
 /** Plays `kind` (card, won, lost, tie, extra, win) when sounds are on. */
 export function sound(kind) {
-  if (!S.sound) return;
+  if (!state.sound) return;
   document.body.dataset.sound = kind;
   const AC = window.AudioContext || window.webkitAudioContext;
   if (!AC) return;

@@ -1,4 +1,4 @@
-// state.js: the page's one state object `S`, the browser's storage
+// state.js: the page's one state object `state`, the browser's storage
 // (`local`, under the keys of `KEY`), and the paper tickets' own tokens.
 //
 // Shows nothing; needs nothing. Every other module of the page imports it.
@@ -37,7 +37,7 @@ export const local = {
 };
 
 /** The page's one state object; every module reads and writes it. */
-export const S = {
+export const state = {
   token: local.get(KEY.token),
   balance: null,
   anim: true,
@@ -76,7 +76,7 @@ function storedOp() {
 // POST /api/tickets/redeem), per serial: a reload resumes it without an
 // account, and it opens the ticket even when it is not in the player's list.
 export const paperTokens = () => local.json(KEY.paper, {});
-export const tokenFor = (id) => (isDemoId(id) ? demoToken(id) : paperTokens()[id] || S.token);
+export const tokenFor = (id) => (isDemoId(id) ? demoToken(id) : paperTokens()[id] || state.token);
 export const hasPaperToken = (id) => !!paperTokens()[id];
 export function keepPaperToken(id, token) {
   const paper = paperTokens();

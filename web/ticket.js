@@ -20,7 +20,7 @@ import { notePrice } from './purchase.js';
 import { prepareSeed, renderFair } from './seed.js';
 import { renderBalance } from './settings.js';
 import { sound } from './sound.js';
-import { S, local, KEY, tokenFor, hasPaperToken, keepPaperToken, isPaper, isDemo, isDemoId, keepDemo } from './state.js';
+import { state, local, KEY, tokenFor, hasPaperToken, keepPaperToken, isPaper, isDemo, isDemoId, keepDemo } from './state.js';
 import { renderDemo } from './demo.js';
 import { replayRecorded } from './verify.js';
 
@@ -52,11 +52,11 @@ export async function openTicket(id) {
   }
   setBusy(false);
   const pending = local.json(KEY.pendingAct, null);
-  if (pending && pending.id === id && pending.body && !S.sending) {
+  if (pending && pending.id === id && pending.body && !state.sending) {
     // An action sent before a reload, never answered: the same body again
     // (the same seq, and at seq 0 the same client seed). Applied meanwhile,
     // the server returns its stored answer; refused, the page catches up.
-    if (pending.body.seq === S.ticket.seq && S.ticket.phase !== 'finished') return act(pending.body);
+    if (pending.body.seq === state.ticket.seq && state.ticket.phase !== 'finished') return act(pending.body);
     local.set(KEY.pendingAct, null);
   }
 }
@@ -73,15 +73,15 @@ export async function loadTicket(id, token) {
     const { steps } = await replayRecorded(record);
     const view = newView();
     for (const s of steps) for (const e of s.events) ingest(view, e);
-    S.ticket = ticket;
-    S.view = view;
+    state.ticket = ticket;
+    state.view = view;
     // An online ticket's price is the price on sale when the page has none yet.
     if (!isPaper(ticket) && !isDemo(ticket)) notePrice(ticket.price_cents);
     prepareSeed(ticket);
     // A paper ticket was scratched in the shop, by hand.
-    S.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(ticket) || local.json(KEY.scratched, []).includes(id);
-    if (S.token && S.balance == null) {
-      api.me(S.token).then((m) => { S.balance = m.balance_cents; renderBalance(); }).catch(() => {});
+    state.scratched = ticket.seq > 0 || ticket.phase === 'finished' || isPaper(ticket) || local.json(KEY.scratched, []).includes(id);
+    if (state.token && state.balance == null) {
+      api.me(state.token).then((m) => { state.balance = m.balance_cents; renderBalance(); }).catch(() => {});
     }
     renderGame();
     return;
@@ -91,16 +91,16 @@ export async function loadTicket(id, token) {
 /** What the player does next, in words (empty once finished). */
 export function promptFor(tk) {
   if (tk.phase === 'finished') return '';
-  if (!S.scratched) return t('prompt.scratch');
+  if (!state.scratched) return t('prompt.scratch');
   if (tk.phase === 'play') return t('prompt.play');
   if (tk.phase === 'extra_draw') return t('prompt.extra');
-  if (tk.phase === 'tie_break') return S.view.mode === 'extra' ? t('prompt.extratie') : t('prompt.tie');
+  if (tk.phase === 'tie_break') return state.view.mode === 'extra' ? t('prompt.extratie') : t('prompt.tie');
   return '';
 }
 
-/** The whole ticket screen, from the server's last word (`S.ticket`) and the table's model (`S.view`). */
+/** The whole ticket screen, from the server's last word (`state.ticket`) and the table's model (`state.view`). */
 export function renderGame() {
-  const tk = S.ticket;
+  const tk = state.ticket;
   const game = $('view-game');
   game.dataset.id = tk.id;
   game.dataset.seq = String(tk.seq);
@@ -119,10 +119,10 @@ export function renderGame() {
   renderScratch();
   renderFair(tk);
   renderHands(tk);
-  renderTrick(S.view.last, false);
+  renderTrick(state.view.last, false);
   renderHistory();
   renderGames(tk);
-  setDeckCount(S.view.last && S.view.last.kind === 'deck' ? 14 : 16);
+  setDeckCount(state.view.last && state.view.last.kind === 'deck' ? 14 : 16);
   $('prompt').textContent = promptFor(tk);
   renderResult(tk);
   renderControls();
@@ -137,7 +137,7 @@ export function renderGames(tk) {
   const games = gamesOf(tk);
   const extra = tk.game > 1 && tk.phase !== 'finished';
   const banner = $('extra-banner');
-  banner.hidden = !(extra && S.view.hist.length === 0);
+  banner.hidden = !(extra && state.view.hist.length === 0);
   banner.dataset.game = String(tk.game);
   $('extra-banner-title').textContent = t('extra.banner', { game: gameName(tk.game) });
   const earlier = $('games-earlier');
@@ -167,22 +167,22 @@ function renderPrizes(tk) {
 
 /** Which controls answer: the cards in play, the deck for a draw, none while busy. */
 export function renderControls() {
-  const tk = S.ticket;
+  const tk = state.ticket;
   if (!tk || document.body.dataset.view !== 'game') return;
-  const canPlay = !S.busy && S.scratched && tk.phase === 'play';
-  const canDraw = !S.busy && S.scratched && (tk.phase === 'tie_break' || tk.phase === 'extra_draw');
+  const canPlay = !state.busy && state.scratched && tk.phase === 'play';
+  const canDraw = !state.busy && state.scratched && (tk.phase === 'tie_break' || tk.phase === 'extra_draw');
   for (const b of $('player-hand').querySelectorAll('button')) b.setAttribute('aria-disabled', String(!canPlay));
   const deck = $('deck');
   const wantsDraw = tk.phase === 'tie_break' || tk.phase === 'extra_draw';
   deck.disabled = !wantsDraw;
   deck.setAttribute('aria-disabled', String(!canDraw));
-  deck.classList.toggle('active', wantsDraw && S.scratched);
+  deck.classList.toggle('active', wantsDraw && state.scratched);
   deck.setAttribute('aria-label', wantsDraw ? t('table.deck.active') : t('table.deck.label'));
-  $('table').classList.toggle('locked', !S.scratched);
-  $('ticket-seed').disabled = S.busy;
-  $('seed-new').disabled = S.busy;
-  $('buy').disabled = S.busy;
-  $('again').disabled = S.busy;
+  $('table').classList.toggle('locked', !state.scratched);
+  $('ticket-seed').disabled = state.busy;
+  $('seed-new').disabled = state.busy;
+  $('buy').disabled = state.busy;
+  $('again').disabled = state.busy;
 }
 
 /** A paper ticket: where it was sold, and paid. */
@@ -211,7 +211,7 @@ async function showClaim(tk) {
   const box = $('result-claim');
   try {
     const c = await api.claim(tokenFor(tk.id), tk.id);
-    if (!S.ticket || S.ticket.id !== tk.id || !c.pay_at && !c.expired) return;
+    if (!state.ticket || state.ticket.id !== tk.id || !c.pay_at && !c.expired) return;
     box.dataset.payAt = c.pay_at || '';
     box.textContent = claimText(c);
     box.hidden = false;
@@ -257,7 +257,7 @@ function renderResult(tk) {
   claim.hidden = true;
   claim.textContent = '';
   if (paper && won && !paid) showClaim(tk);
-  $('again').hidden = !S.token || paper || demo;
+  $('again').hidden = !state.token || paper || demo;
   // A demo belongs to no published block: there is nothing to check it against.
   $('verify-btn').hidden = demo;
   // Every game of the ticket, and the last one, which decided (art. 3.2.5.5).
@@ -270,10 +270,10 @@ function renderResult(tk) {
   }));
   // A winning ticket just played: a short celebration (the animations allowing).
   box.querySelector('.confetti')?.remove();
-  if (won && S.celebrate === tk.id) {
-    S.celebrate = null;
+  if (won && state.celebrate === tk.id) {
+    state.celebrate = null;
     sound('win');
-    if (S.anim) {
+    if (state.anim) {
       const c = el('div', { class: 'confetti', 'aria-hidden': 'true' });
       for (let i = 0; i < 14; i++) {
         // Placed through the CSSOM: a style="" attribute is refused by the page's Content-Security-Policy.

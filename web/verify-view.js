@@ -4,21 +4,21 @@
 // the technical detail (the checks, the root, the seeds, every draw, the
 // record itself) folded away.
 //
-// Needs state.js (`S.verdict`, the tokens), api.js, dom.js, i18n.js,
+// Needs state.js (`state.verdict`, the tokens), api.js, dom.js, i18n.js,
 // verify.js and router.js.
 
 import { api } from './api.js';
 import { $, el, errorText } from './dom.js';
 import { t, tn, lang, money, rankLabel } from './i18n.js';
 import { setBusy, show } from './router.js';
-import { S, tokenFor } from './state.js';
+import { state, tokenFor } from './state.js';
 import { verifyRecord } from './verify.js';
 
 /** The check of ticket `id` (`#v=ID`): its public record, verified in this browser. */
 export async function openVerify(id) {
   show('verify');
   setBusy(true);
-  S.verdict = null;
+  state.verdict = null;
   $('verdict').textContent = t('verify.running');
   $('verdict').dataset.valid = '';
   $('verdict-more').textContent = '';
@@ -32,7 +32,7 @@ export async function openVerify(id) {
     const record = await api.record(tokenFor(id), id);
     // The published roots are read from this page's server, apart from the record.
     const v = await verifyRecord(record, { emissions: () => api.emissions() });
-    S.verdict = { record, v };
+    state.verdict = { record, v };
     renderVerdict(record, v);
   } catch (e) {
     $('verdict').textContent = errorText(e);

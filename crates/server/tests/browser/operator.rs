@@ -145,7 +145,7 @@ async fn every_refusal_of_the_operators_wallet_has_its_words_in_french_and_engli
              Promise.all([import('/operator.js'), import('/api.js'), import('/i18n.js'), import('/state.js')]).then(([op, api, i18n, st]) => {
                const out = {};
                // In the operator's mode (a launch's session), with its lobby.
-               st.S.op = { token: 'x', flags: {}, lobby_url: 'https://operator.example/lobby', started_ms: Date.now() };
+               st.state.op = { token: 'x', flags: {}, lobby_url: 'https://operator.example/lobby', started_ms: Date.now() };
                for (const lang of ['fr', 'en']) {
                  i18n.setLang(lang);
                  out[lang] = codes.map(([status, code]) => {
@@ -160,7 +160,7 @@ async fn every_refusal_of_the_operators_wallet_has_its_words_in_french_and_engli
                out.other402 = op.walletRefusalKey(402, 'something_new');
                out.ours403 = op.walletRefusalKey(403, 'limit_reached');
                out.soldOut = op.walletRefusalKey(503, 'sold_out');
-               st.S.op = null;
+               st.state.op = null;
                out.internal = op.showWalletRefusal(new api.ApiError(402, 'insufficient_funds', 'x'));
                i18n.setLang('fr');
                done(out);
