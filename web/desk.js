@@ -7,23 +7,22 @@
 // refreshed every REFRESH_MS and on demand. Every figure is written from
 // the server's integers (cents, counts); each cell keeps its raw value in
 // `data-value` (the browser tests compare them with the report).
+//
+// Split by subject: desk-common.js (the state, elements, formats and status
+// lines they share), desk-charts.js (the charts), desk-claims.js (the claims
+// above a shop's ceiling), desk-files.js (the downloads) and
+// desk-strings.js (the words); this module signs in, refreshes and renders
+// the health and the emissions, and runs the actions.
 
 import { request, ApiError } from './api.js';
 import { t, setLang, lang, money, LANGS } from './i18n.js';
 import './desk-strings.js';
+import { $, KEY, session, state, el, locale, num, dateOf, timeOf, duration, percent, today, dayOf, showOutcome } from './desk-common.js';
+import { drawRisk, drawSales, drawPrizes, drawShops } from './desk-charts.js';
+import { renderClaims, onClaimAction } from './desk-claims.js';
 import { download, printCell, printPath } from './desk-files.js';
 
-const $ = (id) => document.getElementById(id);
-const KEY = { token: 'asc.deskToken', lang: 'asc.lang' };
 const REFRESH_MS = 10_000;
-const session = {
-  get(k) {
-    try { return sessionStorage.getItem(k); } catch { return null; }
-  },
-  set(k, v) {
-    try { if (v == null) sessionStorage.removeItem(k); else sessionStorage.setItem(k, v); } catch { /* storage off: this page only */ }
-  },
-};
 const local = {
   get(k) {
     try { return localStorage.getItem(k); } catch { return null; }
@@ -32,34 +31,6 @@ const local = {
     try { localStorage.setItem(k, v); } catch { /* private mode */ }
   },
 };
-
-// The desk's state: the operator token, the server's last answers, and
-// `loads`: refreshes finished so far (the browser tests wait on it);
-// `last`: the previous health, for the actions per second between two.
-const state = { token: session.get(KEY.token), version: null, health: null, reports: null, last: null, rate: null, loads: 0, timer: null, open: {} };
-
-const locale = () => (lang() === 'fr' ? 'fr-FR' : 'en-GB');
-const num = (n) => new Intl.NumberFormat(locale()).format(n);
-const dateOf = (ms) => new Intl.DateTimeFormat(locale(), { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms));
-const timeOf = (ms) => new Intl.DateTimeFormat(locale(), { timeStyle: 'medium' }).format(new Date(ms));
-const duration = (s) => {
-  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
-  const days = lang() === 'fr' ? 'j' : 'd';
-  return d > 0 ? `${d} ${days} ${h} h` : h > 0 ? `${h} h ${m} min` : `${m} min ${s % 60} s`;
-};
-const percent = (decimal) => new Intl.NumberFormat(locale(), { style: 'percent', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(decimal));
-
-/** An element with its text (never HTML: every word is the server's or ours, as text). */
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v == null) continue;
-    if (k === 'class') e.className = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return e;
-}
 
 // ------------------------------------------------------------ strings and settings
 
@@ -352,248 +323,6 @@ function renderEmissions(list) {
   drawShops();
 }
 
-// ------------------------------------------------------------ a block's risk, drawn
-
-const SVG = 'http://www.w3.org/2000/svg';
-function svg(tag, attrs = {}, text = null) {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text != null) e.textContent = text;
-  return e;
-}
-
-/**
- * The distribution of a whole block's total prizes (exact computation,
- * GET /api/admin/emissions/{id}/risk, fetched once per emission: it never
- * changes), its mean, 99th percentile and the block's sales, and each
- * block's prizes won so far (from the figures already shown) marked on it.
- */
-async function drawRisk(r) {
-  const figure = $(`risk-${r.emission}`);
-  if (!figure) return;
-  state.risk = state.risk || {};
-  let chart = state.risk[r.emission];
-  if (!chart) {
-    try {
-      chart = await request('GET', `/api/admin/emissions/${r.emission}/risk`, { token: state.token });
-      state.risk[r.emission] = chart;
-    } catch (e) {
-      figure.replaceChildren(el('figcaption', { class: 'hint' }, t('desk.refused', { message: e.message })));
-      return;
-    }
-  }
-  const W = 640, H = 180, L = 10, R = 10, T = 12, B = 40;
-  const span = chart.bin_cents * chart.bins.length;
-  const x = (cents) => L + Math.min(Math.max((cents - chart.first_cents) / span, 0), 1) * (W - L - R);
-  const top = Math.max(...chart.bins) || 1;
-  const y = (p) => H - B - (p / top) * (H - T - B);
-  const base = H - B;
-  let d = `M ${x(chart.first_cents).toFixed(1)} ${base}`;
-  chart.bins.forEach((p, i) => {
-    d += ` L ${x(chart.first_cents + (i + 0.5) * chart.bin_cents).toFixed(1)} ${y(p).toFixed(1)}`;
-  });
-  d += ` L ${x(chart.first_cents + span).toFixed(1)} ${base} Z`;
-  const capId = `risk-cap-${r.emission}`;
-  const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': capId, class: 'desk-risk-svg' });
-  g.append(svg('path', { d, fill: 'rgba(224, 181, 74, .35)', stroke: '#e0b54a', 'stroke-width': 1.5, 'data-part': 'distribution' }));
-  g.append(svg('line', { x1: L, x2: W - R, y1: base, y2: base, stroke: '#b9c7bd', 'stroke-width': 1 }));
-  const vline = (cents, color, dash, part) => g.append(svg('line', {
-    x1: x(cents), x2: x(cents), y1: T, y2: base, stroke: color, 'stroke-width': 1.5, 'stroke-dasharray': dash, 'data-part': part,
-  }));
-  vline(chart.mean_cents, '#f3efe4', '4 3', 'mean');
-  vline(chart.p99_cents, '#ffd166', '2 3', 'p99');
-  if (chart.block_sales_cents >= chart.first_cents && chart.block_sales_cents <= chart.first_cents + span) {
-    vline(chart.block_sales_cents, '#ff7a6b', '', 'sales');
-  }
-  // Each block's running figure, from the figures shown above.
-  for (const b of r.blocks) {
-    const cx = x(b.prizes_won_cents);
-    g.append(svg('circle', { cx, cy: base, r: 5, fill: '#4cc38a', stroke: '#10251b', 'data-part': 'block', 'data-block': b.block }));
-    g.append(svg('text', { x: cx, y: base + 16, 'text-anchor': 'middle', fill: '#4cc38a', 'font-size': 11 }, String(b.block)));
-  }
-  for (const [cents, anchor] of [[chart.first_cents, 'start'], [chart.first_cents + span, 'end']]) {
-    g.append(svg('text', { x: x(cents), y: H - 6, 'text-anchor': anchor, fill: '#b9c7bd', 'font-size': 11 }, money(Math.round(cents))));
-  }
-  // The mean's amount beside its line, at the top (clear of the axis' ends).
-  const right = x(chart.mean_cents) < W / 2;
-  g.append(svg('text', { x: x(chart.mean_cents) + (right ? 4 : -4), y: T + 10, 'text-anchor': right ? 'start' : 'end', fill: '#f3efe4', 'font-size': 11 },
-    money(Math.round(chart.mean_cents))));
-  const exceed = new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(chart.p_prizes_exceed_sales);
-  const running = r.blocks.map((b) => t('desk.risk.block', {
-    n: b.block, won: money(b.prizes_won_cents), finished: num(b.finished), printed: num(b.printed),
-  })).join(' ; ');
-  figure.replaceChildren(g, el('figcaption', { id: capId, class: 'hint' },
-    t('desk.risk.caption', { mean: money(Math.round(chart.mean_cents)), p99: money(Math.round(chart.p99_cents)), sales: money(chart.block_sales_cents), exceed }),
-    ' ', running));
-  figure.dataset.drawn = String(r.blocks.length);
-}
-
-// ------------------------------------------------------------ sales, prizes and shops, drawn
-
-// The blocks' colours, light on the dark page; past eight, dashed.
-const SERIES = ['#4cc38a', '#e0b54a', '#7cc4ff', '#ff9e8f', '#c9a7ff', '#f3efe4', '#9be36c', '#ffd166'];
-const seriesStyle = (i) => ({ stroke: SERIES[i % SERIES.length], 'stroke-dasharray': i < SERIES.length ? '' : '5 3' });
-
-/** A width of time in words: "5 min", "1 h", "2 j" / "2 d". */
-function span(ms) {
-  const units = [[86_400_000, lang() === 'fr' ? 'j' : 'd'], [3_600_000, 'h'], [60_000, 'min'], [1000, 's']];
-  const [size, unit] = units.find(([u]) => ms % u === 0 && ms >= u) || [1, 'ms'];
-  return `${num(ms / size)} ${unit}`;
-}
-
-/** Fetches a chart's data into `figure`; null (and why, in the figure) when refused. */
-async function chartData(figure, path) {
-  try {
-    return await request('GET', path, { token: state.token });
-  } catch (e) {
-    figure.replaceChildren(el('figcaption', { class: 'hint' }, t('desk.refused', { message: e.message })));
-    return null;
-  }
-}
-
-/** The frame of a chart: its svg, its axes, their end labels. */
-function frame(capId, W, H, box, xLabels, yLabels) {
-  const g = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': capId, class: 'desk-risk-svg' });
-  const { L, R, T, B } = box;
-  g.append(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: '#b9c7bd', 'stroke-width': 1 }));
-  g.append(svg('line', { x1: L, x2: L, y1: T, y2: H - B, stroke: '#b9c7bd', 'stroke-width': 1 }));
-  const [x0, x1] = xLabels, [y0, y1] = yLabels;
-  if (x0) g.append(svg('text', { x: L, y: H - 6, 'text-anchor': 'start', fill: '#b9c7bd', 'font-size': 11 }, x0));
-  if (x1) g.append(svg('text', { x: W - R, y: H - 6, 'text-anchor': 'end', fill: '#b9c7bd', 'font-size': 11 }, x1));
-  g.append(svg('text', { x: L - 4, y: H - B, 'text-anchor': 'end', fill: '#b9c7bd', 'font-size': 11 }, y0));
-  g.append(svg('text', { x: L - 4, y: T + 8, 'text-anchor': 'end', fill: '#b9c7bd', 'font-size': 11 }, y1));
-  return g;
-}
-
-/**
- * Sales over time (GET /api/admin/emissions/{id}/sales): the tickets sold
- * so far, cumulated bucket by bucket, one line per block, numbered at its
- * end; the channel and the buckets' width said in the caption.
- */
-async function drawSales(r) {
-  const figure = $(`sales-${r.emission}`);
-  if (!figure) return;
-  const c = await chartData(figure, `/api/admin/emissions/${r.emission}/sales`);
-  if (!c) return;
-  const capId = `sales-cap-${r.emission}`;
-  const channel = t(`desk.emission.channel.${c.channel}`);
-  if (c.buckets === 0) {
-    figure.replaceChildren(el('figcaption', { id: capId, class: 'hint' }, t('desk.sales.none', { channel })));
-    figure.dataset.drawn = '0';
-    return;
-  }
-  const W = 640, H = 200, box = { L: 48, R: 28, T: 12, B: 28 };
-  const cumulated = c.blocks.map((b) => b.sold.reduce((acc, n) => [...acc, acc[acc.length - 1] + n], [0]));
-  const top = Math.max(1, ...c.blocks.map((b) => b.total));
-  const x = (k) => box.L + (k / c.buckets) * (W - box.L - box.R);
-  const y = (n) => H - box.B - (n / top) * (H - box.T - box.B);
-  const end = c.from_ms + c.buckets * c.bucket_ms;
-  const g = frame(capId, W, H, box, [dateOf(c.from_ms), dateOf(end)], ['0', num(top)]);
-  c.blocks.forEach((b, i) => {
-    const d = cumulated[i].map((n, k) => `${k === 0 ? 'M' : 'L'} ${x(k).toFixed(1)} ${y(n).toFixed(1)}`).join(' ');
-    g.append(svg('path', { d, fill: 'none', 'stroke-width': 2, ...seriesStyle(i), 'data-part': 'sales', 'data-block': b.block, 'data-total': b.total, 'data-points': cumulated[i].length }));
-    g.append(svg('text', { x: W - box.R + 3, y: y(b.total) + 4, fill: SERIES[i % SERIES.length], 'font-size': 11 }, String(b.block)));
-  });
-  const blocks = c.blocks.map((b) => t('desk.sales.block', { n: b.block, sold: num(b.total) })).join(' ; ');
-  figure.replaceChildren(g, el('figcaption', { id: capId, class: 'hint' },
-    t('desk.sales.caption', { channel, bucket: span(c.bucket_ms), from: dateOf(c.from_ms), to: dateOf(end) }), ' ', blocks));
-  figure.dataset.drawn = String(c.blocks.length);
-}
-
-/**
- * Prizes won against the exact expectation (GET /api/admin/emissions/{id}/prizes):
- * the running sum of the finished games' prizes in order of finishing, the
- * line n × E[prize] and the band n × E[prize] ± z √(n × Var[prize]) from
- * the table's exact mean and variance (the server's fractions, drawn from
- * their floating-point values).
- */
-async function drawPrizes(r) {
-  const figure = $(`prizes-${r.emission}`);
-  if (!figure) return;
-  const c = await chartData(figure, `/api/admin/emissions/${r.emission}/prizes`);
-  if (!c) return;
-  const capId = `prizes-cap-${r.emission}`;
-  const exact = { mean: money(Math.round(c.mean_cents_approx)), exact: c.mean_cents, z: num(c.z), sd: money(Math.round(Math.sqrt(c.variance_cents2_approx))) };
-  if (c.finished === 0) {
-    figure.replaceChildren(el('figcaption', { id: capId, class: 'hint' }, t('desk.prizes.none', exact)));
-    figure.dataset.drawn = '0';
-    return;
-  }
-  const W = 640, H = 200, box = { L: 64, R: 12, T: 12, B: 28 };
-  const N = c.finished, m = c.mean_cents_approx, v = c.variance_cents2_approx, z = c.z;
-  const upper = (n) => n * m + z * Math.sqrt(n * v);
-  const lower = (n) => Math.max(0, n * m - z * Math.sqrt(n * v));
-  const top = Math.max(upper(N), ...c.points.map((p) => p.prizes_won_cents), 1);
-  const x = (n) => box.L + (n / N) * (W - box.L - box.R);
-  const y = (cents) => H - box.B - (cents / top) * (H - box.T - box.B);
-  const g = frame(capId, W, H, box, ['0', num(N)], [money(0), money(Math.round(top))]);
-  const steps = Array.from({ length: 81 }, (_, i) => (i / 80) * N);
-  const band = [...steps.map((n) => `${x(n).toFixed(1)},${y(upper(n)).toFixed(1)}`),
-    ...steps.reverse().map((n) => `${x(n).toFixed(1)},${y(lower(n)).toFixed(1)}`)].join(' ');
-  g.append(svg('polygon', { points: band, fill: 'rgba(124, 196, 255, .18)', stroke: 'none', 'data-part': 'band' }));
-  g.append(svg('line', { x1: x(0), y1: y(0), x2: x(N), y2: y(N * m), stroke: '#f3efe4', 'stroke-width': 1.5, 'stroke-dasharray': '4 3', 'data-part': 'expected' }));
-  const line = [{ finished: 0, prizes_won_cents: 0 }, ...c.points]
-    .map((p, i) => `${i === 0 ? 'M' : 'L'} ${x(p.finished).toFixed(1)} ${y(p.prizes_won_cents).toFixed(1)}`).join(' ');
-  g.append(svg('path', { d: line, fill: 'none', stroke: '#4cc38a', 'stroke-width': 2, 'data-part': 'won' }));
-  for (const p of c.points) {
-    g.append(svg('circle', { cx: x(p.finished), cy: y(p.prizes_won_cents), r: 2.5, fill: '#4cc38a', 'data-part': 'point', 'data-finished': p.finished, 'data-value': p.prizes_won_cents }));
-  }
-  const inside = c.prizes_won_cents >= lower(N) && c.prizes_won_cents <= upper(N);
-  figure.replaceChildren(g, el('figcaption', { id: capId, class: 'hint' },
-    t('desk.prizes.caption', { ...exact, won: money(c.prizes_won_cents), finished: num(N), expected: money(Math.round(N * m)), low: money(Math.round(lower(N))), high: money(Math.round(upper(N))) }),
-    ' ', t(inside ? 'desk.prizes.inside' : 'desk.prizes.outside')));
-  figure.dataset.drawn = String(c.points.length);
-  figure.dataset.inside = String(inside);
-}
-
-const SHOP_BARS = [['sold', '#7cc4ff'], ['redeemed', '#c9a7ff'], ['paid', '#4cc38a'], ['owed', '#e0b54a']];
-const SHOP_COLUMNS = [['sold', num], ['redeemed', num], ['paid', num], ['paid_cents', money], ['owed', num], ['owed_cents', money]];
-
-/**
- * The paper channel per shop (GET /api/admin/shops): tickets sold,
- * redeemed, paid and owed, as grouped bars, and every figure with the
- * prizes paid and owed in a table beside it.
- */
-async function drawShops() {
-  const figure = $('shops-chart');
-  if (!figure) return;
-  const c = await chartData(figure, '/api/admin/shops');
-  if (!c) return;
-  const shops = c.shops;
-  const head = el('tr', {}, el('th', { scope: 'col' }, t('desk.shops.col.shop')),
-    ...SHOP_COLUMNS.map(([f]) => el('th', { scope: 'col', class: 'num' }, t(`desk.shops.col.${f}`))));
-  const rows = shops.map((s) => el('tr', { 'data-shop': s.shop }, el('th', { scope: 'row' }, s.shop),
-    ...SHOP_COLUMNS.map(([f, show]) => el('td', { class: 'num', 'data-field': f, 'data-value': String(s[f]) }, show(s[f])))));
-  $('shops-table').replaceChildren(el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.shops.table') },
-    el('table', { class: 'desk-table' }, el('caption', { class: 'sr-only' }, t('desk.shops.table')), el('thead', {}, head), el('tbody', {}, ...rows))));
-  if (shops.length === 0) {
-    figure.replaceChildren(el('figcaption', { id: 'shops-cap', class: 'hint' }, t('desk.shops.none')));
-    figure.dataset.drawn = '0';
-    return;
-  }
-  const W = 640, H = 220, box = { L: 40, R: 12, T: 28, B: 28 };
-  const top = Math.max(1, ...shops.flatMap((s) => SHOP_BARS.map(([f]) => s[f])));
-  const group = (W - box.L - box.R) / shops.length;
-  const bar = Math.min(28, (group * 0.8) / SHOP_BARS.length);
-  const y = (n) => H - box.B - (n / top) * (H - box.T - box.B);
-  const g = frame('shops-cap', W, H, box, ['', ''], ['0', num(top)]);
-  SHOP_BARS.forEach(([f, color], i) => {
-    const lx = box.L + 8 + i * 120;
-    g.append(svg('rect', { x: lx, y: 6, width: 10, height: 10, fill: color }));
-    g.append(svg('text', { x: lx + 14, y: 15, fill: '#f3efe4', 'font-size': 11 }, t(`desk.shops.col.${f}`)));
-  });
-  shops.forEach((s, k) => {
-    const left = box.L + k * group + (group - bar * SHOP_BARS.length) / 2;
-    SHOP_BARS.forEach(([f, color], i) => {
-      g.append(svg('rect', { x: left + i * bar, y: y(s[f]), width: Math.max(bar - 2, 1), height: H - box.B - y(s[f]), fill: color,
-        'data-part': 'bar', 'data-shop': s.shop, 'data-field': f, 'data-value': s[f] }));
-    });
-    g.append(svg('text', { x: box.L + (k + 0.5) * group, y: H - 8, 'text-anchor': 'middle', fill: '#f3efe4', 'font-size': 11 }, s.shop));
-  });
-  figure.replaceChildren(g, el('figcaption', { id: 'shops-cap', class: 'hint' }, t('desk.shops.caption', { at: dateOf(c.at_ms) })));
-  figure.dataset.drawn = String(shops.length * SHOP_BARS.length);
-}
-
 // ------------------------------------------------------------ actions, each confirmed
 
 /** Asks `text` in the confirmation dialog; true when confirmed (Escape and "Annuler": false). */
@@ -616,14 +345,6 @@ function confirmed(text) {
   });
 }
 
-/** What an action did, or why not, in the page's status lines. */
-function said(done, error = null) {
-  $('desk-done').textContent = done || '';
-  $('desk-done').hidden = !done;
-  $('desk-error').textContent = error || '';
-  $('desk-error').hidden = !error;
-}
-
 /** Runs a confirmed action; its answer, or null (not confirmed, or refused: said in the page). */
 async function act(question, method, path, body) {
   if (!(await confirmed(question))) return null;
@@ -633,7 +354,7 @@ async function act(question, method, path, body) {
     await refresh();
     return out;
   } catch (e) {
-    said(null, t('desk.refused', { message: e.message }));
+    showOutcome(null, t('desk.refused', { message: e.message }));
     return null;
   } finally {
     document.body.dataset.state = 'idle';
@@ -699,67 +420,16 @@ function renderPreview(c) {
   $('new-preview').dataset.accepted = String(c.accepted);
 }
 
-/** Today in Paris, YYYY-MM-DD (the closing notice's date by default). */
-function today() {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-}
-
-/** A calendar day `YYYY-MM-DD` in words (no time zone: it is a date). */
-function dayOf(text) {
-  const [y, m, d] = text.split('-').map(Number);
-  return new Intl.DateTimeFormat(locale(), { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(y, m - 1, d)));
-}
-
-// ------------------------------------------------------------ claims above a shop's ceiling
-
-function renderClaims(c) {
-  $('claims-summary').textContent = c.claims.length === 0
-    ? t('desk.claims.none', { ceiling: money(c.default_ceiling_cents) })
-    : t('desk.claims.summary', { count: num(c.claims.length), owed: money(c.owed_cents), ceiling: money(c.default_ceiling_cents) });
-  $('claims-summary').dataset.owed = String(c.owed_cents);
-  $('claims-wrap').hidden = c.claims.length === 0;
-  const rows = c.claims.map((k, i) => el('tr', { 'data-serial': k.serial, 'data-status': k.status },
-    el('th', { scope: 'row', class: 'mono' }, k.serial),
-    el('td', { class: 'num', 'data-value': String(k.prize_cents) }, money(k.prize_cents)),
-    el('td', {}, t('desk.claims.shop', { shop: k.sold_by ?? '—', ceiling: money(k.shop_ceiling_cents) })),
-    el('td', {}, k.claim_until_ms == null ? t('desk.claims.open') : dateOf(k.claim_until_ms)),
-    el('td', {}, t(`desk.claims.status.${k.status}`)),
-    el('td', {}, k.status === 'paid'
-      ? (k.paid_by == null
-        ? t('desk.claims.paid', { date: dateOf(k.paid_ms), ref: k.reference })
-        : t('desk.claims.paid.shop', { date: dateOf(k.paid_ms), shop: k.paid_by }))
-      : k.status === 'expired' ? '—' : el('span', { class: 'desk-claim-pay' },
-        el('label', { for: `claim-ref-${i}`, class: 'sr-only' }, t('desk.claims.ref.label', { serial: k.serial })),
-        el('input', { id: `claim-ref-${i}`, type: 'text', maxlength: '200', autocomplete: 'off', placeholder: t('desk.claims.ref') }),
-        el('button', { type: 'button', 'data-claim': k.serial, 'data-ref': `claim-ref-${i}`, 'data-prize': String(k.prize_cents) }, t('desk.claims.pay'))))));
-  $('claims-body').replaceChildren(...rows);
-}
-
-async function onClaimAction(ev) {
-  const button = ev.target.closest('button[data-claim]');
-  if (!button) return;
-  const serial = button.dataset.claim;
-  const reference = $(button.dataset.ref).value.trim();
-  if (!reference) {
-    said(null, t('desk.claims.ref.missing'));
-    $(button.dataset.ref).focus();
-    return;
-  }
-  const amount = money(Number(button.dataset.prize));
-  const out = await act(t('desk.confirm.claim', { serial, amount, reference }), 'POST', '/api/admin/claims/pay', { serial, reference });
-  if (out) said(t('desk.done.claim', { serial, amount, reference }));
-}
-
 async function createEmission() {
   const c = state.check;
   const blocks = Number($('new-blocks').value);
   const channel = $('new-channel').value;
   if (!c || $('new-table').value !== state.checkedText) {
-    said(null, t('desk.new.changed'));
+    showOutcome(null, t('desk.new.changed'));
     return;
   }
   if (!Number.isInteger(blocks) || blocks < 1 || blocks > 20) {
-    said(null, t('desk.blocks.bad'));
+    showOutcome(null, t('desk.blocks.bad'));
     return;
   }
   const notice = $('new-notice').value.trim();
@@ -767,7 +437,7 @@ async function createEmission() {
   const body = { table: state.checkedText, blocks, channel, ...(notice ? { notice_ref: notice } : {}) };
   const out = await act(question, 'POST', '/api/admin/emissions', body);
   if (out) {
-    said(t('desk.done.created', { n: out.emission, blocks: out.blocks.length }));
+    showOutcome(t('desk.done.created', { n: out.emission, blocks: out.blocks.length }));
     state.check = state.checkedText = null;
     $('new-table').value = '';
     $('new-file').value = '';
@@ -783,21 +453,21 @@ async function onEmissionAction(ev) {
   if (button.dataset.act === 'more') {
     const blocks = Number($(`more-${n}`).value);
     if (!Number.isInteger(blocks) || blocks < 1 || blocks > 20) {
-      said(null, t('desk.blocks.bad'));
+      showOutcome(null, t('desk.blocks.bad'));
       return;
     }
     const out = await act(t('desk.confirm.more', { n, blocks }), 'POST', `/api/admin/emissions/${n}/blocks`, { blocks });
-    if (out) said(t('desk.done.more', { n, blocks }));
+    if (out) showOutcome(t('desk.done.more', { n, blocks }));
   } else if (button.dataset.act === 'close') {
     const date = $(`close-date-${n}`).value;
     const ref = $(`close-ref-${n}`).value.trim();
     if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) {
-      said(null, t('desk.close.baddate'));
+      showOutcome(null, t('desk.close.baddate'));
       return;
     }
     const body = { closing_notice_date: date, ...(ref ? { closing_notice_ref: ref } : {}) };
     const out = await act(t('desk.confirm.close', { n, date: dayOf(date) }), 'POST', `/api/admin/emissions/${n}/close`, body);
-    if (out !== null) said(t('desk.done.closed', { n, until: dateOf(out.claim_end_ms) }));
+    if (out !== null) showOutcome(t('desk.done.closed', { n, until: dateOf(out.claim_end_ms) }));
   } else if (button.dataset.act === 'print' || button.dataset.act === 'print-nocodes') {
     await downloadPrint(n, Number($(`print-${n}`).value), button.dataset.act === 'print');
   } else if (button.dataset.act === 'certify') {
@@ -814,10 +484,10 @@ async function downloadPrint(emission, block, codes) {
   document.body.dataset.state = 'busy';
   try {
     await download(printPath(emission, block, codes), `emission-${emission}-block-${block}.csv`, state.token);
-    said(t(codes ? 'desk.done.print' : 'desk.done.print.nocodes', { emission, block }));
+    showOutcome(t(codes ? 'desk.done.print' : 'desk.done.print.nocodes', { emission, block }));
     await refresh();
   } catch (e) {
-    said(null, t('desk.refused', { message: e.message }));
+    showOutcome(null, t('desk.refused', { message: e.message }));
   } finally {
     document.body.dataset.state = 'idle';
   }
@@ -833,12 +503,12 @@ async function downloadCertification(emission, button) {
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
   button.textContent = t('desk.certify.running');
-  said(t('desk.certify.wait', { emission }));
+  showOutcome(t('desk.certify.wait', { emission }));
   try {
     await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`, state.token);
-    said(t('desk.done.certify', { emission }));
+    showOutcome(t('desk.done.certify', { emission }));
   } catch (e) {
-    said(null, t('desk.refused', { message: e.message }));
+    showOutcome(null, t('desk.refused', { message: e.message }));
   } finally {
     button.disabled = false;
     button.removeAttribute('aria-busy');
@@ -862,7 +532,7 @@ function start() {
   $('new-form').addEventListener('submit', checkTable);
   $('new-create').addEventListener('click', createEmission);
   $('emission-list').addEventListener('click', onEmissionAction);
-  $('claims-body').addEventListener('click', onClaimAction);
+  $('claims-body').addEventListener('click', (ev) => onClaimAction(ev, act));
   $('new-file').addEventListener('change', async () => {
     const file = $('new-file').files[0];
     if (file) $('new-table').value = await file.text();
