@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The operator's desk (/desk, web/desk.js) on a database of 20 emissions of
 # 20 blocks of 15 000 tickets (6 000 000 tickets): how long each of its
-# requests takes, and why (issue 30: "each screen answers within 200 ms").
+# requests takes, and why (the desk's bar: "each screen answers within 200 ms").
 # A benchmark, not a test: it prints figures and PASS/FAIL against the bound,
 # and exits 0 whatever they are.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The operator mode's cost, in one run on this machine (issue 28: "with a
-# wallet answering in 20 ms, game actions per second are within 10 % of the
+# The operator mode's cost, in one run on this machine (the operator mode's bar,
+# BENCHMARKS.md "The operator mode": "with a wallet answering in 20 ms, game actions per second are within 10 % of the
 # internal mode and a purchase's p99 is at most the wallet's p99 plus 10 ms"):
 # ROUNDS pairs of closed-loop rounds, each on a fresh SQLite database,
 #   - internal: `as-capone serve` (its own ledger) and `loadtest`;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The PostgreSQL profile of issue 29 item 5: what a game request costs the
+# The PostgreSQL profile: what a game request costs the
 # database, against what a `pgbench -N` transaction costs it, in COUNTS (not
 # times: they hold on a busy machine):
 #   - statements, i.e. round trips (log_statement = all, set on the measured

@@ -45,7 +45,7 @@ export const accountApi = {
   login: (login, password) => request('POST', '/api/sessions', { body: { login, password, device_token: deviceToken(login) } }),
   me: (token) => request('GET', '/api/me', { token, retry: true }),
   credentials: (token, body) => request('PUT', '/api/me/credentials', { token, body }),
-  // Issue 31: recovery without e-mail, closing the account.
+  // Recovery without e-mail, closing the account (docs/player-api.md).
   recover: (body) => request('POST', '/api/recovery', { body }),
   recoveryCode: (token, password) => request('POST', '/api/me/recovery-code', { token, body: { password } }),
   close: (token, body) => request('POST', '/api/me/close', { token, body }),
@@ -361,7 +361,7 @@ async function forgetHere(said) {
   app.showAlert(t(said), 'info');
 }
 
-// ------------------------------------------------------------ recovery code, closing (issue 31)
+// ------------------------------------------------------------ recovery code, closing
 
 /**
  * The recovery code, shown this once in a panel at the top of the screen

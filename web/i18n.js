@@ -18,7 +18,7 @@ export const STRINGS = {
     'settings.logout': 'Se déconnecter',
     'settings.logout.confirm': 'Oublier ce compte ? Sans son jeton, ses tickets ne pourront plus être ouverts ici.',
     'nav.home': 'Accueil',
-    // issue 31: what FDJ players expect
+    // What players used to FDJ's instant games expect.
     'buy.top': 'Jusqu’à {prize} à gagner',
     'confirm.buy.title': 'Confirmer l’achat',
     'confirm.buy': 'Acheter un ticket à {price} ?',
@@ -741,7 +741,7 @@ export const STRINGS = {
     'reality.continue': 'Continuer',
     'reality.stop': 'Arrêter',
     'reality.answer': 'Choisissez « Continuer » ou « Arrêter » pour fermer ce message.',
-    // issue 31: phone and polish
+    // The phone's layout and the playtest's polish.
     'fair.summary.open': 'graine modifiable avant de jouer',
     'fair.summary.sent': 'engagement et graine',
     'odds.col.chance': 'Chance',
@@ -766,7 +766,7 @@ export const STRINGS = {
     'settings.logout': 'Log out',
     'settings.logout.confirm': 'Forget this account? Without its token its tickets cannot be opened here again.',
     'nav.home': 'Home',
-    // issue 31: what FDJ players expect
+    // What players used to FDJ's instant games expect.
     'buy.top': 'Win up to {prize}',
     'confirm.buy.title': 'Confirm the purchase',
     'confirm.buy': 'Buy a ticket for {price}?',
@@ -1482,7 +1482,7 @@ export const STRINGS = {
     'reality.continue': 'Continue',
     'reality.stop': 'Stop',
     'reality.answer': 'Choose “Continue” or “Stop” to close this message.',
-    // issue 31: phone and polish
+    // The phone's layout and the playtest's polish.
     'fair.summary.open': 'change your seed before playing',
     'fair.summary.sent': 'commitment and seed',
     'odds.col.chance': 'Chance',

@@ -271,8 +271,10 @@ fn the_pruned_distribution_is_the_full_ffts_up_to_rounding() {
 #[test]
 fn the_example_block_risk_figures_are_pinned() {
     // `odds --table examples/prize-table.toml`: the percentiles are lattice
-    // points and stay exactly what the full complex FFT gave before issue
-    // 12; the other figures are checked against exact or independent values.
+    // points and stay exactly what the full complex FFT gave before the
+    // pruned spectrum
+    // (docs/bench-log/2026-12-02-to-03-emission-and-odds.md); the other
+    // figures are checked against exact or independent values.
     let p = Payout::compute(&PrizeTable::example(), &Odds::exact());
     let r = &p.block_risk;
     assert_eq!(r.method, "FFT on a lattice of 100 cents with 2097152 points, exact lattice");

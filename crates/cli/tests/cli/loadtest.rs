@@ -225,7 +225,7 @@ fn loadtest_in_operator_mode_debits_each_purchase_once_and_credits_each_prize() 
         "SELECT COUNT(DISTINCT idempotency_key) FROM wallet_rounds WHERE state = 'sold' AND idempotency_key IS NOT NULL",
     );
     assert_eq!(keyed, purchases as i64, "{v}");
-    // The bound of the issue is computed from the same run.
+    // The purchase's bound (the debit's p99 + 10 ms, BENCHMARKS.md "The operator mode") is computed from the same run.
     let bound = w["purchase_p99_bound_ms"].as_f64().unwrap();
     assert!((bound - debit["latency_ms"]["p99"].as_f64().unwrap() - 10.0).abs() < 1e-9, "{v}");
 

@@ -71,7 +71,8 @@ async fn guess(app: &TestApp, path: &str, login: &str, token: &str, i: usize) ->
 }
 
 both! {
-/// Issue 48, item 2: 40 wrong passwords from 8 networks through each path
+/// The second outside audit's finding that a password given again with a
+/// token guessed faster than a login (docs/limits.md "Logins"): 40 wrong passwords from 8 networks through each path
 /// that checks the holder's password get the same few checks as through
 /// `POST /api/sessions`; they count in the login's back-off, and the right
 /// password, guessed at last, is refused with them.
@@ -145,7 +146,8 @@ async fn strangers_are_kept_out(app: &TestApp, refused: &AtomicUsize, password: 
 }
 
 both! {
-/// Issue 48, item 3: while strangers keep the account's back-off closed,
+/// The second outside audit's finding that strangers could lock the owner
+/// out (docs/limits.md "Logins"): while strangers keep the account's back-off closed,
 /// the owner logs in from a device where they logged in before (its device
 /// token), again and again, and recovers the account from a new device with
 /// the recovery code; a stranger's right password, another account's device

@@ -97,9 +97,11 @@ async fn race(app: &TestApp, urls: &[String], kind: Change, round: usize, aim: D
 }
 
 both! {
-/// Issue 48, item 1: zero survivors over many rounds of each race, on two
-/// processes where the database allows it (PostgreSQL), and no purchase
-/// by a token of a closed account.
+/// The second outside audit's finding that a session opened with an old
+/// password outlived its change (README.md, "What an attacker meets"):
+/// zero survivors over many rounds of each race, on two processes where
+/// the database allows it (PostgreSQL), and no purchase by a token of a
+/// closed account.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_session_opened_with_the_old_password_outlives_its_change() {
     let tune = |c: &mut server::Config| {

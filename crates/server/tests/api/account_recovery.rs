@@ -1,4 +1,4 @@
-//! What FDJ players expect (issue 31, docs/player-api.md): an account
+//! What players used to FDJ's games expect (docs/player-api.md): an account
 //! recovered without e-mail (a recovery code shown once, stored as an
 //! argon2id hash, with the login's limits), and an account closed (its
 //! records kept, its tokens ended, refused while a ticket is in play).

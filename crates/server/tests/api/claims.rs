@@ -1,4 +1,4 @@
-//! Large prizes go to the operator (issue 30 item 6; docs/shops.md "Claims
+//! Large prizes go to the operator (docs/shops.md "Claims
 //! and the payout ceiling"): a shop never pays a prize above its payout
 //! ceiling; its validation says where the holder is paid; the desk lists
 //! the claims and records the payment centre's payment once, audited, in

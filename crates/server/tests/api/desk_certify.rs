@@ -1,5 +1,5 @@
 //! The desk's certification report (`GET
-//! /api/admin/emissions/{id}/certification?games=N`, issue 30 item 4): the
+//! /api/admin/emissions/{id}/certification?games=N`, docs/certification.md): the
 //! HTML page of `as-capone report --table` for the emission's own table as
 //! stored (its digest is the emission's `table_digest`), with every check's
 //! verdict; `games` bounded (400 beyond, nothing run); the operator's token

@@ -1,4 +1,4 @@
-//! The desk's charts (issue 30 item 3, `GET /api/admin/emissions/{id}/sales`,
+//! The desk's charts (`GET /api/admin/emissions/{id}/sales`,
 //! `.../prizes` and `GET /api/admin/shops`, docs/operating.md "The desk
 //! page"): after a run of online and paper tickets sold in two shops,
 //! played, paid and left unpaid, each chart's figures equal what the test

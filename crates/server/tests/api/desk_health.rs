@@ -1,4 +1,4 @@
-//! The desk's health (`GET /api/admin/health`, issue 30 item 5): what it
+//! The desk's health (`GET /api/admin/health`, docs/operating.md "The desk page"): what it
 //! says of the database, the key, the audit chain, the games in play, the
 //! players' limits and self-exclusions (counted, never named) and this
 //! process, checked against what the test did; who may read it (the
@@ -88,8 +88,8 @@ async fn the_desk_health_counts_what_happened_and_names_nobody() {
 }
 
 both! {
-/// The desk's table check (`POST /api/admin/tables/check`, issue 30 item
-/// 4): the exact figures of `odds --table` before an emission is made of a
+/// The desk's table check (`POST /api/admin/tables/check`,
+/// docs/operating.md "The desk page"): the exact figures of `odds --table` before an emission is made of a
 /// table, whether this server would make one and why not (art. 2's price
 /// and block size, docs/rules.md), a table art. 3.1 forbids refused with
 /// 400 and its rule; nothing is written.
@@ -156,7 +156,7 @@ async fn the_table_check_gives_the_exact_figures_and_the_rules_broken_and_writes
 
 both! {
 /// The desk's chart of a block's risk (`GET /api/admin/emissions/{id}/risk`,
-/// issue 30 item 3): the exact distribution of a whole block's prizes,
+/// docs/operating.md "The desk page"): the exact distribution of a whole block's prizes,
 /// binned (its chances add up to 1 but for the tails left out, 1e-6 each
 /// side, its mean is
 /// the table's), and each block's prizes won so far as the report has them.

@@ -1,9 +1,11 @@
-//! Issue 48, 5 and 7: what anonymous clients can make the server keep has a
-//! global ceiling besides the per-network limits (demo games, players, the
-//! limits' own counters: docs/limits.md "Ceilings"), answered 503 with
-//! `Retry-After` while honest players buy and play on; and every write
-//! carries `Content-Type: application/json` (415 otherwise), so that no
-//! other site's form or simple request makes its visitors' browsers do it
+//! The second outside audit's findings on floods and cross-site forms
+//! (README.md, "What an attacker meets"): what anonymous clients can
+//! make the server keep has a global ceiling besides the per-network
+//! limits (demo games, players, the limits' own counters:
+//! docs/limits.md "Ceilings"), answered 503 with `Retry-After` while
+//! honest players buy and play on; and every write carries
+//! `Content-Type: application/json` (415 otherwise), so that no other
+//! site's form or simple request makes its visitors' browsers do it
 //! (docs/limits.md "Cross-site requests").
 //!
 //! The flood comes from many networks, every /64 of one IPv6 /48 as one
@@ -200,9 +202,10 @@ fn token_for<'a>(path: &str, player: &'a str) -> &'a str {
 }
 
 both! {
-/// Issue 48, 7: a form post, text/plain and no content type, each to every
-/// write of the router, get 415 in the error shape and change nothing;
-/// JSON (with or without `charset=utf-8`) passes the check.
+/// Cross-site forms (docs/limits.md "Cross-site requests"): a form
+/// post, text/plain and no content type, each to every write of the
+/// router, get 415 in the error shape and change nothing; JSON (with or
+/// without `charset=utf-8`) passes the check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_without_json_are_refused_415_everywhere_and_change_nothing() {
     let Some(app) = spawn_app().await else { return };

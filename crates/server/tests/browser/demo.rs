@@ -1,4 +1,4 @@
-//! The free demo game, "Essayer gratuitement" (issue 31, docs/player-api.md
+//! The free demo game, "Essayer gratuitement" (docs/player-api.md
 //! "Demo games"), on a desktop and a 390x844 phone, in French and English:
 //! the lobby's button starts the real duel without money or account, every
 //! screen of it says DÉMO (the prizes to scratch, the duel, the result),

@@ -1,11 +1,11 @@
-//! The operator's desk at `/desk` (issue 30), in Chromium: signing in
-//! refuses a wrong token and a player's at once, in words; the operator's
-//! token is kept in the tab's session, never in the address nor in the
-//! browser's lasting storage; the health screen and every block's figures
-//! appear, equal to `as-capone report --json` for the same database
-//! (`server::report_from`, what that command prints); both languages, no
-//! serious or critical axe-core violation, fits a tablet; signing out
-//! forgets the token.
+//! The operator's desk at `/desk` (docs/operating.md "The desk page"),
+//! in Chromium: signing in refuses a wrong token and a player's at
+//! once, in words; the operator's token is kept in the tab's session,
+//! never in the address nor in the browser's lasting storage; the
+//! health screen and every block's figures appear, equal to `as-capone
+//! report --json` for the same database (`server::report_from`, what
+//! that command prints); both languages, no serious or critical
+//! axe-core violation, fits a tablet; signing out forgets the token.
 
 use crate::harness::*;
 use crate::webdriver::Screen;
@@ -225,11 +225,11 @@ pub(crate) async fn confirm(b: &Browser, button: &str, yes: bool) -> String {
     question
 }
 
-/// The desk's actions (issue 30 item 4), each confirmed first and audited:
-/// a table checked (its exact figures, the art. 2 rule it breaks) then an
-/// emission made of it; blocks added (a cancel first, which changes
-/// nothing); a sale closed; a paper block's print file downloaded with the
-/// token, never in an address.
+/// The desk's actions (docs/operating.md "The desk page"), each
+/// confirmed first and audited: a table checked (its exact figures, the
+/// art. 2 rule it breaks) then an emission made of it; blocks added (a
+/// cancel first, which changes nothing); a sale closed; a paper block's
+/// print file downloaded with the token, never in an address.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_checks_a_table_then_creates_adds_closes_and_downloads_each_confirmed() {
     let srv = spawn_server_with(|c| c.operator_tokens = vec![OPERATOR.into()]).await;
@@ -287,8 +287,9 @@ async fn the_desk_checks_a_table_then_creates_adds_closes_and_downloads_each_con
     b.wait_for("document.body.dataset.downloaded !== undefined", "the download").await;
     let size = b.exec("return Number(document.body.dataset.downloaded)", json!([])).await;
     assert_eq!(size, json!(file.len()));
-    // Both downloads are in the audit log and on the block's line (issue
-    // 48): how many, the last one's operator token and address, and that
+    // Both downloads are in the audit log and on the block's line (the second
+    // outside audit's finding on print files: README.md, "What an attacker
+    // meets"): how many, the last one's operator token and address, and that
     // the codes are given until a ticket of the block is sold; then the
     // file without the codes, counted apart.
     let cell = "tr[data-emission='2'][data-block='1'] td[data-print=downloads]";

@@ -1,4 +1,4 @@
-//! The desk's "Certification report" button (issue 30 item 4), in
+//! The desk's "Certification report" button (docs/certification.md), in
 //! Chromium: it says it is busy while the server writes the report, then
 //! saves the file fetched with the token in the Authorization header (never
 //! in an address): the report of the emission's own table (its

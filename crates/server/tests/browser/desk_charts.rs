@@ -1,4 +1,4 @@
-//! The desk's charts of sales, prizes and shops (issue 30 item 3,
+//! The desk's charts of sales, prizes and shops (docs/operating.md "The desk page",
 //! web/desk.js `drawSales`, `drawPrizes`, `drawShops`), in Chromium: each
 //! drawn as inline SVG with the figures of its endpoint (a line per block,
 //! a point per finished game, four bars per shop and the shops' table),

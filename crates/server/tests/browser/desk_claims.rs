@@ -1,4 +1,4 @@
-//! Large prizes go to the operator (issue 30 item 6), in Chromium: at the
+//! Large prizes go to the operator (docs/shops.md "Claims and the payout ceiling"), in Chromium: at the
 //! counter a prize above the shop's payout ceiling opens no payment
 //! question and says where the holder is paid; on the desk the claim is
 //! listed, its payment asked for its reference, confirmed (a cancel first

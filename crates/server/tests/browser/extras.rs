@@ -1,4 +1,4 @@
-//! What FDJ players expect (issue 31): the lobby's top prize from the
+//! What players used to FDJ's instant games expect: the lobby's top prize from the
 //! server's prize table; "Acheter un ticket à 3,00 € ?" before a purchase,
 //! turned off with "Ne plus demander" and back on in ⚙.
 

@@ -1,4 +1,4 @@
-//! On a phone, the duel comes first (issue 31, item 4): at 390x844, without
+//! On a phone, the duel comes first (docs/browser.md): at 390x844, without
 //! scrolling, the first screen of a ticket holds the prize table and the
 //! player's eight cards, and once the game is over the prize table and the
 //! result; fairness (the commitment, the client seed) is folded under one

@@ -1,4 +1,4 @@
-//! The playtest's polish (issue 31, item 5), on a desktop window and a
+//! The playtest's polish (docs/browser.md), on a desktop window and a
 //! 390 px phone: a win celebrated within the page's Content-Security-Policy
 //! (no inline style: every browser test also fails on any console error,
 //! harness.rs), one name for the Extra games ("Partie Extra 1" / "Extra

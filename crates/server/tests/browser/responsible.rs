@@ -1,4 +1,4 @@
-//! The player's experience, second pass (issue 31), on a desktop and a
+//! The player's experience, second pass (what players used to FDJ's games expect), on a desktop and a
 //! 390x844 phone, in French and English:
 //! - every refusal of the API worded by the page from its code and params,
 //!   in both languages, never with the server's English message; the shop

@@ -58,7 +58,8 @@ fn expected() -> (BTreeMap<String, String>, BTreeMap<String, String>, BigRationa
     page.insert("hit_rate".into(), frac(&payout.hit_rate));
     page.insert("expected_payout_cents".into(), frac(&payout.expected_payout_cents));
     let block = BigRational::from_integer(table.block_size.into());
-    // A schedule's own return to player is not on the player's page (issue 31): its share and its chance to win are.
+    // A schedule's own return to player is not on the player's page (an operator's figure):
+    // its share and its chance to win are.
     for (i, row) in table.schedules.iter().enumerate() {
         let share = BigRational::from_integer(row.tickets.into()) / &block;
         let mut win = BigRational::from_integer(0.into());
