@@ -1,74 +1,16 @@
 //! # as-capone-server: the remote game server
 //!
-//! `as-capone serve` in a library: the online and retail channels of
-//! docs/contract.md over HTTP (axum), a durable SQLite storage with group
-//! commit or a shared PostgreSQL database (sqlx), fair draws that every
-//! player can verify, Prometheus metrics, an OpenAPI document and the
-//! embedded web page. ARCHITECTURE.md (at the repository's root) draws the
-//! whole; this is the server's part of it.
+//! `as-capone serve` as a library: the HTTP API (axum), the storage on
+//! SQLite or PostgreSQL (sqlx) that loads and commits for the `domain`
+//! crate's decisions, the operator mode's wallet client, the server keys,
+//! Prometheus metrics, the OpenAPI document and the embedded web page.
+//! Every module is private; what other crates use is re-exported here.
 //!
-//! ## Layout
-//! Layers run one way: `http` calls `store`, `store` runs `core`'s use
-//! cases, and `core` knows neither (the unit test `layers` fails when a
-//! file under `src/core` names the store, HTTP, axum or sqlx, or one under
-//! `src/store` names HTTP or axum). Every module is private; what other
-//! crates use is re-exported here.
-//! - `app`: [`App`], a running server (listeners, background tasks), from
-//!   [`AppOptions`]; `config`: [`Config`], from TOML, environment and flags.
-//! - `http`: the router, extractors and middleware (`http/mod.rs`), and one
-//!   file per audience: `game` (online play: buy, tickets, actions,
-//!   records), `account` (player accounts, logins, limits), `retail` (shops
-//!   and paper tickets), `admin` (the operator's desk), `public` (odds,
-//!   public emissions, health, metrics, the web page), `openapi` (the
-//!   document and its documentation-only request types), `listener`
-//!   (HTTP/1.1 connections). [`AppError`]'s `IntoResponse` lives here.
-//! - `store`: [`Store`], the shell: SQLite (`store/sqlite`: one process, one
-//!   writer thread, group commit) or PostgreSQL (`store/postgres`: several
-//!   processes), the SQL of every write (`store/plan`, a `WritePlan` per
-//!   change) and every read (`store/reads`) written once for both,
-//!   emissions and the operator's figures (`store/emissions`), the audit
-//!   chain (`store/audit`).
-//! - `core`: the storage-independent rules, each use case **load, decide,
-//!   commit** (`core/usecase`, over the trait `Unit` that each backend
-//!   implements), the decisions as plain functions by channel:
-//!   `core/online` (a purchase, `decide_action`), `core/retail` (a paper
-//!   ticket's sale, redemption, validation and payment, [`parse_serial`]),
-//!   `core/account` (a player's account, limits, credentials, sessions),
-//!   `core/limits` (attempts per network). The ledger's house accounts and
-//!   the shared row types are in `core/mod.rs`.
-//! - `api`: the JSON shapes of the API and the request newtypes that parse
-//!   rather than validate ([`ActionRequest`], ...), shared by `core`,
-//!   `store` and `http`.
-//! - `error`: [`AppError`], every refusal in the shape `{"error",
-//!   "message"}`; [`StoreError`], a storage failure with its cause.
-//! - `keys`: [`ServerKey`] and [`Keyring`], the keys kept outside the
-//!   database from which every emission's seeds are derived (a ring of
-//!   them, by key id: docs/keys.md);
-//!   `fairness`: the OS CSPRNG and [`ServerSeeds`]; `supply`: blocks of
-//!   tickets from the `emission` crate, as stored; `metrics`: [`Metrics`].
-//!
-//! The public record of a ticket and its verification are the `record`
-//! crate's ([`record::Record`], [`record::verify`]): a verifier links
-//! neither axum nor sqlx.
-//!
-//! ## Guarantees (ARCHITECTURE.md), as this crate keeps them
-//! 1. The engine alone decides: `core::online::decide_action` calls
-//!    `Game::apply`.
-//! 2. Determinism: [`record::verify`] replays a ticket and must find every draw.
-//! 3. Integer cents; every balance change is a `core::Movement` of two
-//!    entries summing to zero, written in the transaction of its cause;
-//!    a player's balance cannot go negative (a CHECK constraint too).
-//! 4. Exactly once: an action is applied when its `seq` is the ticket's;
-//!    the same request again returns the stored answer, byte for byte
-//!    (`core::usecase::play_action`, [`Store::run_action`]).
-//! 5. Server seeds are fixed when a block is emitted, derived from the
-//!    server key and a CSPRNG salt per emission ([`Keyring`]).
-//! 6. Every ticket's commitment is in its block's Merkle root, published
-//!    before the sale; the player's seed comes with the first action; the
-//!    server seed is revealed at the end, and the record carries the proof.
-//! 7. A refusal is an [`AppError`] and changes nothing.
-//! 8. Several processes may share one PostgreSQL database: the rows a
-//!    request decides on are locked while it decides (`store/postgres`).
+//! The map of its modules, what each may import, and the guarantees the
+//! server keeps with the tests that prove them are in
+//! [ARCHITECTURE.md](../../../ARCHITECTURE.md) at the repository's root
+//! (section `crates/server`), kept there only, so that one map is checked
+//! (`scripts/house-check`) and none goes stale.
 
 mod api;
 mod app;
