@@ -51,11 +51,11 @@ export const accountApi = {
   close: (token, body) => request('POST', '/api/me/close', { token, body }),
   /** 204 without a body: not through api.js's JSON reader. */
   async logout(token) {
-    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, cache: 'no-store' });
-    if (!r.ok && r.status !== 401) {
+    const response = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, cache: 'no-store' });
+    if (!response.ok && response.status !== 401) {
       let body = null;
-      try { body = await r.json(); } catch { /* no body */ }
-      throw new ApiError(r.status, (body && body.error) || `http_${r.status}`, (body && body.message) || r.statusText);
+      try { body = await response.json(); } catch { /* no body */ }
+      throw new ApiError(response.status, (body && body.error) || `http_${response.status}`, (body && body.message) || response.statusText);
     }
   },
 };
@@ -139,17 +139,17 @@ async function register(ev) {
     const body = {};
     if (name) body.name = name;
     if (pair) Object.assign(body, pair);
-    const r = await accountApi.register(body);
-    if (pair) keepDeviceToken(pair.login, r.device_token);
+    const created = await accountApi.register(body);
+    if (pair) keepDeviceToken(pair.login, created.device_token);
     $('reg-password').value = '';
-    await signIn(r.token, r.balance_cents, { player_id: r.player_id, name: name || null, login: pair ? pair.login : null });
+    await signIn(created.token, created.balance_cents, { player_id: created.player_id, name: name || null, login: pair ? pair.login : null });
     // A login comes with its recovery code, shown this once.
-    if (r.recovery_code) showRecoveryCode(r.recovery_code);
+    if (created.recovery_code) showRecoveryCode(created.recovery_code);
     $('buy')?.focus();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 409) fieldError('reg-login', t('account.login.taken'));
-    else if (e instanceof ApiError && e.status === 400 && pair) fieldError('reg-login', app.errorText(e));
-    else app.showAlert(app.errorText(e));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409) fieldError('reg-login', t('account.login.taken'));
+    else if (error instanceof ApiError && error.status === 400 && pair) fieldError('reg-login', app.errorText(error));
+    else app.showAlert(app.errorText(error));
   } finally {
     app.setBusy(false);
   }
@@ -168,16 +168,16 @@ async function login(ev) {
   app.setBusy(true);
   app.showAlert('');
   try {
-    const s = await accountApi.login(user, password);
-    keepDeviceToken(user, s.device_token);
-    const me = await accountApi.me(s.token);
+    const session = await accountApi.login(user, password);
+    keepDeviceToken(user, session.device_token);
+    const me = await accountApi.me(session.token);
     $('login-password').value = '';
-    await signIn(s.token, me.balance_cents, me);
+    await signIn(session.token, me.balance_cents, me);
     $('buy')?.focus();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 401) fieldError('login-password', t('account.login.wrong'));
-    else if (e instanceof ApiError && e.status === 429) fieldError('login-password', t('account.login.slow', { wait: app.waitText(e.retryAfter ?? 60) }));
-    else app.showAlert(app.errorText(e));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) fieldError('login-password', t('account.login.wrong'));
+    else if (error instanceof ApiError && error.status === 429) fieldError('login-password', t('account.login.slow', { wait: app.waitText(error.retryAfter ?? 60) }));
+    else app.showAlert(app.errorText(error));
   } finally {
     app.setBusy(false);
   }
@@ -213,9 +213,9 @@ async function openAccount() {
       state.me = await accountApi.me(state.token);
       state.balance = state.me.balance_cents;
       app.renderBalance();
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) app.forgetToken();
-      else app.showAlert(app.errorText(e));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) app.forgetToken();
+      else app.showAlert(app.errorText(error));
     }
   }
   renderAccount();
@@ -272,22 +272,22 @@ async function saveCredentials(ev) {
   }
   app.setBusy(true);
   try {
-    const r = await accountApi.credentials(state.token, body);
-    keepDeviceToken(r.login, r.device_token);
-    state.me = { ...(state.me || {}), login: r.login };
+    const saved = await accountApi.credentials(state.token, body);
+    keepDeviceToken(saved.login, saved.device_token);
+    state.me = { ...(state.me || {}), login: saved.login };
     // A first login: its recovery code, shown this once.
     const code = has ? null : await accountApi.recoveryCode(state.token, pair.password).catch(() => null);
     renderAccount();
     if (code) showRecoveryCode(code.recovery_code, $('account-body'));
     const done = $('cred-done');
-    done.textContent = t('account.saved', { login: r.login });
+    done.textContent = t('account.saved', { login: saved.login });
     done.hidden = false;
     done.focus?.();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 409) fieldError('cred-login', t('account.login.taken'));
-    else if (e instanceof ApiError && e.status === 403 && has) fieldError('cred-current', t('account.password.wrong'));
-    else if (e instanceof ApiError && e.status === 401) app.forgetToken();
-    else app.showAlert(app.errorText(e));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409) fieldError('cred-login', t('account.login.taken'));
+    else if (error instanceof ApiError && error.status === 403 && has) fieldError('cred-current', t('account.password.wrong'));
+    else if (error instanceof ApiError && error.status === 401) app.forgetToken();
+    else app.showAlert(app.errorText(error));
   } finally {
     app.setBusy(false);
   }
@@ -337,17 +337,17 @@ async function logout(session) {
   if (session && token) {
     try {
       await accountApi.logout(token);
-    } catch (e) {
+    } catch (error) {
       app.setBusy(false);
-      app.showAlert(app.errorText(e));
+      app.showAlert(app.errorText(error));
       return;
     }
   }
   await forgetHere('logout.done');
 }
 
-/** This browser forgets the account (a logout, a closed account), then says `said`. */
-async function forgetHere(said) {
+/** This browser forgets the account (a logout, a closed account), then says the text of `messageKey`. */
+async function forgetHere(messageKey) {
   const { state, local, KEY } = app;
   state.token = null;
   state.balance = null;
@@ -358,7 +358,7 @@ async function forgetHere(said) {
   app.setBusy(false);
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   await app.route();
-  app.showAlert(t(said), 'info');
+  app.showAlert(t(messageKey), 'info');
 }
 
 // ------------------------------------------------------------ recovery code, closing
@@ -412,20 +412,20 @@ async function recoverAccount(ev) {
   app.setBusy(true);
   app.showAlert('');
   try {
-    const r = await accountApi.recover({ login, recovery_code: code, password });
-    keepDeviceToken(login, r.device_token);
-    const me = await accountApi.me(r.token);
+    const recovered = await accountApi.recover({ login, recovery_code: code, password });
+    keepDeviceToken(login, recovered.device_token);
+    const me = await accountApi.me(recovered.token);
     for (const id of ['forgot-code', 'forgot-password']) $(id).value = '';
     $('forgot').open = false;
-    await signIn(r.token, me.balance_cents, me);
-    showRecoveryCode(r.recovery_code);
+    await signIn(recovered.token, me.balance_cents, me);
+    showRecoveryCode(recovered.recovery_code);
     app.showAlert(t('forgot.done'), 'info');
     $('buy')?.focus();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 401) fieldError('forgot-code', t('forgot.wrong'));
-    else if (e instanceof ApiError && e.status === 429) fieldError('forgot-code', t('account.login.slow', { wait: app.waitText(e.retryAfter ?? 60) }));
-    else if (e instanceof ApiError && e.status === 400) fieldError('forgot-password', app.errorText(e));
-    else app.showAlert(app.errorText(e));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) fieldError('forgot-code', t('forgot.wrong'));
+    else if (error instanceof ApiError && error.status === 429) fieldError('forgot-code', t('account.login.slow', { wait: app.waitText(error.retryAfter ?? 60) }));
+    else if (error instanceof ApiError && error.status === 400) fieldError('forgot-password', app.errorText(error));
+    else app.showAlert(app.errorText(error));
   } finally {
     app.setBusy(false);
   }
@@ -448,14 +448,14 @@ function recoverySection() {
     if (!password) return fieldError('recovery-password', t('account.password.empty'));
     app.setBusy(true);
     try {
-      const r = await accountApi.recoveryCode(state.token, password);
+      const issued = await accountApi.recoveryCode(state.token, password);
       $('recovery-password').value = '';
-      showRecoveryCode(r.recovery_code, $('account-body'));
+      showRecoveryCode(issued.recovery_code, $('account-body'));
       $('recovery-code').scrollIntoView?.({ block: 'nearest' });
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 403) fieldError('recovery-password', t('account.password.wrong'));
-      else if (e instanceof ApiError && e.status === 401) app.forgetToken();
-      else app.showAlert(app.errorText(e));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 403) fieldError('recovery-password', t('account.password.wrong'));
+      else if (error instanceof ApiError && error.status === 401) app.forgetToken();
+      else app.showAlert(app.errorText(error));
     } finally {
       app.setBusy(false);
     }
@@ -495,12 +495,12 @@ async function closeAccount(ev) {
   app.setBusy(true);
   try {
     await accountApi.close(state.token, body);
-  } catch (e) {
+  } catch (error) {
     app.setBusy(false);
-    if (e instanceof ApiError && e.code === 'ticket_in_play') app.showAlert(t('close.inplay'));
-    else if (e instanceof ApiError && e.status === 403 && has) fieldError('close-password', t('account.password.wrong'));
-    else if (e instanceof ApiError && e.status === 401) app.forgetToken();
-    else app.showAlert(app.errorText(e));
+    if (error instanceof ApiError && error.code === 'ticket_in_play') app.showAlert(t('close.inplay'));
+    else if (error instanceof ApiError && error.status === 403 && has) fieldError('close-password', t('account.password.wrong'));
+    else if (error instanceof ApiError && error.status === 401) app.forgetToken();
+    else app.showAlert(app.errorText(error));
     return;
   }
   // Closed: this browser forgets the account.

@@ -54,33 +54,33 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const retryable = (e) => e.code !== 'sold_out' && e.code !== 'wallet_unavailable' && [0, 502, 503, 504].includes(e.status);
 
 async function once(method, path, { token, body, headers = {} }) {
-  const h = { Accept: 'application/json', ...headers };
-  if (token) h.Authorization = `Bearer ${token}`;
-  let init = { method, headers: h, cache: 'no-store' };
+  const requestHeaders = { Accept: 'application/json', ...headers };
+  if (token) requestHeaders.Authorization = `Bearer ${token}`;
+  let init = { method, headers: requestHeaders, cache: 'no-store' };
   // Every write says JSON, with a body or without: the server refuses any
   // other with 415 (what another site's form could send, docs/limits.md).
-  if (method !== 'GET' && method !== 'HEAD') h['Content-Type'] = 'application/json';
+  if (method !== 'GET' && method !== 'HEAD') requestHeaders['Content-Type'] = 'application/json';
   if (body !== undefined) init.body = JSON.stringify(body);
-  let r;
+  let response;
   try {
-    r = await fetch(path, init);
-  } catch (e) {
-    throw new ApiError(0, 'network', String(e && e.message ? e.message : e));
+    response = await fetch(path, init);
+  } catch (error) {
+    throw new ApiError(0, 'network', String(error && error.message ? error.message : error));
   }
   let json = null;
   try {
-    json = await r.json();
+    json = await response.json();
   } catch {
-    if (r.ok) throw new ApiError(0, 'network', 'the answer was cut off');
+    if (response.ok) throw new ApiError(0, 'network', 'the answer was cut off');
   }
-  if (!r.ok) {
-    const refusal = new ApiError(r.status, (json && json.error) || `http_${r.status}`, (json && json.message) || r.statusText,
-      retryAfterSeconds(r.headers.get('Retry-After')), json && typeof json.params === 'object' ? json.params : null);
+  if (!response.ok) {
+    const refusal = new ApiError(response.status, (json && json.error) || `http_${response.status}`, (json && json.message) || response.statusText,
+      retryAfterSeconds(response.headers.get('Retry-After')), json && typeof json.params === 'object' ? json.params : null);
     net.onRefusal(refusal);
     throw refusal;
   }
   // A shop's sale or payment repeated: the first answer again, nothing done twice.
-  if (json && typeof json === 'object' && r.headers.get('Idempotent-Replayed') === 'true') {
+  if (json && typeof json === 'object' && response.headers.get('Idempotent-Replayed') === 'true') {
     Object.defineProperty(json, 'replayed', { value: true });
   }
   return json;
@@ -91,18 +91,18 @@ async function once(method, path, { token, body, headers = {} }) {
  * answers (a refusal is an answer and is not retried).
  */
 export async function request(method, path, opts = {}) {
-  for (let k = 0; ; k++) {
+  for (let attempt = 0; ; attempt++) {
     try {
       const out = await once(method, path, opts);
-      if (k > 0) net.onRecovered();
+      if (attempt > 0) net.onRecovered();
       return out;
-    } catch (e) {
-      if (!opts.retry || !(e instanceof ApiError) || !retryable(e)) {
-        if (k > 0) net.onRecovered();
-        throw e;
+    } catch (error) {
+      if (!opts.retry || !(error instanceof ApiError) || !retryable(error)) {
+        if (attempt > 0) net.onRecovered();
+        throw error;
       }
-      net.onRetry(e, k);
-      await Promise.race([sleep(net.backoff(k)), onlineAgain()]);
+      net.onRetry(error, attempt);
+      await Promise.race([sleep(net.backoff(attempt)), onlineAgain()]);
     }
   }
 }
@@ -116,9 +116,9 @@ function onlineAgain() {
 
 /** A random key that works on non-secure pages too (no crypto.randomUUID there). */
 export function randomKey() {
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
 /**

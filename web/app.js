@@ -55,9 +55,9 @@ function init() {
   loadPrice();
   initScratch();
   net.onRetry = () => {
-    const b = $('netbanner');
-    b.textContent = t('net.retry');
-    b.hidden = false;
+    const banner = $('netbanner');
+    banner.textContent = t('net.retry');
+    banner.hidden = false;
   };
   net.onRecovered = () => { $('netbanner').hidden = true; };
   // account.js (the welcome's forms, the account page), rules.js, limits.js (and its 18+ question).
@@ -99,12 +99,12 @@ function init() {
   // A session of the operator's kept in this browser: its timer and checks go on.
   if (state.op) startSession();
 
-  const q = new URLSearchParams(location.search);
-  const code = location.pathname.replace(/\/+$/, '').endsWith('/play') ? q.get('code') : null;
+  const query = new URLSearchParams(location.search);
+  const code = location.pathname.replace(/\/+$/, '').endsWith('/play') ? query.get('code') : null;
   if (code != null) {
     // The play code is a secret: it leaves the address bar (and the history) at once.
-    q.delete('code');
-    const rest = q.toString();
+    query.delete('code');
+    const rest = query.toString();
     history.replaceState(null, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
     $('play-code').value = code;
     // A logged-in player's account loads as on `/` (balance, tickets), and

@@ -58,27 +58,27 @@ const QUIET = 4;
  * The pattern of six widths (bar first), normalised to the symbol's 11
  * modules: its value, or null when no pattern is close enough.
  */
-function matchSymbol(w) {
-  const sum = w[0] + w[1] + w[2] + w[3] + w[4] + w[5];
+function matchSymbol(widths) {
+  const sum = widths[0] + widths[1] + widths[2] + widths[3] + widths[4] + widths[5];
   if (!(sum > 0)) return null;
-  const n = w.map((x) => (x * 11) / sum);
+  const normalised = widths.map((x) => (x * 11) / sum);
   let best = -1;
   let bestCost = Infinity;
-  for (let v = 0; v < PATTERNS.length; v++) {
-    const p = PATTERNS[v];
+  for (let value = 0; value < PATTERNS.length; value++) {
+    const pattern = PATTERNS[value];
     let cost = 0;
     let worst = 0;
     for (let i = 0; i < 4; i++) {
-      const e = Math.abs(n[i] + n[i + 1] - p[i] - p[i + 1]);
-      cost += e;
-      if (e > worst) worst = e;
+      const edgeError = Math.abs(normalised[i] + normalised[i + 1] - pattern[i] - pattern[i + 1]);
+      cost += edgeError;
+      if (edgeError > worst) worst = edgeError;
     }
     if (worst > MAX_EDGE_ERROR) continue;
-    for (let i = 0; i < 6; i++) if (Math.abs(n[i] - p[i]) > MAX_WIDTH_ERROR) worst = Infinity;
+    for (let i = 0; i < 6; i++) if (Math.abs(normalised[i] - pattern[i]) > MAX_WIDTH_ERROR) worst = Infinity;
     if (worst === Infinity) continue;
     if (cost < bestCost) {
       bestCost = cost;
-      best = v;
+      best = value;
     }
   }
   return best < 0 ? null : { value: best, cost: bestCost };
@@ -104,18 +104,18 @@ export function decodeRuns(runs, darkParity) {
   return null;
 }
 
-/** Reads symbols from the start B at `runs[k]` to the stop; the text, or null. */
-function readFrom(runs, k, startModule) {
+/** Reads symbols from the start B at `runs[startAt]` to the stop; the text, or null. */
+function readFrom(runs, startAt, startModule) {
   const values = [START_B];
   let module = startModule;
-  for (let at = k + 6; at + 6 <= runs.length; at += 6) {
-    const w = runs.slice(at, at + 6);
-    const width = w.reduce((a, b) => a + b, 0);
+  for (let at = startAt + 6; at + 6 <= runs.length; at += 6) {
+    const widths = runs.slice(at, at + 6);
+    const width = widths.reduce((a, b) => a + b, 0);
     // Each symbol is 11 modules: a width far from the last one's is not the next symbol.
     if (Math.abs(width / 11 - module) > 0.25 * module) return null;
-    const m = matchSymbol(w);
-    if (!m) return null;
-    if (m.value === STOP) {
+    const symbol = matchSymbol(widths);
+    if (!symbol) return null;
+    if (symbol.value === STOP) {
       // The stop's final bar (2 modules), then the quiet zone (or the line's end).
       const bar = runs[at + 6];
       const after = runs[at + 7];
@@ -124,7 +124,7 @@ function readFrom(runs, k, startModule) {
       if (after != null && at + 8 < runs.length && after < QUIET * unit) return null;
       return finish(values);
     }
-    values.push(m.value);
+    values.push(symbol.value);
     module = (module + width / 11) / 2;
   }
   return null;
@@ -139,85 +139,85 @@ function finish(values) {
   if (sum % 103 !== check) return null;
   let text = '';
   for (let i = 1; i < values.length - 1; i++) {
-    const v = values[i];
+    const value = values[i];
     // 95 to 103 are code set B's function and switch codes: not in a serial's barcode.
-    if (v >= 95) return null;
-    text += String.fromCharCode(v + 32);
+    if (value >= 95) return null;
+    text += String.fromCharCode(value + 32);
   }
   return text;
 }
 
 /**
- * The luminance (0 to 255) along row `y` of `img` (`{data, width, height}`,
- * RGBA), each pixel the mean of rows y - 1, y and y + 1.
+ * The luminance (0 to 255) along row `row` of `img` (`{data, width, height}`,
+ * RGBA), each pixel the mean of rows row - 1, row and row + 1.
  */
-function rowLuma(img, y, out) {
+function rowLuma(img, row, out) {
   const { data, width, height } = img;
-  const rows = [Math.max(0, y - 1), y, Math.min(height - 1, y + 1)];
+  const rows = [Math.max(0, row - 1), row, Math.min(height - 1, row + 1)];
   for (let x = 0; x < width; x++) {
-    let s = 0;
-    for (const r of rows) {
-      const i = (r * width + x) * 4;
-      s += 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+    let sum = 0;
+    for (const sampleRow of rows) {
+      const offset = (sampleRow * width + x) * 4;
+      sum += 0.299 * data[offset] + 0.587 * data[offset + 1] + 0.114 * data[offset + 2];
     }
-    out[x] = s / 3;
+    out[x] = sum / 3;
   }
 }
 
-/** Sliding minimum (`less`) or maximum over windows of radius `r`, in O(n). */
-function sliding(v, r, less) {
-  const n = v.length;
-  const out = new Float32Array(n);
-  const q = new Int32Array(n);
+/** Sliding minimum (`less`) or maximum over windows of radius `radius`, in O(length). */
+function sliding(values, radius, less) {
+  const length = values.length;
+  const out = new Float32Array(length);
+  const window = new Int32Array(length);
   let head = 0;
   let tail = 0;
   let next = 0;
-  for (let x = 0; x < n; x++) {
-    const hi = Math.min(n - 1, x + r);
+  for (let x = 0; x < length; x++) {
+    const hi = Math.min(length - 1, x + radius);
     for (; next <= hi; next++) {
-      while (tail > head && (less ? v[q[tail - 1]] >= v[next] : v[q[tail - 1]] <= v[next])) tail--;
-      q[tail++] = next;
+      while (tail > head && (less ? values[window[tail - 1]] >= values[next] : values[window[tail - 1]] <= values[next])) tail--;
+      window[tail++] = next;
     }
-    while (q[head] < x - r) head++;
-    out[x] = v[q[head]];
+    while (window[head] < x - radius) head++;
+    out[x] = values[window[head]];
   }
   return out;
 }
 
 /**
- * The bar and space widths of one line of luminance `v`: `{runs,
+ * The bar and space widths of one line of luminance `luma`: `{runs,
  * darkParity}` (`runs[k]` is dark when `k % 2 === darkParity`); the first
  * and last runs reach the line's ends.
  */
-export function lineRuns(v, r) {
-  const n = v.length;
+export function lineRuns(luma, radius) {
+  const length = luma.length;
   let lo = Infinity;
   let hi = -Infinity;
-  for (let x = 0; x < n; x++) {
-    if (v[x] < lo) lo = v[x];
-    if (v[x] > hi) hi = v[x];
+  for (let x = 0; x < length; x++) {
+    if (luma[x] < lo) lo = luma[x];
+    if (luma[x] > hi) hi = luma[x];
   }
   if (!(hi - lo >= 24)) return { runs: [], darkParity: 0 };
-  const wmin = sliding(v, r, true);
-  const wmax = sliding(v, r, false);
+  const wmin = sliding(luma, radius, true);
+  const wmax = sliding(luma, radius, false);
   const mid = (lo + hi) / 2;
   const minContrast = Math.max(24, 0.25 * (hi - lo));
   // Signed distance to the threshold: negative is dark.
-  const d = new Float32Array(n);
-  for (let x = 0; x < n; x++) {
-    const t = wmax[x] - wmin[x] >= minContrast ? (wmin[x] + wmax[x]) / 2 : mid;
-    d[x] = v[x] - t;
+  const distance = new Float32Array(length);
+  for (let x = 0; x < length; x++) {
+    const threshold = wmax[x] - wmin[x] >= minContrast ? (wmin[x] + wmax[x]) / 2 : mid;
+    distance[x] = luma[x] - threshold;
   }
-  const dark = (x) => d[x] < 0;
+  const dark = (x) => distance[x] < 0;
   const edges = [0];
-  for (let x = 0; x + 1 < n; x++) {
+  for (let x = 0; x + 1 < length; x++) {
     if (dark(x) !== dark(x + 1)) {
       // Where the threshold is crossed, between the two pixels' centres.
-      const f = d[x] / (d[x] - d[x + 1]);
-      edges.push(x + 0.5 + f);
+      const fraction = distance[x] / (distance[x] - distance[x + 1]);
+      edges.push(x + 0.5 + fraction);
     }
   }
-  edges.push(n);
+  edges.push(length);
   const runs = [];
   for (let i = 0; i + 1 < edges.length; i++) runs.push(edges[i + 1] - edges[i]);
   return { runs, darkParity: dark(0) ? 0 : 1 };
@@ -231,9 +231,9 @@ export function lineRuns(v, r) {
  * barcode (inside a wider element the window sees no contrast, and the
  * line's middle grey decides).
  */
-export function decodeLine(v) {
-  for (const r of [Math.max(6, Math.round(v.length / 40)), 3]) {
-    const { runs, darkParity } = lineRuns(v, r);
+export function decodeLine(luma) {
+  for (const radius of [Math.max(6, Math.round(luma.length / 40)), 3]) {
+    const { runs, darkParity } = lineRuns(luma, radius);
     if (runs.length < 6 * 3 + 7) continue;
     const forward = decodeRuns(runs, darkParity);
     if (forward != null) return forward;
@@ -251,12 +251,12 @@ export function decodeLine(v) {
  */
 export function readLines(img, lines = 48) {
   const out = [];
-  const v = new Float32Array(img.width);
+  const luma = new Float32Array(img.width);
   const count = Math.min(lines, img.height);
   for (let i = 0; i < count; i++) {
     const y = Math.floor(((i + 0.5) * img.height) / count);
-    rowLuma(img, y, v);
-    const text = decodeLine(v);
+    rowLuma(img, y, luma);
+    const text = decodeLine(luma);
     if (text != null) out.push(text);
   }
   return out;
@@ -272,10 +272,10 @@ export function decodeImage(img, { lines = 48, agree = 2 } = {}) {
   for (const text of readLines(img, lines)) counts.set(text, (counts.get(text) || 0) + 1);
   let best = null;
   let most = 0;
-  for (const [text, n] of counts) {
-    if (n > most) {
+  for (const [text, votes] of counts) {
+    if (votes > most) {
       best = text;
-      most = n;
+      most = votes;
     }
   }
   return most >= agree ? best : null;

@@ -18,18 +18,18 @@ export async function startDemo() {
   if (document.body.dataset.state === 'busy') return;
   setBusy(true);
   showAlert('');
-  let r;
+  let answer;
   try {
-    r = await api.demo();
-  } catch (e) {
+    answer = await api.demo();
+  } catch (error) {
     setBusy(false);
-    if (e.status === 429) return showAlert(t('demo.slow', { wait: waitText(e.retryAfter ?? 60) }));
-    if (e.status === 404) return showAlert(t('demo.off'));
-    return showAlert(errorText(e));
+    if (error.status === 429) return showAlert(t('demo.slow', { wait: waitText(error.retryAfter ?? 60) }));
+    if (error.status === 404) return showAlert(t('demo.off'));
+    return showAlert(errorText(error));
   }
-  keepDemo(r.ticket.id, r.token);
+  keepDemo(answer.ticket.id, answer.token);
   setBusy(false);
-  const target = `#t=${encodeURIComponent(r.ticket.id)}`;
+  const target = `#t=${encodeURIComponent(answer.ticket.id)}`;
   if (location.hash === target) route();
   else location.hash = target;
 }

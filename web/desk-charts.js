@@ -240,7 +240,7 @@ export async function drawShops() {
   const width = 640, height = 220, margin = { left: 40, right: 12, top: 28, bottom: 28 };
   const peak = Math.max(1, ...shops.flatMap((shop) => SHOP_BARS.map(([field]) => shop[field])));
   const group = (width - margin.left - margin.right) / shops.length;
-  const bar = Math.min(28, (group * 0.8) / SHOP_BARS.length);
+  const barWidth = Math.min(28, (group * 0.8) / SHOP_BARS.length);
   const yOf = (count) => height - margin.bottom - (count / peak) * (height - margin.top - margin.bottom);
   const chart = frame('shops-cap', width, height, margin, ['', ''], ['0', num(peak)]);
   SHOP_BARS.forEach(([field, color], i) => {
@@ -249,9 +249,9 @@ export async function drawShops() {
     chart.append(svg('text', { x: legendX + 14, y: 15, fill: '#f3efe4', 'font-size': 11 }, t(`desk.shops.col.${field}`)));
   });
   shops.forEach((shop, index) => {
-    const left = margin.left + index * group + (group - bar * SHOP_BARS.length) / 2;
+    const left = margin.left + index * group + (group - barWidth * SHOP_BARS.length) / 2;
     SHOP_BARS.forEach(([field, color], i) => {
-      chart.append(svg('rect', { x: left + i * bar, y: yOf(shop[field]), width: Math.max(bar - 2, 1), height: height - margin.bottom - yOf(shop[field]), fill: color,
+      chart.append(svg('rect', { x: left + i * barWidth, y: yOf(shop[field]), width: Math.max(barWidth - 2, 1), height: height - margin.bottom - yOf(shop[field]), fill: color,
         'data-part': 'bar', 'data-shop': shop.shop, 'data-field': field, 'data-value': shop[field] }));
     });
     chart.append(svg('text', { x: margin.left + (index + 0.5) * group, y: height - 8, 'text-anchor': 'middle', fill: '#f3efe4', 'font-size': 11 }, shop.shop));

@@ -15,22 +15,22 @@ import './desk-strings.js';
  * server's message.
  */
 export async function download(path, fallback, token) {
-  const r = await fetch(path, { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
-  if (!r.ok) {
-    let message = r.statusText;
-    try { message = (await r.json()).message || message; } catch { /* not JSON */ }
+  const response = await fetch(path, { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
+  if (!response.ok) {
+    let message = response.statusText;
+    try { message = (await response.json()).message || message; } catch { /* not JSON */ }
     throw new Error(message);
   }
-  const blob = await r.blob();
-  const name = /filename="([^"]+)"/.exec(r.headers.get('Content-Disposition') || '');
+  const blob = await response.blob();
+  const name = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') || '');
   const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name ? name[1] : fallback;
-  a.hidden = true;
-  document.body.append(a);
-  a.click();
-  a.remove();
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name ? name[1] : fallback;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
   document.body.dataset.downloaded = String(blob.size);
   return blob.size;
@@ -46,19 +46,19 @@ export const printPath = (emission, block, codes) =>
  * address; and whether the codes may still be downloaded (not once a
  * ticket of the block is sold). The raw figures in data attributes.
  */
-export function printCell(b, dateOf) {
-  const d = b.print_downloads;
+export function printCell(block, dateOf) {
+  const downloads = block.print_downloads;
   const td = document.createElement('td');
   // Not a figure (no data-field, which the tests read as one): its own attributes.
   td.dataset.print = 'downloads';
-  td.dataset.count = String(d.count);
-  td.dataset.withCodes = String(d.with_codes);
-  td.dataset.lastMs = d.last ? String(d.last.at_ms) : '';
-  const last = d.last && t(d.last.codes ? 'desk.print.last' : 'desk.print.last.nocodes', {
-    date: dateOf(d.last.at_ms), token: d.last.operator_token, address: d.last.address,
+  td.dataset.count = String(downloads.count);
+  td.dataset.withCodes = String(downloads.with_codes);
+  td.dataset.lastMs = downloads.last ? String(downloads.last.at_ms) : '';
+  const last = downloads.last && t(downloads.last.codes ? 'desk.print.last' : 'desk.print.last.nocodes', {
+    date: dateOf(downloads.last.at_ms), token: downloads.last.operator_token, address: downloads.last.address,
   });
-  const count = d.count === 0 ? t('desk.print.none') : tn('desk.print.count', d.count, { codes: d.with_codes });
-  const codes = b.sold > 0 ? t('desk.print.codes.gone') : t('desk.print.codes.open');
+  const count = downloads.count === 0 ? t('desk.print.none') : tn('desk.print.count', downloads.count, { codes: downloads.with_codes });
+  const codes = block.sold > 0 ? t('desk.print.codes.gone') : t('desk.print.codes.open');
   td.textContent = [count, last, codes].filter(Boolean).join(' ; ');
   return td;
 }

@@ -24,11 +24,11 @@ import { download, printCell, printPath } from './desk-files.js';
 
 const REFRESH_MS = 10_000;
 const local = {
-  get(k) {
-    try { return localStorage.getItem(k); } catch { return null; }
+  get(key) {
+    try { return localStorage.getItem(key); } catch { return null; }
   },
-  set(k, v) {
-    try { localStorage.setItem(k, v); } catch { /* private mode */ }
+  set(key, value) {
+    try { localStorage.setItem(key, value); } catch { /* private mode */ }
   },
 };
 
@@ -37,8 +37,8 @@ const local = {
 function applyStrings() {
   document.documentElement.lang = lang();
   document.title = t('desk.doc.title');
-  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
-  for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
+  for (const element of document.querySelectorAll('[data-i18n]')) element.textContent = t(element.dataset.i18n);
+  for (const element of document.querySelectorAll('[data-i18n-label]')) element.setAttribute('aria-label', t(element.dataset.i18nLabel));
   $('lang').setAttribute('lang', LANGS.find((l) => l !== lang()));
   render();
 }
@@ -76,10 +76,10 @@ async function signIn(ev) {
     showScreen();
     await refresh();
     $('main').focus();
-  } catch (e) {
-    const player = e instanceof ApiError && e.status === 403;
-    const refused = e instanceof ApiError && (e.status === 401 || e.status === 403);
-    error.textContent = player ? t('desk.login.player') : refused ? t('desk.login.bad') : t('desk.error', { message: e.message });
+  } catch (failure) {
+    const player = failure instanceof ApiError && failure.status === 403;
+    const refused = failure instanceof ApiError && (failure.status === 401 || failure.status === 403);
+    error.textContent = player ? t('desk.login.player') : refused ? t('desk.login.bad') : t('desk.error', { message: failure.message });
     error.hidden = false;
     $('desk-token').focus();
   } finally {
@@ -119,15 +119,15 @@ async function refresh() {
     state.last = { at, health };
     Object.assign(state, { version, health, reports, claims, updated: at });
     $('desk-error').hidden = true;
-  } catch (e) {
-    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
       // The token was withdrawn from the configuration: sign in again.
       signOut();
       $('desk-login-error').textContent = t('desk.login.bad');
       $('desk-login-error').hidden = false;
       return;
     }
-    $('desk-error').textContent = t('desk.error', { message: e.message });
+    $('desk-error').textContent = t('desk.error', { message: error.message });
     $('desk-error').hidden = false;
   } finally {
     document.body.dataset.state = 'idle';
@@ -171,41 +171,41 @@ function card(id, title, value, ok = null, note = null) {
     ...(note ? [el('p', { class: 'hint' }, note)] : []));
 }
 
-function renderHealth(h) {
-  const schemaOk = h.database.schema === h.database.database_schema;
-  const auditOk = h.audit.unsealed === 0 || h.audit.oldest_unsealed_age_s < 60;
-  const walletOk = h.wallet.mode === 'internal' || h.wallet.outbox_depth === 0 || h.wallet.outbox_oldest_age_s < 300;
-  const wallet = h.wallet.mode === 'internal'
+function renderHealth(health) {
+  const schemaOk = health.database.schema === health.database.database_schema;
+  const auditOk = health.audit.unsealed === 0 || health.audit.oldest_unsealed_age_s < 60;
+  const walletOk = health.wallet.mode === 'internal' || health.wallet.outbox_depth === 0 || health.wallet.outbox_oldest_age_s < 300;
+  const wallet = health.wallet.mode === 'internal'
     ? t('desk.health.wallet.internal')
-    : h.wallet.outbox_depth > 0
-      ? t('desk.health.wallet.operator.age', { depth: num(h.wallet.outbox_depth), age: num(h.wallet.outbox_oldest_age_s) })
-      : t('desk.health.wallet.operator', { depth: num(h.wallet.outbox_depth) });
+    : health.wallet.outbox_depth > 0
+      ? t('desk.health.wallet.operator.age', { depth: num(health.wallet.outbox_depth), age: num(health.wallet.outbox_oldest_age_s) })
+      : t('desk.health.wallet.operator', { depth: num(health.wallet.outbox_depth) });
   const cards = [
     card('database', t('desk.health.database'),
-      t('desk.health.database.value', { backend: h.database.backend === 'postgres' ? 'PostgreSQL' : 'SQLite', database: h.database.database_schema, schema: h.database.schema }),
-      schemaOk, schemaOk ? null : t('desk.health.database.behind', { database: h.database.database_schema, schema: h.database.schema })),
-    card('key', t('desk.health.key'), t('desk.health.key.value', { id: h.server_key.key_id, fingerprint: h.server_key.fingerprint.slice(0, 16) }),
-      h.server_key.held, h.server_key.held ? null : t('desk.health.key.missing')),
+      t('desk.health.database.value', { backend: health.database.backend === 'postgres' ? 'PostgreSQL' : 'SQLite', database: health.database.database_schema, schema: health.database.schema }),
+      schemaOk, schemaOk ? null : t('desk.health.database.behind', { database: health.database.database_schema, schema: health.database.schema })),
+    card('key', t('desk.health.key'), t('desk.health.key.value', { id: health.server_key.key_id, fingerprint: health.server_key.fingerprint.slice(0, 16) }),
+      health.server_key.held, health.server_key.held ? null : t('desk.health.key.missing')),
     card('audit', t('desk.health.audit'),
-      h.audit.unsealed === 0 ? t('desk.health.audit.sealed') : t('desk.health.audit.unsealed', { count: num(h.audit.unsealed), age: num(h.audit.oldest_unsealed_age_s) }),
+      health.audit.unsealed === 0 ? t('desk.health.audit.sealed') : t('desk.health.audit.unsealed', { count: num(health.audit.unsealed), age: num(health.audit.oldest_unsealed_age_s) }),
       auditOk),
-    card('in_play', t('desk.health.inplay'), num(h.tickets_in_play)),
+    card('in_play', t('desk.health.inplay'), num(health.tickets_in_play)),
     card('players', t('desk.health.players'), t('desk.health.players.value', {
-      registered: num(h.players.registered), limits: num(h.players.with_limits), excluded: num(h.players.self_excluded),
+      registered: num(health.players.registered), limits: num(health.players.with_limits), excluded: num(health.players.self_excluded),
     })),
     card('wallet', t('desk.health.wallet'), wallet, walletOk),
     card('process', t('desk.health.process'), t('desk.health.process.value', {
-      uptime: duration(h.process.uptime_s), requests: num(h.process.requests), actions: num(h.process.actions),
+      uptime: duration(health.process.uptime_s), requests: num(health.process.requests), actions: num(health.process.actions),
     })),
     card('rate', t('desk.health.rate'), state.rate == null ? t('desk.health.rate.wait') : new Intl.NumberFormat(locale(), { maximumFractionDigits: 1 }).format(state.rate)),
-    card('p99', t('desk.health.p99'), h.process.action_p99_ms_at_most == null
-      ? t('desk.health.p99.none') : t('desk.health.p99.value', { ms: num(h.process.action_p99_ms_at_most) })),
+    card('p99', t('desk.health.p99'), health.process.action_p99_ms_at_most == null
+      ? t('desk.health.p99.none') : t('desk.health.p99.value', { ms: num(health.process.action_p99_ms_at_most) })),
   ];
   $('health-cards').replaceChildren(...cards);
   // Raw figures for scripts and tests.
-  const figures = { in_play: h.tickets_in_play, registered: h.players.registered, with_limits: h.players.with_limits,
-    self_excluded: h.players.self_excluded, unsealed: h.audit.unsealed, outbox: h.wallet.outbox_depth };
-  for (const [k, v] of Object.entries(figures)) $('health-cards').dataset[k.replace(/_(\w)/g, (m, c) => c.toUpperCase())] = String(v);
+  const figures = { in_play: health.tickets_in_play, registered: health.players.registered, with_limits: health.players.with_limits,
+    self_excluded: health.players.self_excluded, unsealed: health.audit.unsealed, outbox: health.wallet.outbox_depth };
+  for (const [field, value] of Object.entries(figures)) $('health-cards').dataset[field.replace(/_(\w)/g, (m, c) => c.toUpperCase())] = String(value);
 }
 
 const COLUMNS = [
@@ -218,106 +218,106 @@ function figureCells(figures) {
   return COLUMNS.map(([field, show]) => el('td', { 'data-field': field, 'data-value': String(figures[field]), class: 'num' }, show(figures[field])));
 }
 
-function renderEmission(r) {
-  const rtp = r.rtp.so_far_decimal == null
-    ? t('desk.emission.rtp.none', { expected: percent(r.rtp.expected_decimal), exact: r.rtp.expected })
-    : t('desk.emission.rtp.value', { sofar: percent(r.rtp.so_far_decimal), expected: percent(r.rtp.expected_decimal), exact: r.rtp.expected });
+function renderEmission(report) {
+  const rtp = report.rtp.so_far_decimal == null
+    ? t('desk.emission.rtp.none', { expected: percent(report.rtp.expected_decimal), exact: report.rtp.expected })
+    : t('desk.emission.rtp.value', { sofar: percent(report.rtp.so_far_decimal), expected: percent(report.rtp.expected_decimal), exact: report.rtp.expected });
   const fact = (label, value, attrs = {}) => el('div', attrs, el('dt', {}, label), el('dd', {}, value));
   const facts = el('dl', { class: 'desk-facts' },
-    fact(t('desk.emission.channel'), t(`desk.emission.channel.${r.channel}`)),
-    fact(t('desk.emission.table'), el('span', { class: 'mono', title: r.table_digest }, `${r.table_digest.slice(0, 16)}…`)),
-    fact(t('desk.emission.price'), money(r.price_cents)),
-    fact(t('desk.emission.blocksize'), num(r.block_size)),
-    fact(t('desk.emission.created'), dateOf(r.created_ms)),
-    fact(t('desk.emission.status'), r.sale_end_ms == null ? t('desk.emission.onsale') : t('desk.emission.closed', { date: dateOf(r.sale_end_ms) })),
-    fact(t('desk.emission.notice'), r.notice_ref ?? t('desk.emission.notice.none'), { 'data-notice': r.notice_ref ?? '' }),
-    ...(r.closing_notice_date == null ? [] : [fact(t('desk.emission.closing'),
-      r.closing_notice_ref ? t('desk.emission.closing.ref', { date: dayOf(r.closing_notice_date), ref: r.closing_notice_ref }) : dayOf(r.closing_notice_date),
-      { 'data-closing-notice': r.closing_notice_date })]),
-    ...(r.claim_end_ms == null ? [] : [fact(t('desk.emission.claim'), dateOf(r.claim_end_ms))]),
-    fact(t('desk.emission.rtp'), rtp, { 'data-rtp-so-far': r.rtp.so_far ?? '', 'data-rtp-expected': r.rtp.expected }));
+    fact(t('desk.emission.channel'), t(`desk.emission.channel.${report.channel}`)),
+    fact(t('desk.emission.table'), el('span', { class: 'mono', title: report.table_digest }, `${report.table_digest.slice(0, 16)}…`)),
+    fact(t('desk.emission.price'), money(report.price_cents)),
+    fact(t('desk.emission.blocksize'), num(report.block_size)),
+    fact(t('desk.emission.created'), dateOf(report.created_ms)),
+    fact(t('desk.emission.status'), report.sale_end_ms == null ? t('desk.emission.onsale') : t('desk.emission.closed', { date: dateOf(report.sale_end_ms) })),
+    fact(t('desk.emission.notice'), report.notice_ref ?? t('desk.emission.notice.none'), { 'data-notice': report.notice_ref ?? '' }),
+    ...(report.closing_notice_date == null ? [] : [fact(t('desk.emission.closing'),
+      report.closing_notice_ref ? t('desk.emission.closing.ref', { date: dayOf(report.closing_notice_date), ref: report.closing_notice_ref }) : dayOf(report.closing_notice_date),
+      { 'data-closing-notice': report.closing_notice_date })]),
+    ...(report.claim_end_ms == null ? [] : [fact(t('desk.emission.claim'), dateOf(report.claim_end_ms))]),
+    fact(t('desk.emission.rtp'), rtp, { 'data-rtp-so-far': report.rtp.so_far ?? '', 'data-rtp-expected': report.rtp.expected }));
   // A paper block's line ends with its print file's downloads (audited).
-  const paper = r.channel === 'paper';
+  const paper = report.channel === 'paper';
   const head = el('tr', {},
     el('th', { scope: 'col' }, t('desk.col.block')), el('th', { scope: 'col' }, t('desk.col.published')),
     el('th', { scope: 'col' }, t('desk.col.root')),
     ...COLUMNS.map(([field, , key]) => el('th', { scope: 'col', class: 'num' }, t(`desk.col.${key || field}`))),
     ...(paper ? [el('th', { scope: 'col' }, t('desk.col.print'))] : []));
-  const rows = r.blocks.map((b) => el('tr', { 'data-emission': String(r.emission), 'data-block': String(b.block) },
-    el('th', { scope: 'row' }, String(b.block)),
-    el('td', {}, b.published_ms == null ? t('desk.unpublished') : dateOf(b.published_ms)),
-    el('td', { class: 'mono', title: b.root }, `${b.root.slice(0, 12)}…`),
-    ...figureCells(b), ...(paper ? [printCell(b, dateOf)] : [])));
-  const total = el('tr', { class: 'desk-total', 'data-emission': String(r.emission), 'data-block': 'total' },
-    el('th', { scope: 'row', colspan: '3' }, t('desk.total')), ...figureCells(r.totals), ...(paper ? [el('td')] : []));
+  const rows = report.blocks.map((block) => el('tr', { 'data-emission': String(report.emission), 'data-block': String(block.block) },
+    el('th', { scope: 'row' }, String(block.block)),
+    el('td', {}, block.published_ms == null ? t('desk.unpublished') : dateOf(block.published_ms)),
+    el('td', { class: 'mono', title: block.root }, `${block.root.slice(0, 12)}…`),
+    ...figureCells(block), ...(paper ? [printCell(block, dateOf)] : [])));
+  const total = el('tr', { class: 'desk-total', 'data-emission': String(report.emission), 'data-block': 'total' },
+    el('th', { scope: 'row', colspan: '3' }, t('desk.total')), ...figureCells(report.totals), ...(paper ? [el('td')] : []));
   const table = el('table', { class: 'desk-table' },
-    el('caption', { class: 'sr-only' }, t('desk.blocks.caption', { n: r.emission })),
+    el('caption', { class: 'sr-only' }, t('desk.blocks.caption', { n: report.emission })),
     el('thead', {}, head), el('tbody', {}, ...rows), el('tfoot', {}, total));
-  const n = r.emission;
+  const emission = report.emission;
   // A closed sale takes no more blocks nor a second closing.
-  const onSale = r.sale_end_ms == null ? [
-    el('label', { for: `more-${n}` }, t('desk.more.label')),
-    el('input', { id: `more-${n}`, type: 'number', min: '1', max: '20', step: '1', value: '1', inputmode: 'numeric' }),
-    el('button', { type: 'button', 'data-act': 'more', 'data-emission': String(n) }, t('desk.more.button')),
-    el('label', { for: `close-date-${n}` }, t('desk.close.date')),
-    el('input', { id: `close-date-${n}`, type: 'date', value: today() }),
-    el('label', { for: `close-ref-${n}` }, t('desk.close.ref')),
-    el('input', { id: `close-ref-${n}`, type: 'text', maxlength: '200', autocomplete: 'off' }),
-    el('button', { type: 'button', 'data-act': 'close', 'data-emission': String(n) }, t('desk.close.button')),
+  const onSale = report.sale_end_ms == null ? [
+    el('label', { for: `more-${emission}` }, t('desk.more.label')),
+    el('input', { id: `more-${emission}`, type: 'number', min: '1', max: '20', step: '1', value: '1', inputmode: 'numeric' }),
+    el('button', { type: 'button', 'data-act': 'more', 'data-emission': String(emission) }, t('desk.more.button')),
+    el('label', { for: `close-date-${emission}` }, t('desk.close.date')),
+    el('input', { id: `close-date-${emission}`, type: 'date', value: today() }),
+    el('label', { for: `close-ref-${emission}` }, t('desk.close.ref')),
+    el('input', { id: `close-ref-${emission}`, type: 'text', maxlength: '200', autocomplete: 'off' }),
+    el('button', { type: 'button', 'data-act': 'close', 'data-emission': String(emission) }, t('desk.close.button')),
   ] : [];
   const actions = el('div', { class: 'desk-actions' },
     ...onSale,
-    ...(r.channel !== 'paper' ? [] : [
-      el('label', { for: `print-${n}` }, t('desk.print.label')),
-      el('select', { id: `print-${n}` }, ...r.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
-      el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(n), title: t('desk.print.hint') }, t('desk.print.button')),
-      el('button', { type: 'button', 'data-act': 'print-nocodes', 'data-emission': String(n) }, t('desk.print.nocodes')),
+    ...(report.channel !== 'paper' ? [] : [
+      el('label', { for: `print-${emission}` }, t('desk.print.label')),
+      el('select', { id: `print-${emission}` }, ...report.blocks.map((b) => el('option', { value: String(b.block) }, String(b.block)))),
+      el('button', { type: 'button', 'data-act': 'print', 'data-emission': String(emission), title: t('desk.print.hint') }, t('desk.print.button')),
+      el('button', { type: 'button', 'data-act': 'print-nocodes', 'data-emission': String(emission) }, t('desk.print.nocodes')),
     ]),
-    el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(n), title: t('desk.certify.hint') },
+    el('button', { type: 'button', 'data-act': 'certify', 'data-emission': String(emission), title: t('desk.certify.hint') },
       t('desk.certify.button')));
-  const figure = el('figure', { class: 'desk-risk', id: `risk-${n}`, 'data-emission': String(n) });
+  const figure = el('figure', { class: 'desk-risk', id: `risk-${emission}`, 'data-emission': String(emission) });
   // Sales and prizes over time read the emission's sold tickets and
   // finished games: drawn when their box is open (the newest emission's at
   // first, then those the operator opens), not for all 20 emissions at
   // every refresh (BENCHMARKS.md "The desk with 20 emissions of 20 blocks").
-  const charts = el('details', { class: 'desk-charts', id: `charts-${n}`, 'data-emission': String(n), ...(chartsOpen(n) ? { open: '' } : {}) },
+  const charts = el('details', { class: 'desk-charts', id: `charts-${emission}`, 'data-emission': String(emission), ...(chartsOpen(emission) ? { open: '' } : {}) },
     el('summary', {}, t('desk.charts.summary')),
-    ...['sales', 'prizes'].map((c) => el('figure', { class: 'desk-chart', id: `${c}-${n}`, 'data-emission': String(n) })));
+    ...['sales', 'prizes'].map((c) => el('figure', { class: 'desk-chart', id: `${c}-${emission}`, 'data-emission': String(emission) })));
   charts.addEventListener('toggle', () => {
-    state.open[n] = charts.open;
+    state.open[emission] = charts.open;
     if (charts.open && !charts.dataset.loaded) {
       charts.dataset.loaded = '1';
-      drawSales(r);
-      drawPrizes(r);
+      drawSales(report);
+      drawPrizes(report);
     }
   });
-  return el('article', { class: 'desk-emission', 'data-emission': String(r.emission), 'aria-labelledby': `emission-${r.emission}` },
-    el('h3', { id: `emission-${r.emission}` }, t('desk.emission.title', { n: r.emission, code: r.code })),
+  return el('article', { class: 'desk-emission', 'data-emission': String(report.emission), 'aria-labelledby': `emission-${report.emission}` },
+    el('h3', { id: `emission-${report.emission}` }, t('desk.emission.title', { n: report.emission, code: report.code })),
     facts,
     actions,
     figure,
     charts,
     // The table scrolls inside its box on a narrow screen, not the page.
-    el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: r.emission }) }, table));
+    el('div', { class: 'desk-table-wrap', tabindex: '0', role: 'region', 'aria-label': t('desk.blocks.caption', { n: report.emission }) }, table));
 }
 
-/** Whether emission `n`'s charts box is open: as the operator left it, else only the newest emission's. */
-function chartsOpen(n) {
-  if (n in state.open) return state.open[n];
+/** Whether emission `emission`'s charts box is open: as the operator left it, else only the newest emission's. */
+function chartsOpen(emission) {
+  if (emission in state.open) return state.open[emission];
   const newest = Math.max(...(state.reports?.emissions ?? []).map((r) => r.emission));
-  return n === newest;
+  return emission === newest;
 }
 
 function renderEmissions(list) {
   $('desk-emissions-empty').hidden = list.length > 0;
   $('emission-list').replaceChildren(...list.map(renderEmission));
-  for (const r of list) {
-    drawRisk(r);
-    const charts = $(`charts-${r.emission}`);
+  for (const report of list) {
+    drawRisk(report);
+    const charts = $(`charts-${report.emission}`);
     if (charts.open) {
       charts.dataset.loaded = '1';
-      drawSales(r);
-      drawPrizes(r);
+      drawSales(report);
+      drawPrizes(report);
     }
   }
   drawShops();
@@ -327,19 +327,19 @@ function renderEmissions(list) {
 
 /** Asks `text` in the confirmation dialog; true when confirmed (Escape and "Annuler": false). */
 function confirmed(text) {
-  const d = $('desk-confirm');
+  const dialog = $('desk-confirm');
   $('confirm-text').textContent = text;
   return new Promise((resolve) => {
     const done = (answer) => {
-      $('confirm-yes').onclick = $('confirm-no').onclick = d.oncancel = null;
-      d.close();
+      $('confirm-yes').onclick = $('confirm-no').onclick = dialog.oncancel = null;
+      dialog.close();
       document.body.dataset.confirm = '';
       resolve(answer);
     };
     $('confirm-yes').onclick = () => done(true);
     $('confirm-no').onclick = () => done(false);
-    d.oncancel = (e) => { e.preventDefault(); done(false); };
-    d.showModal();
+    dialog.oncancel = (e) => { e.preventDefault(); done(false); };
+    dialog.showModal();
     document.body.dataset.confirm = 'open';
     $('confirm-no').focus();
   });
@@ -353,8 +353,8 @@ async function act(question, method, path, body) {
     const out = await request(method, path, { token: state.token, body });
     await refresh();
     return out;
-  } catch (e) {
-    showOutcome(null, t('desk.refused', { message: e.message }));
+  } catch (error) {
+    showOutcome(null, t('desk.refused', { message: error.message }));
     return null;
   } finally {
     document.body.dataset.state = 'idle';
@@ -363,8 +363,8 @@ async function act(question, method, path, body) {
 }
 
 const ratio = (fraction) => {
-  const [p, q] = String(fraction).split('/');
-  return Number(p) / Number(q || 1);
+  const [numerator, denominator] = String(fraction).split('/');
+  return Number(numerator) / Number(denominator || 1);
 };
 
 async function checkTable(ev) {
@@ -384,47 +384,47 @@ async function checkTable(ev) {
     renderPreview(state.check);
     $('new-preview').hidden = false;
     $('new-preview').focus();
-  } catch (e) {
+  } catch (failure) {
     state.check = null;
     $('new-preview').hidden = true;
-    error.textContent = t('desk.new.refused', { message: e.message });
+    error.textContent = t('desk.new.refused', { message: failure.message });
     error.hidden = false;
   } finally {
     document.body.dataset.state = 'idle';
   }
 }
 
-function renderPreview(c) {
-  const f = c.figures;
+function renderPreview(check) {
+  const figures = check.figures;
   const pct = (fraction) => new Intl.NumberFormat(locale(), { style: 'percent', minimumFractionDigits: 2, maximumFractionDigits: 4 }).format(ratio(fraction));
   const fact = (label, value, key) => el('div', { 'data-fact': key }, el('dt', {}, label), el('dd', {}, value));
-  $('preview-title').textContent = t('desk.new.preview', { code: c.code, game: c.game });
+  $('preview-title').textContent = t('desk.new.preview', { code: check.code, game: check.game });
   $('preview-facts').replaceChildren(
-    fact(t('desk.emission.table'), el('span', { class: 'mono', title: c.digest }, `${c.digest.slice(0, 16)}…`), 'digest'),
-    fact(t('desk.emission.price'), money(c.price_cents), 'price'),
-    fact(t('desk.emission.blocksize'), num(c.block_size), 'block_size'),
-    fact(t('desk.new.rtp'), t('desk.new.exact', { decimal: pct(f.rtp), exact: f.rtp }), 'rtp'),
-    fact(t('desk.new.hit'), t('desk.new.exact', { decimal: pct(f.hit_rate), exact: f.hit_rate }), 'hit_rate'),
-    fact(t('desk.new.largest'), money(f.largest_prize_cents), 'largest'),
+    fact(t('desk.emission.table'), el('span', { class: 'mono', title: check.digest }, `${check.digest.slice(0, 16)}…`), 'digest'),
+    fact(t('desk.emission.price'), money(check.price_cents), 'price'),
+    fact(t('desk.emission.blocksize'), num(check.block_size), 'block_size'),
+    fact(t('desk.new.rtp'), t('desk.new.exact', { decimal: pct(figures.rtp), exact: figures.rtp }), 'rtp'),
+    fact(t('desk.new.hit'), t('desk.new.exact', { decimal: pct(figures.hit_rate), exact: figures.hit_rate }), 'hit_rate'),
+    fact(t('desk.new.largest'), money(figures.largest_prize_cents), 'largest'),
     fact(t('desk.new.risk'), t('desk.new.risk.value', {
-      p99: money(f.block_risk.p99_cents), sales: money(c.price_cents * c.block_size),
-      exceed: new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(f.block_risk.p_prizes_exceed_sales),
+      p99: money(figures.block_risk.p99_cents), sales: money(check.price_cents * check.block_size),
+      exceed: new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(figures.block_risk.p_prizes_exceed_sales),
     }), 'risk'));
   const rules = [
-    ...c.refusals.map((r) => el('li', { class: 'refused' }, t('desk.new.refusal', { why: r }))),
-    ...c.deviations.map((d) => el('li', { class: 'deviation' }, d)),
+    ...check.refusals.map((r) => el('li', { class: 'refused' }, t('desk.new.refusal', { why: r }))),
+    ...check.deviations.map((d) => el('li', { class: 'deviation' }, d)),
   ];
   if (rules.length === 0) rules.push(el('li', {}, t('desk.new.regulation')));
   $('preview-rules').replaceChildren(...rules);
-  $('new-create').hidden = !c.accepted;
-  $('new-preview').dataset.accepted = String(c.accepted);
+  $('new-create').hidden = !check.accepted;
+  $('new-preview').dataset.accepted = String(check.accepted);
 }
 
 async function createEmission() {
-  const c = state.check;
+  const check = state.check;
   const blocks = Number($('new-blocks').value);
   const channel = $('new-channel').value;
-  if (!c || $('new-table').value !== state.checkedText) {
+  if (!check || $('new-table').value !== state.checkedText) {
     showOutcome(null, t('desk.new.changed'));
     return;
   }
@@ -433,7 +433,7 @@ async function createEmission() {
     return;
   }
   const notice = $('new-notice').value.trim();
-  const question = t('desk.confirm.create', { code: c.code, blocks, channel: t(`desk.emission.channel.${channel}`) });
+  const question = t('desk.confirm.create', { code: check.code, blocks, channel: t(`desk.emission.channel.${channel}`) });
   const body = { table: state.checkedText, blocks, channel, ...(notice ? { notice_ref: notice } : {}) };
   const out = await act(question, 'POST', '/api/admin/emissions', body);
   if (out) {
@@ -449,29 +449,29 @@ async function createEmission() {
 async function onEmissionAction(ev) {
   const button = ev.target.closest('button[data-act]');
   if (!button) return;
-  const n = Number(button.dataset.emission);
+  const emission = Number(button.dataset.emission);
   if (button.dataset.act === 'more') {
-    const blocks = Number($(`more-${n}`).value);
+    const blocks = Number($(`more-${emission}`).value);
     if (!Number.isInteger(blocks) || blocks < 1 || blocks > 20) {
       showOutcome(null, t('desk.blocks.bad'));
       return;
     }
-    const out = await act(t('desk.confirm.more', { n, blocks }), 'POST', `/api/admin/emissions/${n}/blocks`, { blocks });
-    if (out) showOutcome(t('desk.done.more', { n, blocks }));
+    const out = await act(t('desk.confirm.more', { n: emission, blocks }), 'POST', `/api/admin/emissions/${emission}/blocks`, { blocks });
+    if (out) showOutcome(t('desk.done.more', { n: emission, blocks }));
   } else if (button.dataset.act === 'close') {
-    const date = $(`close-date-${n}`).value;
-    const ref = $(`close-ref-${n}`).value.trim();
+    const date = $(`close-date-${emission}`).value;
+    const ref = $(`close-ref-${emission}`).value.trim();
     if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) {
       showOutcome(null, t('desk.close.baddate'));
       return;
     }
     const body = { closing_notice_date: date, ...(ref ? { closing_notice_ref: ref } : {}) };
-    const out = await act(t('desk.confirm.close', { n, date: dayOf(date) }), 'POST', `/api/admin/emissions/${n}/close`, body);
-    if (out !== null) showOutcome(t('desk.done.closed', { n, until: dateOf(out.claim_end_ms) }));
+    const out = await act(t('desk.confirm.close', { n: emission, date: dayOf(date) }), 'POST', `/api/admin/emissions/${emission}/close`, body);
+    if (out !== null) showOutcome(t('desk.done.closed', { n: emission, until: dateOf(out.claim_end_ms) }));
   } else if (button.dataset.act === 'print' || button.dataset.act === 'print-nocodes') {
-    await downloadPrint(n, Number($(`print-${n}`).value), button.dataset.act === 'print');
+    await downloadPrint(emission, Number($(`print-${emission}`).value), button.dataset.act === 'print');
   } else if (button.dataset.act === 'certify') {
-    await downloadCertification(n, button);
+    await downloadCertification(emission, button);
   }
 }
 
@@ -486,8 +486,8 @@ async function downloadPrint(emission, block, codes) {
     await download(printPath(emission, block, codes), `emission-${emission}-block-${block}.csv`, state.token);
     showOutcome(t(codes ? 'desk.done.print' : 'desk.done.print.nocodes', { emission, block }));
     await refresh();
-  } catch (e) {
-    showOutcome(null, t('desk.refused', { message: e.message }));
+  } catch (error) {
+    showOutcome(null, t('desk.refused', { message: error.message }));
   } finally {
     document.body.dataset.state = 'idle';
   }
@@ -507,8 +507,8 @@ async function downloadCertification(emission, button) {
   try {
     await download(`/api/admin/emissions/${emission}/certification`, `certification-emission-${emission}.html`, state.token);
     showOutcome(t('desk.done.certify', { emission }));
-  } catch (e) {
-    showOutcome(null, t('desk.refused', { message: e.message }));
+  } catch (error) {
+    showOutcome(null, t('desk.refused', { message: error.message }));
   } finally {
     button.disabled = false;
     button.removeAttribute('aria-busy');

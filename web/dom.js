@@ -26,16 +26,16 @@ export const pause = (k = 1) => (state.anim ? sleep(ANIM_MS * k) : Promise.resol
 
 /** An element: `attrs` are attributes (`class`, `text`, `onclick`... as shortcuts), then its children. */
 export function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v == null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? '' : v);
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (name === 'class') element.className = value;
+    else if (name === 'text') element.textContent = value;
+    else if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
+    else element.setAttribute(name, value === true ? '' : value);
   }
-  for (const c of children) if (c != null) e.append(c);
-  return e;
+  for (const child of children) if (child != null) element.append(child);
+  return element;
 }
 
 /** A card face: `suit` is "hearts" (the player) or "spades" (As Capone). */
@@ -57,18 +57,18 @@ export function announce(text) {
 }
 
 export function showAlert(text, kind = 'error') {
-  const a = $('alert');
-  a.textContent = text;
-  a.dataset.kind = kind;
-  a.hidden = !text;
+  const alert = $('alert');
+  alert.textContent = text;
+  alert.dataset.kind = kind;
+  alert.hidden = !text;
 }
 
 /** A wait in seconds, in words: "45 s", "3 min", "1 h 05". */
-export function waitText(s) {
-  if (s < 60) return t('wait.s', { n: Math.max(1, Math.round(s)) });
-  if (s < 3600) return t('wait.min', { n: Math.ceil(s / 60) });
-  const m = Math.ceil(s / 60);
-  return t('wait.h', { h: Math.floor(m / 60), m: String(m % 60).padStart(2, '0') });
+export function waitText(seconds) {
+  if (seconds < 60) return t('wait.s', { n: Math.max(1, Math.round(seconds)) });
+  if (seconds < 3600) return t('wait.min', { n: Math.ceil(seconds / 60) });
+  const minutes = Math.ceil(seconds / 60);
+  return t('wait.h', { h: Math.floor(minutes / 60), m: String(minutes % 60).padStart(2, '0') });
 }
 
 /** A time of day (unix ms) in the page's language. */
@@ -85,38 +85,38 @@ export const day = (ms) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : '
  * and waits in the player's format. The server's English `message` is
  * never shown.
  */
-export function errorText(e) {
-  if (e instanceof ApiError) {
-    if (e.status === 0 || e.code === 'network') return t('err.network');
-    if (e.status === 401 && e.code === 'unauthorized') return t('err.auth');
-    if (e.code === 'not_found' && !e.params.reason) return t('err.notfound');
-    if (e.code === 'insufficient_funds' && e.params.price_cents == null) return withPrice('buy.funds');
-    return refusalText(e.code, e.params, e.retryAfter);
+export function errorText(error) {
+  if (error instanceof ApiError) {
+    if (error.status === 0 || error.code === 'network') return t('err.network');
+    if (error.status === 401 && error.code === 'unauthorized') return t('err.auth');
+    if (error.code === 'not_found' && !error.params.reason) return t('err.notfound');
+    if (error.code === 'insufficient_funds' && error.params.price_cents == null) return withPrice('buy.funds');
+    return refusalText(error.code, error.params, error.retryAfter);
   }
   return t('err.unknown');
 }
 
 /** `code` and `params` in words (see errorText); `err.other` for a code the page does not know. */
 export function refusalText(code, params = {}, retryAfter = null) {
-  const p = params || {};
+  const fields = params || {};
   // A key, or its plural forms (`.one`, `.other`: by the count `used`).
   const has = (k) => known(k) || known(`${k}.other`);
-  const keyed = p.reason && has(`err.${code}.${p.reason}`) ? `err.${code}.${p.reason}` : has(`err.${code}`) ? `err.${code}` : null;
+  const keyed = fields.reason && has(`err.${code}.${fields.reason}`) ? `err.${code}.${fields.reason}` : has(`err.${code}`) ? `err.${code}` : null;
   if (!keyed) return t('err.other', { code });
-  const wait = p.retry_after_s ?? retryAfter;
-  const words = known(keyed) ? (k, params) => t(k, params) : (k, params) => tn(k, Number(p.used ?? 0), params);
+  const wait = fields.retry_after_s ?? retryAfter;
+  const words = known(keyed) ? (k, params) => t(k, params) : (k, params) => tn(k, Number(fields.used ?? 0), params);
   return words(keyed, {
-    ...p,
-    until: p.until_ms != null ? dayTime(p.until_ms) : '',
-    day: p.until_ms != null ? day(p.until_ms) : '',
-    max_money: p.max_cents != null ? money(p.max_cents) : '',
-    used_money: p.used_cents != null ? money(p.used_cents) : '',
-    price: p.price_cents != null ? money(p.price_cents) : '',
-    balance: p.balance_cents != null ? money(p.balance_cents) : '',
-    ceiling: p.ceiling_cents != null ? money(p.ceiling_cents) : '',
-    prize: p.prize_cents != null ? money(p.prize_cents) : '',
-    paid: p.paid_ms != null ? dayTime(p.paid_ms) : '—',
-    paid_by: p.paid_by || t('shop.payment_centre'),
+    ...fields,
+    until: fields.until_ms != null ? dayTime(fields.until_ms) : '',
+    day: fields.until_ms != null ? day(fields.until_ms) : '',
+    max_money: fields.max_cents != null ? money(fields.max_cents) : '',
+    used_money: fields.used_cents != null ? money(fields.used_cents) : '',
+    price: fields.price_cents != null ? money(fields.price_cents) : '',
+    balance: fields.balance_cents != null ? money(fields.balance_cents) : '',
+    ceiling: fields.ceiling_cents != null ? money(fields.ceiling_cents) : '',
+    prize: fields.prize_cents != null ? money(fields.prize_cents) : '',
+    paid: fields.paid_ms != null ? dayTime(fields.paid_ms) : '—',
+    paid_by: fields.paid_by || t('shop.payment_centre'),
     wait: wait != null ? waitText(wait) : '—',
   });
 }

@@ -29,32 +29,32 @@ export function newView() {
 }
 
 /** One server event into the table's model (live play and rebuilds alike). */
-export function ingest(view, e) {
-  switch (e.type) {
+export function ingest(view, event) {
+  switch (event.type) {
     case 'trick': {
-      const entry = { player: e.player, capone: e.capone, outcome: e.outcome, final: e.outcome === 'tie' ? null : e.outcome, decks: [] };
+      const entry = { player: event.player, capone: event.capone, outcome: event.outcome, final: event.outcome === 'tie' ? null : event.outcome, decks: [] };
       view.hist.push(entry);
-      view.last = { kind: 'trick', player: e.player, capone: e.capone, outcome: e.outcome };
+      view.last = { kind: 'trick', player: event.player, capone: event.capone, outcome: event.outcome };
       break;
     }
     case 'deck': {
-      const d = { player: e.player, capone: e.capone, outcome: e.outcome };
+      const draw = { player: event.player, capone: event.capone, outcome: event.outcome };
       if (view.mode === 'extra') {
-        view.extraDraws.push(d);
-        view.last = { kind: 'deck', for: 'extra', ...d };
+        view.extraDraws.push(draw);
+        view.last = { kind: 'deck', for: 'extra', ...draw };
       } else {
         const tied = view.hist[view.hist.length - 1];
         if (tied) {
-          tied.decks.push(d);
-          if (e.outcome !== 'tie') tied.final = e.outcome;
+          tied.decks.push(draw);
+          if (event.outcome !== 'tie') tied.final = event.outcome;
         }
-        view.last = { kind: 'deck', for: 'tie_break', tied, ...d };
+        view.last = { kind: 'deck', for: 'tie_break', tied, ...draw };
       }
       break;
     }
     case 'game_over':
-      view.gameOver = { tricks: e.tricks, next: e.next };
-      if (e.next === 'extra_draw') view.mode = 'extra';
+      view.gameOver = { tricks: event.tricks, next: event.next };
+      if (event.next === 'extra_draw') view.mode = 'extra';
       break;
     case 'extra_game':
       view.hist = [];
@@ -62,10 +62,10 @@ export function ingest(view, e) {
       view.mode = 'play';
       view.gameOver = null;
       // The Extra duel's two cards stay in view, with the news.
-      view.last = view.last && view.last.kind === 'deck' ? { ...view.last, extraGame: e.game } : { kind: 'extra_game', game: e.game };
+      view.last = view.last && view.last.kind === 'deck' ? { ...view.last, extraGame: event.game } : { kind: 'extra_game', game: event.game };
       break;
     case 'finished':
-      view.finished = { tricks: e.tricks, prize_cents: e.prize_cents };
+      view.finished = { tricks: event.tricks, prize_cents: event.prize_cents };
       break;
     default:
       break; // "More event types may be added" (docs/contract.md "HTTP API")
@@ -73,19 +73,19 @@ export function ingest(view, e) {
 }
 
 /** The sentence a screen reader hears for an event, or null. */
-function say(view, e) {
-  switch (e.type) {
+function say(view, event) {
+  switch (event.type) {
     case 'trick':
-      return t('say.trick', { k: view.hist.length, p: cardName(e.player, 'hearts'), c: cardName(e.capone, 'spades'), outcome: t(`outcome.${e.outcome}`) });
+      return t('say.trick', { k: view.hist.length, p: cardName(event.player, 'hearts'), c: cardName(event.capone, 'spades'), outcome: t(`outcome.${event.outcome}`) });
     case 'deck':
-      return t('say.deck', { p: rankName(e.player), c: rankName(e.capone), outcome: t(`outcome.${e.outcome}`) });
+      return t('say.deck', { p: rankName(event.player), c: rankName(event.capone), outcome: t(`outcome.${event.outcome}`) });
     case 'game_over':
-      return tn('say.gameover', e.tricks);
+      return tn('say.gameover', event.tricks);
     case 'extra_game':
-      return t('say.extra.won', { n: e.game - 1 });
+      return t('say.extra.won', { n: event.game - 1 });
     case 'finished':
-      return e.prize_cents > 0 ? t(isPaper(state.ticket) ? 'say.finished.paper' : isDemo(state.ticket) ? 'say.finished.demo' : 'say.finished.won', { n: e.tricks, prize: money(e.prize_cents) })
-        : tn('say.finished.lost', e.tricks);
+      return event.prize_cents > 0 ? t(isPaper(state.ticket) ? 'say.finished.paper' : isDemo(state.ticket) ? 'say.finished.demo' : 'say.finished.won', { n: event.tricks, prize: money(event.prize_cents) })
+        : tn('say.finished.lost', event.tricks);
     default:
       return null;
   }
@@ -94,25 +94,25 @@ const rankName = (r) => t(`rankname.${r}`);
 
 /** The hands: As Capone's cards face down (the ones left), the player's cards as buttons. */
 export function renderHands(tk) {
-  const ch = $('capone-hand');
-  ch.replaceChildren();
-  for (let i = 0; i < 8; i++) ch.append(i < tk.capone_cards_left ? cardBack() : el('span', { class: 'card gone' }));
-  ch.setAttribute('aria-label', t('table.capone.label', { n: tk.capone_cards_left }));
+  const caponeHand = $('capone-hand');
+  caponeHand.replaceChildren();
+  for (let i = 0; i < 8; i++) caponeHand.append(i < tk.capone_cards_left ? cardBack() : el('span', { class: 'card gone' }));
+  caponeHand.setAttribute('aria-label', t('table.capone.label', { n: tk.capone_cards_left }));
 
   const hand = $('player-hand');
   const focusedCard = document.activeElement && document.activeElement.closest && document.activeElement.closest('#player-hand') ? document.activeElement.dataset.card : null;
   hand.replaceChildren();
-  for (const r of RANKS) {
-    if (tk.hand.includes(r)) {
-      const b = el('button', { type: 'button', class: 'card heart', 'data-card': r, 'aria-label': cardName(r, 'hearts') },
+  for (const rank of RANKS) {
+    if (tk.hand.includes(rank)) {
+      const button = el('button', { type: 'button', class: 'card heart', 'data-card': rank, 'aria-label': cardName(rank, 'hearts') },
         // The rank is drawn by CSS (::after): the button's text is then within its name "Valet de cœur" (axe).
-        el('span', { class: 'rank', 'aria-hidden': 'true', 'data-rank': rankLabel(r) }),
+        el('span', { class: 'rank', 'aria-hidden': 'true', 'data-rank': rankLabel(rank) }),
         el('span', { class: 'suit', 'aria-hidden': 'true', text: '♥' }),
         el('span', { class: 'pip', 'aria-hidden': 'true', text: '♥' }));
-      b.addEventListener('click', () => play(r, b));
-      hand.append(b);
+      button.addEventListener('click', () => play(rank, button));
+      hand.append(button);
     } else {
-      hand.append(el('span', { class: 'card gone', 'data-played': r }));
+      hand.append(el('span', { class: 'card gone', 'data-played': rank }));
     }
   }
   rove(hand, focusedCard);
@@ -131,15 +131,15 @@ function rove(hand, card) {
   if (hand.dataset.roving) return;
   hand.dataset.roving = 'on';
   hand.addEventListener('focusin', (ev) => {
-    const b = ev.target.closest('button');
-    if (!b) return;
-    for (const o of hand.querySelectorAll('button')) o.tabIndex = o === b ? 0 : -1;
+    const clicked = ev.target.closest('button');
+    if (!clicked) return;
+    for (const o of hand.querySelectorAll('button')) o.tabIndex = o === clicked ? 0 : -1;
   });
   hand.addEventListener('keydown', (ev) => {
     const all = [...hand.querySelectorAll('button')];
-    const i = all.indexOf(document.activeElement);
-    if (i < 0 || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
+    const index = all.indexOf(document.activeElement);
+    if (index < 0 || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const to = { ArrowRight: index + 1, ArrowDown: index + 1, ArrowLeft: index - 1, ArrowUp: index - 1, Home: 0, End: all.length - 1 }[ev.key];
     if (to == null) return;
     ev.preventDefault();
     all[(to + all.length) % all.length].focus();
@@ -169,11 +169,11 @@ function refocus(card) {
  * the outcome as they stand.
  */
 export function renderTrick(last, stage) {
-  const sp = $('slot-player');
-  const sc = $('slot-capone');
+  const playerSlot = $('slot-player');
+  const caponeSlot = $('slot-capone');
   const badge = $('trick-badge');
-  sp.replaceChildren();
-  sc.replaceChildren();
+  playerSlot.replaceChildren();
+  caponeSlot.replaceChildren();
   badge.textContent = '';
   badge.className = 'badge';
   $('trick').className = 'trick';
@@ -185,15 +185,15 @@ export function renderTrick(last, stage) {
   const turn = stage === 'turn' && state.anim;
   const hidden = enter; // As Capone's card, face down until it turns
   if (last.kind === 'trick') {
-    sp.append(cardFace(last.player, 'hearts', enter ? 'enter-up' : ''));
-    sc.append(hidden ? cardBack('enter-up') : cardFace(last.capone, 'spades', turn ? 'turn-in' : ''));
+    playerSlot.append(cardFace(last.player, 'hearts', enter ? 'enter-up' : ''));
+    caponeSlot.append(hidden ? cardBack('enter-up') : cardFace(last.capone, 'spades', turn ? 'turn-in' : ''));
   } else if (last.kind === 'deck') {
     $('trick').classList.add('from-deck');
-    sp.append(cardFace(last.player, 'hearts', `drawn ${enter ? 'enter-deck' : ''}`));
-    sc.append(hidden ? cardBack('drawn enter-deck late') : cardFace(last.capone, 'spades', `drawn ${turn ? 'turn-in' : ''}`));
+    playerSlot.append(cardFace(last.player, 'hearts', `drawn ${enter ? 'enter-deck' : ''}`));
+    caponeSlot.append(hidden ? cardBack('drawn enter-deck late') : cardFace(last.capone, 'spades', `drawn ${turn ? 'turn-in' : ''}`));
     if (last.for === 'tie_break' && last.tied) {
-      sp.prepend(cardFace(last.tied.player, 'hearts', 'tied'));
-      sc.prepend(cardFace(last.tied.capone, 'spades', 'tied'));
+      playerSlot.prepend(cardFace(last.tied.player, 'hearts', 'tied'));
+      caponeSlot.prepend(cardFace(last.tied.capone, 'spades', 'tied'));
     }
   } else if (last.kind === 'extra_game') {
     badge.textContent = gameName(last.game);
@@ -215,12 +215,12 @@ export function renderTrick(last, stage) {
 export function renderHistory() {
   const ol = $('history');
   ol.replaceChildren();
-  for (const h of state.view.hist) {
-    const final = h.final || 'tie';
-    const li = el('li', { class: final, 'aria-label': `${cardName(h.player, 'hearts')} / ${cardName(h.capone, 'spades')} : ${t(`outcome.${final}`)}` },
-      el('span', { class: 'h-p', text: rankLabel(h.player) + '♥' }),
-      el('span', { class: 'h-c', text: rankLabel(h.capone) + '♠' }));
-    if (h.decks.length) li.append(el('span', { class: 'h-d', 'aria-hidden': 'true', text: h.decks.map((d) => `${rankLabel(d.player)}/${rankLabel(d.capone)}`).join(' ') }));
+  for (const trick of state.view.hist) {
+    const final = trick.final || 'tie';
+    const li = el('li', { class: final, 'aria-label': `${cardName(trick.player, 'hearts')} / ${cardName(trick.capone, 'spades')} : ${t(`outcome.${final}`)}` },
+      el('span', { class: 'h-p', text: rankLabel(trick.player) + '♥' }),
+      el('span', { class: 'h-c', text: rankLabel(trick.capone) + '♠' }));
+    if (trick.decks.length) li.append(el('span', { class: 'h-d', 'aria-hidden': 'true', text: trick.decks.map((d) => `${rankLabel(d.player)}/${rankLabel(d.capone)}`).join(' ') }));
     ol.append(li);
   }
   for (let i = state.view.hist.length; i < 8; i++) ol.append(el('li', { class: 'empty', 'aria-hidden': 'true' }));
@@ -271,18 +271,18 @@ export async function act(body) {
   try {
     answer = await api.act(token, tk.id, body);
     local.set(KEY.pendingAct, null);
-  } catch (e) {
+  } catch (error) {
     local.set(KEY.pendingAct, null);
     state.sending = false;
-    if (e instanceof ApiError && (e.status === 409 || e.status === 422)) {
+    if (error instanceof ApiError && (error.status === 409 || error.status === 422)) {
       try {
         await loadTicket(tk.id, token);
         showAlert(t('net.resynced'), 'info');
-      } catch (e2) {
-        showAlert(errorText(e2));
+      } catch (resyncError) {
+        showAlert(errorText(resyncError));
       }
     } else {
-      showAlert(errorText(e));
+      showAlert(errorText(error));
       renderGame();
     }
     setBusy(false);
@@ -300,23 +300,23 @@ export async function act(body) {
   renderHands(state.ticket);
   const sentences = [];
   const newGame = answer.events.some((e) => e.type === 'extra_game');
-  for (const e of answer.events) {
-    ingest(state.view, e);
-    const s = say(state.view, e);
-    if (s) sentences.push(s);
-    if (e.type === 'trick' || e.type === 'deck') {
+  for (const event of answer.events) {
+    ingest(state.view, event);
+    const sentence = say(state.view, event);
+    if (sentence) sentences.push(sentence);
+    if (event.type === 'trick' || event.type === 'deck') {
       await revealDraw(state.view.last);
       renderHistory();
-      sound(e.outcome);
+      sound(event.outcome);
       await pause(1.5);
-    } else if (e.type === 'extra_game') {
+    } else if (event.type === 'extra_game') {
       // The Extra duel won: eight new cards, said on the table too.
       renderTrick(state.view.last);
       renderHistory();
       renderGames(state.ticket);
       sound('extra');
       await pause(3);
-    } else if (e.type === 'finished' && e.prize_cents > 0) {
+    } else if (event.type === 'finished' && event.prize_cents > 0) {
       state.celebrate = state.ticket.id;
     }
   }

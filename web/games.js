@@ -11,12 +11,12 @@ import { t, tn } from './i18n.js';
 /** `[{game, tricks, extra}]`: `extra` "won", "lost" or null. */
 export function gamesOf(tk) {
   if (Array.isArray(tk.games) && tk.games.length) return tk.games;
-  const n = tk.game || 1;
+  const game = tk.game || 1;
   const out = [];
-  for (let g = 1; g < n; g++) out.push({ game: g, tricks: 4, extra: 'won' });
+  for (let g = 1; g < game; g++) out.push({ game: g, tricks: 4, extra: 'won' });
   const done = tk.phase === 'finished' && tk.result;
   const tricks = done ? tk.result.tricks : tk.tricks_won;
-  out.push({ game: n, tricks, extra: done && tk.result.tricks === 4 && tk.result.prize_cents === 0 ? 'lost' : null });
+  out.push({ game: game, tricks, extra: done && tk.result.tricks === 4 && tk.result.prize_cents === 0 ? 'lost' : null });
   return out;
 }
 
@@ -28,9 +28,9 @@ export function gamesOf(tk) {
 export const gameName = (n) => (n === 1 ? t('ticket.game1') : t('ticket.gameN', { n: n - 1 }));
 
 /** One game in words: "1re partie : 4 plis, duel Extra gagné", "Partie Extra 1 : 6 plis, décisive". */
-export function gameText(g, last, finished) {
-  const parts = [tn('games.tricks', g.tricks)];
-  if (g.extra) parts.push(t(`games.extra.${g.extra}`));
+export function gameText(game, last, finished) {
+  const parts = [tn('games.tricks', game.tricks)];
+  if (game.extra) parts.push(t(`games.extra.${game.extra}`));
   if (last) parts.push(finished ? t('games.decides') : t('games.inplay'));
-  return t('games.row', { game: gameName(g.game), what: parts.join(', ') });
+  return t('games.row', { game: gameName(game.game), what: parts.join(', ') });
 }

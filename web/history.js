@@ -27,17 +27,17 @@ export async function loadTickets(more) {
   if (!more) await loadPaperTickets();
   const page = (before) => request('GET', `/api/tickets?limit=${PAGE}${before != null ? `&before=${encodeURIComponent(before)}` : ''}`, { token: state.token, retry: true });
   if (!more) {
-    const r = await page(null);
-    state.tickets = r.tickets;
-    state.ticketsPaged = Object.prototype.hasOwnProperty.call(r, 'next');
-    state.ticketsNext = r.next ?? null;
+    const answer = await page(null);
+    state.tickets = answer.tickets;
+    state.ticketsPaged = Object.prototype.hasOwnProperty.call(answer, 'next');
+    state.ticketsNext = answer.next ?? null;
     state.ticketsShown = PAGE;
   } else if (state.ticketsPaged) {
     if (state.ticketsNext == null) return;
-    const r = await page(state.ticketsNext);
+    const answer = await page(state.ticketsNext);
     const seen = new Set(state.tickets.map((tk) => tk.id));
-    state.tickets = state.tickets.concat(r.tickets.filter((tk) => !seen.has(tk.id)));
-    state.ticketsNext = r.next ?? null;
+    state.tickets = state.tickets.concat(answer.tickets.filter((tk) => !seen.has(tk.id)));
+    state.ticketsNext = answer.next ?? null;
   } else {
     state.ticketsShown += PAGE;
   }
@@ -70,8 +70,8 @@ export async function moreTickets() {
     renderHome();
     // The keyboard goes on with the first ticket of the new page.
     $('tickets').querySelectorAll(':scope > li')[before]?.querySelector('a')?.focus();
-  } catch (e) {
-    showAlert(errorText(e));
+  } catch (error) {
+    showAlert(errorText(error));
   } finally {
     setBusy(false);
   }

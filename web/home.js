@@ -40,9 +40,9 @@ export async function openHome() {
       if (!me) showAlert(t('op.balance.unavailable'));
       // limits.js: what responsible play says before a purchase (an exclusion, a limit), and the reminder's clock.
       await onLobby();
-    } catch (e) {
-      if (e.status === 401) forgetToken();
-      else showAlert(errorText(e));
+    } catch (error) {
+      if (error.status === 401) forgetToken();
+      else showAlert(errorText(error));
     }
   } else {
     // No account: the paper tickets opened on this device, with their results.
@@ -58,9 +58,9 @@ export async function openHome() {
  * The operator's wallet did not give the balance (503 `wallet_unavailable`,
  * operator mode): the lobby and the tickets still show, the balance unknown.
  */
-function balanceUnknown(e) {
-  if (e && e.code === 'wallet_unavailable') return null;
-  throw e;
+function balanceUnknown(error) {
+  if (error && error.code === 'wallet_unavailable') return null;
+  throw error;
 }
 
 /** The token is refused: the page forgets it (and says so). */
@@ -114,8 +114,8 @@ export async function useToken(ev) {
     state.balance = me.balance_cents;
     local.set(KEY.token, token);
     await openHome();
-  } catch (e) {
-    showAlert(e.status === 401 ? t('welcome.token.bad') : errorText(e));
+  } catch (error) {
+    showAlert(error.status === 401 ? t('welcome.token.bad') : errorText(error));
   } finally {
     setBusy(false);
   }

@@ -1513,18 +1513,18 @@ export function setTouch(on) {
 
 export function t(key, params = {}) {
   if (touch && known(`${key}.touch`)) key = `${key}.touch`;
-  const s = STRINGS[current][key] ?? STRINGS.fr[key] ?? key;
-  return s.replace(/\{(\w+)\}/g, (m, k) => (k in params ? String(params[k]) : m));
+  const template = STRINGS[current][key] ?? STRINGS.fr[key] ?? key;
+  return template.replace(/\{(\w+)\}/g, (m, k) => (k in params ? String(params[k]) : m));
 }
 
 /**
- * A sentence about `n` things, in the right plural: `key.one` or
+ * A sentence about `count` things, in the right plural: `key.one` or
  * `key.other` by the language's rules (French: 0 and 1 are singular), with
- * `{n}` filled.
+ * `{n}` filled with `count`.
  */
-export function tn(key, n, params = {}) {
-  const form = new Intl.PluralRules(current === 'fr' ? 'fr-FR' : 'en-GB').select(n);
-  return t(known(`${key}.${form}`) ? `${key}.${form}` : `${key}.other`, { n, ...params });
+export function tn(key, count, params = {}) {
+  const form = new Intl.PluralRules(current === 'fr' ? 'fr-FR' : 'en-GB').select(count);
+  return t(known(`${key}.${form}`) ? `${key}.${form}` : `${key}.other`, { n: count, ...params });
 }
 
 /** Cents as euros in the page's language. */

@@ -32,8 +32,8 @@ import { t, lang, money } from './i18n.js';
 import { keepExclusion } from './state.js';
 
 /** `key.one` or `key.other` by the page's language's plural rules, `{n}` filled. */
-const tn = (key, n, params = {}) =>
-  t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(n) === 'one' ? 'one' : 'other'}`, { n, ...params });
+const tn = (key, count, params = {}) =>
+  t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(count) === 'one' ? 'one' : 'other'}`, { n: count, ...params });
 
 const $ = (id) => document.getElementById(id);
 /** The page's state and app.js's helpers (show, setBusy, errorText, el...): set by app.js (`initLimits`). */
@@ -124,16 +124,16 @@ function leaveMinor() {
 
 /**
  * A purchase refused by the player's own limits or self-exclusion: the
- * server's message, plainly, with a link to the limits. True when `e` was
+ * server's message, plainly, with a link to the limits. True when `error` was
  * one (the caller shows other errors).
  */
-export function showPurchaseRefusal(e) {
-  if (!(e instanceof ApiError) || e.status !== 403 || !['limit_reached', 'limit_required', 'self_excluded'].includes(e.code)) return false;
+export function showPurchaseRefusal(error) {
+  if (!(error instanceof ApiError) || error.status !== 403 || !['limit_reached', 'limit_required', 'self_excluded'].includes(error.code)) return false;
   const { el } = app;
-  app.showAlert(app.errorText(e));
-  const a = $('alert');
-  a.dataset.reason = e.code;
-  a.append(' ', el('a', { href: '#/limites', text: t('limits.refused.link') }));
+  app.showAlert(app.errorText(error));
+  const alert = $('alert');
+  alert.dataset.reason = error.code;
+  alert.append(' ', el('a', { href: '#/limites', text: t('limits.refused.link') }));
   // What the lobby shows now: the limit, the exclusion, or the stake limit to choose.
   lobbyLimits();
   return true;
@@ -144,8 +144,8 @@ export function showPurchaseRefusal(e) {
 /** Whether the player paused their play in this tab (the reminder's "stop"). */
 const PAUSED_KEY = 'asc.paused';
 const session = {
-  get(k) { try { return sessionStorage.getItem(k); } catch { return null; } },
-  set(k, v) { try { if (v == null) sessionStorage.removeItem(k); else sessionStorage.setItem(k, v); } catch { /* private mode */ } },
+  get(key) { try { return sessionStorage.getItem(key); } catch { return null; } },
+  set(key, value) { try { if (value == null) sessionStorage.removeItem(key); else sessionStorage.setItem(key, value); } catch { /* private mode */ } },
 };
 
 /**
@@ -211,9 +211,9 @@ function renderLobbyLimits(limits) {
         const after = await limitsApi.put(app.state.token, { tickets_per_day: limits.tickets_per_day, spend_per_week_cents: week });
         renderLobbyLimits(after);
         $('buy')?.focus();
-      } catch (e) {
-        if (e instanceof ApiError && e.status === 401) app.forgetToken();
-        else setError('rg-required-week', app.errorText(e));
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) app.forgetToken();
+        else setError('rg-required-week', app.errorText(error));
       } finally {
         app.setBusy(false);
       }
@@ -249,8 +249,8 @@ const REMINDED_KEY = 'asc.reminded';
 let reminderTimer = null;
 
 const reminderMinutes = () => {
-  const v = Number(app.local.get(REMINDER_KEY) ?? 60);
-  return REMINDER_MINUTES.includes(v) ? v : 60;
+  const minutes = Number(app.local.get(REMINDER_KEY) ?? 60);
+  return REMINDER_MINUTES.includes(minutes) ? minutes : 60;
 };
 
 /** Starts (or starts again, `fresh`) the clock of this tab's play. */
@@ -269,8 +269,8 @@ function startReminder(fresh = false) {
 
 /** "1 h 05", "45 min". */
 function durationText(ms) {
-  const m = Math.max(1, Math.floor(ms / 60000));
-  return m < 60 ? t('duration.min', { n: m }) : t('duration.h', { h: Math.floor(m / 60), m: String(m % 60).padStart(2, '0') });
+  const minutes = Math.max(1, Math.floor(ms / 60000));
+  return minutes < 60 ? t('duration.min', { n: minutes }) : t('duration.h', { h: Math.floor(minutes / 60), m: String(minutes % 60).padStart(2, '0') });
 }
 
 /** The reminder is due: the time played and the net result since, with "continue" and "stop". */
@@ -312,22 +312,22 @@ export async function checkReminder() {
 
 const parisDay = (ms, opts) => new Intl.DateTimeFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { timeZone: 'Europe/Paris', ...opts }).format(new Date(ms));
 
-function statementSection(v) {
+function statementSection(statement) {
   const { el } = app;
   const table = (kind, rows, label) => el('table', { class: 'statement', id: `statement-${kind}` },
     el('caption', { text: t(`statement.${kind}`) }),
     el('thead', {}, el('tr', {}, ...['period', 'stakes', 'winnings', 'net'].map((c) => el('th', { scope: 'col', text: t(`statement.col.${c}`) })))),
-    el('tbody', {}, ...rows.map((p, i) => el('tr', { 'data-label': p.label },
-      el('th', { scope: 'row', text: label(p, i) }),
-      el('td', { 'data-cents': String(p.stakes_cents), text: money(p.stakes_cents) }),
-      el('td', { 'data-cents': String(p.winnings_cents), text: money(p.winnings_cents) }),
-      el('td', { class: p.net_cents < 0 ? 'net minus' : 'net', 'data-cents': String(p.net_cents), text: money(p.net_cents) })))));
+    el('tbody', {}, ...rows.map((period, i) => el('tr', { 'data-label': period.label },
+      el('th', { scope: 'row', text: label(period, i) }),
+      el('td', { 'data-cents': String(period.stakes_cents), text: money(period.stakes_cents) }),
+      el('td', { 'data-cents': String(period.winnings_cents), text: money(period.winnings_cents) }),
+      el('td', { class: period.net_cents < 0 ? 'net minus' : 'net', 'data-cents': String(period.net_cents), text: money(period.net_cents) })))));
   return el('section', { id: 'statement', 'aria-labelledby': 'statement-title' },
     el('h2', { id: 'statement-title', text: t('statement.title') }),
     el('p', { class: 'hint', text: t('statement.lead') }),
-    table('days', v.days, (p, i) => (i === 0 ? t('statement.today') : parisDay(p.from_ms, { weekday: 'short', day: 'numeric', month: 'short' }))),
-    table('weeks', v.weeks, (p) => t('statement.week', { date: parisDay(p.from_ms, { day: 'numeric', month: 'long' }) })),
-    table('months', v.months, (p) => parisDay(p.from_ms, { month: 'long', year: 'numeric' })));
+    table('days', statement.days, (p, i) => (i === 0 ? t('statement.today') : parisDay(p.from_ms, { weekday: 'short', day: 'numeric', month: 'short' }))),
+    table('weeks', statement.weeks, (p) => t('statement.week', { date: parisDay(p.from_ms, { day: 'numeric', month: 'long' }) })),
+    table('months', statement.months, (p) => parisDay(p.from_ms, { month: 'long', year: 'numeric' })));
 }
 
 function reminderForm() {
@@ -337,13 +337,13 @@ function reminderForm() {
     el('h2', { id: 'reminder-form-title', text: t('reminder.title') }),
     el('fieldset', { class: 'choices' },
       el('legend', { text: t('reminder.legend') }),
-      ...REMINDER_MINUTES.map((m) => el('label', { class: 'choice' },
-        el('input', { type: 'radio', name: 'reminder', value: String(m), id: `reminder-${m}`, checked: m === now }),
-        ' ', m === 0 ? t('reminder.off') : t('reminder.min', { n: m })))),
+      ...REMINDER_MINUTES.map((minutes) => el('label', { class: 'choice' },
+        el('input', { type: 'radio', name: 'reminder', value: String(minutes), id: `reminder-${minutes}`, checked: minutes === now }),
+        ' ', minutes === 0 ? t('reminder.off') : t('reminder.min', { n: minutes })))),
     el('p', { id: 'reminder-done', class: 'done', role: 'status', hidden: true }));
   form.addEventListener('change', () => {
-    const v = (form.querySelector('input[name="reminder"]:checked') || {}).value;
-    local.set(REMINDER_KEY, v);
+    const minutes = (form.querySelector('input[name="reminder"]:checked') || {}).value;
+    local.set(REMINDER_KEY, minutes);
     session.set(REMINDED_KEY, String(Date.now()));
     $('reminder-done').textContent = t('reminder.saved');
     $('reminder-done').hidden = false;
@@ -367,9 +367,9 @@ async function openLimits() {
   if (state.token) {
     try {
       [limitsScreen.limits, limitsScreen.statement] = await Promise.all([limitsApi.get(state.token), limitsApi.statement(state.token).catch(() => null)]);
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) app.forgetToken();
-      else limitsScreen.error = e;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) app.forgetToken();
+      else limitsScreen.error = error;
     }
   }
   renderLimits();
@@ -380,11 +380,11 @@ async function openLimits() {
 const euros = (cents) => (cents == null ? '' : String(cents / 100).replace('.', ','));
 
 /** "30", "30,5", "30.50" euros into cents; '' is no limit (null); NaN when unreadable. */
-export function parseEuros(s) {
-  const v = String(s).trim().replace(/\s|€/g, '').replace(',', '.');
-  if (v === '') return null;
-  if (!/^\d{1,7}(\.\d{1,2})?$/.test(v)) return NaN;
-  return Math.round(Number(v) * 100);
+export function parseEuros(text) {
+  const amount = String(text).trim().replace(/\s|€/g, '').replace(',', '.');
+  if (amount === '') return null;
+  if (!/^\d{1,7}(\.\d{1,2})?$/.test(amount)) return NaN;
+  return Math.round(Number(amount) * 100);
 }
 
 function renderLimits() {
@@ -440,26 +440,26 @@ function renderLimits() {
   form.addEventListener('submit', saveLimits);
   body.append(form);
   if (limits.pending) {
-    const p = limits.pending;
+    const pending = limits.pending;
     const what = [
-      p.tickets_per_day !== perDay ? t('limits.pending.day', { v: p.tickets_per_day == null ? t('limits.none') : tn('limits.n.tickets', p.tickets_per_day) }) : null,
-      p.spend_per_week_cents !== perWeek ? t('limits.pending.week', { v: p.spend_per_week_cents == null ? t('limits.none') : money(p.spend_per_week_cents) }) : null,
+      pending.tickets_per_day !== perDay ? t('limits.pending.day', { v: pending.tickets_per_day == null ? t('limits.none') : tn('limits.n.tickets', pending.tickets_per_day) }) : null,
+      pending.spend_per_week_cents !== perWeek ? t('limits.pending.week', { v: pending.spend_per_week_cents == null ? t('limits.none') : money(pending.spend_per_week_cents) }) : null,
     ].filter(Boolean).join(' ; ');
-    form.insertBefore(el('p', { class: 'pending', id: 'limits-pending', 'data-from': String(p.from_ms), text: t('limits.pending', { what: what || t('limits.pending.same'), date: app.dayTime(p.from_ms) }) }), form.querySelector('#limits-rule').nextSibling);
+    form.insertBefore(el('p', { class: 'pending', id: 'limits-pending', 'data-from': String(pending.from_ms), text: t('limits.pending', { what: what || t('limits.pending.same'), date: app.dayTime(pending.from_ms) }) }), form.querySelector('#limits-rule').nextSibling);
   }
 
   // Self-exclusion.
-  const ex = el('form', { id: 'exclusion-form', class: 'stack', novalidate: true, 'aria-labelledby': 'exclusion-title' },
+  const exclusionForm = el('form', { id: 'exclusion-form', class: 'stack', novalidate: true, 'aria-labelledby': 'exclusion-title' },
     el('h2', { id: 'exclusion-title', text: t('limits.exclude.title') }),
     el('p', { text: t('limits.exclude.text') }),
     el('fieldset', { class: 'choices' },
       el('legend', { text: t('limits.exclude.legend') }),
-      ...EXCLUSION_DAYS.map((d, i) => el('label', { class: 'choice' },
-        el('input', { type: 'radio', name: 'exclude-days', value: String(d), id: `exclude-${d}`, checked: i === 0 }),
-        ' ', exclusionLabel(d)))),
+      ...EXCLUSION_DAYS.map((days, i) => el('label', { class: 'choice' },
+        el('input', { type: 'radio', name: 'exclude-days', value: String(days), id: `exclude-${days}`, checked: i === 0 }),
+        ' ', exclusionLabel(days)))),
     el('button', { type: 'submit', class: 'danger', id: 'exclude-go', text: t('limits.exclude.button') }));
-  ex.addEventListener('submit', askExclusion);
-  body.append(ex);
+  exclusionForm.addEventListener('submit', askExclusion);
+  body.append(exclusionForm);
   body.append(reminderForm());
   if (limitsScreen.statement) body.append(statementSection(limitsScreen.statement));
 }
@@ -506,9 +506,9 @@ async function saveLimits(ev) {
         ? t('limits.passed.week', { n: money(limits.used.spent_week_cents), max: money(limits.spend_per_week_cents) }) : null;
     renderLimits();
     $('limits-done').focus?.();
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 401) app.forgetToken();
-    else app.showAlert(app.errorText(e));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) app.forgetToken();
+    else app.showAlert(app.errorText(error));
   } finally {
     app.setBusy(false);
   }
@@ -539,9 +539,9 @@ function askExclusion(ev) {
       limitsScreen.done = null;
       renderLimits();
       $('limits-excluded')?.focus?.();
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) app.forgetToken();
-      else app.showAlert(app.errorText(e));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) app.forgetToken();
+      else app.showAlert(app.errorText(error));
     } finally {
       app.setBusy(false);
     }
@@ -558,8 +558,8 @@ export function initLimits(ctx) {
   app = ctx;
   // A refusal that says a self-exclusion (a purchase's 403, a closure's 409)
   // keeps its end on this device too, whichever screen it came from.
-  net.onRefusal = (e) => {
-    if (e.code === 'self_excluded') keepExclusion(e.params.until_ms);
+  net.onRefusal = (error) => {
+    if (error.code === 'self_excluded') keepExclusion(error.params.until_ms);
   };
   ageGate();
 }

@@ -28,8 +28,8 @@ export const operatorApi = {
   session: (token) => request('GET', '/api/session', { token, retry: true }),
   /** Ends the session on the server (204, no body); a token already refused is ended too. */
   async end(token) {
-    const r = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, cache: 'no-store' });
-    if (!r.ok && r.status !== 401) throw new ApiError(r.status, `http_${r.status}`, r.statusText);
+    const response = await fetch('/api/sessions/current', { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, cache: 'no-store' });
+    if (!response.ok && response.status !== 401) throw new ApiError(response.status, `http_${response.status}`, response.statusText);
   },
 };
 
@@ -41,10 +41,10 @@ export function initOperator(hooks) {
 }
 
 /** An http(s) address, or null: the page never follows anything else. */
-export function safeUrl(u) {
-  if (typeof u !== 'string' || u === '') return null;
+export function safeUrl(address) {
+  if (typeof address !== 'string' || address === '') return null;
   try {
-    const url = new URL(u, location.href);
+    const url = new URL(address, location.href);
     return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
   } catch {
     return null;
@@ -61,19 +61,19 @@ export const lobbyUrl = () => safeUrl(state.op ? state.op.lobby_url : local.get(
  * the history at once (before any request), or null.
  */
 export function takeLaunchCode() {
-  const q = new URLSearchParams(location.search);
-  const code = q.get('launch');
+  const query = new URLSearchParams(location.search);
+  const code = query.get('launch');
   if (code == null) return null;
-  q.delete('launch');
-  const rest = q.toString();
+  query.delete('launch');
+  const rest = query.toString();
   history.replaceState(null, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
   return code;
 }
 
 /** The player's language before the server has said it: the address's, this browser's choice, or the device's. */
 function guessLang() {
-  const q = new URLSearchParams(location.search).get('lang');
-  if (q) return q;
+  const asked = new URLSearchParams(location.search).get('lang');
+  if (asked) return asked;
   const kept = local.get(KEY.lang);
   if (kept) return kept;
   const dev = (navigator.languages && navigator.languages[0]) || navigator.language || 'fr';
@@ -86,20 +86,20 @@ export async function launch(code) {
   // A purchase left pending belongs to an earlier player: it is not sent with the new token.
   local.set(KEY.pendingBuy, null);
   try {
-    const a = await operatorApi.launch(code);
-    local.set(KEY.lang, setLang(a.language));
+    const launched = await operatorApi.launch(code);
+    local.set(KEY.lang, setLang(launched.language));
     enter({
-      token: a.token, player: a.player, flags: a.flags || {}, lobby_url: a.lobby_url ?? null,
-      started_ms: a.session_started_ms, expires_ms: a.session_expires_ms,
+      token: launched.token, player: launched.player, flags: launched.flags || {}, lobby_url: launched.lobby_url ?? null,
+      started_ms: launched.session_started_ms, expires_ms: launched.session_expires_ms,
       // This browser's clock against the server's, which began the session just now (session.js).
-      skew_ms: Number.isFinite(a.session_started_ms) ? Date.now() - a.session_started_ms : 0,
+      skew_ms: Number.isFinite(launched.session_started_ms) ? Date.now() - launched.session_started_ms : 0,
     });
     appHooks.applyStrings();
     await appHooks.openHome();
-  } catch (e) {
+  } catch (error) {
     setLang(guessLang());
     appHooks.applyStrings();
-    const why = launchRefusal(e);
+    const why = launchRefusal(error);
     if (why === 'launch_unavailable' && !state.op) {
       // A server without operators is in the internal mode: its own welcome is behind the brand.
       document.body.dataset.mode = 'internal';
@@ -114,9 +114,9 @@ export async function launch(code) {
 }
 
 /** Why a launch was refused: the code (401), a server without operators (403, 404, 405), anything else. */
-export function launchRefusal(e) {
-  if (e instanceof ApiError && e.status === 401) return 'launch_invalid';
-  if (e instanceof ApiError && [403, 404, 405].includes(e.status)) return 'launch_unavailable';
+export function launchRefusal(error) {
+  if (error instanceof ApiError && error.status === 401) return 'launch_invalid';
+  if (error instanceof ApiError && [403, 404, 405].includes(error.status)) return 'launch_unavailable';
   return 'launch_failed';
 }
 
@@ -142,11 +142,11 @@ function enter(op) {
 export async function noteMe(me) {
   if (!me || me.mode !== 'operator' || !state.token) return;
   try {
-    const s = await operatorApi.session(state.token);
+    const session = await operatorApi.session(state.token);
     const op = {
       ...(state.op && state.op.token === state.token ? state.op : {}),
       token: state.token, player: me.name ?? (state.op && state.op.player) ?? null,
-      flags: s.flags || {}, lobby_url: s.lobby_url ?? null, started_ms: s.started_ms,
+      flags: session.flags || {}, lobby_url: session.lobby_url ?? null, started_ms: session.started_ms,
     };
     const fresh = !state.op || state.op.token !== state.token;
     state.op = op;
@@ -240,7 +240,7 @@ const ENDED = {
 export function showEnded(reason) {
   state.ended = ENDED[reason] ? reason : 'launch_failed';
   state.ticket = null;
-  for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== 'view-ended';
+  for (const view of document.querySelectorAll('#main > .view')) view.hidden = view.id !== 'view-ended';
   document.body.dataset.view = 'ended';
   showAlert('');
   renderEnded();
@@ -255,10 +255,10 @@ function renderEnded() {
   $('ended-title').textContent = t(title);
   $('ended-text').textContent = t(text);
   const url = lobbyUrl();
-  const a = $('ended-lobby');
-  a.hidden = !url;
-  if (url) a.href = url;
-  a.textContent = t('op.lobby');
+  const link = $('ended-lobby');
+  link.hidden = !url;
+  if (url) link.href = url;
+  link.textContent = t('op.lobby');
 }
 
 export const endedPage = { view: 'ended', render: renderEnded };
@@ -284,17 +284,17 @@ export function walletRefusalKey(status, code) {
 /**
  * A purchase refused by the operator's wallet, in the operator's mode: the
  * reason in plain words (by its code), with the link to the operator's
- * lobby. True when `e` was one (the caller shows other errors).
+ * lobby. True when `error` was one (the caller shows other errors).
  */
-export function showWalletRefusal(e) {
-  if (!state.op || !(e instanceof ApiError)) return false;
-  const key = walletRefusalKey(e.status, e.code);
+export function showWalletRefusal(error) {
+  if (!state.op || !(error instanceof ApiError)) return false;
+  const key = walletRefusalKey(error.status, error.code);
   if (!key) return false;
   showAlert(t(key));
-  const a = $('alert');
-  a.dataset.reason = e.code;
+  const alert = $('alert');
+  alert.dataset.reason = error.code;
   const url = lobbyUrl();
-  if (url && e.code !== 'wallet_unavailable') a.append(' ', el('a', { href: url, id: 'refusal-lobby', text: t('op.lobby') }));
+  if (url && error.code !== 'wallet_unavailable') alert.append(' ', el('a', { href: url, id: 'refusal-lobby', text: t('op.lobby') }));
   return true;
 }
 
@@ -318,12 +318,12 @@ async function openAccount() {
       state.me = me;
       state.balance = me.balance_cents;
       app.renderBalance();
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) {
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) {
         app.setBusy(false);
         return sessionRefused();
       }
-      showAlert(e instanceof ApiError && e.code === 'wallet_unavailable' ? t('op.balance.unavailable') : app.errorText(e));
+      showAlert(error instanceof ApiError && error.code === 'wallet_unavailable' ? t('op.balance.unavailable') : app.errorText(error));
     }
   }
   renderAccount();

@@ -13,10 +13,10 @@ import { route, setBusy } from './router.js';
 import { state, keepPaperToken } from './state.js';
 
 /** Crockford base32, 16 characters; O reads 0, I and L read 1 (as the server does). */
-export function normalizePlayCode(s) {
-  const c = String(s).toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
-  if (!/^[0-9A-HJKMNP-TV-Z]{16}$/.test(c)) return null;
-  return c.match(/.{4}/g).join('-');
+export function normalizePlayCode(text) {
+  const code = String(text).toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
+  if (!/^[0-9A-HJKMNP-TV-Z]{16}$/.test(code)) return null;
+  return code.match(/.{4}/g).join('-');
 }
 
 /** Too many wrong codes: no new try before this time (unix ms). */
@@ -41,41 +41,41 @@ export async function redeem(code) {
     setBusy(false);
   };
   const slow = () => {
-    const s = Math.max(1, Math.ceil((redeemWaitUntil - Date.now()) / 1000));
-    return fail(t('paper.slow', { wait: waitText(s), time: clock(redeemWaitUntil) }), 'too_many_attempts');
+    const seconds = Math.max(1, Math.ceil((redeemWaitUntil - Date.now()) / 1000));
+    return fail(t('paper.slow', { wait: waitText(seconds), time: clock(redeemWaitUntil) }), 'too_many_attempts');
   };
   if (!norm) return fail(t('paper.format'), 'format');
   if (Date.now() < redeemWaitUntil) return slow();
   $('play-code').removeAttribute('aria-invalid');
   setBusy(true);
-  let r;
+  let answer;
   try {
     try {
-      r = await api.redeem(norm, state.token || undefined);
-    } catch (e) {
-      if (!(e.status === 401 && state.token)) throw e;
+      answer = await api.redeem(norm, state.token || undefined);
+    } catch (error) {
+      if (!(error.status === 401 && state.token)) throw error;
       // The account is not known to the server (any more): the ticket opens without it.
       forgetToken();
-      r = await api.redeem(norm);
+      answer = await api.redeem(norm);
     }
-  } catch (e) {
-    if (e.status === 400) return fail(t('paper.format'), 'format');
-    if (e.status === 404) return fail(t('paper.unknown'), 'unknown');
-    if (e.status === 409) {
-      return /online/i.test(e.message) ? fail(t('paper.online'), 'online') : fail(t('paper.unsold'), 'unsold');
+  } catch (error) {
+    if (error.status === 400) return fail(t('paper.format'), 'format');
+    if (error.status === 404) return fail(t('paper.unknown'), 'unknown');
+    if (error.status === 409) {
+      return /online/i.test(error.message) ? fail(t('paper.online'), 'online') : fail(t('paper.unsold'), 'unsold');
     }
-    if (e.status === 429) {
-      redeemWaitUntil = Date.now() + (e.retryAfter ?? 60) * 1000;
+    if (error.status === 429) {
+      redeemWaitUntil = Date.now() + (error.retryAfter ?? 60) * 1000;
       return slow();
     }
-    if (e.status === 405 || e.status === 501) return fail(t('paper.unavailable'), 'unavailable');
-    if (e.status === 0) return fail(t('err.generic', { message: e.message }), 'network');
-    return fail(errorText(e), 'error');
+    if (error.status === 405 || error.status === 501) return fail(t('paper.unavailable'), 'unavailable');
+    if (error.status === 0) return fail(t('err.generic', { message: error.message }), 'network');
+    return fail(errorText(error), 'error');
   }
-  keepPaperToken(r.ticket.id, r.token);
+  keepPaperToken(answer.ticket.id, answer.token);
   $('play-code').value = '';
   $('play-code').removeAttribute('aria-invalid');
-  const target = `#t=${encodeURIComponent(r.ticket.id)}`;
+  const target = `#t=${encodeURIComponent(answer.ticket.id)}`;
   if (location.hash === target) route();
   else location.hash = target;
 }

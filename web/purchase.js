@@ -70,21 +70,21 @@ export async function completePurchase(pending) {
   setBusy(true);
   showAlert('');
   try {
-    const r = await api.buy(state.token, pending.key);
+    const ticket = await api.buy(state.token, pending.key);
     local.set(KEY.pendingBuy, null);
-    state.balance = r.balance_cents;
-    notePrice(r.ticket.price_cents);
+    state.balance = ticket.balance_cents;
+    notePrice(ticket.ticket.price_cents);
     renderBalance();
-    location.hash = `#t=${encodeURIComponent(r.ticket.id)}`;
-  } catch (e) {
+    location.hash = `#t=${encodeURIComponent(ticket.ticket.id)}`;
+  } catch (error) {
     local.set(KEY.pendingBuy, null);
-    if (showWalletRefusal(e)) { /* operator.js: the operator's wallet said no, or could not say */ }
-    else if (e.code === 'insufficient_funds') showAlert(withPrice('buy.funds'));
-    else if (e.code === 'sold_out') showAlert(t('buy.soldout'));
-    else if (showPurchaseRefusal(e)) { /* limits.js: the player's own limit or self-exclusion */ }
-    else if (e.status === 409) showAlert(errorText(e));
-    else if (e.status === 401) forgetToken();
-    else showAlert(errorText(e));
+    if (showWalletRefusal(error)) { /* operator.js: the operator's wallet said no, or could not say */ }
+    else if (error.code === 'insufficient_funds') showAlert(withPrice('buy.funds'));
+    else if (error.code === 'sold_out') showAlert(t('buy.soldout'));
+    else if (showPurchaseRefusal(error)) { /* limits.js: the player's own limit or self-exclusion */ }
+    else if (error.status === 409) showAlert(errorText(error));
+    else if (error.status === 401) forgetToken();
+    else showAlert(errorText(error));
     setBusy(false);
     // From the result the message is at the top of the page: bring it into view.
     if (document.body.dataset.view === 'game' && !$('alert').hidden) $('alert').scrollIntoView({ block: 'nearest' });
@@ -101,39 +101,39 @@ export async function completePurchase(pending) {
 function confirmPurchase(opener) {
   return new Promise((resolve) => {
     const text = state.price == null ? t('confirm.buy.noprice') : t('confirm.buy', { price: money(state.price) });
-    const d = el('dialog', { id: 'buy-confirm', class: 'dialog', 'aria-labelledby': 'buy-confirm-title', 'aria-describedby': 'buy-confirm-text' },
+    const dialog = el('dialog', { id: 'buy-confirm', class: 'dialog', 'aria-labelledby': 'buy-confirm-title', 'aria-describedby': 'buy-confirm-text' },
       el('h2', { id: 'buy-confirm-title', text: t('confirm.buy.title') }),
       el('p', { id: 'buy-confirm-text', text }),
       el('label', { class: 'switch' }, el('input', { type: 'checkbox', id: 'buy-confirm-never' }), ' ', el('span', { text: t('confirm.buy.never') })),
       el('div', { class: 'actions' },
         el('button', { type: 'button', class: 'primary', id: 'buy-confirm-yes', text: t('confirm.buy.yes') }),
         el('button', { type: 'button', id: 'buy-confirm-no', text: t('confirm.buy.no') })));
-    document.body.append(d);
+    document.body.append(dialog);
     let answered = false;
     const answer = (yes) => {
       if (answered) return;
       answered = true;
       if (yes && $('buy-confirm-never').checked) setConfirmBuy(false, true);
-      if (d.open) d.close();
-      d.remove();
+      if (dialog.open) dialog.close();
+      dialog.remove();
       if (opener && opener.isConnected && !yes) opener.focus();
       resolve(yes);
     };
     // Escape: no ticket.
-    d.addEventListener('cancel', (e) => { e.preventDefault(); answer(false); });
-    d.addEventListener('close', () => answer(false));
+    dialog.addEventListener('cancel', (e) => { e.preventDefault(); answer(false); });
+    dialog.addEventListener('close', () => answer(false));
     $('buy-confirm-yes').addEventListener('click', () => answer(true));
     $('buy-confirm-no').addEventListener('click', () => answer(false));
     // The focus stays in the dialog: its checkbox and its two buttons.
-    d.addEventListener('keydown', (ev) => {
+    dialog.addEventListener('keydown', (ev) => {
       if (ev.key !== 'Tab') return;
       const stops = [$('buy-confirm-never'), $('buy-confirm-yes'), $('buy-confirm-no')];
-      const i = stops.indexOf(document.activeElement);
-      const next = i < 0 ? 0 : (i + (ev.shiftKey ? stops.length - 1 : 1)) % stops.length;
+      const index = stops.indexOf(document.activeElement);
+      const next = index < 0 ? 0 : (index + (ev.shiftKey ? stops.length - 1 : 1)) % stops.length;
       ev.preventDefault();
       stops[next].focus();
     });
-    d.showModal();
+    dialog.showModal();
     $('buy-confirm-yes').focus();
   });
 }

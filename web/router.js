@@ -23,15 +23,15 @@ import { openVerify, renderVerdict } from './verify-view.js';
 /** The pages of hash routes `#/regles`, `#/chances`, `#/limites`, `#/compte`. */
 const PAGES = [rulesPage, oddsPage, limitsPage, accountPage];
 const pageFor = (hash) => {
-  const p = PAGES.find((x) => hash === `#/${x.hash}`);
-  return p && (state.op || operatorMode()) && operatorPages[p.hash] ? operatorPages[p.hash] : p;
+  const page = PAGES.find((x) => hash === `#/${x.hash}`);
+  return page && (state.op || operatorMode()) && operatorPages[page.hash] ? operatorPages[page.hash] : page;
 };
 
 /** Shows the screen `view` (`#view-{view}`) and hides the others. */
 export function show(view) {
   // Another screen starts at its top (not at the last one's scroll, under the sticky header).
   if (document.body.dataset.view && document.body.dataset.view !== view) window.scrollTo(0, 0);
-  for (const v of document.querySelectorAll('#main > .view')) v.hidden = v.id !== `view-${view}`;
+  for (const screen of document.querySelectorAll('#main > .view')) screen.hidden = screen.id !== `view-${view}`;
   document.body.dataset.view = view;
   // A demo game's marks (demo.js) are the ticket screen's only.
   if (view !== 'game') document.body.dataset.demo = 'false';
@@ -42,9 +42,9 @@ export async function route() {
   showAlert('');
   const page = pageFor(location.hash);
   if (page) return page.open();
-  const h = new URLSearchParams(location.hash.slice(1));
-  if (h.get('t')) return openTicket(h.get('t'));
-  if (h.get('v')) return openVerify(h.get('v'));
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.get('t')) return openTicket(hash.get('t'));
+  if (hash.get('v')) return openVerify(hash.get('v'));
   // The operator's session is over (or its launch refused): no lobby of ours behind that page.
   if (state.ended && !state.token && operatorMode()) return showEnded(state.ended);
   return openHome();
@@ -52,17 +52,17 @@ export async function route() {
 
 /** Draws the screen on show again (a new language, a new touch setting). */
 export function rerender() {
-  const v = document.body.dataset.view;
-  if (v === 'game' && state.ticket) renderGame();
-  else if (v === 'home') renderHome();
-  else if (v === 'verify' && state.verdict) renderVerdict(state.verdict.record, state.verdict.v);
-  else if (v === 'ended') endedPage.render();
-  else pageFor(`#/${PAGES.find((p) => p.view === v)?.hash}`)?.render();
+  const view = document.body.dataset.view;
+  if (view === 'game' && state.ticket) renderGame();
+  else if (view === 'home') renderHome();
+  else if (view === 'verify' && state.verdict) renderVerdict(state.verdict.record, state.verdict.v);
+  else if (view === 'ended') endedPage.render();
+  else pageFor(`#/${PAGES.find((p) => p.view === view)?.hash}`)?.render();
 }
 
 /** Busy: the page waits for the server, and the table's controls say so. */
-export function setBusy(b) {
-  state.busy = b;
-  document.body.dataset.state = b ? 'busy' : 'idle';
+export function setBusy(busy) {
+  state.busy = busy;
+  document.body.dataset.state = busy ? 'busy' : 'idle';
   renderControls();
 }

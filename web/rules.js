@@ -19,8 +19,8 @@ import { t, lang, money, rankLabel, cardName } from './i18n.js';
 import { showRtp } from './operator.js';
 
 /** `key.one` or `key.other` by the page's language's plural rules, `{n}` filled. */
-const tn = (key, n, params = {}) =>
-  t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(n) === 'one' ? 'one' : 'other'}`, { n, ...params });
+const tn = (key, count, params = {}) =>
+  t(`${key}.${new Intl.PluralRules(lang() === 'fr' ? 'fr-FR' : 'en-GB').select(count) === 'one' ? 'one' : 'other'}`, { n: count, ...params });
 
 const $ = (id) => document.getElementById(id);
 /** The page's state and app.js's helpers (show, setBusy, errorText, el...): set by app.js (`initRules`). */
@@ -33,9 +33,9 @@ let app = null;
 let oddsPromise = null;
 export function loadOdds() {
   if (!oddsPromise) {
-    oddsPromise = request('GET', '/api/odds', { retry: true }).catch((e) => {
+    oddsPromise = request('GET', '/api/odds', { retry: true }).catch((error) => {
       oddsPromise = null;
-      throw e;
+      throw error;
     });
   }
   return oddsPromise;
@@ -44,46 +44,46 @@ export function loadOdds() {
 // ------------------------------------------------------------ numbers
 
 /** "p/q" into BigInts; null when malformed. */
-export function parseFraction(s) {
-  const m = /^(\d+)\/(\d+)$/.exec(String(s));
-  if (!m || BigInt(m[2]) === 0n) return null;
-  return [BigInt(m[1]), BigInt(m[2])];
+export function parseFraction(text) {
+  const match = /^(\d+)\/(\d+)$/.exec(String(text));
+  if (!match || BigInt(match[2]) === 0n) return null;
+  return [BigInt(match[1]), BigInt(match[2])];
 }
 
 /** A decimal number (a string "2.83" or a Number) in the page's language: "2,83". */
-export function decimal(x, digits = 2) {
-  const n = typeof x === 'string' ? Number(x) : x;
-  return new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(n);
+export function decimal(value, digits = 2) {
+  const number = typeof value === 'string' ? Number(value) : value;
+  return new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(number);
 }
 
 /** p/q as a percentage with `digits` decimals, rounded half up (exact BigInt arithmetic). */
 export function percentOf(frac, digits = 2) {
-  const f = parseFraction(frac);
-  if (!f) return '—';
-  const [p, q] = f;
+  const parsed = parseFraction(frac);
+  if (!parsed) return '—';
+  const [numerator, denominator] = parsed;
   const scale = 10n ** BigInt(digits);
-  const v = (p * 100n * scale * 2n + q) / (2n * q); // round(p/q * 100 * scale)
-  const s = Number(v) / Number(scale);
+  const scaledPercent = (numerator * 100n * scale * 2n + denominator) / (2n * denominator); // round(p/q * 100 * scale)
+  const percent = Number(scaledPercent) / Number(scale);
   // Tiny chances keep a few significant digits rather than "0,00".
-  if (v === 0n && p > 0n) {
-    const x = Number(p) / Number(q) * 100;
-    return `${new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { maximumSignificantDigits: 3 }).format(x)}\u00a0%`;
+  if (scaledPercent === 0n && numerator > 0n) {
+    const tinyPercent = Number(numerator) / Number(denominator) * 100;
+    return `${new Intl.NumberFormat(lang() === 'fr' ? 'fr-FR' : 'en-GB', { maximumSignificantDigits: 3 }).format(tinyPercent)}\u00a0%`;
   }
   // A non-breaking space: "%" never alone at the start of a line.
-  return `${decimal(s, digits)}\u00a0%`;
+  return `${decimal(percent, digits)}\u00a0%`;
 }
 
 /** q/p rounded to two decimals ("1 chance sur X"), as a Number; null for a zero chance. */
 export function oneIn(frac) {
-  const f = parseFraction(frac);
-  if (!f || f[0] === 0n) return null;
-  const [p, q] = f;
-  return Number((q * 100n * 2n + p) / (2n * p)) / 100;
+  const parsed = parseFraction(frac);
+  if (!parsed || parsed[0] === 0n) return null;
+  const [numerator, denominator] = parsed;
+  return Number((denominator * 100n * 2n + numerator) / (2n * numerator)) / 100;
 }
 
 const oneInText = (frac) => {
-  const n = oneIn(frac);
-  return n == null ? t('odds.never') : t('odds.one_in', { n: n >= 1000 ? decimal(Math.round(n), 0) : decimal(n) });
+  const oneInN = oneIn(frac);
+  return oneInN == null ? t('odds.never') : t('odds.one_in', { n: oneInN >= 1000 ? decimal(Math.round(oneInN), 0) : decimal(oneInN) });
 };
 
 /** The exact fraction as the server wrote it, marked for the tests. */
@@ -185,13 +185,13 @@ function rulesFigures() {
     box.append(el('p', { class: 'hint', text: t('odds.loading') }));
     return box;
   }
-  const o = rulesOdds;
+  const odds = rulesOdds;
   const row = (label, key, value) => el('div', {}, el('dt', { text: label }),
     el('dd', {}, fraction(key, value), el('span', { class: 'approx', text: ` ≈ ${percentOf(value)} · ${oneInText(value)}` })));
   box.append(el('dl', { class: 'facts odds-facts' },
-    row(t('rules.figures.four'), 'rules-per_round-4', o.per_round['4']),
-    row(t('rules.figures.extra'), 'rules-extra_per_round', o.extra_per_round),
-    row(t('rules.figures.lose'), 'rules-final-lose', o.final.lose)),
+    row(t('rules.figures.four'), 'rules-per_round-4', odds.per_round['4']),
+    row(t('rules.figures.extra'), 'rules-extra_per_round', odds.extra_per_round),
+    row(t('rules.figures.lose'), 'rules-final-lose', odds.final.lose)),
   el('p', {}, el('a', { href: '#/chances', text: t('rules.figures.more') })));
   return box;
 }
@@ -207,8 +207,8 @@ async function openOdds() {
   renderOdds();
   try {
     oddsState.odds = await loadOdds();
-  } catch (e) {
-    oddsState.error = e;
+  } catch (error) {
+    oddsState.error = error;
   }
   renderOdds();
   app.setBusy(false);
@@ -218,39 +218,39 @@ async function openOdds() {
 function renderOdds() {
   const { el } = app;
   const body = $('odds-body');
-  const { odds: o, error } = oddsState;
+  const { odds: odds, error } = oddsState;
   if (error) {
     body.replaceChildren(el('p', { class: 'field-error', role: 'alert', text: app.errorText(error) }));
     return;
   }
-  if (!o) {
+  if (!odds) {
     body.replaceChildren(el('p', { class: 'hint', text: t('odds.loading') }));
     return;
   }
-  const tb = o.table;
-  const price = tb.price_cents;
-  const block = o.schedules.reduce((n, s) => n + s.tickets, 0);
+  const table = odds.table;
+  const price = table.price_cents;
+  const block = odds.schedules.reduce((n, s) => n + s.tickets, 0);
   const finals = [['8', 'final-8'], ['7', 'final-7'], ['6', 'final-6'], ['5', 'final-5'], ['lose', 'final-lose']];
 
-  const headline = el('p', { class: 'odds-headline', id: 'odds-one-in', 'data-one-in': tb.one_in },
-    el('strong', { text: t('odds.headline', { n: decimal(tb.one_in) }) }));
+  const headline = el('p', { class: 'odds-headline', id: 'odds-one-in', 'data-one-in': table.one_in },
+    el('strong', { text: t('odds.headline', { n: decimal(table.one_in) }) }));
 
   const rtp = showRtp();
   // The chances first, in words ("1 chance sur X"), a rounded percentage
   // beside; the exact fractions are folded below, for the curious.
   const summary = el('dl', { class: 'facts odds-facts' },
     el('div', {}, el('dt', { text: t('odds.hit') }),
-      el('dd', {}, el('strong', { text: oneInText(tb.hit_rate) }), ' ', el('span', { class: 'approx num', text: `≈ ${percentOf(tb.hit_rate)}` }))),
+      el('dd', {}, el('strong', { text: oneInText(table.hit_rate) }), ' ', el('span', { class: 'approx num', text: `≈ ${percentOf(table.hit_rate)}` }))),
     !rtp ? null : el('div', {}, el('dt', { text: t('odds.rtp') }),
-      el('dd', {}, el('strong', { id: 'odds-rtp-percent', class: 'num', text: percentOf(tb.rtp) }), ' ', el('span', { class: 'approx', text: t('odds.rtp.explain') }))),
+      el('dd', {}, el('strong', { id: 'odds-rtp-percent', class: 'num', text: percentOf(table.rtp) }), ' ', el('span', { class: 'approx', text: t('odds.rtp.explain') }))),
     !rtp ? null : el('div', {}, el('dt', { text: t('odds.expected', { price: money(price) }) }),
-      el('dd', {}, el('strong', { class: 'num', text: expectedMoney(tb.expected_payout_cents) }))));
+      el('dd', {}, el('strong', { class: 'num', text: expectedMoney(table.expected_payout_cents) }))));
 
   // The chance of each final trick count: the same for every ticket, whatever its prizes.
-  const rows = finals.map(([k]) => el('tr', { 'data-outcome': k },
-    el('th', { scope: 'row', text: k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }) }),
-    el('td', {}, el('span', { class: 'num', text: oneInText(o.final[k]) })),
-    el('td', {}, el('span', { class: 'num', text: percentOf(o.final[k], k === '8' ? 5 : 2) }))));
+  const rows = finals.map(([outcome]) => el('tr', { 'data-outcome': outcome },
+    el('th', { scope: 'row', text: outcome === 'lose' ? t('odds.lost') : t('rules.tricks', { n: outcome }) }),
+    el('td', {}, el('span', { class: 'num', text: oneInText(odds.final[outcome]) })),
+    el('td', {}, el('span', { class: 'num', text: percentOf(odds.final[outcome], outcome === '8' ? 5 : 2) }))));
   const finalTable = el('div', { class: 'scroll-x', role: 'region', tabindex: '0', 'aria-labelledby': 'odds-final-title' },
     el('table', { class: 'odds-table', id: 'odds-final' },
       el('thead', {}, el('tr', {},
@@ -264,22 +264,22 @@ function renderOdds() {
     el('summary', { text: t('odds.round.title') }),
     el('p', { class: 'hint', text: t('odds.round.text') }),
     el('dl', { class: 'facts odds-facts round' },
-      ...['0', '1', '2', '3', '4', '5', '6', '7', '8'].map((k) => el('div', {}, el('dt', { text: tn('odds.round.k', Number(k)) }), el('dd', {}, fraction(`per_round-${k}`, o.per_round[k])))),
-      el('div', {}, el('dt', { text: t('rules.figures.extra') }), el('dd', {}, fraction('extra_per_round', o.extra_per_round)))));
+      ...['0', '1', '2', '3', '4', '5', '6', '7', '8'].map((k) => el('div', {}, el('dt', { text: tn('odds.round.k', Number(k)) }), el('dd', {}, fraction(`per_round-${k}`, odds.per_round[k])))),
+      el('div', {}, el('dt', { text: t('rules.figures.extra') }), el('dd', {}, fraction('extra_per_round', odds.extra_per_round)))));
 
   // Each schedule: its share of a block, its prizes, its chance to win.
   // (Not its own return to player: a schedule is not bought, a ticket is,
   // and the table's return above is the one that speaks to a player.)
   const schedules = el('ol', { class: 'schedules', id: 'schedules' },
-    ...o.schedules.map((s, i) => el('li', { class: 'schedule', 'data-schedule': String(i) },
+    ...odds.schedules.map((schedule, i) => el('li', { class: 'schedule', 'data-schedule': String(i) },
       el('h3', { text: t('odds.schedule.title', { n: i + 1 }) }),
-      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': s.one_in, text: s.one_in == null ? t('odds.never') : t('odds.schedule.win', { n: decimal(s.one_in) }) })),
+      el('p', { class: 'schedule-win' }, el('strong', { 'data-one-in': schedule.one_in, text: schedule.one_in == null ? t('odds.never') : t('odds.schedule.win', { n: decimal(schedule.one_in) }) })),
       el('table', { class: 'prizes schedule-prizes' },
         el('caption', { class: 'sr-only', text: t('odds.schedule.prizes', { n: i + 1 }) }),
-        el('tbody', {}, ...['8', '7', '6', '5'].map((n) => el('tr', {},
-          el('th', { scope: 'row', text: t('rules.tricks', { n }) }),
-          el('td', { 'data-cents': String(s.prizes_cents[n] ?? 0), text: s.prizes_cents[n] ? money(s.prizes_cents[n]) : t('odds.prize.none') }))))),
-      el('p', { class: 'schedule-share hint', text: t('odds.schedule.share', { n: decimal(s.tickets, 0), block: decimal(block, 0), percent: percentOf(s.share) }) }))));
+        el('tbody', {}, ...['8', '7', '6', '5'].map((tricks) => el('tr', {},
+          el('th', { scope: 'row', text: t('rules.tricks', { n: tricks }) }),
+          el('td', { 'data-cents': String(schedule.prizes_cents[tricks] ?? 0), text: schedule.prizes_cents[tricks] ? money(schedule.prizes_cents[tricks]) : t('odds.prize.none') }))))),
+      el('p', { class: 'schedule-share hint', text: t('odds.schedule.share', { n: decimal(schedule.tickets, 0), block: decimal(block, 0), percent: percentOf(schedule.share) }) }))));
 
   // The exact fractions, folded, for the curious.
   const exactRow = (label, key, value) => el('div', {}, el('dt', { text: label }), el('dd', {}, fraction(key, value)));
@@ -287,18 +287,18 @@ function renderOdds() {
     el('summary', { text: t('odds.exact.title') }),
     el('p', { class: 'hint', text: t('odds.exact.text') }),
     el('dl', { class: 'facts odds-facts' },
-      exactRow(t('odds.hit'), 'hit_rate', tb.hit_rate),
-      !rtp ? null : exactRow(t('odds.rtp'), 'rtp', tb.rtp),
-      !rtp ? null : exactRow(t('odds.expected.cents', { price: money(price) }), 'expected_payout_cents', tb.expected_payout_cents),
-      ...finals.map(([k, key]) => exactRow(k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }), key, o.final[k])),
-      ...o.schedules.flatMap((s, i) => [
-        exactRow(t('odds.exact.share', { n: i + 1 }), `schedule-${i}-share`, s.share),
-        exactRow(t('odds.exact.win', { n: i + 1 }), `schedule-${i}-win_chance`, s.win_chance),
+      exactRow(t('odds.hit'), 'hit_rate', table.hit_rate),
+      !rtp ? null : exactRow(t('odds.rtp'), 'rtp', table.rtp),
+      !rtp ? null : exactRow(t('odds.expected.cents', { price: money(price) }), 'expected_payout_cents', table.expected_payout_cents),
+      ...finals.map(([k, key]) => exactRow(k === 'lose' ? t('odds.lost') : t('rules.tricks', { n: k }), key, odds.final[k])),
+      ...odds.schedules.flatMap((schedule, i) => [
+        exactRow(t('odds.exact.share', { n: i + 1 }), `schedule-${i}-share`, schedule.share),
+        exactRow(t('odds.exact.win', { n: i + 1 }), `schedule-${i}-win_chance`, schedule.win_chance),
       ])));
 
   body.replaceChildren(
     headline,
-    el('p', { class: 'lead', text: t('odds.lead', { per100: decimal(per100(tb.hit_rate), 0) }) }),
+    el('p', { class: 'lead', text: t('odds.lead', { per100: decimal(per100(table.hit_rate), 0) }) }),
     summary,
     el('section', { 'aria-labelledby': 'odds-final-title' },
       el('h2', { id: 'odds-final-title', text: t('odds.final.title') }),
@@ -317,18 +317,18 @@ function renderOdds() {
 
 /** Out of 100 tickets, how many (p/q * 100, rounded). */
 function per100(frac) {
-  const f = parseFraction(frac);
-  if (!f) return 0;
-  const [p, q] = f;
-  return Number((p * 200n + q) / (2n * q));
+  const parsed = parseFraction(frac);
+  if (!parsed) return 0;
+  const [numerator, denominator] = parsed;
+  return Number((numerator * 200n + denominator) / (2n * denominator));
 }
 
 /** An exact amount of cents ("p/q") as money, rounded to the cent. */
 function expectedMoney(frac) {
-  const f = parseFraction(frac);
-  if (!f) return '—';
-  const [p, q] = f;
-  return money(Number((p * 2n + q) / (2n * q)));
+  const parsed = parseFraction(frac);
+  if (!parsed) return '—';
+  const [numerator, denominator] = parsed;
+  return money(Number((numerator * 2n + denominator) / (2n * denominator)));
 }
 
 // ------------------------------------------------------------ wiring

@@ -37,13 +37,13 @@ function paintScratch() {
   canvas.height = Math.round(box.height * dpr);
   const ctx = canvas.getContext('2d', { willReadFrequently: true });
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  const g = ctx.createLinearGradient(0, 0, box.width, box.height);
-  g.addColorStop(0, '#b8b8b8');
-  g.addColorStop(0.45, '#e9e9e9');
-  g.addColorStop(0.55, '#cfcfcf');
-  g.addColorStop(1, '#9c9c9c');
+  const gradient = ctx.createLinearGradient(0, 0, box.width, box.height);
+  gradient.addColorStop(0, '#b8b8b8');
+  gradient.addColorStop(0.45, '#e9e9e9');
+  gradient.addColorStop(0.55, '#cfcfcf');
+  gradient.addColorStop(1, '#9c9c9c');
   ctx.globalCompositeOperation = 'source-over';
-  ctx.fillStyle = g;
+  ctx.fillStyle = gradient;
   ctx.fillRect(0, 0, box.width, box.height);
   ctx.fillStyle = 'rgba(80,80,80,0.7)';
   const size = Math.max(14, Math.min(20, box.width / 20));
@@ -68,30 +68,30 @@ function paintScratch() {
 function scratchAt(ev) {
   const ctx = scratch.ctx;
   if (!ctx) return;
-  const r = $('scratch-canvas').getBoundingClientRect();
-  const pt = { x: ev.clientX - r.left, y: ev.clientY - r.top };
+  const rect = $('scratch-canvas').getBoundingClientRect();
+  const point = { x: ev.clientX - rect.left, y: ev.clientY - rect.top };
   ctx.globalCompositeOperation = 'destination-out';
   ctx.lineCap = 'round';
   ctx.lineWidth = scratch.radius * 2;
   ctx.beginPath();
-  const from = scratch.lastPt || pt;
+  const from = scratch.lastPt || point;
   ctx.moveTo(from.x, from.y);
-  ctx.lineTo(pt.x + 0.01, pt.y);
+  ctx.lineTo(point.x + 0.01, point.y);
   ctx.stroke();
-  scratch.lastPt = pt;
+  scratch.lastPt = point;
 }
 
 /** How much of the coat is scratched away (0 to 1), on a grid of samples. */
 function scratchedFraction() {
-  const c = $('scratch-canvas');
-  const { data } = scratch.ctx.getImageData(0, 0, c.width, c.height);
+  const canvas = $('scratch-canvas');
+  const { data } = scratch.ctx.getImageData(0, 0, canvas.width, canvas.height);
   let clear = 0;
   let all = 0;
   const step = 6;
-  for (let y = 0; y < c.height; y += step) {
-    for (let x = 0; x < c.width; x += step) {
+  for (let y = 0; y < canvas.height; y += step) {
+    for (let x = 0; x < canvas.width; x += step) {
       all++;
-      if (data[(y * c.width + x) * 4 + 3] < 128) clear++;
+      if (data[(y * canvas.width + x) * 4 + 3] < 128) clear++;
     }
   }
   return all ? clear / all : 1;
@@ -99,16 +99,16 @@ function scratchedFraction() {
 
 /** Scratching with a pointer (or the "reveal" button); a resize paints the coat again. */
 export function initScratch() {
-  const c = $('scratch-canvas');
-  c.addEventListener('pointerdown', (ev) => {
+  const canvas = $('scratch-canvas');
+  canvas.addEventListener('pointerdown', (ev) => {
     if (state.scratched) return;
     ev.preventDefault();
-    c.setPointerCapture?.(ev.pointerId);
+    canvas.setPointerCapture?.(ev.pointerId);
     scratch.drawing = true;
     scratch.lastPt = null;
     scratchAt(ev);
   });
-  c.addEventListener('pointermove', (ev) => {
+  canvas.addEventListener('pointermove', (ev) => {
     if (!scratch.drawing) return;
     for (const e of ev.getCoalescedEvents ? ev.getCoalescedEvents() : [ev]) scratchAt(e);
     if (ev.getCoalescedEvents && ev.getCoalescedEvents().length === 0) scratchAt(ev);
@@ -119,9 +119,9 @@ export function initScratch() {
     scratch.lastPt = null;
     if (scratchedFraction() > 0.45) reveal(false);
   };
-  c.addEventListener('pointerup', end);
-  c.addEventListener('pointercancel', end);
-  c.addEventListener('pointerleave', end);
+  canvas.addEventListener('pointerup', end);
+  canvas.addEventListener('pointercancel', end);
+  canvas.addEventListener('pointerleave', end);
   $('reveal').addEventListener('click', () => reveal(true));
   window.addEventListener('resize', () => {
     if (!state.scratched && document.body.dataset.view === 'game') paintScratch();

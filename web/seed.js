@@ -91,10 +91,10 @@ export function renderFair(tk) {
     box.open = false;
     box.dataset.ticket = tk.id;
   }
-  const c = $('ticket-commitment');
-  c.textContent = shortHash(tk.commitment);
-  c.title = tk.commitment || '';
-  c.dataset.full = tk.commitment || '';
+  const commitment = $('ticket-commitment');
+  commitment.textContent = shortHash(tk.commitment);
+  commitment.title = tk.commitment || '';
+  commitment.dataset.full = tk.commitment || '';
   const open = seedOpen(tk);
   box.dataset.open = String(open);
   $('fair-hint').textContent = t(open ? 'fair.summary.open' : 'fair.summary.sent');

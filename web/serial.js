@@ -14,29 +14,29 @@
  */
 export function parseSerial(text) {
   // Capitals of ASCII letters only, as Rust's to_ascii_uppercase ('ſ' stays 'ſ', not 'S').
-  const up = String(text).trim().replace(/[a-z]/g, (c) => c.toUpperCase());
+  const upper = String(text).trim().replace(/[a-z]/g, (c) => c.toUpperCase());
   let code;
   let digits;
-  if (up.includes('-')) {
-    const parts = up.split('-');
+  if (upper.includes('-')) {
+    const parts = upper.split('-');
     const widths = [3, 5, 6, 2];
     if (parts.length !== 5 || parts.slice(1).some((p, i) => p.length !== widths[i])) return null;
     code = parts[0];
     digits = parts.slice(1).join('');
   } else {
-    if (up.length < 2 + 16) return null;
-    code = up.slice(0, up.length - 16);
-    digits = up.slice(up.length - 16);
+    if (upper.length < 2 + 16) return null;
+    code = upper.slice(0, upper.length - 16);
+    digits = upper.slice(upper.length - 16);
   }
   if (!/^[0-9]{16}$/.test(digits) || !/^[A-Z][A-Z0-9]{1,5}$/.test(code)) return null;
   const emission = Number(digits.slice(0, 3));
   const block = Number(digits.slice(3, 8));
   const position = Number(digits.slice(8, 14));
   if (emission < 1 || block < 1 || position < 1) return null;
-  let r = 0;
-  for (const c of code) r = (r * 100 + parseInt(c, 36)) % 97;
-  for (const d of digits.slice(0, 14)) r = (r * 10 + Number(d)) % 97;
-  const check = 98 - ((r * 100) % 97);
+  let remainder = 0;
+  for (const character of code) remainder = (remainder * 100 + parseInt(character, 36)) % 97;
+  for (const digit of digits.slice(0, 14)) remainder = (remainder * 10 + Number(digit)) % 97;
+  const check = 98 - ((remainder * 100) % 97);
   if (check !== Number(digits.slice(14))) return null;
   return `${code}-${digits.slice(0, 3)}-${digits.slice(3, 8)}-${digits.slice(8, 14)}-${digits.slice(14)}`;
 }

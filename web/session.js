@@ -48,17 +48,17 @@ const MIN = 60000;
 
 /** Minutes and seconds since the start: "7:05", "1:02:09". */
 export function elapsedClock(ms) {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = String(s % 60).padStart(2, '0');
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const sec = String(seconds % 60).padStart(2, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${sec}` : `${minutes}:${sec}`;
 }
 
 /** A time played in words: "12 min", "1 h 05". */
 export function playedText(ms) {
-  const m = Math.max(0, Math.floor(ms / MIN));
-  return m < 60 ? t('session.min', { n: m }) : t('session.h', { h: Math.floor(m / 60), m: String(m % 60).padStart(2, '0') });
+  const minutes = Math.max(0, Math.floor(ms / MIN));
+  return minutes < 60 ? t('session.min', { n: minutes }) : t('session.h', { h: Math.floor(minutes / 60), m: String(minutes % 60).padStart(2, '0') });
 }
 
 function tick() {
@@ -76,8 +76,8 @@ function tick() {
   }
   const every = flags.reality_check_minutes;
   if (every > 0 && !dialog) {
-    const k = Math.floor(elapsed / (every * MIN));
-    if (k > answered(op.started_ms)) realityCheck(k, elapsed);
+    const due = Math.floor(elapsed / (every * MIN));
+    if (due > answered(op.started_ms)) realityCheck(due, elapsed);
   }
 }
 
@@ -94,17 +94,17 @@ function renderTimer(elapsed) {
 
 /** The last check answered in the session that began at `started` (0: none). */
 function answered(started) {
-  const r = local.json(KEY.reality, null);
-  return r && r.started_ms === started ? r.k : 0;
+  const record = local.json(KEY.reality, null);
+  return record && record.started_ms === started ? record.k : 0;
 }
 
 // ------------------------------------------------------------ the reality check
 
 const signed = (cents) => (cents > 0 ? `+${money(cents)}` : money(cents));
 
-async function realityCheck(k, elapsed) {
+async function realityCheck(check, elapsed) {
   const started = state.op.started_ms;
-  dialog = el('dialog', { id: 'reality', class: 'dialog reality', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'reality-title', 'aria-describedby': 'reality-text', 'data-k': String(k) },
+  dialog = el('dialog', { id: 'reality', class: 'dialog reality', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'reality-title', 'aria-describedby': 'reality-text', 'data-k': String(check) },
     el('h2', { id: 'reality-title', text: t('reality.title') }),
     el('p', { id: 'reality-text', text: t('reality.text', { time: playedText(elapsed) }) }),
     el('dl', { class: 'facts reality-facts', id: 'reality-facts', 'aria-busy': 'true' },
@@ -115,53 +115,53 @@ async function realityCheck(k, elapsed) {
     el('div', { class: 'actions' },
       el('button', { type: 'button', class: 'primary', id: 'reality-continue', text: t('reality.continue') }),
       el('button', { type: 'button', id: 'reality-stop', text: t('reality.stop') })));
-  const d = dialog;
-  document.body.append(d);
+  const shown = dialog;
+  document.body.append(shown);
   // Escape is not an answer: the dialog stays and says what is needed.
-  d.addEventListener('cancel', (ev) => {
+  shown.addEventListener('cancel', (ev) => {
     ev.preventDefault();
     $('reality-note').textContent = t('reality.answer');
   });
   // Chromium closes a modal dialog on a second Escape whatever its `cancel`
   // handler says: unanswered, it opens again at once.
-  d.addEventListener('close', () => {
-    if (dialog !== d) return;
-    d.showModal();
+  shown.addEventListener('close', () => {
+    if (dialog !== shown) return;
+    shown.showModal();
     $('reality-note').textContent = t('reality.answer');
     $('reality-continue').focus();
   });
   // The focus stays on the dialog's two buttons.
-  d.addEventListener('keydown', (ev) => {
+  shown.addEventListener('keydown', (ev) => {
     if (ev.key !== 'Tab') return;
-    const a = $('reality-continue');
-    const b = $('reality-stop');
-    if (ev.shiftKey && document.activeElement === a) { ev.preventDefault(); b.focus(); }
-    else if (!ev.shiftKey && document.activeElement === b) { ev.preventDefault(); a.focus(); }
-    else if (document.activeElement !== a && document.activeElement !== b) { ev.preventDefault(); a.focus(); }
+    const keepPlaying = $('reality-continue');
+    const stopPlaying = $('reality-stop');
+    if (ev.shiftKey && document.activeElement === keepPlaying) { ev.preventDefault(); stopPlaying.focus(); }
+    else if (!ev.shiftKey && document.activeElement === stopPlaying) { ev.preventDefault(); keepPlaying.focus(); }
+    else if (document.activeElement !== keepPlaying && document.activeElement !== stopPlaying) { ev.preventDefault(); keepPlaying.focus(); }
   });
   $('reality-continue').addEventListener('click', () => {
-    local.set(KEY.reality, JSON.stringify({ started_ms: started, k }));
+    local.set(KEY.reality, JSON.stringify({ started_ms: started, k: check }));
     closeDialog();
   });
   $('reality-stop').addEventListener('click', () => {
-    local.set(KEY.reality, JSON.stringify({ started_ms: started, k }));
+    local.set(KEY.reality, JSON.stringify({ started_ms: started, k: check }));
     closeDialog();
     ending = true;
     endSession('stop');
   });
-  d.showModal();
+  shown.showModal();
   $('reality-continue').focus();
   try {
-    const s = await operatorApi.session(state.token);
-    if (dialog !== d) return;
-    $('reality-staked').textContent = money(s.staked_cents);
-    $('reality-won').textContent = money(s.won_cents);
-    $('reality-net').textContent = signed(s.net_cents);
-    $('reality-net').dataset.cents = String(s.net_cents);
-    $('reality-staked').dataset.cents = String(s.staked_cents);
-    $('reality-won').dataset.cents = String(s.won_cents);
+    const session = await operatorApi.session(state.token);
+    if (dialog !== shown) return;
+    $('reality-staked').textContent = money(session.staked_cents);
+    $('reality-won').textContent = money(session.won_cents);
+    $('reality-net').textContent = signed(session.net_cents);
+    $('reality-net').dataset.cents = String(session.net_cents);
+    $('reality-staked').dataset.cents = String(session.staked_cents);
+    $('reality-won').dataset.cents = String(session.won_cents);
   } catch {
-    if (dialog !== d) return;
+    if (dialog !== shown) return;
     for (const id of ['reality-staked', 'reality-won', 'reality-net']) $(id).textContent = t('reality.unknown');
   }
   $('reality-facts').removeAttribute('aria-busy');
@@ -169,9 +169,9 @@ async function realityCheck(k, elapsed) {
 
 function closeDialog() {
   if (!dialog) return;
-  const d = dialog;
+  const shown = dialog;
   dialog = null;
-  if (d.open) d.close();
-  d.remove();
+  if (shown.open) shown.close();
+  shown.remove();
   $('main')?.focus();
 }

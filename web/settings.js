@@ -16,8 +16,8 @@ import { state, local, KEY } from './state.js';
 export function applyStrings() {
   document.documentElement.lang = lang();
   document.title = t('doc.title');
-  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
-  for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
+  for (const element of document.querySelectorAll('[data-i18n]')) element.textContent = t(element.dataset.i18n);
+  for (const element of document.querySelectorAll('[data-i18n-label]')) element.setAttribute('aria-label', t(element.dataset.i18nLabel));
   const other = LANGS.find((l) => l !== lang());
   $('lang').setAttribute('lang', other);
   renderPrice();
@@ -65,19 +65,19 @@ export function setConfirmBuy(on, persist) {
 
 /** The language, animations, sounds and touch settings: from the address, the storage or the device. */
 export function initSettings() {
-  const q = new URLSearchParams(location.search);
-  const qLang = q.get('lang');
+  const query = new URLSearchParams(location.search);
+  const qLang = query.get('lang');
   setLang(qLang || local.get(KEY.lang) || 'fr');
   const reduced = window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
   const saved = local.get(KEY.anim);
   // ?anim=0 (tests, demos) turns animations off for this visit only.
-  setAnim(q.get('anim') === '0' ? false : saved != null ? saved === '1' : !reduced, false);
+  setAnim(query.get('anim') === '0' ? false : saved != null ? saved === '1' : !reduced, false);
   $('anim-toggle').addEventListener('change', (e) => setAnim(e.target.checked, true));
   // Sounds: off until the player turns them on (and then kept).
   setSound(local.get(KEY.sound) === '1', false);
-  $('sound-toggle').addEventListener('change', (e) => {
-    setSound(e.target.checked, true);
-    if (e.target.checked) sound('card');
+  $('sound-toggle').addEventListener('change', (ev) => {
+    setSound(ev.target.checked, true);
+    if (ev.target.checked) sound('card');
   });
   // The purchase's confirmation: on unless the player said "Ne plus demander".
   setConfirmBuy(local.get(KEY.confirmBuy) !== '0', false);
@@ -85,8 +85,8 @@ export function initSettings() {
   // A touch screen is touched, not clicked: "Touchez le paquet".
   const coarse = window.matchMedia && window.matchMedia('(pointer: coarse)');
   setTouch(!!coarse && coarse.matches);
-  coarse?.addEventListener?.('change', (e) => {
-    setTouch(e.matches);
+  coarse?.addEventListener?.('change', (change) => {
+    setTouch(change.matches);
     applyStrings();
     rerender();
   });

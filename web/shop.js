@@ -21,11 +21,11 @@ import { parseSerial } from './serial.js';
 const $ = (id) => document.getElementById(id);
 const KEY = { token: 'asc.shopToken', lang: 'asc.lang' };
 const local = {
-  get(k) {
-    try { return localStorage.getItem(k); } catch { return null; }
+  get(key) {
+    try { return localStorage.getItem(key); } catch { return null; }
   },
-  set(k, v) {
-    try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch { /* private mode: this tab only */ }
+  set(key, value) {
+    try { if (value == null) localStorage.removeItem(key); else localStorage.setItem(key, value); } catch { /* private mode: this tab only */ }
   },
 };
 
@@ -60,8 +60,8 @@ export const receiptRef = (serial, paidMs) => `R-${String(serial).replace(/-/g, 
 function applyStrings() {
   document.documentElement.lang = lang();
   document.title = t('shop.doc.title');
-  for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
-  for (const e of document.querySelectorAll('[data-i18n-label]')) e.setAttribute('aria-label', t(e.dataset.i18nLabel));
+  for (const element of document.querySelectorAll('[data-i18n]')) element.textContent = t(element.dataset.i18n);
+  for (const element of document.querySelectorAll('[data-i18n-label]')) element.setAttribute('aria-label', t(element.dataset.i18nLabel));
   $('lang').setAttribute('lang', LANGS.find((l) => l !== lang()));
   if (state.last) renderAnswer(state.last);
   if (state.report) renderReport(state.report);
@@ -70,10 +70,10 @@ function applyStrings() {
   renderScanTexts();
 }
 
-function setBusy(b) {
-  state.busy = b;
-  document.body.dataset.state = b ? 'busy' : 'idle';
-  for (const id of ['do-sell', 'do-validate', 'do-pay', 'login-go', 'pay-confirm', 'report-go']) $(id).disabled = b;
+function setBusy(busy) {
+  state.busy = busy;
+  document.body.dataset.state = busy ? 'busy' : 'idle';
+  for (const id of ['do-sell', 'do-validate', 'do-pay', 'login-go', 'pay-confirm', 'report-go']) $(id).disabled = busy;
 }
 
 function showScreen() {
@@ -99,11 +99,11 @@ function go(view) {
 // ------------------------------------------------------------ the token
 
 /** Why a retailer token was refused, in the counter's words. */
-function tokenRefusal(e) {
-  if (e.status === 0) return t('shop.err.network');
-  if (e.status === 401) return t('shop.err.auth');
-  if (e.status === 403) return t('shop.err.not_retailer');
-  return t('shop.err.code', { code: e.code });
+function tokenRefusal(error) {
+  if (error.status === 0) return t('shop.err.network');
+  if (error.status === 401) return t('shop.err.auth');
+  if (error.status === 403) return t('shop.err.not_retailer');
+  return t('shop.err.code', { code: error.code });
 }
 
 /** A token is kept only once the server names its shop (GET /api/retail/me). */
@@ -124,9 +124,9 @@ async function login(ev) {
     $('shop-token').removeAttribute('aria-invalid');
     go('counter');
     $('serial').focus();
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    loginError(tokenRefusal(e));
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    loginError(tokenRefusal(error));
   } finally {
     setBusy(false);
   }
@@ -139,10 +139,10 @@ async function checkKeptToken() {
     state.shop = me.shop;
     state.ceiling = me.payout_ceiling_cents;
     showScreen();
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
     // Unreachable server: the token stays; the name comes with the next visit.
-    if (e.status === 401 || e.status === 403) logout(tokenRefusal(e));
+    if (error.status === 401 || error.status === 403) logout(tokenRefusal(error));
   }
 }
 
@@ -175,52 +175,52 @@ function logout(why) {
  * server's answer (serial, status, prize_cents, sold_by, paid_ms, paid_by,
  * claim_until_ms), or null.
  */
-function renderAnswer(a) {
+function renderAnswer(answer) {
   const box = $('answer');
   box.hidden = false;
-  box.dataset.action = a.action;
-  box.dataset.ok = String(a.ok);
-  box.dataset.http = String(a.http);
-  const f = a.facts;
-  box.dataset.status = f ? f.status : '';
+  box.dataset.action = answer.action;
+  box.dataset.ok = String(answer.ok);
+  box.dataset.http = String(answer.http);
+  const facts = answer.facts;
+  box.dataset.status = facts ? facts.status : '';
   // ok: done; pay: a winner to pay; error: refused; info: nothing to do.
-  const expired = !!f && f.claim_until_ms != null && f.claim_until_ms < Date.now();
+  const expired = !!facts && facts.claim_until_ms != null && facts.claim_until_ms < Date.now();
   // Above this shop's payout ceiling: the operator's payment centre pays it, never the counter.
-  const operator = !!f && f.status === 'won' && f.pay_at === 'operator';
-  box.dataset.kind = !a.ok ? 'error' : a.replayed ? 'info' : a.action !== 'validate' ? 'ok' : f && f.status === 'won' && !expired && !operator ? 'pay' : 'info';
-  box.dataset.payAt = (f && f.pay_at) || '';
-  box.dataset.replayed = String(!!a.replayed);
-  $('answer-title').textContent = a.ok ? t(`shop.done.${a.action}`) : t(`shop.refused.${a.action}`);
+  const operator = !!facts && facts.status === 'won' && facts.pay_at === 'operator';
+  box.dataset.kind = !answer.ok ? 'error' : answer.replayed ? 'info' : answer.action !== 'validate' ? 'ok' : facts && facts.status === 'won' && !expired && !operator ? 'pay' : 'info';
+  box.dataset.payAt = (facts && facts.pay_at) || '';
+  box.dataset.replayed = String(!!answer.replayed);
+  $('answer-title').textContent = answer.ok ? t(`shop.done.${answer.action}`) : t(`shop.refused.${answer.action}`);
   // An already paid ticket: said with the date in the page's words (the server writes it in ISO 8601).
-  const paidAgain = !!f && f.status === 'paid' && f.paid_ms != null && !(a.ok && a.action === 'pay');
+  const paidAgain = !!facts && facts.status === 'paid' && facts.paid_ms != null && !(answer.ok && answer.action === 'pay');
   $('answer-message').textContent = paidAgain
-    ? t('shop.msg.paid', { prize: money(f.prize_cents ?? 0), date: dayTime(f.paid_ms), shop: f.paid_by || t('shop.payment_centre') })
-    : operator && !expired && a.ok ? t('shop.msg.operator', { prize: money(f.prize_cents), ceiling: money(state.ceiling ?? 0) })
-      : typeof a.message === 'function' ? a.message() : a.message;
-  $('answer-detail').textContent = a.detail || '';
-  $('answer-detail').hidden = !a.detail;
-  $('answer-serial').textContent = (f && f.serial) || a.serial;
+    ? t('shop.msg.paid', { prize: money(facts.prize_cents ?? 0), date: dayTime(facts.paid_ms), shop: facts.paid_by || t('shop.payment_centre') })
+    : operator && !expired && answer.ok ? t('shop.msg.operator', { prize: money(facts.prize_cents), ceiling: money(state.ceiling ?? 0) })
+      : typeof answer.message === 'function' ? answer.message() : answer.message;
+  $('answer-detail').textContent = answer.detail || '';
+  $('answer-detail').hidden = !answer.detail;
+  $('answer-serial').textContent = (facts && facts.serial) || answer.serial;
   const row = (id, on) => { $(`answer-${id}-row`).hidden = !on; };
-  row('status', !!f);
-  row('prize', !!f && ['won', 'lost', 'paid'].includes(f.status));
-  row('sold', !!f && !!f.sold_by);
-  row('paid', !!f && f.paid_ms != null);
-  row('claim', !!f && f.claim_until_ms != null && f.status === 'won');
+  row('status', !!facts);
+  row('prize', !!facts && ['won', 'lost', 'paid'].includes(facts.status));
+  row('sold', !!facts && !!facts.sold_by);
+  row('paid', !!facts && facts.paid_ms != null);
+  row('claim', !!facts && facts.claim_until_ms != null && facts.status === 'won');
   // A payment of this shop (just made, or its answer again): its receipt.
-  $('answer-receipt').hidden = !(a.ok && a.action === 'pay' && f && f.status === 'paid' && f.paid_ms != null);
-  if (!f) return;
-  $('answer-status').textContent = t(`shop.status.${f.status}`) === `shop.status.${f.status}` ? f.status : t(`shop.status.${f.status}`);
-  $('answer-status').dataset.status = f.status;
-  $('answer-prize').textContent = f.prize_cents > 0 ? money(f.prize_cents) : t('shop.prize.none');
-  $('answer-prize').dataset.cents = String(f.prize_cents ?? 0);
-  $('answer-sold').textContent = f.sold_by || '';
-  $('answer-paid').textContent = f.paid_ms != null ? t('shop.paid.text', { date: dayTime(f.paid_ms), shop: f.paid_by || t('shop.payment_centre') }) : '';
-  $('answer-claim').textContent = f.claim_until_ms != null ? day(f.claim_until_ms) : '';
+  $('answer-receipt').hidden = !(answer.ok && answer.action === 'pay' && facts && facts.status === 'paid' && facts.paid_ms != null);
+  if (!facts) return;
+  $('answer-status').textContent = t(`shop.status.${facts.status}`) === `shop.status.${facts.status}` ? facts.status : t(`shop.status.${facts.status}`);
+  $('answer-status').dataset.status = facts.status;
+  $('answer-prize').textContent = facts.prize_cents > 0 ? money(facts.prize_cents) : t('shop.prize.none');
+  $('answer-prize').dataset.cents = String(facts.prize_cents ?? 0);
+  $('answer-sold').textContent = facts.sold_by || '';
+  $('answer-paid').textContent = facts.paid_ms != null ? t('shop.paid.text', { date: dayTime(facts.paid_ms), shop: facts.paid_by || t('shop.payment_centre') }) : '';
+  $('answer-claim').textContent = facts.claim_until_ms != null ? day(facts.claim_until_ms) : '';
 }
 
-function show(a) {
-  state.last = a;
-  renderAnswer(a);
+function show(answer) {
+  state.last = answer;
+  renderAnswer(answer);
   $('answer').dataset.n = String(++state.shown);
 }
 
@@ -229,29 +229,29 @@ function show(a) {
  * `params.reason` (never its English `message`): the same wording in
  * French and English (crates/server/src/error.rs REASONS).
  */
-function refusalText(action, e) {
-  const p = e.params || {};
-  if (e.status === 0) return t('shop.err.network');
-  if (e.code === 'bad_request') return t('shop.err.serial');
-  switch (p.reason) {
+function refusalText(action, error) {
+  const params = error.params || {};
+  if (error.status === 0) return t('shop.err.network');
+  if (error.code === 'bad_request') return t('shop.err.serial');
+  switch (params.reason) {
     case 'unknown_serial': return t('shop.err.unknown');
-    case 'above_ceiling': return t('shop.err.ceiling', { ceiling: money(p.ceiling_cents ?? state.ceiling ?? 0) });
-    case 'other_shop': return t('shop.err.other_shop', { shop: p.shop || '?' });
-    case 'already_sold': return t('shop.err.sold', { shop: p.shop || '?' });
+    case 'above_ceiling': return t('shop.err.ceiling', { ceiling: money(params.ceiling_cents ?? state.ceiling ?? 0) });
+    case 'other_shop': return t('shop.err.other_shop', { shop: params.shop || '?' });
+    case 'already_sold': return t('shop.err.sold', { shop: params.shop || '?' });
     case 'sold_online': return t('shop.err.online');
     case 'claim_deadline': return t('shop.err.deadline');
     case 'sale_ended': return t('shop.err.closed');
     case 'already_paid':
-      return t('shop.msg.paid', { prize: money(p.prize_cents ?? 0), date: p.paid_ms != null ? dayTime(p.paid_ms) : '—', shop: p.paid_by || t('shop.payment_centre') });
+      return t('shop.msg.paid', { prize: money(params.prize_cents ?? 0), date: params.paid_ms != null ? dayTime(params.paid_ms) : '—', shop: params.paid_by || t('shop.payment_centre') });
     case 'not_sold_yet': return t('shop.msg.printed');
     case 'not_played': return t('shop.msg.sold');
     case 'in_play': return t('shop.msg.in_play');
     case 'lost': return t('shop.msg.lost');
     default: break;
   }
-  if (e.status === 404) return t('shop.err.unknown');
-  if (e.status === 403) return t('shop.err.not_retailer');
-  return t('shop.err.code', { code: e.code });
+  if (error.status === 404) return t('shop.err.unknown');
+  if (error.status === 403) return t('shop.err.not_retailer');
+  return t('shop.err.code', { code: error.code });
 }
 
 /**
@@ -259,22 +259,22 @@ function refusalText(action, e) {
  * from its facts (status, prize, dates): the server's own `message` is the
  * counter's French sentence, kept for programs.
  */
-function answerText(action, f) {
-  const prize = money(f.prize_cents ?? 0);
-  if (action === 'sell' && f.status === 'sold') return t('shop.msg.sold_now');
-  if (action === 'pay' && f.status === 'paid') return t('shop.msg.pay', { prize });
-  const expired = f.claim_until_ms != null && f.claim_until_ms < Date.now();
-  switch (f.status) {
+function answerText(action, facts) {
+  const prize = money(facts.prize_cents ?? 0);
+  if (action === 'sell' && facts.status === 'sold') return t('shop.msg.sold_now');
+  if (action === 'pay' && facts.status === 'paid') return t('shop.msg.pay', { prize });
+  const expired = facts.claim_until_ms != null && facts.claim_until_ms < Date.now();
+  switch (facts.status) {
     case 'printed': return t('shop.msg.printed');
     case 'sold': return t('shop.msg.sold');
     case 'in_play': return t('shop.msg.in_play');
     case 'lost': return t('shop.msg.lost');
-    case 'paid': return t('shop.msg.paid', { prize, date: f.paid_ms != null ? dayTime(f.paid_ms) : '—', shop: f.paid_by || t('shop.payment_centre') });
+    case 'paid': return t('shop.msg.paid', { prize, date: facts.paid_ms != null ? dayTime(facts.paid_ms) : '—', shop: facts.paid_by || t('shop.payment_centre') });
     case 'won':
-      if (expired) return t('shop.msg.expired', { prize, date: day(f.claim_until_ms) });
-      if (f.pay_at === 'operator') return t('shop.msg.operator', { prize, ceiling: money(state.ceiling ?? 0) });
+      if (expired) return t('shop.msg.expired', { prize, date: day(facts.claim_until_ms) });
+      if (facts.pay_at === 'operator') return t('shop.msg.operator', { prize, ceiling: money(state.ceiling ?? 0) });
       return t('shop.msg.won', { prize });
-    default: return f.status;
+    default: return facts.status;
   }
 }
 
@@ -295,10 +295,10 @@ function typedSerial() {
 }
 
 /** A refused token during work: forgotten, and the sign-in says why. */
-function tokenLost(e) {
+function tokenLost(error) {
   state.last = null;
   $('answer').hidden = true;
-  logout(tokenRefusal(e));
+  logout(tokenRefusal(error));
 }
 
 async function run(action, given) {
@@ -308,26 +308,26 @@ async function run(action, given) {
   setBusy(true);
   $('answer').dataset.pending = action;
   try {
-    const r = await api.retail(state.token, action, serial);
+    const facts = await api.retail(state.token, action, serial);
     // This shop's own sale or payment again: said so, never "pay" twice.
-    const message = r.replayed ? () => t(action === 'pay' ? 'shop.again.pay' : 'shop.again.sell') : () => answerText(action, r);
-    show({ action, ok: true, http: 200, serial, message, facts: r, replayed: !!r.replayed });
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    if (e.status === 401 || (e.status === 403 && !(e.params && e.params.reason))) {
+    const message = facts.replayed ? () => t(action === 'pay' ? 'shop.again.pay' : 'shop.again.sell') : () => answerText(action, facts);
+    show({ action, ok: true, http: 200, serial, message, facts: facts, replayed: !!facts.replayed });
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.status === 401 || (error.status === 403 && !(error.params && error.params.reason))) {
       // Not (or no longer) a retailer token of this server: typed again.
-      tokenLost(e);
+      tokenLost(error);
       return;
     }
     // In the page's language, also after a switch.
-    const refused = { action, ok: false, http: e.status, serial, message: () => refusalText(action, e), detail: null, facts: null };
+    const refused = { action, ok: false, http: error.status, serial, message: () => refusalText(action, error), detail: null, facts: null };
     // A refused sale or payment: what the ticket is now, from validate (which changes nothing).
-    if (action !== 'validate' && (e.status === 409 || e.status === 403)) {
+    if (action !== 'validate' && (error.status === 409 || error.status === 403)) {
       try {
-        const v = await api.retail(state.token, 'validate', serial);
-        refused.facts = v;
-        const said = answerText('validate', v);
-        if (said !== refusalText(action, e) && v.status !== 'paid') refused.detail = said;
+        const current = await api.retail(state.token, 'validate', serial);
+        refused.facts = current;
+        const currentText = answerText('validate', current);
+        if (currentText !== refusalText(action, error) && current.status !== 'paid') refused.detail = currentText;
       } catch { /* the refusal alone */ }
     }
     show(refused);
@@ -417,8 +417,8 @@ function keyToField(ev) {
   if (ev.defaultPrevented || ev.ctrlKey || ev.altKey || ev.metaKey || ev.isComposing) return;
   if (!state.token || state.view !== 'counter' || $('pay-dialog').open) return;
   if (ev.key.length !== 1 || !/^[0-9A-Za-z-]$/.test(ev.key)) return;
-  const a = document.activeElement;
-  if (a && (a.tagName === 'INPUT' || a.tagName === 'TEXTAREA' || a.tagName === 'SELECT' || a.isContentEditable)) return;
+  const focused = document.activeElement;
+  if (focused && (focused.tagName === 'INPUT' || focused.tagName === 'TEXTAREA' || focused.tagName === 'SELECT' || focused.isContentEditable)) return;
   const field = $('serial');
   field.focus();
   field.select();
@@ -439,44 +439,44 @@ async function askPay() {
   const serial = typedSerial();
   if (!serial) return;
   setBusy(true);
-  let v;
+  let facts;
   try {
-    v = await api.retail(state.token, 'validate', serial);
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
+    facts = await api.retail(state.token, 'validate', serial);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
     setBusy(false);
-    if (e.status === 401 || e.status === 403) return tokenLost(e);
+    if (error.status === 401 || error.status === 403) return tokenLost(error);
     // No answer: never pay without the question; a refusal: the payment's own refusal.
-    if (e.status === 0) return show({ action: 'pay', ok: false, http: 0, serial, message: () => t('shop.err.network'), facts: null });
+    if (error.status === 0) return show({ action: 'pay', ok: false, http: 0, serial, message: () => t('shop.err.network'), facts: null });
     return run('pay', serial);
   }
   setBusy(false);
-  const expired = v.claim_until_ms != null && v.claim_until_ms < Date.now();
-  if (v.status !== 'won' || expired) return run('pay', serial);
+  const expired = facts.claim_until_ms != null && facts.claim_until_ms < Date.now();
+  if (facts.status !== 'won' || expired) return run('pay', serial);
   // Above this shop's ceiling: no question, no payment; where the holder is paid.
-  if (v.pay_at === 'operator') return show({ action: 'validate', ok: true, http: 200, serial, message: () => answerText('validate', v), facts: v });
-  const d = $('pay-dialog');
-  d.dataset.serial = v.serial;
-  d.dataset.cents = String(v.prize_cents);
+  if (facts.pay_at === 'operator') return show({ action: 'validate', ok: true, http: 200, serial, message: () => answerText('validate', facts), facts: facts });
+  const dialog = $('pay-dialog');
+  dialog.dataset.serial = facts.serial;
+  dialog.dataset.cents = String(facts.prize_cents);
   renderPayQuestion();
-  d.showModal();
+  dialog.showModal();
   $('pay-cancel').focus();
 }
 
 function renderPayQuestion() {
-  const d = $('pay-dialog');
-  const prize = money(Number(d.dataset.cents));
+  const dialog = $('pay-dialog');
+  const prize = money(Number(dialog.dataset.cents));
   $('pay-title').textContent = t('shop.pay.ask', { prize });
-  $('pay-text').textContent = t('shop.pay.text', { prize, serial: d.dataset.serial });
+  $('pay-text').textContent = t('shop.pay.text', { prize, serial: dialog.dataset.serial });
 }
 
 /** Closes the question; `pay`: its serial is paid. */
 function answerPay(pay) {
-  const d = $('pay-dialog');
-  if (!d.open) return;
-  const serial = d.dataset.serial;
-  d.close();
-  d.dataset.answered = pay ? 'confirm' : 'cancel';
+  const dialog = $('pay-dialog');
+  if (!dialog.open) return;
+  const serial = dialog.dataset.serial;
+  dialog.close();
+  dialog.dataset.answered = pay ? 'confirm' : 'cancel';
   if (pay) run('pay', serial);
   else $('do-pay').focus();
 }
@@ -500,12 +500,12 @@ async function loadReport(ev) {
   try {
     state.report = await api.retailReport(state.token, dayText);
     renderReport(state.report);
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    if (e.status === 401 || e.status === 403) return tokenLost(e);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.status === 401 || error.status === 403) return tokenLost(error);
     state.report = null;
     $('report-body').hidden = true;
-    err.textContent = e.status === 0 ? t('shop.err.network') : e.status === 400 ? t('shop.report.bad_day') : t('shop.err.code', { code: e.code });
+    err.textContent = error.status === 0 ? t('shop.err.network') : error.status === 400 ? t('shop.report.bad_day') : t('shop.err.code', { code: error.code });
     err.hidden = false;
   } finally {
     setBusy(false);
@@ -513,31 +513,31 @@ async function loadReport(ev) {
   }
 }
 
-function renderReport(r) {
+function renderReport(report) {
   $('report-body').hidden = false;
-  $('shop-report').dataset.day = r.day;
-  $('report-sold').textContent = tn('shop.report.tickets', r.sold.count, { amount: money(r.sold.amount_cents) });
-  $('report-sold').dataset.cents = String(r.sold.amount_cents);
-  $('report-paid').textContent = tn('shop.report.prizes', r.paid.count, { amount: money(r.paid.amount_cents) });
-  $('report-paid').dataset.cents = String(r.paid.amount_cents);
+  $('shop-report').dataset.day = report.day;
+  $('report-sold').textContent = tn('shop.report.tickets', report.sold.count, { amount: money(report.sold.amount_cents) });
+  $('report-sold').dataset.cents = String(report.sold.amount_cents);
+  $('report-paid').textContent = tn('shop.report.prizes', report.paid.count, { amount: money(report.paid.amount_cents) });
+  $('report-paid').dataset.cents = String(report.paid.amount_cents);
   const net = $('report-net');
-  net.dataset.cents = String(r.net_cents);
-  net.textContent = r.net_cents > 0 ? t('shop.report.owes', { amount: money(r.net_cents) })
-    : r.net_cents < 0 ? t('shop.report.owed', { amount: money(-r.net_cents) }) : t('shop.report.even');
-  $('report-none').hidden = r.payments.length > 0;
+  net.dataset.cents = String(report.net_cents);
+  net.textContent = report.net_cents > 0 ? t('shop.report.owes', { amount: money(report.net_cents) })
+    : report.net_cents < 0 ? t('shop.report.owed', { amount: money(-report.net_cents) }) : t('shop.report.even');
+  $('report-none').hidden = report.payments.length > 0;
   const list = $('report-payments');
-  list.replaceChildren(...r.payments.map((p) => {
+  list.replaceChildren(...report.payments.map((payment) => {
     const li = document.createElement('li');
     const what = document.createElement('span');
-    what.textContent = `${parisTime(p.paid_ms, { timeStyle: 'short' })} · ${p.serial} · ${money(p.prize_cents)}`;
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.className = 'receipt-open';
-    b.dataset.serial = p.serial;
-    b.textContent = t('shop.receipt.short');
-    b.setAttribute('aria-label', t('shop.receipt.for', { serial: p.serial }));
-    b.addEventListener('click', () => openReceipt({ shop: r.shop, ...p }, 'report'));
-    li.append(what, b);
+    what.textContent = `${parisTime(payment.paid_ms, { timeStyle: 'short' })} · ${payment.serial} · ${money(payment.prize_cents)}`;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'receipt-open';
+    button.dataset.serial = payment.serial;
+    button.textContent = t('shop.receipt.short');
+    button.setAttribute('aria-label', t('shop.receipt.for', { serial: payment.serial }));
+    button.addEventListener('click', () => openReceipt({ shop: report.shop, ...payment }, 'report'));
+    li.append(what, button);
     return li;
   }));
 }
@@ -552,13 +552,13 @@ function openReceipt(pay, from) {
   $('shop-receipt').focus();
 }
 
-function renderReceipt(p) {
-  $('receipt-shop').textContent = p.shop;
-  $('receipt-serial').textContent = p.serial;
-  $('receipt-amount').textContent = money(p.prize_cents);
-  $('receipt-amount').dataset.cents = String(p.prize_cents);
-  $('receipt-date').textContent = t('shop.receipt.when', { date: parisTime(p.paid_ms, { dateStyle: 'long', timeStyle: 'medium' }) });
-  $('receipt-ref').textContent = receiptRef(p.serial, p.paid_ms);
+function renderReceipt(payment) {
+  $('receipt-shop').textContent = payment.shop;
+  $('receipt-serial').textContent = payment.serial;
+  $('receipt-amount').textContent = money(payment.prize_cents);
+  $('receipt-amount').dataset.cents = String(payment.prize_cents);
+  $('receipt-date').textContent = t('shop.receipt.when', { date: parisTime(payment.paid_ms, { dateStyle: 'long', timeStyle: 'medium' }) });
+  $('receipt-ref').textContent = receiptRef(payment.serial, payment.paid_ms);
 }
 
 function closeReceipt() {
@@ -597,8 +597,8 @@ function init() {
   // Escape is a cancel: nothing paid.
   $('pay-dialog').addEventListener('cancel', (ev) => { ev.preventDefault(); answerPay(false); });
   $('answer-receipt').addEventListener('click', () => {
-    const f = state.last && state.last.facts;
-    if (f && f.paid_ms != null) openReceipt({ shop: f.paid_by || state.shop, serial: f.serial, prize_cents: f.prize_cents, paid_ms: f.paid_ms }, 'counter');
+    const facts = state.last && state.last.facts;
+    if (facts && facts.paid_ms != null) openReceipt({ shop: facts.paid_by || state.shop, serial: facts.serial, prize_cents: facts.prize_cents, paid_ms: facts.paid_ms }, 'counter');
   });
   $('open-report').addEventListener('click', openReport);
   // camera.js: "Scanner", "Fermer la caméra" (and Escape), the tab hidden.

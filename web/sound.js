@@ -10,31 +10,31 @@ import { state } from './state.js';
 
 const audio = { ctx: null };
 
-function tone(c, at, freq, dur, { type = 'triangle', gain = 0.07, to = null } = {}) {
-  const o = c.createOscillator();
-  const g = c.createGain();
-  o.type = type;
-  o.frequency.setValueAtTime(freq, at);
-  if (to) o.frequency.exponentialRampToValueAtTime(to, at + dur);
-  g.gain.setValueAtTime(0.0001, at);
-  g.gain.exponentialRampToValueAtTime(gain, at + 0.012);
-  g.gain.exponentialRampToValueAtTime(0.0001, at + dur);
-  o.connect(g).connect(c.destination);
-  o.start(at);
-  o.stop(at + dur + 0.02);
+function tone(audioContext, at, freq, dur, { type = 'triangle', gain = 0.07, to = null } = {}) {
+  const oscillator = audioContext.createOscillator();
+  const volume = audioContext.createGain();
+  oscillator.type = type;
+  oscillator.frequency.setValueAtTime(freq, at);
+  if (to) oscillator.frequency.exponentialRampToValueAtTime(to, at + dur);
+  volume.gain.setValueAtTime(0.0001, at);
+  volume.gain.exponentialRampToValueAtTime(gain, at + 0.012);
+  volume.gain.exponentialRampToValueAtTime(0.0001, at + dur);
+  oscillator.connect(volume).connect(audioContext.destination);
+  oscillator.start(at);
+  oscillator.stop(at + dur + 0.02);
 }
 
 /** Plays `kind` (card, won, lost, tie, extra, win) when sounds are on. */
 export function sound(kind) {
   if (!state.sound) return;
   document.body.dataset.sound = kind;
-  const AC = window.AudioContext || window.webkitAudioContext;
-  if (!AC) return;
+  const AudioContextClass = window.AudioContext || window.webkitAudioContext;
+  if (!AudioContextClass) return;
   try {
-    if (!audio.ctx) audio.ctx = new AC();
-    const c = audio.ctx;
-    if (c.state === 'suspended') c.resume().catch(() => {});
-    const now = c.currentTime + 0.01;
+    if (!audio.ctx) audio.ctx = new AudioContextClass();
+    const audioContext = audio.ctx;
+    if (audioContext.state === 'suspended') audioContext.resume().catch(() => {});
+    const now = audioContext.currentTime + 0.01;
     const notes = {
       card: [[0, 900, 0.07, { type: 'square', gain: 0.025, to: 300 }]],
       won: [[0, 660, 0.12], [0.1, 880, 0.18]],
@@ -43,6 +43,6 @@ export function sound(kind) {
       extra: [[0, 523, 0.1], [0.09, 659, 0.1], [0.18, 784, 0.2]],
       win: [[0, 523, 0.14], [0.12, 659, 0.14], [0.24, 784, 0.14], [0.36, 1047, 0.45, { gain: 0.09 }]],
     }[kind] || [];
-    for (const [dt, f, d, opts] of notes) tone(c, now + dt, f, d, opts);
+    for (const [dt, frequency, duration, opts] of notes) tone(audioContext, now + dt, frequency, duration, opts);
   } catch { /* no sound on this device */ }
 }

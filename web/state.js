@@ -25,14 +25,14 @@ export const KEY = {
 };
 /** localStorage that never throws (private mode keeps to this tab). */
 export const local = {
-  get(k) {
-    try { return localStorage.getItem(k); } catch { return null; }
+  get(key) {
+    try { return localStorage.getItem(key); } catch { return null; }
   },
-  set(k, v) {
-    try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch { /* private mode: this tab only */ }
+  set(key, value) {
+    try { if (value == null) localStorage.removeItem(key); else localStorage.setItem(key, value); } catch { /* private mode: this tab only */ }
   },
-  json(k, dflt) {
-    try { return JSON.parse(this.get(k)) ?? dflt; } catch { return dflt; }
+  json(key, fallback) {
+    try { return JSON.parse(this.get(key)) ?? fallback; } catch { return fallback; }
   },
 };
 
@@ -87,8 +87,8 @@ export function keepPaperToken(id, token) {
 // A demo game (demo.js) keeps its own token too: the last one only.
 export const isDemoId = (id) => String(id).startsWith('DEMO-');
 const demoToken = (id) => {
-  const d = local.json(KEY.demo, null);
-  return d && d.id === id ? d.token : null;
+  const demo = local.json(KEY.demo, null);
+  return demo && demo.id === id ? demo.token : null;
 };
 export function keepDemo(id, token) {
   local.set(KEY.demo, id == null ? null : JSON.stringify({ id, token }));

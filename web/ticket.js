@@ -33,19 +33,19 @@ export async function openTicket(id) {
   const token = tokenFor(id);
   try {
     await loadTicket(id, token);
-  } catch (e) {
+  } catch (error) {
     setBusy(false);
-    if (isDemoId(id) && (e.status === 401 || e.status === 404)) {
+    if (isDemoId(id) && (error.status === 401 || error.status === 404)) {
       // A demo game is kept for a day, and only the last one's token here:
       // forgotten when it is this game's (a newer demo's stays).
       if (tokenFor(id)) keepDemo(null);
       showAlert(t('demo.gone'));
-    } else if (e.status === 401 && hasPaperToken(id)) {
+    } else if (error.status === 401 && hasPaperToken(id)) {
       // This device's token for the ticket is refused: its code opens it again.
       keepPaperToken(id, null);
       showAlert(t('paper.token.bad'));
-    } else if (e.status === 401) forgetToken();
-    else showAlert(errorText(e));
+    } else if (error.status === 401) forgetToken();
+    else showAlert(errorText(error));
     show('home');
     renderHome();
     return;
@@ -146,21 +146,21 @@ export function renderGames(tk) {
 }
 
 /** The deck's count: 16, and 14 while its two drawn cards are on the table. */
-export function setDeckCount(n) {
-  const c = $('deck').querySelector('.deck-count');
+export function setDeckCount(count) {
+  const counter = $('deck').querySelector('.deck-count');
   // Drawn by CSS (::after): the accessible name "Paquet de 16 cartes" then holds all the button's text (axe: label-content-name-mismatch).
-  c.dataset.n = String(n);
-  $('deck').dataset.count = String(n);
+  counter.dataset.n = String(count);
+  $('deck').dataset.count = String(count);
 }
 
 /** The prize table of the ticket (the scratch zone's content), the prize won marked. */
 function renderPrizes(tk) {
   const body = $('prizes').tBodies[0];
   body.replaceChildren();
-  for (const n of ['8', '7', '6', '5']) {
-    const cents = tk.prizes_cents[n];
-    body.append(el('tr', { 'data-tricks': n, class: tk.result && String(tk.result.tricks) === n && tk.result.prize_cents > 0 ? 'hit' : null },
-      el('th', { scope: 'row', text: t('prize.row', { n }) }),
+  for (const tricks of ['8', '7', '6', '5']) {
+    const cents = tk.prizes_cents[tricks];
+    body.append(el('tr', { 'data-tricks': tricks, class: tk.result && String(tk.result.tricks) === tricks && tk.result.prize_cents > 0 ? 'hit' : null },
+      el('th', { scope: 'row', text: t('prize.row', { n: tricks }) }),
       el('td', { 'data-cents': cents ?? 0, text: cents ? money(cents) : t('prize.none') })));
   }
 }
@@ -190,30 +190,30 @@ function renderPaperNote(tk) {
   const note = $('paper-note');
   note.hidden = !isPaper(tk);
   if (note.hidden) return;
-  const r = tk.retail || {};
+  const retail = tk.retail || {};
   note.dataset.status = tk.status || '';
-  note.textContent = r.paid_ms ? t('ticket.paper.paid', { date: dayTime(r.paid_ms), shop: r.paid_by || t('shop.payment_centre') })
-    : r.sold_by ? t('ticket.paper.sold', { shop: r.sold_by }) : t('ticket.paper');
+  note.textContent = retail.paid_ms ? t('ticket.paper.paid', { date: dayTime(retail.paid_ms), shop: retail.paid_by || t('shop.payment_centre') })
+    : retail.sold_by ? t('ticket.paper.sold', { shop: retail.sold_by }) : t('ticket.paper');
 }
 
 /** Where and until when a paper winner is paid, in words. */
-export function claimText(c) {
-  const prize = money(c.prize_cents);
-  if (c.expired) return t('claim.expired', { date: day(c.claim_until_ms) });
-  const where = c.pay_at === 'payment_centre' ? t('claim.where.centre', { prize })
-    : c.pay_at === 'any_shop' ? t('claim.where.any', { shop: c.shop || '' })
-      : t('claim.where.seller', { shop: c.shop || '?' });
-  const when = c.claim_until_ms != null ? t('claim.until', { date: day(c.claim_until_ms) }) : t('claim.days', { n: c.claim_days });
+export function claimText(claim) {
+  const prize = money(claim.prize_cents);
+  if (claim.expired) return t('claim.expired', { date: day(claim.claim_until_ms) });
+  const where = claim.pay_at === 'payment_centre' ? t('claim.where.centre', { prize })
+    : claim.pay_at === 'any_shop' ? t('claim.where.any', { shop: claim.shop || '' })
+      : t('claim.where.seller', { shop: claim.shop || '?' });
+  const when = claim.claim_until_ms != null ? t('claim.until', { date: day(claim.claim_until_ms) }) : t('claim.days', { n: claim.claim_days });
   return `${where} ${when}`;
 }
 
 async function showClaim(tk) {
   const box = $('result-claim');
   try {
-    const c = await api.claim(tokenFor(tk.id), tk.id);
-    if (!state.ticket || state.ticket.id !== tk.id || !c.pay_at && !c.expired) return;
-    box.dataset.payAt = c.pay_at || '';
-    box.textContent = claimText(c);
+    const claim = await api.claim(tokenFor(tk.id), tk.id);
+    if (!state.ticket || state.ticket.id !== tk.id || !claim.pay_at && !claim.expired) return;
+    box.dataset.payAt = claim.pay_at || '';
+    box.textContent = claimText(claim);
     box.hidden = false;
   } catch {
     // The serial and the prize are shown; the place is the shop's to say.
@@ -227,26 +227,26 @@ function renderResult(tk) {
     box.hidden = true;
     return;
   }
-  const r = tk.result;
-  const won = r.prize_cents > 0;
+  const result = tk.result;
+  const won = result.prize_cents > 0;
   const paper = isPaper(tk);
   const demo = isDemo(tk);
   const retail = tk.retail || {};
   const paid = paper && (tk.status === 'paid' || retail.paid_ms != null);
   box.hidden = false;
   box.dataset.won = String(won);
-  box.dataset.prize = String(r.prize_cents);
-  box.dataset.tricks = String(r.tricks);
+  box.dataset.prize = String(result.prize_cents);
+  box.dataset.tricks = String(result.tricks);
   box.dataset.channel = tk.channel || 'online';
   box.dataset.paid = String(paid);
-  const lostExtra = !won && r.tricks === 4;
-  const prize = money(r.prize_cents);
+  const lostExtra = !won && result.tricks === 4;
+  const prize = money(result.prize_cents);
   $('result-title').textContent = !won ? t('result.lost.title') : paid ? t('result.paid.title') : t('result.won.title');
-  $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : tn('result.lost.text', r.tricks))
-    : paid ? t('result.paid.text', { n: r.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || t('shop.payment_centre') })
-      : paper ? t('result.won.paper', { n: r.tricks, prize })
-        : demo ? t('result.demo.won', { n: r.tricks, prize })
-        : t('result.won.text', { n: r.tricks, prize });
+  $('result-text').textContent = !won ? (lostExtra ? t('result.lost.extra') : tn('result.lost.text', result.tricks))
+    : paid ? t('result.paid.text', { n: result.tricks, prize, date: retail.paid_ms ? dayTime(retail.paid_ms) : '—', shop: retail.paid_by || t('shop.payment_centre') })
+      : paper ? t('result.won.paper', { n: result.tricks, prize })
+        : demo ? t('result.demo.won', { n: result.tricks, prize })
+        : t('result.won.text', { n: result.tricks, prize });
   // A paper winner hands this serial over at the counter.
   const serial = $('result-serial');
   serial.hidden = !(paper && won && !paid);
@@ -264,9 +264,9 @@ function renderResult(tk) {
   const games = gamesOf(tk);
   const recap = $('result-games');
   recap.hidden = games.length < 2;
-  $('result-games-list').replaceChildren(...games.map((g, i) => {
+  $('result-games-list').replaceChildren(...games.map((game, i) => {
     const last = i === games.length - 1;
-    return el('li', { 'data-game': String(g.game), 'data-tricks': String(g.tricks), 'data-extra': g.extra || '', class: last ? 'decides' : null, text: gameText(g, last, true) });
+    return el('li', { 'data-game': String(game.game), 'data-tricks': String(game.tricks), 'data-extra': game.extra || '', class: last ? 'decides' : null, text: gameText(game, last, true) });
   }));
   // A winning ticket just played: a short celebration (the animations allowing).
   box.querySelector('.confetti')?.remove();
@@ -274,17 +274,17 @@ function renderResult(tk) {
     state.celebrate = null;
     sound('win');
     if (state.anim) {
-      const c = el('div', { class: 'confetti', 'aria-hidden': 'true' });
+      const confetti = el('div', { class: 'confetti', 'aria-hidden': 'true' });
       for (let i = 0; i < 14; i++) {
         // Placed through the CSSOM: a style="" attribute is refused by the page's Content-Security-Policy.
         const bit = el('span', { text: i % 2 ? '♥' : '♠' });
         bit.style.setProperty('--x', `${(i * 37) % 100}%`);
         bit.style.setProperty('--d', `${(i % 5) * 70}ms`);
         bit.style.setProperty('--r', `${(i * 53) % 360}deg`);
-        c.append(bit);
+        confetti.append(bit);
       }
-      box.append(c);
-      setTimeout(() => c.remove(), 1600);
+      box.append(confetti);
+      setTimeout(() => confetti.remove(), 1600);
     }
   }
 }

@@ -31,11 +31,11 @@ export async function openVerify(id) {
   try {
     const record = await api.record(tokenFor(id), id);
     // The published roots are read from this page's server, apart from the record.
-    const v = await verifyRecord(record, { emissions: () => api.emissions() });
-    state.verdict = { record, v };
-    renderVerdict(record, v);
-  } catch (e) {
-    $('verdict').textContent = errorText(e);
+    const verdict = await verifyRecord(record, { emissions: () => api.emissions() });
+    state.verdict = { record, v: verdict };
+    renderVerdict(record, verdict);
+  } catch (error) {
+    $('verdict').textContent = errorText(error);
     $('verdict').dataset.valid = 'false';
   }
   setBusy(false);
@@ -43,9 +43,9 @@ export async function openVerify(id) {
 }
 
 /** A draw in short: "7♥ / D♠" from the deck, "D♠" As Capone's card. */
-function drawText(d) {
-  if (!d) return '—';
-  return d.kind === 'deck' ? `${rankLabel(d.player)}♥ / ${rankLabel(d.capone)}♠` : `${rankLabel(d.capone)}♠`;
+function drawText(draw) {
+  if (!draw) return '—';
+  return draw.kind === 'deck' ? `${rankLabel(draw.player)}♥ / ${rankLabel(draw.capone)}♠` : `${rankLabel(draw.capone)}♠`;
 }
 
 /** A publication time (unix ms) in the page's language, with its time zone. */
@@ -61,68 +61,68 @@ const prizesText = (cents) => (Array.isArray(cents)
   : String(cents));
 
 /** A problem verify.js found, in words. */
-function problemText(p) {
-  const params = { ...p };
-  if (p.code === 'leaf_prizes') {
-    params.leaf = prizesText(p.leaf_cents);
-    params.record = prizesText(p.record_cents);
+function problemText(problem) {
+  const params = { ...problem };
+  if (problem.code === 'leaf_prizes') {
+    params.leaf = prizesText(problem.leaf_cents);
+    params.record = prizesText(problem.record_cents);
   }
-  if (p.code === 'published') params.date = when(p.published_ms);
-  if (p.code === 'leaf_malformed') params.field = p.field;
-  if (p.code === 'draw') {
-    params.recorded = drawText(p.recorded);
-    params.computed = drawText(p.computed);
+  if (problem.code === 'published') params.date = when(problem.published_ms);
+  if (problem.code === 'leaf_malformed') params.field = problem.field;
+  if (problem.code === 'draw') {
+    params.recorded = drawText(problem.recorded);
+    params.computed = drawText(problem.computed);
   }
-  if (p.code === 'result') params.computed = p.computed ? `${p.computed.tricks} / ${money(p.computed.prize_cents)}` : '—';
-  return t(`verify.bad.${p.code}`, params);
+  if (problem.code === 'result') params.computed = problem.computed ? `${problem.computed.tricks} / ${money(problem.computed.prize_cents)}` : '—';
+  return t(`verify.bad.${problem.code}`, params);
 }
 
 /** The verdict, the checks passed and failed, the block root, the seeds and every draw. */
-export function renderVerdict(record, v) {
+export function renderVerdict(record, result) {
   $('verify-intro').textContent = t('verify.intro', { serial: record.serial });
   const verdict = $('verdict');
   // The verdict in plain words first; the technical detail folded away
   // (open by itself when something is wrong).
-  verdict.textContent = v.valid ? t('verify.valid') : tn('verify.invalid', v.problems.length);
-  verdict.dataset.valid = String(v.valid);
-  $('verdict-more').textContent = t(v.valid ? 'verify.valid.more' : 'verify.invalid.more');
-  $('verify-details').open = !v.valid;
-  $('verify-crypto').textContent = t(`verify.crypto.${v.crypto}`);
+  verdict.textContent = result.valid ? t('verify.valid') : tn('verify.invalid', result.problems.length);
+  verdict.dataset.valid = String(result.valid);
+  $('verdict-more').textContent = t(result.valid ? 'verify.valid.more' : 'verify.invalid.more');
+  $('verify-details').open = !result.valid;
+  $('verify-crypto').textContent = t(`verify.crypto.${result.crypto}`);
   const checks = $('verify-checks');
   checks.replaceChildren();
-  for (const p of v.passed) {
-    const params = { ...p };
-    if (p.code === 'result') params.prize = money(p.prize_cents);
-    if (p.code === 'published') params.date = when(p.published_ms);
-    checks.append(el('li', { class: 'ok', text: t(`verify.ok.${p.code}`, params) }));
+  for (const check of result.passed) {
+    const params = { ...check };
+    if (check.code === 'result') params.prize = money(check.prize_cents);
+    if (check.code === 'published') params.date = when(check.published_ms);
+    checks.append(el('li', { class: 'ok', text: t(`verify.ok.${check.code}`, params) }));
   }
-  for (const p of v.problems) checks.append(el('li', { class: 'bad', text: problemText(p) }));
+  for (const problem of result.problems) checks.append(el('li', { class: 'bad', text: problemText(problem) }));
   // The block root the record was checked against, and where it was published.
   const block = $('verify-block');
   block.replaceChildren();
-  const pub = v.published;
+  const pub = result.published;
   const rows = [
-    ['verify.root', v.root || String(record.root ?? '—'), 'verify-root', true],
+    ['verify.root', result.root || String(record.root ?? '—'), 'verify-root', true],
     ['verify.where', t('verify.where.text', { code: pub ? pub.code : '—', emission: record.emission ?? '—', block: record.block ?? '—', position: record.position ?? '—' }), 'verify-where', false],
     ['verify.published', pub ? t('verify.published.text', { source: pub.source, date: when(pub.published_ms) }) : t('verify.published.none'), 'verify-published', false],
   ];
-  if (pub && pub.root !== v.root) rows.push(['verify.published.root', pub.root, 'verify-published-root', true]);
-  for (const [k, val, id, mono] of rows) block.append(el('dt', { text: t(k) }), el('dd', { id, class: mono ? 'mono' : null, text: String(val) }));
-  block.dataset.valid = String(!!pub && pub.root === v.root);
+  if (pub && pub.root !== result.root) rows.push(['verify.published.root', pub.root, 'verify-published-root', true]);
+  for (const [key, value, id, mono] of rows) block.append(el('dt', { text: t(key) }), el('dd', { id, class: mono ? 'mono' : null, text: String(value) }));
+  block.dataset.valid = String(!!pub && pub.root === result.root);
   const seeds = $('verify-seeds');
   seeds.replaceChildren();
-  for (const [k, val] of [['verify.commitment', record.commitment], ['verify.server_seed', record.server_seed ?? '—'], ['verify.client_seed', record.client_seed]]) {
-    seeds.append(el('dt', { text: t(k) }), el('dd', { class: 'mono', text: String(val) }));
+  for (const [key, value] of [['verify.commitment', record.commitment], ['verify.server_seed', record.server_seed ?? '—'], ['verify.client_seed', record.client_seed]]) {
+    seeds.append(el('dt', { text: t(key) }), el('dd', { class: 'mono', text: String(value) }));
   }
   const body = $('verify-draws').tBodies[0];
   body.replaceChildren();
-  for (const d of v.draws) {
-    body.append(el('tr', { class: d.ok ? 'ok' : 'bad' },
-      el('td', { text: String(d.n) }),
-      el('td', { text: d.kind ? t(`verify.kind.${d.kind}`) : '—' }),
-      el('td', { text: drawText(d.recorded) }),
-      el('td', { text: drawText(d.computed) }),
-      el('td', { class: 'mark', 'aria-label': d.ok ? 'ok' : 'mismatch', text: d.ok ? '✓' : '✗' })));
+  for (const draw of result.draws) {
+    body.append(el('tr', { class: draw.ok ? 'ok' : 'bad' },
+      el('td', { text: String(draw.n) }),
+      el('td', { text: draw.kind ? t(`verify.kind.${draw.kind}`) : '—' }),
+      el('td', { text: drawText(draw.recorded) }),
+      el('td', { text: drawText(draw.computed) }),
+      el('td', { class: 'mark', 'aria-label': draw.ok ? 'ok' : 'mismatch', text: draw.ok ? '✓' : '✗' })));
   }
   $('verify-raw').textContent = JSON.stringify(record, null, 2);
 }

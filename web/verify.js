@@ -36,7 +36,8 @@ const valueOf = (r) => RANKS.indexOf(r);
 
 // ---------------------------------------------------------------- SHA-256
 
-const K = new Uint32Array([
+/** FIPS 180-4 §4.2.2: SHA-256's 64 round constants K. */
+const SHA256_K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
   0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -51,47 +52,50 @@ const K = new Uint32Array([
 export function sha256Js(bytes) {
   const len = bytes.length;
   const total = Math.ceil((len + 9) / 64) * 64;
-  const m = new Uint8Array(total);
-  m.set(bytes);
-  m[len] = 0x80;
-  const dv = new DataView(m.buffer);
+  const padded = new Uint8Array(total);
+  padded.set(bytes);
+  padded[len] = 0x80;
+  const dv = new DataView(padded.buffer);
   dv.setUint32(total - 8, Math.floor(len / 0x20000000));
   dv.setUint32(total - 4, (len * 8) >>> 0);
-  const h = new Uint32Array([
+  const hashWords = new Uint32Array([
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
   ]);
-  const w = new Uint32Array(64);
+  const schedule = new Uint32Array(64);
   const rotr = (x, n) => (x >>> n) | (x << (32 - n));
   for (let off = 0; off < total; off += 64) {
-    for (let i = 0; i < 16; i++) w[i] = dv.getUint32(off + 4 * i);
+    for (let i = 0; i < 16; i++) schedule[i] = dv.getUint32(off + 4 * i);
     for (let i = 16; i < 64; i++) {
-      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
-      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
-      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) >>> 0;
+      const s0 = rotr(schedule[i - 15], 7) ^ rotr(schedule[i - 15], 18) ^ (schedule[i - 15] >>> 3);
+      const s1 = rotr(schedule[i - 2], 17) ^ rotr(schedule[i - 2], 19) ^ (schedule[i - 2] >>> 10);
+      schedule[i] = (schedule[i - 16] + s0 + schedule[i - 7] + s1) >>> 0;
     }
-    let [a, b, c, d, e, f, g, hh] = h;
+    // The eight working variables, named a to h as in FIPS 180-4 §6.2.2 (the
+    // round's t1 and t2 and the schedule's s0 and s1 too): the standard's
+    // own names, so that the rounds read as it writes them.
+    let [a, b, c, d, e, f, g, h] = hashWords;
     for (let i = 0; i < 64; i++) {
-      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) >>> 0;
+      const t1 = (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA256_K[i] + schedule[i]) >>> 0;
       const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
-      hh = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
+      h = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
     }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+    hashWords[0] += a; hashWords[1] += b; hashWords[2] += c; hashWords[3] += d; hashWords[4] += e; hashWords[5] += f; hashWords[6] += g; hashWords[7] += h;
   }
   const out = new Uint8Array(32);
   const odv = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) odv.setUint32(4 * i, h[i]);
+  for (let i = 0; i < 8; i++) odv.setUint32(4 * i, hashWords[i]);
   return out;
 }
 
 /** HMAC-SHA256 (RFC 2104) over sha256Js. */
 export function hmacSha256Js(key, msg) {
-  let k = key.length > 64 ? sha256Js(key) : key;
+  let keyBlock = key.length > 64 ? sha256Js(key) : key;
   const ipad = new Uint8Array(64 + msg.length);
   const opad = new Uint8Array(64 + 32);
   for (let i = 0; i < 64; i++) {
-    const b = i < k.length ? k[i] : 0;
-    ipad[i] = b ^ 0x36;
-    opad[i] = b ^ 0x5c;
+    const keyByte = i < keyBlock.length ? keyBlock[i] : 0;
+    ipad[i] = keyByte ^ 0x36;
+    opad[i] = keyByte ^ 0x5c;
   }
   ipad.set(msg, 64);
   opad.set(sha256Js(ipad), 64);
@@ -110,8 +114,8 @@ export function cryptoProvider(prefer = 'auto') {
       name: 'webcrypto',
       sha256: async (bytes) => new Uint8Array(await subtle.digest('SHA-256', bytes)),
       hmac: async (key) => {
-        const k = await subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-        return async (msg) => new Uint8Array(await subtle.sign('HMAC', k, msg));
+        const hmacKey = await subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+        return async (msg) => new Uint8Array(await subtle.sign('HMAC', hmacKey, msg));
       },
     };
   }
@@ -127,10 +131,10 @@ export const toHex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart
 /** 64 hex digits -> 32 bytes, or null. */
 export function parseSeed(hex) {
   if (typeof hex !== 'string') return null;
-  const s = hex.trim();
-  if (!/^[0-9a-fA-F]{64}$/.test(s)) return null;
+  const digits = hex.trim();
+  if (!/^[0-9a-fA-F]{64}$/.test(digits)) return null;
   const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = parseInt(s.slice(2 * i, 2 * i + 2), 16);
+  for (let i = 0; i < 32; i++) out[i] = parseInt(digits.slice(2 * i, 2 * i + 2), 16);
   return out;
 }
 
@@ -145,13 +149,13 @@ const pad = (n, w) => String(n).padStart(w, '0');
 
 /** ISO 7064 MOD 97-10 check digits of a serial (crates/emission/src/serial.rs). */
 export function serialCheck(code, emission, block, position) {
-  let r = 0;
-  for (const c of code) {
-    const v = c >= '0' && c <= '9' ? c.charCodeAt(0) - 48 : c.charCodeAt(0) - 55;
-    r = (r * 100 + v) % 97;
+  let remainder = 0;
+  for (const character of code) {
+    const value = character >= '0' && character <= '9' ? character.charCodeAt(0) - 48 : character.charCodeAt(0) - 55;
+    remainder = (remainder * 100 + value) % 97;
   }
-  for (const d of `${pad(emission, 3)}${pad(block, 5)}${pad(position, 6)}`) r = (r * 10 + Number(d)) % 97;
-  return 98 - ((r * 100) % 97);
+  for (const digit of `${pad(emission, 3)}${pad(block, 5)}${pad(position, 6)}`) remainder = (remainder * 10 + Number(digit)) % 97;
+  return 98 - ((remainder * 100) % 97);
 }
 
 /**
@@ -159,21 +163,21 @@ export function serialCheck(code, emission, block, position) {
  * `{code, emission, block, position, text}` with `text` its canonical form
  * (upper case, dashes), or `{error}`: `shape` or `check` (wrong check digits).
  */
-export function parseSerial(s) {
-  if (typeof s !== 'string') return { error: 'shape' };
-  const up = s.trim().toUpperCase();
+export function parseSerial(text) {
+  if (typeof text !== 'string') return { error: 'shape' };
+  const upper = text.trim().toUpperCase();
   let code;
   let digits;
-  if (up.includes('-')) {
-    const parts = up.split('-');
+  if (upper.includes('-')) {
+    const parts = upper.split('-');
     const widths = [3, 5, 6, 2];
     if (parts.length !== 5 || parts.slice(1).some((p, i) => p.length !== widths[i])) return { error: 'shape' };
     code = parts[0];
     digits = parts.slice(1).join('');
   } else {
-    if (up.length < 18) return { error: 'shape' };
-    code = up.slice(0, -16);
-    digits = up.slice(-16);
+    if (upper.length < 18) return { error: 'shape' };
+    code = upper.slice(0, -16);
+    digits = upper.slice(-16);
   }
   if (!/^[0-9]{16}$/.test(digits) || !/^[A-Z][A-Z0-9]{1,5}$/.test(code)) return { error: 'shape' };
   const emission = Number(digits.slice(0, 3));
@@ -186,12 +190,12 @@ export function parseSerial(s) {
 }
 
 /** Prizes `{"5", "6", "7", "8"}` as four numbers (a missing count pays 0), or null when malformed. */
-export function prizesOf(p) {
-  if (!p || typeof p !== 'object' || Array.isArray(p)) return null;
+export function prizesOf(prizes) {
+  if (!prizes || typeof prizes !== 'object' || Array.isArray(prizes)) return null;
   const out = [0, 0, 0, 0];
-  for (const [k, v] of Object.entries(p)) {
-    if (!['5', '6', '7', '8'].includes(k) || !Number.isSafeInteger(v) || v < 0) return null;
-    out[Number(k) - 5] = v;
+  for (const [tricks, cents] of Object.entries(prizes)) {
+    if (!['5', '6', '7', '8'].includes(tricks) || !Number.isSafeInteger(cents) || cents < 0) return null;
+    out[Number(tricks) - 5] = cents;
   }
   return out;
 }
@@ -224,39 +228,39 @@ export function parseLeaf(leaf) {
  * big-endian; the prizes for 5, 6, 7, 8 tricks, four u64 big-endian; the
  * SHA-256 of the play code; the commitment.
  */
-export function leafBytes(l) {
-  const text = utf8.encode(l.serial.text);
+export function leafBytes(leaf) {
+  const text = utf8.encode(leaf.serial.text);
   const out = new Uint8Array(1 + text.length + 4 + 4 + 32 + 32 + 32);
   const dv = new DataView(out.buffer);
   out[0] = text.length;
   out.set(text, 1);
   let at = 1 + text.length;
-  dv.setUint32(at, l.position);
-  dv.setUint32(at + 4, l.row);
+  dv.setUint32(at, leaf.position);
+  dv.setUint32(at + 4, leaf.row);
   at += 8;
-  for (const p of l.prizes) {
-    dv.setBigUint64(at, BigInt(p));
+  for (const cents of leaf.prizes) {
+    dv.setBigUint64(at, BigInt(cents));
     at += 8;
   }
-  out.set(l.playCode, at);
-  out.set(l.commitment, at + 32);
+  out.set(leaf.playCode, at);
+  out.set(leaf.commitment, at + 32);
   return out;
 }
 
 /** `SHA-256(0x00 || bytes)`. */
 export async function leafHash(provider, bytes) {
-  const m = new Uint8Array(1 + bytes.length);
-  m.set(bytes, 1);
-  return provider.sha256(m);
+  const prefixed = new Uint8Array(1 + bytes.length);
+  prefixed.set(bytes, 1);
+  return provider.sha256(prefixed);
 }
 
 /** `SHA-256(0x01 || left || right)`. */
 export async function nodeHash(provider, left, right) {
-  const m = new Uint8Array(65);
-  m[0] = 1;
-  m.set(left, 1);
-  m.set(right, 33);
-  return provider.sha256(m);
+  const joined = new Uint8Array(65);
+  joined[0] = 1;
+  joined.set(left, 1);
+  joined.set(right, 33);
+  return provider.sha256(joined);
 }
 
 /**
@@ -268,19 +272,19 @@ export function parseProof(proof) {
   if (!Array.isArray(proof)) return { error: 0 };
   const steps = [];
   for (let i = 0; i < proof.length; i++) {
-    const s = proof[i];
-    const hash = typeof s === 'string' && /^[LR][0-9a-fA-F]{64}$/.test(s) ? parseSeed(s.slice(1)) : null;
+    const step = proof[i];
+    const hash = typeof step === 'string' && /^[LR][0-9a-fA-F]{64}$/.test(step) ? parseSeed(step.slice(1)) : null;
     if (!hash) return { error: i + 1 };
-    steps.push({ left: s[0] === 'L', hash });
+    steps.push({ left: step[0] === 'L', hash });
   }
   return { steps };
 }
 
 /** The root the proof leads to from `leaf` (32 bytes). */
 export async function climb(provider, leaf, steps) {
-  let h = leaf;
-  for (const s of steps) h = s.left ? await nodeHash(provider, s.hash, h) : await nodeHash(provider, h, s.hash);
-  return h;
+  let node = leaf;
+  for (const step of steps) node = step.left ? await nodeHash(provider, step.hash, node) : await nodeHash(provider, node, step.hash);
+  return node;
 }
 
 // ------------------------------------------------------ the fair stream
@@ -299,8 +303,8 @@ export class FairStream {
     this.prefix = `${clientSeed}:${serial}:`;
     this.start(0);
   }
-  start(n) {
-    this.n = n;
+  start(draw) {
+    this.n = draw;
     this.c = 0;
     this.words = null;
     this.used = 8;
@@ -316,11 +320,11 @@ export class FairStream {
     return this.words[this.used++];
   }
   /** Uniform below m by rejection: reject x >= 2^32 - (2^32 mod m), return x mod m. */
-  async below(m) {
-    const limit = TWO_32 - (TWO_32 % m);
+  async below(bound) {
+    const limit = TWO_32 - (TWO_32 % bound);
     for (;;) {
-      const x = await this.nextU32();
-      if (x < limit) return x % m;
+      const word = await this.nextU32();
+      if (word < limit) return word % bound;
     }
   }
 }
@@ -331,18 +335,18 @@ export class FairDealer {
     this.stream = stream;
   }
   /** art. 3.2.2: As Capone's card indexes his remaining cards sorted 7..A. */
-  async capone(n, caponeHand) {
-    this.stream.start(n);
-    const i = await this.stream.below(caponeHand.length);
-    return caponeHand[i];
+  async capone(draw, caponeHand) {
+    this.stream.start(draw);
+    const index = await this.stream.below(caponeHand.length);
+    return caponeHand[index];
   }
   /** art. 3.2.4.2: two different cards of the 16; a < 16, b < 15 shifted past a. */
-  async deck(n) {
-    this.stream.start(n);
-    const a = await this.stream.below(DECK_SIZE);
-    let b = await this.stream.below(DECK_SIZE - 1);
-    if (b >= a) b += 1;
-    return [a >> 1, b >> 1];
+  async deck(draw) {
+    this.stream.start(draw);
+    const first = await this.stream.below(DECK_SIZE);
+    let second = await this.stream.below(DECK_SIZE - 1);
+    if (second >= first) second += 1;
+    return [first >> 1, second >> 1];
   }
 }
 
@@ -351,18 +355,18 @@ export class RecordedDealer {
   constructor(draws) {
     this.draws = Array.isArray(draws) ? draws : [];
   }
-  async capone(n, caponeHand) {
-    const d = this.draws[n];
-    const v = d ? valueOf(d.capone) : -1;
-    if (!d || d.kind !== 'capone' || !caponeHand.includes(v)) throw new ReplayError(`draw ${n} is missing or not one of As Capone's cards`);
-    return v;
+  async capone(draw, caponeHand) {
+    const recorded = this.draws[draw];
+    const value = recorded ? valueOf(recorded.capone) : -1;
+    if (!recorded || recorded.kind !== 'capone' || !caponeHand.includes(value)) throw new ReplayError(`draw ${draw} is missing or not one of As Capone's cards`);
+    return value;
   }
-  async deck(n) {
-    const d = this.draws[n];
-    const p = d ? valueOf(d.player) : -1;
-    const c = d ? valueOf(d.capone) : -1;
-    if (!d || d.kind !== 'deck' || p < 0 || c < 0) throw new ReplayError(`draw ${n} is missing or not a deck draw`);
-    return [p, c];
+  async deck(draw) {
+    const recorded = this.draws[draw];
+    const player = recorded ? valueOf(recorded.player) : -1;
+    const capone = recorded ? valueOf(recorded.capone) : -1;
+    if (!recorded || recorded.kind !== 'deck' || player < 0 || capone < 0) throw new ReplayError(`draw ${draw} is missing or not a deck draw`);
+    return [player, capone];
   }
 }
 
@@ -393,8 +397,8 @@ export class Duel {
 
   prizeFor(tricks) {
     if (tricks < 5) return 0;
-    const p = this.prizes[String(tricks)];
-    return Number.isSafeInteger(p) && p >= 0 ? p : 0;
+    const prize = this.prizes[String(tricks)];
+    return Number.isSafeInteger(prize) && prize >= 0 ? prize : 0;
   }
 
   /** Applies `{action: "play", card} | {action: "draw"}`; throws ReplayError when the rules refuse it. */
@@ -404,13 +408,13 @@ export class Duel {
     if (this.phase === 'finished') throw new ReplayError('the game is finished');
     if (this.phase === 'play') {
       if (kind !== 'play') throw new ReplayError('a card is expected, not a deck draw');
-      const v = valueOf(action.card);
-      if (!this.hand.includes(v)) throw new ReplayError(`the card ${action.card} is not in the hand`);
-      this.hand = this.hand.filter((x) => x !== v);
-      const c = await dealer.capone(this.draws++, this.capone);
-      this.capone = this.capone.filter((x) => x !== c);
-      const outcome = outcomeOf(v, c);
-      events.push({ type: 'trick', player: rankOf(v), capone: rankOf(c), outcome });
+      const card = valueOf(action.card);
+      if (!this.hand.includes(card)) throw new ReplayError(`the card ${action.card} is not in the hand`);
+      this.hand = this.hand.filter((x) => x !== card);
+      const caponeCard = await dealer.capone(this.draws++, this.capone);
+      this.capone = this.capone.filter((x) => x !== caponeCard);
+      const outcome = outcomeOf(card, caponeCard);
+      events.push({ type: 'trick', player: rankOf(card), capone: rankOf(caponeCard), outcome });
       if (outcome === 'tie') this.phase = 'tie_break'; // art. 3.2.4.1
       else {
         if (outcome === 'won') this.won++;
@@ -420,9 +424,9 @@ export class Duel {
     } else {
       if (kind !== 'draw') throw new ReplayError('a deck draw is expected, not a card');
       const forWhat = this.phase === 'extra_draw' ? 'extra' : 'tie_break';
-      const [p, c] = await dealer.deck(this.draws++);
-      const outcome = outcomeOf(p, c);
-      events.push({ type: 'deck', player: rankOf(p), capone: rankOf(c), outcome, for: forWhat });
+      const [playerCard, caponeCard] = await dealer.deck(this.draws++);
+      const outcome = outcomeOf(playerCard, caponeCard);
+      events.push({ type: 'deck', player: rankOf(playerCard), capone: rankOf(caponeCard), outcome, for: forWhat });
       if (this.phase === 'tie_break') {
         // art. 3.2.4.3, 3.2.4.4
         if (outcome !== 'tie') {
@@ -475,10 +479,10 @@ export class Duel {
 /** The draws an action's events took (each trick one, each deck event one). */
 export function drawsOf(events, firstN) {
   const out = [];
-  let n = firstN;
-  for (const e of events) {
-    if (e.type === 'trick') out.push({ n: n++, kind: 'capone', capone: e.capone });
-    else if (e.type === 'deck') out.push({ n: n++, kind: 'deck', player: e.player, capone: e.capone });
+  let draw = firstN;
+  for (const event of events) {
+    if (event.type === 'trick') out.push({ n: draw++, kind: 'capone', capone: event.capone });
+    else if (event.type === 'deck') out.push({ n: draw++, kind: 'deck', player: event.player, capone: event.capone });
   }
   return out;
 }
@@ -492,30 +496,30 @@ export async function replayRecorded(record) {
   const duel = new Duel(record && record.prizes_cents);
   const dealer = new RecordedDealer(record && record.draws);
   const steps = [];
-  for (const a of (record && record.actions) || []) {
+  for (const action of (record && record.actions) || []) {
     try {
-      steps.push({ action: a, events: await duel.apply(a, dealer) });
-    } catch (e) {
-      return { duel, steps, error: String(e.message || e) };
+      steps.push({ action: action, events: await duel.apply(action, dealer) });
+    } catch (error) {
+      return { duel, steps, error: String(error.message || error) };
     }
   }
   return { duel, steps, error: null };
 }
 
-const sameDraw = (a, b) =>
-  !!a && !!b && a.n === b.n && a.kind === b.kind && a.capone === b.capone && (a.player ?? null) === (b.player ?? null);
+const sameDraw = (want, got) =>
+  !!want && !!got && want.n === got.n && want.kind === got.kind && want.capone === got.capone && (want.player ?? null) === (got.player ?? null);
 
 /** Checks 1 and 2 of the module's doc: the leaf is the record's, and its proof leads to the root. */
-async function checkInclusion(record, provider, v) {
+async function checkInclusion(record, provider, verdict) {
   const leaf = parseLeaf(record.leaf);
   if (leaf.error) {
-    v.problems.push({ code: 'leaf_malformed', field: leaf.error });
+    verdict.problems.push({ code: 'leaf_malformed', field: leaf.error });
   } else {
     let agree = true;
     const differ = (code, leafValue, recordValue, more = {}) => {
       if (leafValue !== recordValue) {
         agree = false;
-        v.problems.push({ code, leaf: leafValue, record: recordValue, ...more });
+        verdict.problems.push({ code, leaf: leafValue, record: recordValue, ...more });
       }
     };
     const recordPrizes = prizesOf(record.prizes_cents);
@@ -524,67 +528,67 @@ async function checkInclusion(record, provider, v) {
     differ('leaf_prizes', leaf.prizes.join(' / '), recordPrizes ? recordPrizes.join(' / ') : JSON.stringify(record.prizes_cents ?? null),
       { leaf_cents: leaf.prizes, record_cents: recordPrizes || JSON.stringify(record.prizes_cents ?? null) });
     differ('leaf_commitment', toHex(leaf.commitment), record.commitment.trim().toLowerCase());
-    const s = leaf.serial;
-    if (s.emission !== record.emission || s.block !== record.block || s.position !== record.position) {
+    const serial = leaf.serial;
+    if (serial.emission !== record.emission || serial.block !== record.block || serial.position !== record.position) {
       agree = false;
-      v.problems.push({
-        code: 'serial_digits', serial: s.text, emission: s.emission, block: s.block, position: s.position,
+      verdict.problems.push({
+        code: 'serial_digits', serial: serial.text, emission: serial.emission, block: serial.block, position: serial.position,
         record_emission: record.emission, record_block: record.block, record_position: record.position,
       });
     }
-    if (agree) v.passed.push({ code: 'leaf', serial: s.text, emission: s.emission, block: s.block, position: s.position });
+    if (agree) verdict.passed.push({ code: 'leaf', serial: serial.text, emission: serial.emission, block: serial.block, position: serial.position });
   }
   const root = parseHash(record.root);
   if (!root) {
-    v.problems.push({ code: 'bad_root' });
+    verdict.problems.push({ code: 'bad_root' });
     return;
   }
-  v.root = toHex(root);
+  verdict.root = toHex(root);
   const proof = parseProof(record.proof);
   if (proof.error !== undefined) {
-    v.problems.push({ code: 'bad_proof', step: proof.error });
+    verdict.problems.push({ code: 'bad_proof', step: proof.error });
     return;
   }
   if (leaf.error) return;
   const top = await climb(provider, await leafHash(provider, leafBytes(leaf)), proof.steps);
-  if (toHex(top) === v.root) v.passed.push({ code: 'proof', steps: proof.steps.length, root: v.root });
-  else v.problems.push({ code: 'proof', root: v.root });
+  if (toHex(top) === verdict.root) verdict.passed.push({ code: 'proof', steps: proof.steps.length, root: verdict.root });
+  else verdict.problems.push({ code: 'proof', root: verdict.root });
 }
 
 /** Check 3: the record's root is the one published for its block. */
-async function checkPublished(record, v, emissions, origin) {
+async function checkPublished(record, verdict, emissions, origin) {
   const url = new URL('/api/emissions', origin || (globalThis.location && globalThis.location.origin) || 'http://localhost').href;
   let list;
   try {
     let answer = typeof emissions === 'function' ? await emissions() : emissions;
     if (answer === undefined) {
-      const r = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
-      if (!r.ok) throw new Error(`HTTP ${r.status}`);
-      answer = await r.json();
+      const response = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      answer = await response.json();
     }
     list = answer && answer.emissions;
     if (!Array.isArray(list)) throw new Error('the answer has no list of emissions');
-  } catch (e) {
-    v.problems.push({ code: 'published_unavailable', reason: String(e && e.message ? e.message : e) });
+  } catch (error) {
+    verdict.problems.push({ code: 'published_unavailable', reason: String(error && error.message ? error.message : error) });
     return;
   }
   const serial = parseSerial(record.serial);
-  const e = list.find((x) => x && x.emission === record.emission && (serial.error || x.code === serial.code));
-  const b = e && Array.isArray(e.blocks) ? e.blocks.find((x) => x && x.block === record.block) : null;
-  if (!b) {
-    v.problems.push({ code: 'not_published', emission: record.emission, block: record.block });
+  const emission = list.find((x) => x && x.emission === record.emission && (serial.error || x.code === serial.code));
+  const block = emission && Array.isArray(emission.blocks) ? emission.blocks.find((x) => x && x.block === record.block) : null;
+  if (!block) {
+    verdict.problems.push({ code: 'not_published', emission: record.emission, block: record.block });
     return;
   }
-  const published = parseHash(b.root);
-  v.published = {
-    emission: e.emission, code: e.code, channel: e.channel, block: b.block, root: published ? toHex(published) : String(b.root),
-    published_ms: b.published_ms, source: 'GET /api/emissions', url,
+  const published = parseHash(block.root);
+  verdict.published = {
+    emission: emission.emission, code: emission.code, channel: emission.channel, block: block.block, root: published ? toHex(published) : String(block.root),
+    published_ms: block.published_ms, source: 'GET /api/emissions', url,
   };
-  if (!v.root) return; // bad_root said it
-  if (published && toHex(published) === v.root) {
-    v.passed.push({ code: 'published', root: v.root, emission: e.emission, block: b.block, published_ms: b.published_ms });
+  if (!verdict.root) return; // bad_root said it
+  if (published && toHex(published) === verdict.root) {
+    verdict.passed.push({ code: 'published', root: verdict.root, emission: emission.emission, block: block.block, published_ms: block.published_ms });
   } else {
-    v.problems.push({ code: 'published', root: v.root, published: v.published.root, emission: e.emission, block: b.block, published_ms: b.published_ms });
+    verdict.problems.push({ code: 'published', root: verdict.root, published: verdict.published.root, emission: emission.emission, block: block.block, published_ms: block.published_ms });
   }
 }
 
@@ -608,33 +612,33 @@ async function checkPublished(record, v, emissions, origin) {
  */
 export async function verifyRecord(record, { prefer = 'auto', emissions, origin } = {}) {
   const provider = cryptoProvider(prefer);
-  const v = { valid: false, serial: record && record.serial, crypto: provider.name, passed: [], problems: [], draws: [], root: null, published: null };
+  const verdict = { valid: false, serial: record && record.serial, crypto: provider.name, passed: [], problems: [], draws: [], root: null, published: null };
   const done = () => {
-    v.valid = v.problems.length === 0;
-    return v;
+    verdict.valid = verdict.problems.length === 0;
+    return verdict;
   };
   if (!record || typeof record !== 'object' || typeof record.serial !== 'string' || typeof record.client_seed !== 'string'
       || typeof record.commitment !== 'string' || !Array.isArray(record.actions) || !Array.isArray(record.draws)) {
-    v.problems.push({ code: 'malformed' });
+    verdict.problems.push({ code: 'malformed' });
     return done();
   }
-  await checkInclusion(record, provider, v);
-  await checkPublished(record, v, emissions, origin);
+  await checkInclusion(record, provider, verdict);
+  await checkPublished(record, verdict, emissions, origin);
   if (record.server_seed == null) {
-    v.problems.push({ code: 'no_seed' });
+    verdict.problems.push({ code: 'no_seed' });
     return done();
   }
   const seed = parseSeed(record.server_seed);
   if (!seed) {
-    v.problems.push({ code: 'bad_seed' });
+    verdict.problems.push({ code: 'bad_seed' });
     return done();
   }
   const computed = toHex(await provider.sha256(seed));
-  if (computed === record.commitment.trim().toLowerCase()) v.passed.push({ code: 'commitment', commitment: computed });
-  else v.problems.push({ code: 'commitment', commitment: record.commitment, computed });
+  if (computed === record.commitment.trim().toLowerCase()) verdict.passed.push({ code: 'commitment', commitment: computed });
+  else verdict.problems.push({ code: 'commitment', commitment: record.commitment, computed });
 
-  record.actions.forEach((a, i) => {
-    if (!a || a.seq !== i) v.problems.push({ code: 'seq', index: i, seq: a && a.seq });
+  record.actions.forEach((action, i) => {
+    if (!action || action.seq !== i) verdict.problems.push({ code: 'seq', index: i, seq: action && action.seq });
   });
 
   const stream = new FairStream(await provider.hmac(seed), record.client_seed, record.serial);
@@ -644,12 +648,12 @@ export async function verifyRecord(record, { prefer = 'auto', emissions, origin 
   for (let i = 0; i < record.actions.length; i++) {
     try {
       events.push(...(await duel.apply(record.actions[i], dealer)));
-    } catch (e) {
-      v.problems.push({ code: 'refused', seq: i, reason: String(e.message || e) });
+    } catch (error) {
+      verdict.problems.push({ code: 'refused', seq: i, reason: String(error.message || error) });
       return done();
     }
   }
-  v.passed.push({ code: 'replayed', actions: record.actions.length });
+  verdict.passed.push({ code: 'replayed', actions: record.actions.length });
 
   const replayed = drawsOf(events, 0);
   const count = Math.max(replayed.length, record.draws.length);
@@ -658,24 +662,24 @@ export async function verifyRecord(record, { prefer = 'auto', emissions, origin 
     const want = replayed[i];
     const got = record.draws[i];
     const ok = sameDraw(want, got);
-    v.draws.push({ n: i, kind: (want || got || {}).kind, recorded: got || null, computed: want || null, ok });
+    verdict.draws.push({ n: i, kind: (want || got || {}).kind, recorded: got || null, computed: want || null, ok });
     if (!ok && want && got) {
       mismatch = true;
-      v.problems.push({ code: 'draw', n: want.n, recorded: got, computed: want });
+      verdict.problems.push({ code: 'draw', n: want.n, recorded: got, computed: want });
     }
   }
   if (replayed.length !== record.draws.length) {
-    v.problems.push({ code: 'draw_count', recorded: record.draws.length, computed: replayed.length });
+    verdict.problems.push({ code: 'draw_count', recorded: record.draws.length, computed: replayed.length });
   } else if (!mismatch) {
-    v.passed.push({ code: 'draws', count: replayed.length });
+    verdict.passed.push({ code: 'draws', count: replayed.length });
   }
 
-  const rec = record.result;
-  if (!duel.result) v.problems.push({ code: 'not_finished' });
-  else if (rec && rec.tricks === duel.result.tricks && rec.prize_cents === duel.result.prize_cents) {
-    v.passed.push({ code: 'result', tricks: rec.tricks, prize_cents: rec.prize_cents });
+  const recorded = record.result;
+  if (!duel.result) verdict.problems.push({ code: 'not_finished' });
+  else if (recorded && recorded.tricks === duel.result.tricks && recorded.prize_cents === duel.result.prize_cents) {
+    verdict.passed.push({ code: 'result', tricks: recorded.tricks, prize_cents: recorded.prize_cents });
   } else {
-    v.problems.push({ code: 'result', recorded: rec ?? null, computed: duel.result });
+    verdict.problems.push({ code: 'result', recorded: recorded ?? null, computed: duel.result });
   }
   return done();
 }
