@@ -166,12 +166,12 @@ impl App {
                 window_ms: config.login_window_s as i64 * 1000,
                 ceiling: None,
             },
-            session_ms: i64::from(config.session_days) * crate::core::account::DAY_MS,
+            session_ms: i64::from(config.session_days) * domain::account::DAY_MS,
             password_hashes: Arc::new(crate::http::PasswordHashes::new(
                 config.password_hashes(),
                 Duration::from_millis(config.password_hash_wait_ms),
             )),
-            limit_rules: crate::core::account::LimitRules {
+            limit_rules: domain::account::LimitRules {
                 cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
                 stake_limit_required: config.stake_limit_required,
             },
@@ -264,7 +264,7 @@ impl App {
 fn longest_limit_window_ms(config: &Config) -> i64 {
     let configured =
         config.redeem_window_s.max(config.login_window_s).max(config.registration_window_s).max(config.demo_window_s);
-    (configured as i64 * 1000).max(crate::core::limits::LOGIN_ATTEMPT_WINDOW_MS)
+    (configured as i64 * 1000).max(domain::limits::LOGIN_ATTEMPT_WINDOW_MS)
 }
 
 /// Once a minute, deletes the limits' counters whose window is over, so
@@ -285,7 +285,7 @@ async fn expire_counters(
                 if let Err(e) = store.expire_counters(crate::store::now_ms() - window_ms).await {
                     tracing::warn!(error = %e, "deleting the limits' expired counters");
                 }
-                let old = crate::store::now_ms() - crate::core::demo::DEMO_LIFETIME_MS;
+                let old = crate::store::now_ms() - domain::demo::DEMO_LIFETIME_MS;
                 if let Err(e) = store.purge_demos(old).await {
                     tracing::warn!(error = %e, "deleting the demo games older than a day");
                 }

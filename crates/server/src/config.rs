@@ -401,7 +401,7 @@ impl Config {
         anyhow::ensure!(self.registration_window_s >= 1, "registration_window_s must be at least 1");
         anyhow::ensure!(self.demo_window_s >= 1, "demo_window_s must be at least 1");
         anyhow::ensure!(
-            self.demo_games_alive == 0 || self.demo_games_alive >= crate::core::limits::DEMO_WINDOWS_ALIVE,
+            self.demo_games_alive == 0 || self.demo_games_alive >= domain::limits::DEMO_WINDOWS_ALIVE,
             "demo_games_alive must be 0 (no ceiling) or at least 26 (a 26th of it may start an hour)"
         );
         anyhow::ensure!((1..=3650).contains(&self.session_days), "session_days must be 1 to 3650");
@@ -470,7 +470,8 @@ impl Config {
     }
 
     /// The payout ceiling of each shop, in cents (its own, or the default).
-    pub fn payout_ceilings(&self) -> PayoutCeilings {
+    pub fn payout_ceilings(&self) -> domain::retail::PayoutCeilings {
+        use domain::retail::PayoutCeilings;
         PayoutCeilings {
             default_cents: self.shop_payout_ceiling_cents as i64,
             shops: self.shop_payout_ceilings.iter().map(|(s, c)| (s.clone(), *c as i64)).collect(),
@@ -485,28 +486,15 @@ impl Config {
         }
     }
 
+    /// The global ceilings: demo games kept, registrations and the limits'
+    /// counters opened an hour.
+    pub fn ceilings(&self) -> domain::limits::Ceilings {
+        domain::limits::Ceilings::new(self.demo_games_alive, self.registrations_per_hour, self.limit_counters_per_hour)
+    }
+
     /// The most requests a commit carries: 1 without group commit.
     pub fn batch_cap(&self) -> usize {
         if self.group_commit { self.group_commit_max } else { 1 }
-    }
-}
-
-/// Each shop's payout ceiling ([`Config::payout_ceilings`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PayoutCeilings {
-    pub default_cents: i64,
-    pub shops: std::collections::BTreeMap<String, i64>,
-}
-
-impl PayoutCeilings {
-    /// The ceiling of `shop`.
-    pub fn of(&self, shop: &str) -> i64 {
-        self.shops.get(shop).copied().unwrap_or(self.default_cents)
-    }
-
-    /// The lowest ceiling of any shop: a prize above it may be a claim.
-    pub fn lowest(&self) -> i64 {
-        self.shops.values().copied().chain(std::iter::once(self.default_cents)).min().unwrap_or(self.default_cents)
     }
 }
 

@@ -6,7 +6,7 @@
 //! no account. It only says, at the next login with the right password,
 //! "this device logged in to this account before", and that login's
 //! password check is then counted in the device's own back-off
-//! ([`crate::core::limits::device_bucket`]) instead of the account's, which
+//! ([`domain::limits::device_bucket`]) instead of the account's, which
 //! every stranger shares. It is stateless: `d1.KEY.NONCE.MAC`, the MAC an
 //! HMAC-SHA256 under the server key `KEY` of the player, the random nonce
 //! and the account's current password hash. So a change of password (new
@@ -14,8 +14,8 @@
 //! account, and nothing is stored per device but its counter, written only
 //! when that device logs in.
 
-use crate::core::PlayerId;
 use crate::keys::Keyring;
+use domain::PlayerId;
 
 /// The domain of the MAC: nothing else the server key signs looks like it.
 const DOMAIN: &[u8] = b"as-capone device token v1";

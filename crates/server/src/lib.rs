@@ -12,26 +12,22 @@
 //! (section `crates/server`), kept there only, so that one map is checked
 //! (`scripts/house-check`) and none goes stale.
 
-mod api;
 mod app;
 mod config;
-mod core;
 mod devices;
-mod error;
 mod fairness;
 mod http;
 mod keys;
 mod metrics;
 mod operator;
 mod store;
-mod supply;
 
-pub use api::ActionRequest;
 pub use app::{App, AppOptions};
 pub use config::{Config, LogFormat, WalletMode};
-pub use core::retail::parse_serial;
-pub use core::{BuyRequest, Caller};
-pub use error::{AppError, CODES as ERROR_CODES, REASONS as ERROR_REASONS, StoreError};
+pub use domain::api::ActionRequest;
+pub use domain::error::{AppError, CODES as ERROR_CODES, REASONS as ERROR_REASONS, StoreError};
+pub use domain::retail::parse_serial;
+pub use domain::{BuyRequest, Caller};
 pub use fairness::ServerSeeds;
 pub use keys::{KeyId, KeyOrigin, Keyring, ServerKey, key_path, new_key_file, parse_salt, read_key_dir};
 pub use metrics::Metrics;
@@ -68,21 +64,16 @@ pub fn init_logging_as(format: LogFormat) {
     };
 }
 
-/// Layers run one way (ARCHITECTURE.md): `core` decides without the
-/// database or HTTP, `store` runs the core's use cases without HTTP.
+/// Layers run one way (ARCHITECTURE.md). Cargo keeps the `domain` crate
+/// (the decisions) free of the database and HTTP: neither is its
+/// dependency. Inside this crate, what Cargo cannot say: `store` runs the
+/// use cases without HTTP.
 #[cfg(test)]
 mod layers {
     use std::path::{Path, PathBuf};
 
-    /// What no file under `src/core` may mention.
-    const NOT_IN_CORE: &[&str] = &["crate::store", "crate::http", "super::super::store", "axum", "sqlx"];
     /// What no file under `src/store` may mention.
     const NOT_IN_STORE: &[&str] = &["crate::http", "axum"];
-    /// The modules outside `src/core` that core uses: they must keep it free
-    /// of the store, HTTP and the database libraries too.
-    const USED_BY_CORE: &[&str] = &["api.rs", "error.rs"];
-    /// What those modules may not mention.
-    const NOT_UNDER_CORE: &[&str] = &["crate::store", "crate::http", "axum", "sqlx", "rusqlite"];
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -95,44 +86,33 @@ mod layers {
         }
     }
 
-    /// Each file under `src/<layer>` that mentions a forbidden name, with the name.
-    fn offences(layer: &str, forbidden: &[&str]) -> Vec<String> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(layer);
+    #[test]
+    fn store_imports_no_http_module_nor_axum() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join("store");
         let mut files = Vec::new();
         rust_files(&dir, &mut files);
         assert!(!files.is_empty(), "no Rust file under {}", dir.display());
-        mentions(files, forbidden)
-    }
-
-    fn mentions(files: Vec<PathBuf>, forbidden: &[&str]) -> Vec<String> {
         let mut found = Vec::new();
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
-            for name in forbidden {
-                if text.contains(name) {
-                    found.push(format!("{} mentions {name}", file.display()));
-                }
-            }
+            found.extend(
+                NOT_IN_STORE
+                    .iter()
+                    .filter(|name| text.contains(*name))
+                    .map(|name| format!("{} mentions {name}", file.display())),
+            );
         }
-        found
-    }
-
-    #[test]
-    fn core_imports_neither_the_store_nor_http_nor_axum_nor_sqlx() {
-        let found = offences("core", NOT_IN_CORE);
-        assert!(found.is_empty(), "core must not depend on store or HTTP: {found:#?}");
-    }
-
-    #[test]
-    fn what_core_uses_outside_it_names_no_store_http_or_database_library() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let found = mentions(USED_BY_CORE.iter().map(|f| src.join(f)).collect(), NOT_UNDER_CORE);
-        assert!(found.is_empty(), "core reaches the store, HTTP or a database through: {found:#?}");
-    }
-
-    #[test]
-    fn store_imports_no_http_module_nor_axum() {
-        let found = offences("store", NOT_IN_STORE);
         assert!(found.is_empty(), "store must not depend on HTTP: {found:#?}");
+    }
+
+    #[test]
+    fn the_domain_crate_depends_on_no_database_nor_http_library() {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../domain/Cargo.toml");
+        let text = std::fs::read_to_string(manifest).unwrap();
+        let dependencies = text.split("[dependencies]").nth(1).expect("a [dependencies] table");
+        for library in ["axum", "sqlx", "rusqlite", "tokio", "hyper", "as-capone-server"] {
+            let named = dependencies.lines().any(|l| l.split(['=', '.', ' ']).next() == Some(library));
+            assert!(!named, "crates/domain must not depend on {library}");
+        }
     }
 }

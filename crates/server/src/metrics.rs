@@ -116,7 +116,7 @@ impl Metrics {
         )
         .expect("metric");
         // Every ceiling is exported from the start (0), for the alert rules.
-        for name in crate::core::limits::CEILINGS {
+        for name in domain::limits::CEILINGS {
             ceiling_refused.with_label_values(&[name]);
             ceiling_use.with_label_values(&[name]);
         }
@@ -262,8 +262,8 @@ impl Metrics {
     }
 
     /// Counts what a committed write did (never before its COMMIT).
-    pub fn count(&self, effect: crate::core::Effect) {
-        use crate::core::Effect;
+    pub fn count(&self, effect: domain::Effect) {
+        use domain::Effect;
         match effect {
             Effect::PlayerCreated => self.players_created.inc(),
             Effect::Sold => self.tickets_sold.inc(),

@@ -1,20 +1,21 @@
 //! A player's own account over HTTP (docs/player-api.md): a login and a
 //! password (argon2id), sessions, the limits they set on their play and
-//! their self-exclusion. The decisions are [`crate::core::account`]'s; the
+//! their self-exclusion. The decisions are [`domain::account`]'s; the
 //! password work (tens of milliseconds of CPU by design) runs on the
 //! blocking pool, never on the SQLite writer.
 
+use super::HttpError;
 use super::{AppState, Authed, AuthedVia, JsonBody, RequiredJson, bearer};
-use crate::api::{LimitsView, Me, NewPlayerBody, PlayerCreated, parse_name};
-use crate::core::account::LimitsRequest;
-use crate::core::limits;
-use crate::error::{AppError, ErrorBody};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use domain::account::LimitsRequest;
+use domain::api::{LimitsView, Me, NewPlayerBody, PlayerCreated, parse_name};
+use domain::error::{AppError, ErrorBody};
+use domain::limits;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -25,13 +26,13 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct LimitsBody {
     #[schema(minimum = 1, maximum = 1000)]
-    #[serde(default, deserialize_with = "crate::api::json_opt_i64")]
+    #[serde(default, deserialize_with = "domain::api::json_opt_i64")]
     pub tickets_per_day: Option<i64>,
     /// `null`: no limit on stakes, refused (400 `stake_limit_required`)
     /// while the server requires one (`stake_limit_required`, on by
     /// default): the document it then serves gives this field no `null`.
     #[schema(minimum = 1, maximum = 10000000)]
-    #[serde(default, deserialize_with = "crate::api::json_opt_i64")]
+    #[serde(default, deserialize_with = "domain::api::json_opt_i64")]
     pub spend_per_week_cents: Option<i64>,
 }
 
@@ -40,7 +41,7 @@ pub struct LimitsBody {
 #[serde(deny_unknown_fields)]
 pub struct SelfExclusionBody {
     #[schema(minimum = 1, maximum = 365)]
-    #[serde(deserialize_with = "crate::api::json_i64")]
+    #[serde(deserialize_with = "domain::api::json_i64")]
     pub days: i64,
 }
 
@@ -54,7 +55,7 @@ pub struct CredentialsBody {
     pub password: String,
     /// Required when the account has a password already.
     #[schema(max_length = 128)]
-    #[serde(default, deserialize_with = "crate::api::opt_password_field")]
+    #[serde(default, deserialize_with = "domain::api::opt_password_field")]
     pub current_password: Option<String>,
 }
 
@@ -65,7 +66,7 @@ pub struct LoginBody {
     #[schema(max_length = 32)]
     pub login: String,
     #[schema(max_length = 128)]
-    #[serde(deserialize_with = "crate::api::password_field")]
+    #[serde(deserialize_with = "domain::api::password_field")]
     pub password: String,
     /// The `device_token` this device was given at its last login
     /// (docs/limits.md, "Logins"): its password checks are then counted on
@@ -201,7 +202,7 @@ fn dummy_hash() -> &'static str {
 /// (the writer checks again in the unit that writes it).
 pub async fn ensure_login_free(state: &AppState, login: &str, player: Option<i64>) -> Result<(), AppError> {
     match state.store.login(login).await? {
-        Some((owner, _)) if Some(owner) != player => Err(crate::core::account::login_taken(login)),
+        Some((owner, _)) if Some(owner) != player => Err(domain::account::login_taken(login)),
         _ => Ok(()),
     }
 }
@@ -252,7 +253,7 @@ pub struct Recovered {
 #[serde(deny_unknown_fields)]
 pub struct RecoveryCodeBody {
     #[schema(max_length = 128)]
-    #[serde(deserialize_with = "crate::api::password_field")]
+    #[serde(deserialize_with = "domain::api::password_field")]
     pub password: String,
 }
 
@@ -267,7 +268,7 @@ pub struct RecoveryCode {
 #[serde(deny_unknown_fields)]
 pub struct CloseAccountBody {
     #[schema(max_length = 128)]
-    #[serde(default, deserialize_with = "crate::api::opt_password_field")]
+    #[serde(default, deserialize_with = "domain::api::opt_password_field")]
     pub password: Option<String>,
 }
 
@@ -281,9 +282,8 @@ pub struct AccountClosed {
 
 /// A new recovery code (80 random bits) and its argon2id hash.
 async fn new_recovery_code(state: &AppState) -> Result<(String, String), AppError> {
-    let code = crate::core::account::recovery_code(crate::fairness::random_bytes::<10>());
-    let compact =
-        crate::core::account::parse_recovery_code(&code).ok_or_else(|| AppError::internal("recovery code"))?;
+    let code = domain::account::recovery_code(crate::fairness::random_bytes::<10>());
+    let compact = domain::account::parse_recovery_code(&code).ok_or_else(|| AppError::internal("recovery code"))?;
     Ok((code, hash_password(&state.password_hashes, compact).await?))
 }
 
@@ -300,13 +300,13 @@ pub async fn recover(
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<RecoveryBody>,
-) -> Result<(StatusCode, Json<Recovered>), AppError> {
+) -> Result<(StatusCode, Json<Recovered>), HttpError> {
     accounts_are_ours(&state)?;
     check_password(&body.password)?;
     let ip = super::client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or recovery code".into());
     let login = parse_login(&body.login).ok();
-    let code = crate::core::account::parse_recovery_code(&body.recovery_code);
+    let code = domain::account::parse_recovery_code(&body.recovery_code);
     let found = match &login {
         Some(login) => state.store.recovery(login).await?,
         None => None,
@@ -325,7 +325,7 @@ pub async fn recover(
     // A malformed code still costs a verification: the time says nothing.
     let matched = verify_password(&state.password_hashes, code.clone().unwrap_or_default(), hash.clone()).await?;
     let (true, Some(_), Some(player), Some(verified), Some(login)) = (matched, code, player, hash, login) else {
-        return Err(wrong());
+        return Err(wrong().into());
     };
     state.store.count(vec![limits::login_succeeded(&limits::account_bucket(&login), crate::store::now_ms())]).await?;
     let password_hash = hash_password(&state.password_hashes, body.password).await?;
@@ -358,7 +358,7 @@ async fn check_holder_password(
     let mut admissions: Vec<_> = state.logins.admission("password", ip, "password checks").into_iter().collect();
     let login = state.store.me(player).await?.login;
     if let Some(login) = &login {
-        admissions.push(crate::core::usecase::Admission::Account { bucket: limits::account_bucket(login) });
+        admissions.push(domain::usecase::Admission::Account { bucket: limits::account_bucket(login) });
     }
     state.store.admit(admissions).await.inspect_err(|e| {
         if matches!(e, AppError::TooManyAttempts { .. }) {
@@ -389,16 +389,17 @@ pub async fn renew_recovery_code(
     headers: HeaderMap,
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<RecoveryCodeBody>,
-) -> Result<Json<RecoveryCode>, AppError> {
+) -> Result<Json<RecoveryCode>, HttpError> {
     accounts_are_ours(&state)?;
     let Some(was) = state.store.password_hash(player).await? else {
         return Err(AppError::Conflict(
             "this account has no login: set a login and a password first (PUT /api/me/credentials)".into(),
-        ));
+        )
+        .into());
     };
     let ip = super::client_ip(&state, peer, &headers);
     if !check_holder_password(&state, ip, player, body.password, Some(was.clone())).await? {
-        return Err(AppError::Forbidden("password is wrong".into()));
+        return Err(AppError::Forbidden("password is wrong".into()).into());
     }
     let (recovery_code, recovery_hash) = new_recovery_code(&state).await?;
     state.store.renew_recovery(player, was, recovery_hash).await?;
@@ -420,16 +421,16 @@ pub async fn close_account(
     headers: HeaderMap,
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<CloseAccountBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     accounts_are_ours(&state)?;
     let was = state.store.password_hash(player).await?;
     if was.is_some() {
         let Some(password) = body.password else {
-            return Err(AppError::Forbidden("this account has a password: give it as password".into()));
+            return Err(AppError::Forbidden("this account has a password: give it as password".into()).into());
         };
         let ip = super::client_ip(&state, peer, &headers);
         if !check_holder_password(&state, ip, player, password, was.clone()).await? {
-            return Err(AppError::Forbidden("password is wrong".into()));
+            return Err(AppError::Forbidden("password is wrong".into()).into());
         }
     }
     let answer = state.store.close_account(player, was).await?;
@@ -448,7 +449,7 @@ pub async fn create_player(
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     JsonBody(body): JsonBody<NewPlayerBody>,
-) -> Result<(StatusCode, Json<PlayerCreated>), AppError> {
+) -> Result<(StatusCode, Json<PlayerCreated>), HttpError> {
     accounts_are_ours(&state)?;
     let ip = super::client_ip(&state, peer, &headers);
     if let Some(admission) = state.registrations.admission("register", ip, "new players") {
@@ -472,7 +473,7 @@ pub async fn create_player(
             recovery = Some((code, hashed));
             Some((login, password_hash))
         }
-        _ => return Err(AppError::BadRequest("login and password go together".into())),
+        _ => return Err(AppError::BadRequest("login and password go together".into()).into()),
     };
     let (code, recovery_hash) = recovery.unzip();
     let password_hash = credentials.as_ref().map(|(_, hash)| hash.clone());
@@ -487,7 +488,7 @@ pub async fn create_player(
 #[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = [])),
     responses((status = 200, body = Me), (status = 401, body = ErrorBody),
               (status = 503, description = "operator mode: the operator's wallet did not give the balance", body = ErrorBody)))]
-pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, AppError> {
+pub async fn me(State(state): State<AppState>, Authed(player): Authed) -> Result<Json<Me>, HttpError> {
     let mut me = state.store.me(player).await?;
     if let Some(wallet) = &state.wallet {
         // The operator owns the money: its balance, never play money of ours.
@@ -524,20 +525,20 @@ pub struct StatementQuery {
 /// of time played).
 #[utoipa::path(get, path = "/api/me/statement", tag = "players", security(("bearer" = [])),
     params(StatementQuery),
-    responses((status = 200, body = crate::api::StatementView), (status = 400, body = ErrorBody),
+    responses((status = 200, body = domain::api::StatementView), (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody),
               (status = 403, description = "operator_mode: the operator owns the players' money", body = ErrorBody)))]
 pub async fn statement(
     State(state): State<AppState>,
     Authed(player): Authed,
     query: Result<axum::extract::Query<StatementQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     accounts_are_ours(&state)?;
     let axum::extract::Query(query) =
         query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     let now = crate::store::now_ms();
     // An older start is read from 31 days ago (a session's reminder never needs more).
-    let since = query.since_ms.map(|s| s.clamp(now - 31 * crate::core::account::DAY_MS, now));
+    let since = query.since_ms.map(|s| s.clamp(now - 31 * domain::account::DAY_MS, now));
     let view = state.store.statement(player, since).await?;
     Ok(axum::Json(view).into_response())
 }
@@ -546,7 +547,7 @@ pub async fn statement(
 #[utoipa::path(get, path = "/api/me/limits", tag = "players", security(("bearer" = [])),
     responses((status = 200, body = LimitsView), (status = 401, body = ErrorBody),
               (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody)))]
-pub async fn get_limits(State(state): State<AppState>, Authed(player): Authed) -> Result<Response, AppError> {
+pub async fn get_limits(State(state): State<AppState>, Authed(player): Authed) -> Result<Response, HttpError> {
     accounts_are_ours(&state)?;
     let view = state.store.limits(player, state.limit_rules).await?;
     Ok(axum::Json(view).into_response())
@@ -562,7 +563,7 @@ pub async fn put_limits(
     State(state): State<AppState>,
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<LimitsBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     accounts_are_ours(&state)?;
     let request =
         LimitsRequest { tickets_per_day: body.tickets_per_day, spend_per_week_cents: body.spend_per_week_cents };
@@ -580,7 +581,7 @@ pub async fn self_exclusion(
     State(state): State<AppState>,
     Authed(player): Authed,
     RequiredJson(body): RequiredJson<SelfExclusionBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     accounts_are_ours(&state)?;
     let answer = state.store.self_exclude(player, body.days, state.limit_rules).await?;
     Ok(json_answer(StatusCode::OK, answer))
@@ -600,18 +601,18 @@ pub async fn put_credentials(
     headers: HeaderMap,
     AuthedVia(player, via): AuthedVia,
     RequiredJson(body): RequiredJson<CredentialsBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     accounts_are_ours(&state)?;
     let login = parse_login(&body.login)?;
     check_password(&body.password)?;
     let was = state.store.password_hash(player).await?;
     if was.is_some() {
         let Some(current) = body.current_password else {
-            return Err(AppError::Forbidden("this account has a password: give it as current_password".into()));
+            return Err(AppError::Forbidden("this account has a password: give it as current_password".into()).into());
         };
         let ip = super::client_ip(&state, peer, &headers);
         if !check_holder_password(&state, ip, player, current, was.clone()).await? {
-            return Err(AppError::Forbidden("current_password is wrong".into()));
+            return Err(AppError::Forbidden("current_password is wrong".into()).into());
         }
     }
     ensure_login_free(&state, &login, Some(player)).await?;
@@ -631,7 +632,7 @@ pub async fn login(
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<LoginBody>,
-) -> Result<(StatusCode, axum::Json<SessionCreated>), AppError> {
+) -> Result<(StatusCode, axum::Json<SessionCreated>), HttpError> {
     accounts_are_ours(&state)?;
     let ip = super::client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or password".into());
@@ -651,7 +652,7 @@ pub async fn login(
             Some(device) => limits::device_bucket(device),
             None => limits::account_bucket(login),
         };
-        admissions.push(crate::core::usecase::Admission::Account { bucket });
+        admissions.push(domain::usecase::Admission::Account { bucket });
     }
     state.store.admit(admissions).await.inspect_err(|e| {
         if matches!(e, AppError::TooManyAttempts { .. }) {
@@ -663,9 +664,9 @@ pub async fn login(
         None => (None, None),
     };
     if !verify_password(&state.password_hashes, body.password, hash.clone()).await? {
-        return Err(wrong());
+        return Err(wrong().into());
     }
-    let (Some(player), Some(verified)) = (player, hash) else { return Err(wrong()) };
+    let (Some(player), Some(verified)) = (player, hash) else { return Err(wrong().into()) };
     if let Some(login) = &login {
         let now = crate::store::now_ms();
         let mut succeeded = vec![limits::login_succeeded(&limits::account_bucket(login), now)];
@@ -712,7 +713,7 @@ async fn known_device(
 #[utoipa::path(delete, path = "/api/sessions/current", tag = "players", security(("bearer" = [])),
     responses((status = 204, description = "the token no longer works"), (status = 401, body = ErrorBody),
               (status = 409, description = "the player's own token of an account without a login: set one first", body = ErrorBody)))]
-pub async fn logout(State(state): State<AppState>, AuthedVia(player, via): AuthedVia) -> Result<StatusCode, AppError> {
+pub async fn logout(State(state): State<AppState>, AuthedVia(player, via): AuthedVia) -> Result<StatusCode, HttpError> {
     state.store.logout(player, via).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -756,7 +757,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let e = hash_password(&h, "correct horse".into()).await.unwrap_err();
         assert_eq!((e.status(), e.code()), (503, "unavailable"));
-        let r = e.into_response();
+        let r = HttpError(e).into_response();
         assert_eq!(r.headers()[header::RETRY_AFTER], "1");
         slow.await.unwrap().unwrap();
         // Once it is free, the next hash passes.

@@ -2,10 +2,8 @@
 //! emissions. Every `/api/admin/...` request needs one of the operator
 //! tokens of the configuration: none gets 401, a player's token 403.
 
+use super::HttpError;
 use super::{AppState, PathParam, RequiredJson, bearer};
-use crate::api::Channel;
-use crate::core::claims::reference;
-use crate::error::{AppError, ErrorBody};
 use crate::store::{EmissionCreated, EmissionReport};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
@@ -13,6 +11,9 @@ use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use domain::api::Channel;
+use domain::claims::reference;
+use domain::error::{AppError, ErrorBody};
 use math::PrizeTable;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -27,9 +28,9 @@ pub struct Operator {
 }
 
 impl FromRequestParts<AppState> for Operator {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Operator, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Operator, HttpError> {
         let token = bearer(&parts.headers)?;
         let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         // Comparing hashes, every one: the time taken says nothing of the tokens.
@@ -42,9 +43,11 @@ impl FromRequestParts<AppState> for Operator {
             return Ok(Operator { token });
         }
         if state.store.authenticate(token).await?.is_some() {
-            return Err(AppError::Forbidden("the operator's desk needs an operator token, not a player's".into()));
+            return Err(
+                AppError::Forbidden("the operator's desk needs an operator token, not a player's".into()).into()
+            );
         }
-        Err(AppError::Unauthorized("invalid operator token".into()))
+        Err(AppError::Unauthorized("invalid operator token".into()).into())
     }
 }
 
@@ -79,7 +82,7 @@ pub struct MoreBlocks {
 
 /// A count as JSON Schema's `integer` reads it: `2` or `2.0`.
 fn whole_u32<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let n = crate::api::json_i64(d)?;
+    let n = domain::api::json_i64(d)?;
     u32::try_from(n)
         .map_err(|_| serde::de::Error::custom(format!("expected a whole number from 0 to {}, found {n}", u32::MAX)))
 }
@@ -233,13 +236,15 @@ pub async fn create_emission(
     State(state): State<AppState>,
     _: Operator,
     RequiredJson(body): RequiredJson<NewEmission>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let table = parse_table(&body.table)?;
     fits_the_ledger(&table).map_err(AppError::BadRequest)?;
     accepted_table(&table, state.allow_non_regulation_table).map_err(AppError::BadRequest)?;
     let notice_ref = body.notice_ref.as_deref().map(|r| reference("notice_ref", r)).transpose()?;
     let store = state.store.clone();
-    detached(async move { store.create_emission(table, body.channel, body.blocks, notice_ref).await }).await
+    detached(async move { store.create_emission(table, body.channel, body.blocks, notice_ref).await })
+        .await
+        .map_err(HttpError)
 }
 
 /// A number of the path (an emission's, a block's). Anything else names
@@ -262,10 +267,10 @@ pub async fn add_blocks(
     _: Operator,
     PathParam(id): PathParam<String>,
     RequiredJson(body): RequiredJson<MoreBlocks>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let id = path_number(&id, "emission")?;
     let store = state.store.clone();
-    detached(async move { store.add_blocks(id, body.blocks).await }).await
+    detached(async move { store.add_blocks(id, body.blocks).await }).await.map_err(HttpError)
 }
 
 /// `GET /api/admin/emissions`.
@@ -292,7 +297,7 @@ pub struct VersionInfo {
 #[utoipa::path(get, path = "/api/admin/version", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "the versions", body = VersionInfo),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn version(State(state): State<AppState>, _: Operator) -> Result<Json<VersionInfo>, AppError> {
+pub async fn version(State(state): State<AppState>, _: Operator) -> Result<Json<VersionInfo>, HttpError> {
     let database_schema = state.store.database_schema().await?;
     Ok(Json(VersionInfo { version: crate::store::VERSION, schema: crate::store::schema_version(), database_schema }))
 }
@@ -301,7 +306,7 @@ pub async fn version(State(state): State<AppState>, _: Operator) -> Result<Json<
 #[utoipa::path(get, path = "/api/admin/emissions", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "every emission's figures", body = Reports),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Result<Json<Reports>, AppError> {
+pub async fn list_emissions(State(state): State<AppState>, _: Operator) -> Result<Json<Reports>, HttpError> {
     Ok(Json(Reports { emissions: state.store.emission_reports(None).await? }))
 }
 
@@ -314,10 +319,10 @@ pub async fn get_emission(
     State(state): State<AppState>,
     _: Operator,
     PathParam(id): PathParam<String>,
-) -> Result<Json<EmissionReport>, AppError> {
+) -> Result<Json<EmissionReport>, HttpError> {
     let id = path_number(&id, "emission")?;
     let mut one = state.store.emission_reports(Some(id)).await?;
-    one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
+    one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")).into())
 }
 
 /// `POST /api/admin/emissions/{id}/close` body, optional.
@@ -353,8 +358,8 @@ pub async fn close_emission(
     _: Operator,
     PathParam(id): PathParam<String>,
     super::JsonBody(body): super::JsonBody<CloseBody>,
-) -> Result<Json<EmissionReport>, AppError> {
-    use crate::core::retail::{paris_day, parse_day};
+) -> Result<Json<EmissionReport>, HttpError> {
+    use domain::retail::{paris_day, parse_day};
     let id = path_number(&id, "emission")?;
     let report = state.store.emission_reports(Some(id)).await?;
     let created = report.first().map_or(0, |r| r.created_ms);
@@ -367,15 +372,16 @@ pub async fn close_emission(
     if day(notice) < day(paris_day(created)) || day(notice) > day(paris_day(now)) + 366 {
         return Err(AppError::BadRequest(format!(
             "closing_notice_date {} must be from the emission's creation day ({}) to a year from today",
-            crate::core::retail::day_text(notice),
-            crate::core::retail::day_text(paris_day(created))
-        )));
+            domain::retail::day_text(notice),
+            domain::retail::day_text(paris_day(created))
+        ))
+        .into());
     }
     let notice_ref = body.closing_notice_ref.as_deref().map(|r| reference("closing_notice_ref", r)).transpose()?;
-    let close = crate::core::claims::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
+    let close = domain::claims::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
     state.store.close_emission(close).await?;
     let mut one = state.store.emission_reports(Some(id)).await?;
-    one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")))
+    one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")).into())
 }
 
 /// `GET /api/admin/emissions/{id}/blocks/{n}/print.csv` query.
@@ -410,7 +416,7 @@ pub async fn print_file(
     headers: HeaderMap,
     PathParam((id, n)): PathParam<(String, String)>,
     query: Result<Query<PrintQuery>, QueryRejection>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let (id, n) = (path_number(&id, "emission")?, path_number(&n, "block")?);
     let Query(q) = query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     let codes = q.codes.unwrap_or(true);

@@ -18,13 +18,14 @@
 //! tickets, a fraction of a second) and answered 503 `timeout`, with how
 //! far it went and what to do: fewer games, or the CLI, which has no limit.
 
+use super::HttpError;
 use super::admin::{Operator, path_number};
 use super::{AppState, PathParam};
-use crate::error::AppError;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use domain::error::AppError;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -100,18 +101,18 @@ fn too_slow(games: u64, played: u64, limit: Duration) -> AppError {
 #[utoipa::path(get, path = "/api/admin/emissions/{id}/certification", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number"), CertificationQuery),
     responses((status = 200, description = "the report, text/html, as an attachment", content_type = "text/html"),
-              (status = 400, description = "games out of 1 to 1 000 000, or not a number", body = crate::error::ErrorBody),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-              (status = 404, body = crate::error::ErrorBody),
+              (status = 400, description = "games out of 1 to 1 000 000, or not a number", body = domain::error::ErrorBody),
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody),
+              (status = 404, body = domain::error::ErrorBody),
               (status = 503, description = "unavailable: another report is being written, with Retry-After; timeout: the \
                 report was not written within the server's request time limit (request_timeout_ms), and was stopped: \
-                ask for fewer games", body = crate::error::ErrorBody)))]
+                ask for fewer games", body = domain::error::ErrorBody)))]
 pub async fn certification(
     State(state): State<AppState>,
     _: Operator,
     PathParam(id): PathParam<String>,
     query: Result<Query<CertificationQuery>, QueryRejection>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let emission = path_number(&id, "emission")?;
     let Query(q) = query.map_err(|e| AppError::BadRequest(e.body_text()))?;
     let games = q.games.unwrap_or(DEFAULT_GAMES);
@@ -119,7 +120,8 @@ pub async fn certification(
         return Err(AppError::BadRequest(format!(
             "games must be between 1 and {MAX_GAMES} tickets per draw stream, not {games}; \
              for more, run `as-capone report --table FILE --games N` (docs/certification.md)"
-        )));
+        ))
+        .into());
     }
     let (digest, toml) = state
         .store
@@ -132,14 +134,16 @@ pub async fn certification(
         return Err(AppError::internal(format!(
             "emission {emission}'s stored table has digest {}, not its recorded {digest}",
             table.digest()
-        )));
+        ))
+        .into());
     }
     if state.certifying.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return Err(AppError::Busy {
             message: "a certification report is being written; one is written at a time: try again in a few seconds"
                 .into(),
             retry_after_s: RETRY_AFTER_S,
-        });
+        }
+        .into());
     }
     let running = Running(state.certifying.clone());
     let threads = std::thread::available_parallelism().map(|n| n.get() / 2).unwrap_or(1).max(1);
@@ -171,7 +175,7 @@ pub async fn certification(
         Ok(built) => built.map_err(|e| AppError::internal(format!("the certification report: {e}")))?,
         Err(_) => {
             deadline.passed.store(true, Ordering::Relaxed);
-            return Err(too_slow(games, deadline.played.load(Ordering::Relaxed), state.request_timeout));
+            return Err(too_slow(games, deadline.played.load(Ordering::Relaxed), state.request_timeout).into());
         }
     };
     let page = built.map_err(|e| AppError::internal(format!("the certification report: {e:#}")))?;

@@ -2,15 +2,16 @@
 //! listed, and their payment by the operator's payment centre recorded
 //! once (operator; docs/shops.md "Claims and the payout ceiling").
 
+use super::HttpError;
 use super::admin::Operator;
 use super::{AppState, RequiredJson};
-use crate::core::claims::reference;
-use crate::core::retail::RetailAnswer;
-use crate::error::{AppError, ErrorBody};
 use crate::store::Claims;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
+use domain::claims::reference;
+use domain::error::ErrorBody;
+use domain::retail::RetailAnswer;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -20,7 +21,7 @@ use utoipa::ToSchema;
 #[utoipa::path(get, path = "/api/admin/claims", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "the claims, the latest won first (at most 1 000)", body = Claims),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn list(State(state): State<AppState>, _: Operator) -> Result<Json<Claims>, AppError> {
+pub async fn list(State(state): State<AppState>, _: Operator) -> Result<Json<Claims>, HttpError> {
     Ok(Json(state.store.claims(&state.payout_ceilings).await?))
 }
 
@@ -57,7 +58,7 @@ pub async fn pay(
     State(state): State<AppState>,
     _: Operator,
     RequiredJson(body): RequiredJson<ClaimPayBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let payment = reference("reference", &body.reference)?;
     let (answer, replayed) = state.store.pay_claim(&body.serial, payment, state.payout_ceilings.clone()).await?;
     Ok(super::retail::shop_answer(answer, replayed))

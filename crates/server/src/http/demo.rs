@@ -1,17 +1,18 @@
 //! The free demo game ("Essayer gratuitement", docs/player-api.md "Demo
 //! games"): `POST /api/demo` starts one without account or money, and its
 //! own bearer token reads and plays it at `/api/demo/{id}`. The decisions
-//! are [`crate::core::demo`]'s; the rows [`crate::store`]'s.
+//! are [`domain::demo`]'s; the rows [`crate::store`]'s.
 
+use super::HttpError;
 use super::{AppState, PathParam, RequiredJson, bearer};
-use crate::api::{ActionAnswer, ActionRequest, ClientSeed, TicketEnvelope, TicketView};
-use crate::core::demo::{self, DEMO_LIFETIME_MS, DemoDecision, DemoRecord, DemoRow};
-use crate::error::{AppError, ErrorBody};
 use crate::store::{now_ms, token_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use domain::api::{ActionAnswer, ActionRequest, ClientSeed, TicketEnvelope, TicketView};
+use domain::demo::{self, DEMO_LIFETIME_MS, DemoDecision, DemoRecord, DemoRow};
+use domain::error::{AppError, ErrorBody};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -48,9 +49,9 @@ pub async fn start(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     if !state.demo_games {
-        return Err(AppError::NotFound("demo games are turned off on this server".into()));
+        return Err(AppError::NotFound("demo games are turned off on this server".into()).into());
     }
     let ip = super::client_ip(&state, peer, &headers);
     if let Some(admission) = state.demos.admission("demo", ip, "demo games") {
@@ -96,7 +97,7 @@ pub async fn get(
     State(state): State<AppState>,
     headers: HeaderMap,
     PathParam(id): PathParam<String>,
-) -> Result<Json<TicketEnvelope>, AppError> {
+) -> Result<Json<TicketEnvelope>, HttpError> {
     let row = own_game(&state, &headers, &id).await?;
     Ok(Json(TicketEnvelope { ticket: demo::view(&demo::replay(&row)?.ticket) }))
 }
@@ -114,8 +115,8 @@ pub async fn act(
     headers: HeaderMap,
     PathParam(id): PathParam<String>,
     RequiredJson(request): RequiredJson<ActionRequest>,
-) -> Result<Response, AppError> {
-    let random = ClientSeed::random();
+) -> Result<Response, HttpError> {
+    let random = ClientSeed::from_random(crate::fairness::random_bytes());
     // Two requests deciding on the same seq at once: one writes, the other
     // decides again on the row as written (a replay, or a conflict).
     for _ in 0..3 {
@@ -131,7 +132,7 @@ pub async fn act(
         };
         return Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response());
     }
-    Err(AppError::Conflict("the demo game moved while this action was decided: send it again".into()))
+    Err(AppError::Conflict("the demo game moved while this action was decided: send it again".into()).into())
 }
 
 /// A demo game's record: its actions and draws (the page replays its
@@ -143,7 +144,7 @@ pub async fn record(
     State(state): State<AppState>,
     headers: HeaderMap,
     PathParam(id): PathParam<String>,
-) -> Result<Json<DemoRecord>, AppError> {
+) -> Result<Json<DemoRecord>, HttpError> {
     let row = own_game(&state, &headers, &id).await?;
     Ok(Json(demo::record(&row)?))
 }

@@ -4,13 +4,14 @@
 //! like every `/api/admin/...` request (none: 401; a player's: 403; a
 //! shop's or any other: 401).
 
+use super::HttpError;
 use super::admin::{Operator, fits_the_ledger, parse_table};
 use super::{AppState, RequiredJson};
-use crate::error::AppError;
 use crate::store::{CurrentKey, PlayersSummary, now_ms};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
+use domain::error::AppError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -85,9 +86,9 @@ const ACTIONS_ROUTE: &str = "/api/tickets/{id}/actions";
 /// play, players' settings in aggregate, wallet outbox, this process's figures (operator).
 #[utoipa::path(get, path = "/api/admin/health", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "the system's health", body = DeskHealth),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-              (status = 503, body = crate::error::ErrorBody)))]
-pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<DeskHealth>, AppError> {
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody),
+              (status = 503, body = domain::error::ErrorBody)))]
+pub async fn health(State(state): State<AppState>, _: Operator) -> Result<Json<DeskHealth>, HttpError> {
     let store = &state.store;
     let m = &state.metrics;
     let read = async {
@@ -166,13 +167,13 @@ pub struct TableCheck {
 #[utoipa::path(post, path = "/api/admin/tables/check", tag = "operator", security(("bearer" = [])),
     request_body = TableCheckBody,
     responses((status = 200, description = "the table's figures and whether it is accepted", body = TableCheck),
-              (status = 400, description = "not a prize table, one art. 3.1 forbids, or one the ledger cannot hold", body = crate::error::ErrorBody),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)))]
+              (status = 400, description = "not a prize table, one art. 3.1 forbids, or one the ledger cannot hold", body = domain::error::ErrorBody),
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody)))]
 pub async fn check_table(
     State(state): State<AppState>,
     _: Operator,
     RequiredJson(body): RequiredJson<TableCheckBody>,
-) -> Result<Json<TableCheck>, AppError> {
+) -> Result<Json<TableCheck>, HttpError> {
     // A table the ledger cannot hold is no table at all, here as at the
     // emission's creation: 400, as for one the table's own rules forbid.
     let table = parse_table(&body.table)?;
@@ -284,13 +285,13 @@ fn risk_shape(table: &math::PrizeTable) -> std::sync::Arc<RiskShape> {
 #[utoipa::path(get, path = "/api/admin/emissions/{id}/risk", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
     responses((status = 200, description = "the chart's data", body = RiskChart),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-              (status = 404, body = crate::error::ErrorBody)))]
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody),
+              (status = 404, body = domain::error::ErrorBody)))]
 pub async fn risk(
     State(state): State<AppState>,
     _: Operator,
     super::PathParam(id): super::PathParam<String>,
-) -> Result<Json<RiskChart>, AppError> {
+) -> Result<Json<RiskChart>, HttpError> {
     let emission = super::admin::path_number(&id, "emission")?;
     let table = state
         .store
@@ -318,7 +319,7 @@ pub async fn risk(
                 let block = u32::try_from(block).map_err(|_| AppError::internal("a block number"))?;
                 Ok(BlockRunning { block, printed, finished, prizes_won_cents })
             })
-            .collect::<Result<_, AppError>>()?,
+            .collect::<Result<_, HttpError>>()?,
     }))
 }
 

@@ -10,12 +10,13 @@
 //!   exact mean and variance of one ticket's prize;
 //! - `GET /api/admin/shops`: the paper channel per shop.
 
+use super::HttpError;
 use super::admin::{Operator, path_number};
 use super::{AppState, PathParam};
-use crate::error::AppError;
 use crate::store::now_ms;
 use axum::Json;
 use axum::extract::State;
+use domain::error::AppError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -27,7 +28,7 @@ const SALES_BUCKETS: i64 = 50;
 pub struct SalesChart {
     pub emission: u32,
     /// `online` or `paper`: the channel all its tickets are sold on.
-    pub channel: crate::api::Channel,
+    pub channel: domain::api::Channel,
     pub price_cents: i64,
     /// The first and last sale (unix ms); `null` before any sale.
     pub first_sale_ms: Option<i64>,
@@ -57,13 +58,13 @@ pub struct BlockSales {
 #[utoipa::path(get, path = "/api/admin/emissions/{id}/sales", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
     responses((status = 200, description = "the chart's data", body = SalesChart),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-              (status = 404, body = crate::error::ErrorBody)))]
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody),
+              (status = 404, body = domain::error::ErrorBody)))]
 pub async fn sales(
     State(state): State<AppState>,
     _: Operator,
     PathParam(id): PathParam<String>,
-) -> Result<Json<SalesChart>, AppError> {
+) -> Result<Json<SalesChart>, HttpError> {
     let emission = path_number(&id, "emission")?;
     let basics = state
         .store
@@ -81,7 +82,7 @@ pub async fn sales(
         .blocks
         .iter()
         .map(|&b| Ok(BlockSales { block: number(b)?, total: 0, sold: vec![0; buckets] }))
-        .collect::<Result<Vec<_>, AppError>>()?;
+        .collect::<Result<Vec<_>, HttpError>>()?;
     for (block, k, count) in rows.counts {
         let b = blocks
             .iter_mut()
@@ -96,7 +97,7 @@ pub async fn sales(
     }
     Ok(Json(SalesChart {
         emission,
-        channel: crate::api::Channel::parse(&basics.channel)
+        channel: domain::api::Channel::parse(&basics.channel)
             .ok_or_else(|| AppError::internal(format!("emission {emission}: unknown channel")))?,
         price_cents: basics.price_cents,
         first_sale_ms: rows.span.map(|s| s.0),
@@ -171,13 +172,13 @@ fn moments(table: &math::PrizeTable) -> std::sync::Arc<Moments> {
 #[utoipa::path(get, path = "/api/admin/emissions/{id}/prizes", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
     responses((status = 200, description = "the chart's data", body = PrizesChart),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-              (status = 404, body = crate::error::ErrorBody)))]
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody),
+              (status = 404, body = domain::error::ErrorBody)))]
 pub async fn prizes(
     State(state): State<AppState>,
     _: Operator,
     PathParam(id): PathParam<String>,
-) -> Result<Json<PrizesChart>, AppError> {
+) -> Result<Json<PrizesChart>, HttpError> {
     let emission = path_number(&id, "emission")?;
     let table = state
         .store
@@ -235,8 +236,8 @@ pub struct ShopFigures {
 /// Every shop's paper tickets: sold, redeemed, paid and owed (operator).
 #[utoipa::path(get, path = "/api/admin/shops", tag = "operator", security(("bearer" = [])),
     responses((status = 200, description = "the chart's data", body = ShopsChart),
-              (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)))]
-pub async fn shops(State(state): State<AppState>, _: Operator) -> Result<Json<ShopsChart>, AppError> {
+              (status = 401, body = domain::error::ErrorBody), (status = 403, body = domain::error::ErrorBody)))]
+pub async fn shops(State(state): State<AppState>, _: Operator) -> Result<Json<ShopsChart>, HttpError> {
     let at_ms = now_ms();
     let rows = state.store.shop_rows(at_ms).await?;
     Ok(Json(ShopsChart {

@@ -2,14 +2,15 @@
 //! ticket (exactly once) and its public record.
 
 use super::AppState;
+use super::HttpError;
 use super::{ActionCallerAuth, Authed, CallerAuth, JsonBody, PathParam, RequiredJson};
-use crate::api::{ActionAnswer, ActionRequest, BuyBody, IdempotencyKey, Purchased, TicketEnvelope, TicketList};
-use crate::core::BuyRequest;
-use crate::error::{AppError, ErrorBody};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use domain::BuyRequest;
+use domain::api::{ActionAnswer, ActionRequest, BuyBody, IdempotencyKey, Purchased, TicketEnvelope, TicketList};
+use domain::error::{AppError, ErrorBody};
 
 /// Buys the next ticket: debits its price and assigns it, in one transaction.
 #[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = [])),
@@ -28,7 +29,7 @@ pub async fn buy_ticket(
     Authed(player): Authed,
     headers: HeaderMap,
     JsonBody(body): JsonBody<BuyBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let key = match headers.get("idempotency-key") {
         Some(v) => Some(IdempotencyKey::parse(
             v.to_str().map_err(|_| AppError::BadRequest("Idempotency-Key must be ASCII".into()))?,
@@ -46,7 +47,7 @@ pub async fn buy_ticket(
         }
     };
     let answer = match bought {
-        Err(e) if e.code() == "sold_out" => return Err(state.store.why_sold_out(e).await),
+        Err(e) if e.code() == "sold_out" => return Err(state.store.why_sold_out(e).await.into()),
         other => other?,
     };
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], answer).into_response())
@@ -71,11 +72,11 @@ pub async fn list_tickets(
     State(state): State<AppState>,
     Authed(player): Authed,
     query: Result<axum::extract::Query<TicketsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<TicketList>, AppError> {
+) -> Result<Json<TicketList>, HttpError> {
     let axum::extract::Query(q) =
         query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     if q.limit.is_some_and(|n| !(1..=100).contains(&n)) {
-        return Err(AppError::BadRequest("limit must be 1 to 100".into()));
+        return Err(AppError::BadRequest("limit must be 1 to 100".into()).into());
     }
     let tickets = state.store.tickets(player, q.limit, q.before.as_deref()).await?;
     // A full page may have a next one; its first ticket is bought before the last of this one.
@@ -94,7 +95,7 @@ pub async fn get_ticket(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
     PathParam(id): PathParam<String>,
-) -> Result<Json<TicketEnvelope>, AppError> {
+) -> Result<Json<TicketEnvelope>, HttpError> {
     Ok(Json(TicketEnvelope { ticket: state.store.ticket(&caller, &id).await? }))
 }
 
@@ -102,15 +103,15 @@ pub async fn get_ticket(
 /// it, any shop, or the operator's payment centre, and the last day.
 #[utoipa::path(get, path = "/api/tickets/{id}/claim", tag = "tickets", security(("bearer" = [])),
     params(("id" = String, Path, description = "the ticket's id")),
-    responses((status = 200, body = crate::api::PaperClaim), (status = 401, body = ErrorBody),
+    responses((status = 200, body = domain::api::PaperClaim), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, description = "conflict (sold_online): an online ticket", body = ErrorBody)))]
 pub async fn get_claim(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
     PathParam(id): PathParam<String>,
-) -> Result<Json<crate::api::PaperClaim>, AppError> {
+) -> Result<Json<domain::api::PaperClaim>, HttpError> {
     let ticket = state.store.ticket(&caller, &id).await?;
-    let claim = crate::core::retail::claim(
+    let claim = domain::retail::claim(
         &ticket,
         state.retail_pay_any_shop,
         &state.payout_ceilings,
@@ -133,7 +134,7 @@ pub async fn post_action(
     ActionCallerAuth(caller, check): ActionCallerAuth,
     PathParam(id): PathParam<String>,
     RequiredJson(request): RequiredJson<ActionRequest>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let answer = state.store.run_checked_action(&caller, check, &id, request).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
@@ -148,6 +149,6 @@ pub async fn get_record(
     State(state): State<AppState>,
     CallerAuth(caller): CallerAuth,
     PathParam(id): PathParam<String>,
-) -> Result<Json<record::Record>, AppError> {
+) -> Result<Json<record::Record>, HttpError> {
     Ok(Json(state.store.record(&caller, &id).await?))
 }

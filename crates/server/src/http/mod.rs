@@ -36,20 +36,20 @@ pub use account::PasswordHashes;
 pub use admin::accepted_table;
 pub use operator::Launcher;
 
-use crate::api::{BuyBody, NewPlayerBody};
-use crate::core::{Caller, PlayerId};
-use crate::error::{AppError, error_chain};
 use crate::metrics::Metrics;
 use crate::store::Store;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, JsonRejection};
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Path, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use domain::api::{BuyBody, NewPlayerBody};
+use domain::error::{AppError, error_chain};
+use domain::{Caller, PlayerId};
 use serde::de::DeserializeOwned;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -71,7 +71,7 @@ pub struct AppState {
     pub retail_pay_any_shop: bool,
     pub claim_days: u32,
     /// Each shop's payout ceiling: larger prizes are the operator's to pay.
-    pub payout_ceilings: Arc<crate::config::PayoutCeilings>,
+    pub payout_ceilings: Arc<domain::retail::PayoutCeilings>,
     pub trust_forwarded_for: bool,
     /// How many trusted proxies append to `X-Forwarded-For`.
     pub trusted_proxy_hops: u32,
@@ -90,7 +90,7 @@ pub struct AppState {
     pub password_hashes: Arc<account::PasswordHashes>,
     /// The rules on players' limits: how long before a raised limit
     /// applies, and whether a limit on stakes is chosen before buying.
-    pub limit_rules: crate::core::account::LimitRules,
+    pub limit_rules: domain::account::LimitRules,
     /// `GET /api/odds` answers, by table digest.
     pub odds: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
     /// Operator mode: the operator's wallet (`None`: the internal ledger).
@@ -108,7 +108,7 @@ pub struct AppState {
 pub struct PerNetwork {
     pub limit: u32,
     pub window_ms: i64,
-    pub ceiling: Option<crate::core::limits::Ceiling>,
+    pub ceiling: Option<domain::limits::Ceiling>,
 }
 
 impl PerNetwork {
@@ -118,9 +118,9 @@ impl PerNetwork {
         kind: &str,
         ip: std::net::IpAddr,
         what: &'static str,
-    ) -> Option<crate::core::usecase::Admission> {
-        (self.limit > 0 || self.ceiling.is_some()).then(|| crate::core::usecase::Admission::Network {
-            bucket: format!("{kind}:{}", crate::core::limits::network(ip)),
+    ) -> Option<domain::usecase::Admission> {
+        (self.limit > 0 || self.ceiling.is_some()).then(|| domain::usecase::Admission::Network {
+            bucket: format!("{kind}:{}", domain::limits::network(ip)),
             limit: self.limit,
             window_ms: self.window_ms,
             what,
@@ -138,10 +138,10 @@ pub fn ops_router(state: AppState) -> Router {
         .route("/healthz", get(public::healthz))
         .route("/metrics", get(public::metrics))
         .fallback(|method: Method, uri: axum::http::Uri| async move {
-            AppError::NotFound(format!(
+            HttpError(AppError::NotFound(format!(
                 "no route for {method} {} here: the operations listener serves /metrics and /healthz",
                 uri.path()
-            ))
+            )))
         })
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
@@ -216,7 +216,7 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
-            AppError::internal("a handler panicked").into_response()
+            HttpError(AppError::internal("a handler panicked")).into_response()
         }))
         .with_state(state)
 }
@@ -253,18 +253,18 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
             && req.headers().contains_key(header::TRANSFER_ENCODING));
     let response = match announced {
         _ if framed_twice => {
-            let mut r = AppError::BadRequest(
+            let mut r = HttpError(AppError::BadRequest(
                 "a request has Content-Length or Transfer-Encoding, not both: the body's length is ambiguous".into(),
-            )
+            ))
             .into_response();
             r.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
             r
         }
         Some(n) if n > state.body_limit as u64 => {
-            let mut r = AppError::PayloadTooLarge(format!(
+            let mut r = HttpError(AppError::PayloadTooLarge(format!(
                 "the body ({n} bytes) is larger than the limit of {} bytes",
                 state.body_limit
-            ))
+            )))
             .into_response();
             r.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
             r
@@ -296,12 +296,12 @@ fn method_label(method: &Method) -> &'static str {
 pub struct PathParam<T>(pub T);
 
 impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for PathParam<T> {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<PathParam<T>, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<PathParam<T>, HttpError> {
         match Path::<T>::from_request_parts(parts, state).await {
             Ok(Path(v)) => Ok(PathParam(v)),
-            Err(e) => Err(AppError::BadRequest(format!("invalid path: {}", e.body_text()))),
+            Err(e) => Err(AppError::BadRequest(format!("invalid path: {}", e.body_text())).into()),
         }
     }
 }
@@ -315,55 +315,57 @@ async fn timeout(State(state): State<AppState>, req: Request, next: Next) -> Res
     }
     match tokio::time::timeout(state.request_timeout, next.run(req)).await {
         Ok(r) => r,
-        Err(_) => AppError::Timeout(format!(
+        Err(_) => HttpError(AppError::Timeout(format!(
             "the request took longer than {} ms; an action may have been applied: send the same request again to get its answer",
             state.request_timeout.as_millis()
-        ))
+        )))
         .into_response(),
     }
 }
 
-async fn method_not_allowed(method: Method) -> AppError {
-    AppError::MethodNotAllowed(format!("method {method} is not allowed here"))
+async fn method_not_allowed(method: Method) -> HttpError {
+    HttpError(AppError::MethodNotAllowed(format!("method {method} is not allowed here")))
 }
 
 /// An authenticated player (`Authorization: Bearer TOKEN`).
 pub struct Authed(pub PlayerId);
 
 impl FromRequestParts<AppState> for Authed {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Authed, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Authed, HttpError> {
         let token = bearer(&parts.headers)?;
         if state.store.ticket_of_token(token).await?.is_some() {
             return Err(AppError::Unauthorized(
                 "a paper ticket's token opens that ticket only; this needs a player's token".into(),
-            ));
+            )
+            .into());
         }
         match state.store.authenticate(token).await? {
             Some(id) => Ok(Authed(id)),
-            None => Err(AppError::Unauthorized("invalid token".into())),
+            None => Err(AppError::Unauthorized("invalid token".into()).into()),
         }
     }
 }
 
 /// An authenticated player and which of their tokens the request came with
 /// (a logout, a password change: what ends and what keeps working).
-pub struct AuthedVia(pub PlayerId, pub crate::core::account::Via);
+pub struct AuthedVia(pub PlayerId, pub domain::account::Via);
 
 impl FromRequestParts<AppState> for AuthedVia {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<AuthedVia, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<AuthedVia, HttpError> {
         let token = bearer(&parts.headers)?;
         if state.store.ticket_of_token(token).await?.is_some() {
             return Err(AppError::Unauthorized(
                 "a paper ticket's token opens that ticket only; this needs a player's token".into(),
-            ));
+            )
+            .into());
         }
         match state.store.authenticate_via(token).await? {
             Some((id, via)) => Ok(AuthedVia(id, via)),
-            None => Err(AppError::Unauthorized("invalid token".into())),
+            None => Err(AppError::Unauthorized("invalid token".into()).into()),
         }
     }
 }
@@ -372,16 +374,16 @@ impl FromRequestParts<AppState> for AuthedVia {
 pub struct CallerAuth(pub Caller);
 
 impl FromRequestParts<AppState> for CallerAuth {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<CallerAuth, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<CallerAuth, HttpError> {
         let token = bearer(&parts.headers)?;
         if let Some(serial) = state.store.ticket_of_token(token).await? {
             return Ok(CallerAuth(Caller::Ticket(serial)));
         }
         match state.store.authenticate(token).await? {
             Some(id) => Ok(CallerAuth(Caller::Player(id))),
-            None => Err(AppError::Unauthorized("invalid token".into())),
+            None => Err(AppError::Unauthorized("invalid token".into()).into()),
         }
     }
 }
@@ -391,9 +393,9 @@ impl FromRequestParts<AppState> for CallerAuth {
 pub struct ActionCallerAuth(pub Caller, pub Option<crate::store::TokenCheck>);
 
 impl FromRequestParts<AppState> for ActionCallerAuth {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<ActionCallerAuth, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<ActionCallerAuth, HttpError> {
         let token = bearer(&parts.headers)?;
         let (caller, check) = state.store.action_caller(token).await?;
         Ok(ActionCallerAuth(caller, check))
@@ -438,7 +440,7 @@ async fn read_json<T: DeserializeOwned, S: Send + Sync>(
                 m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
             },
         );
-    let bytes = Bytes::from_request(req, state).await?;
+    let bytes = Bytes::from_request(req, state).await.map_err(bytes_refused)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if let Some(d) = default {
             return Ok(d());
@@ -463,8 +465,8 @@ async fn read_json<T: DeserializeOwned, S: Send + Sync>(
 }
 
 impl<S: Send + Sync, T: DeserializeOwned + OptionalBody> FromRequest<S> for JsonBody<T> {
-    type Rejection = AppError;
-    async fn from_request(req: Request, state: &S) -> Result<JsonBody<T>, AppError> {
+    type Rejection = HttpError;
+    async fn from_request(req: Request, state: &S) -> Result<JsonBody<T>, HttpError> {
         Ok(JsonBody(read_json(req, state, Some(T::default)).await?))
     }
 }
@@ -473,8 +475,8 @@ impl<S: Send + Sync, T: DeserializeOwned + OptionalBody> FromRequest<S> for Json
 pub struct RequiredJson<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for RequiredJson<T> {
-    type Rejection = AppError;
-    async fn from_request(req: Request, state: &S) -> Result<RequiredJson<T>, AppError> {
+    type Rejection = HttpError;
+    async fn from_request(req: Request, state: &S) -> Result<RequiredJson<T>, HttpError> {
         Ok(RequiredJson(read_json(req, state, None).await?))
     }
 }
@@ -507,45 +509,46 @@ fn parse_forwarded(entry: &str) -> Option<IpAddr> {
     entry.parse::<IpAddr>().ok().or_else(|| entry.parse::<SocketAddr>().ok().map(|s| s.ip()))
 }
 
-impl IntoResponse for AppError {
+/// An [`AppError`] on its way out: the edge's one type of error answer, in
+/// the shape of docs/contract.md. Handlers return it; `?` makes one of any
+/// [`AppError`] or [`StoreError`](domain::error::StoreError).
+#[derive(Debug)]
+pub struct HttpError(pub AppError);
+
+impl<E: Into<AppError>> From<E> for HttpError {
+    fn from(e: E) -> HttpError {
+        HttpError(e.into())
+    }
+}
+
+impl IntoResponse for HttpError {
     /// The edge: a server-side failure (5xx) is logged here with its causes.
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status()).expect("a refusal's status is a valid HTTP status");
+        let HttpError(error) = self;
+        let status = StatusCode::from_u16(error.status()).expect("a refusal's status is a valid HTTP status");
         if status.is_server_error()
             // An unconfirmed debit is the operator's network, logged with its
             // reason by the wallet's client (WARN), not a failure of ours.
             && !matches!(
-                self.inner(),
+                error.inner(),
                 AppError::SoldOut(_) | AppError::Timeout(_) | AppError::Busy { .. } | AppError::WalletUnavailable(_)
             )
         {
-            tracing::error!(status = status.as_u16(), error = %error_chain(&self), "request failed");
+            tracing::error!(status = status.as_u16(), error = %error_chain(&error), "request failed");
         }
-        if let Some(retry_after_s) = self.retry_after_s() {
+        if let Some(retry_after_s) = error.retry_after_s() {
             let retry = retry_after_s.to_string();
-            return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(self.body())).into_response();
+            return (status, [(axum::http::header::RETRY_AFTER, retry)], axum::Json(error.body())).into_response();
         }
-        (status, axum::Json(self.body())).into_response()
+        (status, axum::Json(error.body())).into_response()
     }
 }
 
-/// axum's own refusals of a body come out in the same shape.
-impl From<BytesRejection> for AppError {
-    fn from(r: BytesRejection) -> AppError {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::PayloadTooLarge(r.body_text())
-        } else {
-            AppError::BadRequest(r.body_text())
-        }
-    }
-}
-
-impl From<JsonRejection> for AppError {
-    fn from(r: JsonRejection) -> AppError {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::PayloadTooLarge(r.body_text())
-        } else {
-            AppError::BadRequest(r.body_text())
-        }
+/// axum's own refusal of a body's bytes, in the same shape.
+fn bytes_refused(r: BytesRejection) -> AppError {
+    if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        AppError::PayloadTooLarge(r.body_text())
+    } else {
+        AppError::BadRequest(r.body_text())
     }
 }

@@ -3,18 +3,19 @@
 //! session, the session's figures for the reality check, and the rounds
 //! of a period for reconciliation (the operator's desk).
 
+use super::HttpError;
 use super::admin::Operator;
 use super::{AppState, AuthedVia, RequiredJson};
-use crate::core::account::Via;
-use crate::core::operator::LaunchWrite;
-use crate::core::usecase::LaunchOp;
-use crate::error::{AppError, ErrorBody};
 use crate::store::{now_ms, token_hash};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use domain::account::Via;
+use domain::error::{AppError, ErrorBody};
+use domain::operator::LaunchWrite;
+use domain::usecase::LaunchOp;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use wallet::sign::{Covered, Signed};
@@ -40,7 +41,7 @@ pub struct Launcher {
     responses((status = 200, body = crate::http::openapi::LaunchAnswerDoc), (status = 400, body = ErrorBody),
               (status = 401, description = "bad_signature", body = ErrorBody),
               (status = 404, description = "not in operator mode", body = ErrorBody), (status = 503, body = ErrorBody)))]
-pub async fn launch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, AppError> {
+pub async fn launch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, HttpError> {
     let path = wallet::paths::LAUNCH;
     let signed = Signed::from_headers(|n| headers.get(n).and_then(|v| v.to_str().ok()))
         .map_err(|e| AppError::BadSignature(e.to_string()))?;
@@ -142,16 +143,17 @@ pub struct ExchangeBody {
 pub async fn exchange(
     State(state): State<AppState>,
     RequiredJson(body): RequiredJson<ExchangeBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     state.launcher.as_ref().ok_or_else(not_operator_mode)?;
     if body.code.is_empty() || body.code.len() > 128 {
         return Err(AppError::LaunchInvalid(
             "this launch code is unknown: open the game again from the operator's site".into(),
-        ));
+        )
+        .into());
     }
     let token = hex::encode(crate::fairness::random_bytes::<24>());
     // A launched session lasts a day at most (the operator launches again).
-    let expires = now_ms() + state.session_ms.min(crate::core::account::DAY_MS);
+    let expires = now_ms() + state.session_ms.min(domain::account::DAY_MS);
     let answer = state.store.exchange_launch(token_hash(&body.code), token_hash(&token), expires).await?;
     let mut value: serde_json::Value = serde_json::from_str(&answer).map_err(AppError::internal)?;
     value["token"] = serde_json::Value::String(token);
@@ -185,14 +187,14 @@ pub struct SessionView {
 pub async fn session(
     State(state): State<AppState>,
     AuthedVia(player, via): AuthedVia,
-) -> Result<Json<SessionView>, AppError> {
+) -> Result<Json<SessionView>, HttpError> {
     let mode = if state.wallet.is_some() { "operator" } else { "internal" };
     let now = now_ms();
     let info = match &via {
         Via::Session(hash) => state.store.session_info(hash).await?,
         Via::OwnToken => None,
     };
-    let started_ms = info.as_ref().map_or(now - crate::core::account::DAY_MS, |i| i.started_ms);
+    let started_ms = info.as_ref().map_or(now - domain::account::DAY_MS, |i| i.started_ms);
     let summary = state.store.play_since(player, started_ms).await?;
     let flags = match info.as_ref().and_then(|i| i.flags_json.as_deref()) {
         Some(f) => Some(serde_json::from_str(f).map_err(AppError::internal)?),
@@ -233,7 +235,7 @@ pub async fn rounds(
     State(state): State<AppState>,
     _: Operator,
     query: Result<Query<RoundsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let Query(q) = query.map_err(|e| AppError::BadRequest(e.body_text()))?;
     // A period that ends before it begins holds no round.
     let rounds = match q.to_ms > q.from_ms {

@@ -12,12 +12,13 @@
 //! in the binary (rust-embed), with `web/index.html` served at `/`.
 
 use super::AppState;
-use crate::error::{AppError, ErrorBody};
+use super::HttpError;
 use crate::store::PublicEmission;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{Method, Uri, header};
 use axum::response::{IntoResponse, Response};
+use domain::error::{AppError, ErrorBody};
 use math::fraction::{approx, ratio, to_string};
 use math::{FinalOutcome, Odds, Payout, PrizeTable};
 use num_rational::BigRational;
@@ -128,7 +129,7 @@ pub struct OddsSchedule {
 #[utoipa::path(get, path = "/api/odds", tag = "tickets",
     responses((status = 200, description = "exact odds and the prize table on sale (docs/player-api.md)", body = OddsAnswer),
               (status = 503, body = ErrorBody)))]
-pub async fn odds(State(state): State<AppState>) -> Result<Response, AppError> {
+pub async fn odds(State(state): State<AppState>) -> Result<Response, HttpError> {
     let (digest, toml) = state
         .store
         .online_table()
@@ -159,7 +160,7 @@ pub struct Emissions {
 /// Every emission and its published blocks: the roots a player's record is checked against.
 #[utoipa::path(get, path = "/api/emissions", tag = "emissions",
     responses((status = 200, description = "every emission, its table and its published blocks", body = Emissions)))]
-pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emissions>, AppError> {
+pub async fn public_emissions(State(state): State<AppState>) -> Result<Json<Emissions>, HttpError> {
     Ok(Json(Emissions { emissions: state.store.public_emissions().await? }))
 }
 
@@ -182,14 +183,14 @@ pub struct Health {
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "ok, with the binary's version and schema version", body = Health),
               (status = 503, body = ErrorBody)))]
-pub async fn healthz(State(state): State<AppState>) -> Result<Json<Health>, AppError> {
+pub async fn healthz(State(state): State<AppState>) -> Result<Json<Health>, HttpError> {
     match tokio::time::timeout(Duration::from_secs(2), state.store.health()).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
-            tracing::warn!(error = %crate::error::error_chain(&e), "health check: the database does not answer");
-            return Err(AppError::Unavailable("the database does not answer".into()));
+            tracing::warn!(error = %domain::error::error_chain(&e), "health check: the database does not answer");
+            return Err(AppError::Unavailable("the database does not answer".into()).into());
         }
-        Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into())),
+        Err(_) => return Err(AppError::Unavailable("the database did not answer within 2 s".into()).into()),
     }
     Ok(Json(Health { status: "ok", version: crate::store::VERSION, schema: crate::store::schema_version() }))
 }
@@ -200,18 +201,18 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     // Games in play, whichever process sold them.
     match state.store.active_games().await {
         Ok(n) => state.metrics.active_games.set(n),
-        Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the active games"),
+        Err(e) => tracing::warn!(error = %domain::error::error_chain(&e), "counting the active games"),
     }
     match state.store.unsealed_audit().await {
         Ok((count, age_ms)) => {
             state.metrics.audit_unsealed.set(count);
             state.metrics.audit_unsealed_oldest_age_seconds.set(age_ms / 1000);
         }
-        Err(e) => tracing::warn!(error = %crate::error::error_chain(&e), "counting the unsealed audit entries"),
+        Err(e) => tracing::warn!(error = %domain::error::error_chain(&e), "counting the unsealed audit entries"),
     }
     // The operator mode's outbox and rounds in flight, read now, as the desk's health reads them.
     if let Err(e) = crate::operator::WalletFigures::read(&state.store, &state.metrics).await {
-        tracing::warn!(error = %crate::error::error_chain(&e), "reading the wallet's outbox");
+        tracing::warn!(error = %domain::error::error_chain(&e), "reading the wallet's outbox");
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
 }
@@ -247,17 +248,18 @@ const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; s
 pub async fn shop() -> Response {
     serve("shop.html")
         .or_else(|| serve("index.html"))
-        .unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+        .unwrap_or_else(|| HttpError(AppError::NotFound("the web page is not built in".into())).into_response())
 }
 
 /// A page of `web/`, or 404 in the error shape when the binary has none.
 pub(super) fn page(name: &str) -> Response {
-    serve(name).unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+    serve(name).unwrap_or_else(|| HttpError(AppError::NotFound("the web page is not built in".into())).into_response())
 }
 
 /// `GET /` and `GET /play` (a paper ticket's QR code: `/play?code=...`): the game page.
 pub async fn index() -> Response {
-    serve("index.html").unwrap_or_else(|| AppError::NotFound("the web page is not built in".into()).into_response())
+    serve("index.html")
+        .unwrap_or_else(|| HttpError(AppError::NotFound("the web page is not built in".into())).into_response())
 }
 
 /// Any other path: a file of `web/` (GET, or HEAD: hyper sends no body for
@@ -271,7 +273,7 @@ pub async fn asset_or_not_found(method: Method, uri: Uri) -> Response {
     {
         return r;
     }
-    AppError::NotFound(format!("no route for {method} {}", uri.path())).into_response()
+    HttpError(AppError::NotFound(format!("no route for {method} {}", uri.path()))).into_response()
 }
 
 #[cfg(test)]

@@ -2,15 +2,16 @@
 //! three endpoints, and redeeming a play code, with its limit on failed
 //! attempts per client address and in total.
 
+use super::HttpError;
 use super::{AppState, RequiredJson, bearer, client_ip};
-use crate::core::retail::{RetailAnswer, ShopMe, ShopReport, paris_day, parse_day};
-use crate::error::{AppError, ErrorBody};
 use crate::store::{Redeemed as RedeemOutcome, code_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use domain::error::{AppError, ErrorBody};
+use domain::retail::{RetailAnswer, ShopMe, ShopReport, paris_day, parse_day};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
@@ -19,9 +20,9 @@ use std::net::SocketAddr;
 pub struct Retailer(pub String);
 
 impl FromRequestParts<AppState> for Retailer {
-    type Rejection = AppError;
+    type Rejection = HttpError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Retailer, AppError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Retailer, HttpError> {
         let token = bearer(&parts.headers)?;
         let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         // Every token compared, as hashes: the time taken says nothing of them.
@@ -30,9 +31,9 @@ impl FromRequestParts<AppState> for Retailer {
             return Ok(Retailer(shop.clone()));
         }
         if state.store.authenticate(token).await?.is_some() {
-            return Err(AppError::Forbidden("the shops' endpoints need a retailer token, not a player's".into()));
+            return Err(AppError::Forbidden("the shops' endpoints need a retailer token, not a player's".into()).into());
         }
-        Err(AppError::Unauthorized("invalid retailer token".into()))
+        Err(AppError::Unauthorized("invalid retailer token".into()).into())
     }
 }
 
@@ -58,7 +59,7 @@ pub struct SerialBody {
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)]
 pub struct Redeemed {
-    pub ticket: crate::api::TicketView,
+    pub ticket: domain::api::TicketView,
     /// The ticket's own token: it opens this ticket only, on any device.
     pub token: String,
 }
@@ -102,7 +103,7 @@ pub async fn sell(
     State(state): State<AppState>,
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let (answer, replayed) = state.store.retail_sell(&shop, state.payout_ceilings.of(&shop), &body.serial).await?;
     Ok(shop_answer(answer, replayed))
 }
@@ -117,7 +118,7 @@ pub async fn validate(
     State(state): State<AppState>,
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
-) -> Result<Json<RetailAnswer>, AppError> {
+) -> Result<Json<RetailAnswer>, HttpError> {
     Ok(Json(state.store.retail_validate(state.payout_ceilings.of(&shop), &body.serial).await?))
 }
 
@@ -133,7 +134,7 @@ pub async fn pay(
     State(state): State<AppState>,
     Retailer(shop): Retailer,
     RequiredJson(body): RequiredJson<SerialBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let ceiling = state.payout_ceilings.of(&shop);
     let (answer, replayed) = state.store.retail_pay(&shop, ceiling, &body.serial, state.retail_pay_any_shop).await?;
     Ok(shop_answer(answer, replayed))
@@ -172,7 +173,7 @@ pub async fn report(
     State(state): State<AppState>,
     Retailer(shop): Retailer,
     query: Result<Query<ReportQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<ShopReport>, AppError> {
+) -> Result<Json<ShopReport>, HttpError> {
     let Query(q) = query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     let day = match q.day.as_deref() {
         Some(text) => parse_day(text)?,
@@ -194,7 +195,7 @@ pub async fn redeem(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     RequiredJson(body): RequiredJson<CodeBody>,
-) -> Result<Response, AppError> {
+) -> Result<Response, HttpError> {
     let ip = client_ip(&state, peer, &headers);
     let hash = code_hash(&body.code)?;
     // A player's token makes the ticket theirs; a ticket's own token is ignored.
@@ -215,7 +216,7 @@ pub async fn redeem(
             }
         }
     };
-    let network = crate::core::limits::network(ip);
+    let network = domain::limits::network(ip);
     match state.store.redeem(hash, player, network.clone(), state.redeem_limits).await {
         Ok(RedeemOutcome::Opened(answer)) => Ok(json_answer(answer)),
         Ok(RedeemOutcome::WrongCode { filled }) => {
@@ -227,12 +228,12 @@ pub async fn redeem(
                     "the limit of wrong play codes is reached: this network's attempts are refused until its window ends"
                 );
             }
-            Err(AppError::NotFound("no ticket has this play code: check it on the ticket".into()))
+            Err(AppError::NotFound("no ticket has this play code: check it on the ticket".into()).into())
         }
         Err(e @ AppError::TooManyAttempts { .. }) => {
             state.metrics.redeem_refused.inc();
-            Err(e)
+            Err(e.into())
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }

@@ -15,11 +15,12 @@
 //! answer, and a JSON body that is required (an operation that reads none
 //! takes any JSON value, e.g. `{}`).
 
-use crate::error::AppError;
+use super::HttpError;
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use domain::error::AppError;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, SchemaType};
@@ -56,10 +57,10 @@ pub fn is_json(headers: &HeaderMap) -> bool {
 pub async fn json_only(req: Request, next: Next) -> Response {
     if is_write(req.method()) && !is_json(req.headers()) {
         let sent = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
-        return AppError::UnsupportedMediaType(format!(
+        return HttpError(AppError::UnsupportedMediaType(format!(
             "a {} must carry Content-Type: application/json (this one: {sent}), even with an empty body",
             req.method()
-        ))
+        )))
         .into_response();
     }
     next.run(req).await

@@ -12,11 +12,11 @@ pub mod client;
 pub mod transport;
 pub mod worker;
 
-use crate::core::operator::{DebitOutcome, unconfirmed_message};
-use crate::error::AppError;
 use crate::metrics::Metrics;
 use crate::store::{Reservation, Store};
 use client::{Answer, WalletClient};
+use domain::error::AppError;
+use domain::operator::{DebitOutcome, unconfirmed_message};
 use std::sync::Arc;
 use std::time::Duration;
 use wallet::errors;
@@ -42,7 +42,7 @@ impl OperatorWallet {
 
     /// A purchase: the ticket held and its round recorded, the debit sent,
     /// its fate recorded; the purchase's answer once acknowledged.
-    pub async fn buy(&self, player: crate::core::PlayerId, key: Option<String>) -> Result<String, AppError> {
+    pub async fn buy(&self, player: domain::PlayerId, key: Option<String>) -> Result<String, AppError> {
         let debit = match self.store.reserve(player, key).await? {
             Reservation::Replayed(answer) => return Ok(answer),
             Reservation::Debit(d) => d,
@@ -63,7 +63,7 @@ impl OperatorWallet {
     }
 
     /// The player's balance at the operator.
-    pub async fn balance(&self, player: crate::core::PlayerId) -> Result<i64, AppError> {
+    pub async fn balance(&self, player: domain::PlayerId) -> Result<i64, AppError> {
         let reference = self
             .store
             .operator_ref_of(player)

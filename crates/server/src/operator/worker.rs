@@ -13,10 +13,10 @@
 
 use super::OperatorWallet;
 use super::client::Answer;
-use crate::core::operator::{DebitOutcome, WalletWrite, backoff_ms};
-use crate::error::{AppError, StoreError};
 use crate::metrics::Metrics;
 use crate::store::{OutboxEntry, now_ms};
+use domain::error::{AppError, StoreError};
+use domain::operator::{DebitOutcome, WalletWrite, backoff_ms};
 use std::sync::Arc;
 use std::time::Duration;
 use wallet::TxKind;

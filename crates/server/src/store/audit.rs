@@ -21,8 +21,9 @@
 
 use super::plan::Seal;
 use super::{Db, on_db};
-use crate::core::AuditRecord;
-use crate::error::{AppError, StoreError};
+use crate::store::error::DbResult;
+use domain::AuditRecord;
+use domain::error::{AppError, StoreError};
 use sha2::{Digest, Sha256};
 
 /// The all-zero hash before the audit log's first entry.
@@ -87,7 +88,7 @@ impl Head {
 
 /// The head as stored.
 pub(super) async fn head(db: &Db) -> Result<Head, StoreError> {
-    Ok(Head::stored(on_db!(db, pool => sqlx::query_as(HEAD_SELECT).fetch_optional(pool).await?)))
+    Ok(Head::stored(on_db!(db, pool => sqlx::query_as(HEAD_SELECT).fetch_optional(pool).await.db()?)))
 }
 
 /// Whether a sealer waits for another one to finish.
@@ -106,22 +107,26 @@ pub(super) enum Wait {
 pub(super) async fn seal_pending(pool: &sqlx::PgPool, wait: Wait) -> Result<u64, StoreError> {
     let mut sealed = 0;
     loop {
-        let mut tx = pool.begin().await?;
+        let mut tx = pool.begin().await.db()?;
         if wait == Wait::Yes {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(SEAL_LOCK).execute(&mut *tx).await?;
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(SEAL_LOCK).execute(&mut *tx).await.db()?;
         } else {
-            let locked: bool =
-                sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(SEAL_LOCK).fetch_one(&mut *tx).await?;
+            let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+                .bind(SEAL_LOCK)
+                .fetch_one(&mut *tx)
+                .await
+                .db()?;
             if !locked {
                 return Ok(sealed);
             }
         }
-        let mut head = Head::stored(sqlx::query_as(HEAD_SELECT).fetch_optional(&mut *tx).await?);
+        let mut head = Head::stored(sqlx::query_as(HEAD_SELECT).fetch_optional(&mut *tx).await.db()?);
         let rows: Vec<(i64, i64, String, String)> = sqlx::query_as(
             "SELECT id, created_ms, kind, data_json FROM audit_log WHERE chain_pos IS NULL ORDER BY id LIMIT 5000",
         )
         .fetch_all(&mut *tx)
-        .await?;
+        .await
+        .db()?;
         if rows.is_empty() {
             return Ok(sealed);
         }
@@ -144,8 +149,9 @@ pub(super) async fn seal_pending(pool: &sqlx::PgPool, wait: Wait) -> Result<u64,
         .bind(&prevs)
         .bind(&hashes)
         .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+        .await
+        .db()?;
+        tx.commit().await.db()?;
         sealed += rows.len() as u64;
     }
 }
@@ -181,7 +187,7 @@ pub(super) async fn check(db: &Db) -> Result<AuditCheck, AppError> {
          ORDER BY chain_pos IS NULL, chain_pos, id",
     )
     .fetch_all(pool)
-    .await?);
+    .await.db()?);
     let mut head = Head::genesis();
     let mut first_broken = None;
     let mut unsealed = 0;

@@ -372,7 +372,7 @@ pub async fn check_database(url: &str) -> anyhow::Result<DatabaseCheck> {
 }
 
 async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
-    let storage = |e: crate::error::AppError| anyhow::anyhow!("{e}");
+    let storage = |e: domain::error::AppError| anyhow::anyhow!("{e}");
     type Counts = (Option<i64>, i64, i64, i64, i64);
     let (schema_version, players, tickets_sold, tickets_printed, actions): Counts = super::on_db!(db, pool => sqlx::query_as(
         "SELECT (SELECT MAX(version) FROM _sqlx_migrations),

@@ -1,5 +1,5 @@
 //! The global ceilings in the store (docs/limits.md "Ceilings",
-//! [`crate::core::limits::Ceiling`]): what anonymous clients can make the
+//! [`domain::limits::Ceiling`]): what anonymous clients can make the
 //! server keep (demo games, players, the limits' own counters) is counted
 //! from everyone in the database, and refused with 503 past a ceiling.
 //!
@@ -11,10 +11,10 @@
 //! networks without a window, which only the database knows.
 
 use super::{Store, now_ms};
-use crate::core::limits::{self, CEILINGS, Ceiling, Ceilings};
-use crate::core::usecase::Admission;
-use crate::error::AppError;
 use crate::metrics::Metrics;
+use domain::error::AppError;
+use domain::limits::{self, CEILINGS, Ceiling, Ceilings};
+use domain::usecase::Admission;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -48,7 +48,7 @@ impl CeilingState {
                 ),
                 retry_after_s,
             }
-            .with(crate::params! { "ceiling": ceiling.name })
+            .with(domain::params! { "ceiling": ceiling.name })
         })
     }
 
@@ -84,7 +84,7 @@ impl Store {
             }
         }
         let rows = self.ceilings.ceilings.limit_counters;
-        let done = self.write(crate::core::Op::Admit { admissions, rows }).await;
+        let done = self.write(domain::Op::Admit { admissions, rows }).await;
         if let Err(e) = &done {
             self.ceilings.refused(e, now);
         }

@@ -3,10 +3,11 @@
 //! paid once by the operator's payment centre (`core::claims`).
 
 use super::{Store, now_ms, on_db};
-use crate::config::PayoutCeilings;
-use crate::core::claims::Close;
-use crate::core::{Changes, Effect, Op};
-use crate::error::AppError;
+use crate::store::error::DbResult;
+use domain::claims::Close;
+use domain::error::AppError;
+use domain::retail::PayoutCeilings;
+use domain::{Changes, Effect, Op};
 use serde::Serialize;
 
 /// The most claims one answer lists (the newest first).
@@ -57,7 +58,7 @@ impl Store {
     pub async fn close_emission(&self, close: Close) -> Result<(), AppError> {
         let emission = close.emission;
         let changes = Changes {
-            audit: Some(crate::core::AuditRecord {
+            audit: Some(domain::AuditRecord {
                 created_ms: close.sale_end_ms,
                 kind: "sale_ended",
                 data_json: serde_json::json!({
@@ -73,7 +74,7 @@ impl Store {
             ..Changes::none(Effect::Emission)
         };
         match self.write(Op::Apply(Box::new(changes))).await {
-            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+            Err(AppError::Storage(domain::error::StoreError::Stale(_))) => {
                 Err(AppError::Conflict(format!("emission {emission} is unknown or its sale already ended")))
             }
             other => other.map(|_| ()),
@@ -110,7 +111,7 @@ impl Store {
              ORDER BY sale_end_ms IS NULL DESC, sale_end_ms DESC, id DESC LIMIT 1",
         )
         .fetch_optional(pool)
-        .await?))
+        .await.db()?))
     }
 
     /// The operator's payment centre pays the claim of ticket `serial`,
@@ -122,12 +123,12 @@ impl Store {
         reference: String,
         ceilings: std::sync::Arc<PayoutCeilings>,
     ) -> Result<(String, bool), AppError> {
-        let serial = crate::core::retail::parse_serial(serial)?;
+        let serial = domain::retail::parse_serial(serial)?;
         let centre: Option<i64> = on_db!(&self.db, pool => sqlx::query_scalar(
             "SELECT id FROM accounts WHERE name = 'house:payment_centre'"
         )
         .fetch_optional(pool)
-        .await?);
+        .await.db()?);
         let centre = centre.ok_or_else(|| AppError::internal("the account house:payment_centre is missing"))?;
         let done = self.write(Op::ClaimPay { serial, reference, ceilings, centre }).await?;
         Ok((done.answer, done.effect.is_none()))
@@ -165,7 +166,7 @@ impl Store {
         .bind(ceilings.lowest())
         .bind(CLAIMS_LISTED)
         .fetch_all(pool)
-        .await?);
+        .await.db()?);
         let now = now_ms();
         let mut claims = Vec::new();
         for (serial, emission, block, prize_cents, sold_by, status, won_ms, until, paid_ms, paid_by, reference) in rows

@@ -1,4 +1,4 @@
-//! The free demo games' rows (`demo_games`, [`crate::core::demo`]). A demo
+//! The free demo games' rows (`demo_games`, [`domain::demo`]). A demo
 //! game touches no other table: no ticket, no ledger, no audit entry. Each
 //! write is one statement, so it needs no transaction and no lock on
 //! either backend: an action is written only while the row still has the
@@ -8,8 +8,9 @@
 //! lock (busy timeout) like the desk's.
 
 use super::{Store, on_db};
-use crate::core::demo::DemoRow;
-use crate::error::{AppError, StoreError};
+use crate::store::error::DbResult;
+use domain::demo::DemoRow;
+use domain::error::AppError;
 use engine::PrizeSchedule;
 
 type Columns = (String, String, i64, i64, i64, i64, String, Option<String>, String, i64, Option<i64>);
@@ -57,7 +58,7 @@ impl Store {
             .bind(row.actions.len() as i64)
             .execute(pool)
             .await
-            .map_err(StoreError::from)?
+            .db()?
             .rows_affected());
         Ok(())
     }
@@ -72,7 +73,7 @@ impl Store {
             .bind(since_ms)
             .fetch_optional(pool)
             .await
-            .map_err(StoreError::from)?);
+            .db()?);
         found.map(row_of).transpose()
     }
 
@@ -90,7 +91,7 @@ impl Store {
             .bind(from_seq as i64)
             .execute(pool)
             .await
-            .map_err(StoreError::from)?
+            .db()?
             .rows_affected());
         Ok(done == 1)
     }
@@ -101,7 +102,7 @@ impl Store {
             .bind(before_ms)
             .execute(pool)
             .await
-            .map_err(StoreError::from)?
+            .db()?
             .rows_affected()))
     }
 }

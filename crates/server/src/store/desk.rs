@@ -6,7 +6,8 @@
 //! `player_limits` (one row per player who set a limit) and `players`.
 
 use super::{Store, on_db};
-use crate::error::{AppError, StoreError};
+use crate::store::error::DbResult;
+use domain::error::AppError;
 use serde::Serialize;
 
 /// The players' responsible-play settings, counted: never who.
@@ -41,7 +42,7 @@ impl Store {
             .bind(now)
             .fetch_one(pool)
             .await
-            .map_err(StoreError::from)?);
+            .db()?);
         Ok(PlayersSummary { registered, with_limits, self_excluded })
     }
 
@@ -60,7 +61,7 @@ impl Store {
         .bind(i64::from(emission))
         .fetch_optional(pool)
         .await
-        .map_err(StoreError::from)?);
+        .db()?);
         toml.map(|t| {
             math::PrizeTable::parse_toml(&t)
                 .map_err(|e| AppError::internal(format!("emission {emission}'s stored table does not read: {e}")))
@@ -77,7 +78,7 @@ impl Store {
         .bind(i64::from(emission))
         .fetch_optional(pool)
         .await
-        .map_err(StoreError::from)?))
+        .db()?))
     }
 
     /// Each block of emission `emission` as the risk chart draws it:
@@ -95,7 +96,7 @@ impl Store {
         .bind(i64::from(emission))
         .fetch_all(pool)
         .await
-        .map_err(StoreError::from)?))
+        .db()?))
     }
 
     /// Folds the block figures of ended PostgreSQL connections into each

@@ -11,7 +11,8 @@
 //!   that sold them) and `tickets_shop_paid` (the shop that paid them).
 
 use super::{Store, on_db};
-use crate::error::AppError;
+use crate::store::error::DbResult;
+use domain::error::AppError;
 
 /// An emission's channel and price (`None`: no such emission).
 pub(crate) struct EmissionBasics {
@@ -86,7 +87,7 @@ impl Store {
         )
         .bind(i64::from(emission))
         .fetch_optional(pool)
-        .await?);
+        .await.db()?);
         Ok(row.map(|(channel, price_cents)| EmissionBasics { channel, price_cents }))
     }
 
@@ -98,10 +99,10 @@ impl Store {
         )
         .bind(id)
         .fetch_all(pool)
-        .await?);
+        .await.db()?);
         let sql = format!("SELECT MIN(t.sold_ms), MAX(t.sold_ms){SOLD_OF_EMISSION}");
         let span: (Option<i64>, Option<i64>) =
-            on_db!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_one(pool).await?);
+            on_db!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_one(pool).await.db()?);
         Ok((blocks, span.0.zip(span.1)))
     }
 
@@ -127,7 +128,7 @@ impl Store {
             .bind(width.max(1))
             .bind(last)
             .fetch_all(pool)
-            .await?))
+            .await.db()?))
     }
 
     /// Emission `emission`'s sold tickets per block and time bucket: about
@@ -166,7 +167,7 @@ impl Store {
         )
         .bind(id)
         .fetch_one(pool)
-        .await?);
+        .await.db()?);
         let mut points = Vec::new();
         let (mut n, mut sum) = (0i64, 0i64);
         let (Some(first), Some(last)) = (first, last) else {
@@ -180,7 +181,7 @@ impl Store {
                 .bind(id)
                 .bind(last)
                 .fetch_all(pool)
-                .await?);
+                .await.db()?);
             for p in prizes {
                 n += 1;
                 sum +=
@@ -200,7 +201,7 @@ impl Store {
                 .bind(width)
                 .bind(last)
                 .fetch_all(pool)
-                .await?);
+                .await.db()?);
             for (_, count, prizes) in spans {
                 n += count;
                 sum += prizes;
@@ -230,7 +231,7 @@ impl Store {
         )
         .bind(now)
         .fetch_all(pool)
-        .await?);
+        .await.db()?);
         let mut shops: std::collections::BTreeMap<String, ShopRow> = self
             .shops
             .read()

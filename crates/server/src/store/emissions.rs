@@ -20,11 +20,12 @@
 //!   start ([`remove_unpublished`]).
 
 use super::{Db, Store, Writer, now_ms, on_db};
-use crate::api::Channel;
-use crate::core::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, HOUSE_PRIZES, Op, Unit};
-use crate::error::{AppError, StoreError};
 use crate::keys::{Keyring, parse_salt};
-use crate::supply::{self, TicketSpec};
+use crate::store::error::DbResult;
+use domain::api::Channel;
+use domain::error::{AppError, StoreError};
+use domain::supply::{self, TicketSpec};
+use domain::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, HOUSE_PRIZES, Op, Unit};
 use math::PrizeTable;
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -224,14 +225,14 @@ pub(super) async fn ensure_first(store: &Store, table: &PrizeTable, blocks: u32)
 /// published, so never seen by anyone), and emissions left with no block.
 async fn remove_unpublished(db: &Db) -> Result<(), StoreError> {
     let removed: u64 = on_db!(db, pool => {
-        let mut tx = pool.begin().await?;
+        let mut tx = pool.begin().await.db()?;
         let n = sqlx::query("DELETE FROM tickets WHERE block_id IN (SELECT id FROM blocks WHERE published_ms IS NULL)")
             .execute(&mut *tx)
-            .await?
+            .await.db()?
             .rows_affected();
-        sqlx::query("DELETE FROM blocks WHERE published_ms IS NULL").execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM emissions WHERE id NOT IN (SELECT emission_id FROM blocks)").execute(&mut *tx).await?;
-        tx.commit().await?;
+        sqlx::query("DELETE FROM blocks WHERE published_ms IS NULL").execute(&mut *tx).await.db()?;
+        sqlx::query("DELETE FROM emissions WHERE id NOT IN (SELECT emission_id FROM blocks)").execute(&mut *tx).await.db()?;
+        tx.commit().await.db()?;
         n
     });
     if removed > 0 {
@@ -290,12 +291,8 @@ impl Store {
         match &self.writer {
             Writer::Postgres(w) => {
                 let mut unit = w.unit().await?;
-                sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                    .bind(EMISSION_LOCK)
-                    .execute(unit.c())
-                    .await
-                    .map_err(StoreError::from)?;
-                let ids: (i64, i64) = sqlx::query_as(NEXT_IDS).fetch_one(unit.c()).await.map_err(StoreError::from)?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EMISSION_LOCK).execute(unit.c()).await.db()?;
+                let ids: (i64, i64) = sqlx::query_as(NEXT_IDS).fetch_one(unit.c()).await.db()?;
                 let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
                 let created = write_blocks(&plan, &self.keys, &mut unit).await?;
                 unit.commit().await?;
@@ -303,8 +300,7 @@ impl Store {
             }
             Writer::Sqlite(w) => {
                 // This task is the only one writing emissions to the file: the ids hold.
-                let ids: (i64, i64) =
-                    on_db!(&self.db, pool => sqlx::query_as(NEXT_IDS).fetch_one(pool).await.map_err(StoreError::from)?);
+                let ids: (i64, i64) = on_db!(&self.db, pool => sqlx::query_as(NEXT_IDS).fetch_one(pool).await.db()?);
                 let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
                 write_blocks(&plan, &self.keys, &mut ViaWriter(w)).await
             }
@@ -320,13 +316,13 @@ impl Store {
                 "SELECT id, code, channel, price_cents, block_size, table_digest, table_toml FROM emissions ORDER BY id",
             )
             .fetch_all(pool)
-            .await?;
+            .await.db()?;
             let blocks = sqlx::query_as(
                 "SELECT emission_id, number, size, root, published_ms FROM blocks
                  WHERE published_ms IS NOT NULL ORDER BY emission_id, number",
             )
             .fetch_all(pool)
-            .await?;
+            .await.db()?;
             (rows, blocks)
         });
         rows.into_iter()
@@ -406,7 +402,7 @@ async fn plan(
             )
             .bind(id)
             .fetch_optional(pool)
-            .await?);
+            .await.db()?);
             let (toml, channel, salt, key_id, last, sale_end_ms) =
                 row.ok_or_else(|| AppError::NotFound(format!("no emission {id}")))?;
             if let Some(ended) = sale_end_ms {
@@ -552,7 +548,7 @@ pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<Emi
     use anyhow::Context;
     let db = offline_db(url, true).await?;
     let figures = reports(&db, only).await.map_err(|e| match &e {
-        AppError::Storage(s) => anyhow::anyhow!("{}", crate::error::error_chain(s)),
+        AppError::Storage(s) => anyhow::anyhow!("{}", domain::error::error_chain(s)),
         other => anyhow::anyhow!("{other}"),
     });
     on_db!(&db, pool => pool.close().await);
@@ -648,7 +644,7 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
     )
     .bind(only.map_or(-1, i64::from))
     .fetch_all(pool)
-    .await?);
+    .await.db()?);
     if let (Some(n), true) = (only, emissions.is_empty()) {
         return Err(AppError::NotFound(format!("no emission {n}")));
     }
@@ -657,7 +653,7 @@ async fn reports(db: &Db, only: Option<u32>) -> Result<Vec<EmissionReport>, AppE
     let blocks: Vec<BRow> = on_db!(db, pool => sqlx::query_as(AssertSqlSafe(sql))
         .bind(only.map_or(-1, i64::from))
         .fetch_all(pool)
-        .await?);
+        .await.db()?);
     let mut downloads = if emissions.iter().any(|e| e.2 == Channel::Paper.as_str()) {
         print::downloads(db).await?
     } else {

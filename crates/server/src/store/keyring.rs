@@ -19,9 +19,10 @@
 //!   transaction under the emission lock that the command takes too.
 
 use super::{Db, now_ms, on_db};
-use crate::error::AppError;
 use crate::keys::{KeyId, Keyring};
+use crate::store::error::DbResult;
 use anyhow::Context;
+use domain::error::AppError;
 
 /// One key as the database knows it (`as-capone keys list`).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -161,7 +162,7 @@ pub(super) async fn current_row(db: &Db) -> Result<(i64, String), AppError> {
         "SELECT key_id, fingerprint FROM server_keys WHERE is_current = 1",
     )
     .fetch_optional(pool)
-    .await?);
+    .await.db()?);
     row.ok_or_else(|| AppError::internal("the key ring has no current key"))
 }
 

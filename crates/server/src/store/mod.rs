@@ -1,4 +1,4 @@
-//! [`Store`]: the imperative shell around [`crate::core`]. Two backends,
+//! [`Store`]: the imperative shell around [`domain`]. Two backends,
 //! one set of rules:
 //!
 //! - **SQLite** (`sqlite://FILE`, the embedded default, one process): a
@@ -10,7 +10,7 @@
 //!   ([`postgres`]).
 //!
 //! What the backends share is written once: the decisions and use cases
-//! ([`crate::core`]), the SQL of every write ([`plan`]), every read
+//! ([`domain`]), the SQL of every write ([`plan`]), every read
 //! ([`reads`]), the start-up emission and demo player ([`bootstrap`]), and
 //! the audit chain's sealing and check ([`audit`]). The two backends' SQL
 //! is the same text: `$N` placeholders, which both accept, and the same
@@ -37,10 +37,10 @@ mod schema;
 mod sqlite;
 mod wallet;
 
-pub use crate::core::limits::RedeemLimits;
 pub use audit::AuditCheck;
 pub use claims::{Claim, Claims};
 pub use desk::{CurrentKey, PlayersSummary};
+pub use domain::limits::RedeemLimits;
 pub use emissions::{EmissionCreated, EmissionReport, Figures, PublicEmission, report_from};
 pub use keyring::{RingKey, make_current, ring_from};
 pub use reads::LedgerCheck;
@@ -51,14 +51,15 @@ pub use retail::{Redeemed, code_hash};
 pub use schema::{SchemaError, VERSION, schema_version};
 pub use wallet::{OutboxEntry, Reservation};
 
-use crate::api::LimitsView;
-use crate::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use crate::config::Config;
-use crate::core::account::{LimitRules, LimitsRequest, Via};
-use crate::core::{BuyRequest, Caller, Done, Op, PlayerId};
-use crate::error::AppError;
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
+use crate::store::error::DbResult;
+use domain::account::{LimitRules, LimitsRequest, Via};
+use domain::api::LimitsView;
+use domain::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
+use domain::error::AppError;
+use domain::{BuyRequest, Caller, Done, Op, PlayerId};
 use math::PrizeTable;
 use record::Record;
 use sha2::{Digest, Sha256};
@@ -224,7 +225,7 @@ impl Store {
             shops: RwLock::new(HashMap::new()),
             emission_keys: RwLock::new(HashMap::new()),
             operator_wallet: config.wallet == crate::config::WalletMode::Operator,
-            ceilings: ceilings::CeilingState::new(crate::core::limits::Ceilings::of(config), metrics),
+            ceilings: ceilings::CeilingState::new(config.ceilings(), metrics),
         })
     }
 
@@ -282,7 +283,7 @@ impl Store {
     /// [`schema_version`].
     pub async fn database_schema(&self) -> Result<i64, AppError> {
         let sql = "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM _sqlx_migrations WHERE success";
-        Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await?))
+        Ok(on_db!(&self.db, pool => sqlx::query_scalar(sql).fetch_one(pool).await.db()?))
     }
 
     /// The player holding this bearer token.
@@ -482,7 +483,7 @@ impl Store {
             caller: caller.clone(),
             serial: serial.to_string(),
             request,
-            random_client_seed: ClientSeed::random(),
+            random_client_seed: ClientSeed::from_random(crate::fairness::random_bytes()),
             operator_wallet: self.operator_wallet,
         };
         let done = match &self.writer {
@@ -490,7 +491,7 @@ impl Store {
             Writer::Postgres(w) => Box::pin(w.run(op, check.clone())).await,
         };
         match done {
-            Err(AppError::Storage(crate::error::StoreError::TokenRevoked)) => {
+            Err(AppError::Storage(domain::error::StoreError::TokenRevoked)) => {
                 if let Some(c) = check {
                     self.forget_token(&c.token_hash);
                 }
@@ -519,7 +520,11 @@ impl Store {
 
     /// The player's limits and usage.
     /// The player's statement ("bilan de jeu"), and since `since` (unix ms).
-    pub async fn statement(&self, player: PlayerId, since: Option<i64>) -> Result<crate::api::StatementView, AppError> {
+    pub async fn statement(
+        &self,
+        player: PlayerId,
+        since: Option<i64>,
+    ) -> Result<domain::api::StatementView, AppError> {
         reads::statement(&self.db, player, since, now_ms()).await
     }
 
@@ -600,7 +605,7 @@ impl Store {
         let done = self.write(op).await;
         self.forget_tokens_of(player);
         match done {
-            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+            Err(AppError::Storage(domain::error::StoreError::Stale(_))) => {
                 Err(AppError::Unauthorized("wrong login or recovery code".into()))
             }
             other => other.map(|_| ()),
@@ -615,7 +620,7 @@ impl Store {
         recovery_hash: String,
     ) -> Result<(), AppError> {
         match self.write(Op::RenewRecovery { player, password_was, recovery_hash }).await {
-            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+            Err(AppError::Storage(domain::error::StoreError::Stale(_))) => {
                 Err(AppError::Conflict("the account's password changed meanwhile: try again".into()))
             }
             other => other.map(|_| ()),
@@ -628,7 +633,7 @@ impl Store {
         let done = self.write(Op::Close { player, password_was }).await;
         self.forget_tokens_of(player);
         match done {
-            Err(AppError::Storage(crate::error::StoreError::Stale(_))) => {
+            Err(AppError::Storage(domain::error::StoreError::Stale(_))) => {
                 Err(AppError::Conflict("the account changed meanwhile: try again".into()))
             }
             other => Ok(other?.answer),

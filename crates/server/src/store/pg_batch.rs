@@ -29,11 +29,12 @@ use super::TokenCheck;
 use super::plan::{Column, postgres_batch};
 use super::postgres::PgUnit;
 use super::reads::{TICKET_COLUMNS, TICKET_FROM, ticket_row};
-use crate::core::usecase::{self, Done, Op};
-use crate::core::{Account, AccountId};
-use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
+use crate::store::error::DbResult;
+use domain::error::{AppError, StoreError};
+use domain::usecase::{self, Done, Op};
+use domain::{Account, AccountId};
 use sqlx::postgres::{PgConnection, PgPool};
 use sqlx::{AssertSqlSafe, Connection, Row};
 use std::collections::{HashMap, HashSet};
@@ -211,7 +212,7 @@ async fn run_batch(
     let rows = match read(&mut conn, keys, &batch).await {
         Ok(rows) => rows,
         Err(e) => {
-            tracing::debug!(error = %crate::error::error_chain(&e), "a batch's read failed: each action runs on its own");
+            tracing::debug!(error = %domain::error::error_chain(&e), "a batch's read failed: each action runs on its own");
             batch.into_iter().for_each(alone);
             return reusable(conn, &e);
         }
@@ -287,7 +288,7 @@ async fn run_batch(
             // action's own run finds out from its reads.
             tracing::debug!(error = %e, actions = decided.len(), "a batch's write did not commit: each action runs on its own");
             decided.into_iter().for_each(|d| alone(d.job));
-            return reusable(conn, &StoreError::from(e));
+            return reusable(conn, &crate::store::error::sqlx_error(e));
         }
     }
     Some(conn)
@@ -309,7 +310,7 @@ fn reusable(conn: PgConnection, e: &StoreError) -> Option<PgConnection> {
 
 /// An action's ticket as the batch read it.
 struct Read {
-    ticket: crate::core::TicketRow,
+    ticket: domain::TicketRow,
     account: Option<Account>,
 }
 
@@ -336,11 +337,12 @@ async fn read(
         .bind(tokens)
         .bind(super::now_ms())
         .fetch_all(conn)
-        .await?;
+        .await
+        .db()?;
     let mut out = HashMap::with_capacity(rows.len());
     for row in rows {
-        let serial: String = row.try_get("batch_serial")?;
-        let read = if !row.try_get::<bool, _>("token_ok")? {
+        let serial: String = row.try_get("batch_serial").db()?;
+        let read = if !row.try_get::<bool, _>("token_ok").db()? {
             Err(Refused::Token)
         } else {
             match ticket_row(&row, keys) {
@@ -348,8 +350,8 @@ async fn read(
                     let account = match ticket.owner {
                         Some(player) => Some(Account {
                             player,
-                            id: row.try_get("account_id")?,
-                            balance_cents: row.try_get("balance_cents")?,
+                            id: row.try_get("account_id").db()?,
+                            balance_cents: row.try_get("balance_cents").db()?,
                         }),
                         None => None,
                     };

@@ -11,14 +11,14 @@
 //! decided on, a balance changes only from the amount it was decided on.
 //! A guarded statement that changes no row means the row changed under the
 //! decision, and the whole unit is undone
-//! ([`crate::error::StoreError::Stale`]): on PostgreSQL each guarded part
+//! ([`domain::error::StoreError::Stale`]): on PostgreSQL each guarded part
 //! returns its name and a missing name is the failure; on SQLite the
 //! writer reads each guarded statement's count of changed rows.
 
-use crate::core::limits::CounterWrite;
-use crate::core::operator::{RoundState, WalletWrite};
-use crate::core::{Changes, Movement, PlayerWrite, RetailWrite};
-use crate::error::StoreError;
+use domain::error::StoreError;
+use domain::limits::CounterWrite;
+use domain::operator::{RoundState, WalletWrite};
+use domain::{Changes, Movement, PlayerWrite, RetailWrite};
 use std::fmt::Write as _;
 
 /// A bound value; NULLs keep their SQL type (PostgreSQL wants one).
@@ -265,7 +265,7 @@ impl WritePlan {
     /// An emission's rows: its row, a block's row, a chunk of that block's
     /// tickets (one multi-row INSERT), the publication of blocks (each
     /// guarded: published once).
-    fn emission_rows(&mut self, e: &crate::core::EmissionRows) {
+    fn emission_rows(&mut self, e: &domain::EmissionRows) {
         if let Some(r) = &e.emission {
             self.insert_row(
                 "emission",
@@ -613,7 +613,7 @@ impl WritePlan {
                     None => String::new(),
                 };
                 let own = if *revoke_own_token {
-                    let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
+                    let revoked = self.placeholder(domain::account::revoked_token_hash(*player).as_str().into());
                     format!(", token_hash = {revoked}")
                 } else {
                     String::new()
@@ -660,7 +660,7 @@ impl WritePlan {
                 self.push_part("logout", sql, false);
             }
             PlayerWrite::RevokeOwnToken { player } => {
-                let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
+                let revoked = self.placeholder(domain::account::revoked_token_hash(*player).as_str().into());
                 let id = self.placeholder((*player).into());
                 let sql = format!("UPDATE players SET token_hash = {revoked} WHERE id = {id}");
                 self.push_part("revoke_own_token", sql, true);
@@ -677,7 +677,7 @@ impl WritePlan {
                 // The code works once: the row changes only if its hash is still the one checked.
                 let hash = self.placeholder(password_hash.as_str().into());
                 let recovery = self.placeholder(recovery_hash.as_str().into());
-                let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
+                let revoked = self.placeholder(domain::account::revoked_token_hash(*player).as_str().into());
                 let id = self.placeholder((*player).into());
                 let was = self.placeholder(was_recovery.as_str().into());
                 let sql = format!(
@@ -709,7 +709,7 @@ impl WritePlan {
                 self.push_part("recovery_code", sql, true);
             }
             PlayerWrite::Close { player, closed_ms, password_was } => {
-                let revoked = self.placeholder(crate::core::account::revoked_token_hash(*player).as_str().into());
+                let revoked = self.placeholder(domain::account::revoked_token_hash(*player).as_str().into());
                 let at = self.placeholder((*closed_ms).into());
                 let id = self.placeholder((*player).into());
                 let was = self.placeholder(password_was.as_deref().into());
@@ -1068,7 +1068,7 @@ fn sqlite_placeholders(sql: &str, skip: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{BalanceChange, Effect, Reason};
+    use domain::{BalanceChange, Effect, Reason};
 
     #[test]
     fn sqlite_placeholders_are_anonymous_when_in_order() {

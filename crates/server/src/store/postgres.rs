@@ -50,16 +50,17 @@ use super::reads::{
 };
 use super::{TokenCheck, bind_values, now_ms};
 use crate::config::Config;
-use crate::core::limits::Counter;
-use crate::core::usecase::PaperKey;
-use crate::core::usecase::{self, Done, Op};
-use crate::core::{
-    Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit, Usage,
-};
-use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
+use crate::store::error::DbResult;
 use anyhow::Context;
+use domain::error::{AppError, StoreError};
+use domain::limits::Counter;
+use domain::usecase::PaperKey;
+use domain::usecase::{self, Done, Op};
+use domain::{
+    Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, StoredAnswer, TicketId, TicketRow, Unit, Usage,
+};
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Postgres, Row, Transaction};
 use std::str::FromStr;
@@ -183,7 +184,7 @@ impl PgWriter {
     /// [`Changes`] (an emission's blocks, written and published at once).
     pub async fn unit(&self) -> Result<PgUnit, StoreError> {
         Ok(PgUnit {
-            conn: Conn::Tx(self.pool.begin().await?),
+            conn: Conn::Tx(self.pool.begin().await.db()?),
             owner_account: None,
             keys: self.keys.clone(),
             token_check: None,
@@ -194,7 +195,7 @@ impl PgWriter {
     /// A unit without a transaction: see [`Mode::Optimistic`].
     async fn optimistic_unit(&self) -> Result<PgUnit, StoreError> {
         Ok(PgUnit {
-            conn: Conn::Auto(self.pool.acquire().await?),
+            conn: Conn::Auto(self.pool.acquire().await.db()?),
             owner_account: None,
             keys: self.keys.clone(),
             token_check: None,
@@ -219,7 +220,7 @@ impl PgWriter {
         loop {
             match self.run_once(&op, check.as_ref()).await {
                 Err(AppError::Storage(e)) if e.is_retryable() && attempt < RETRIES => {
-                    tracing::debug!(attempt, error = %crate::error::error_chain(&e), "transaction aborted by a conflict; running it again");
+                    tracing::debug!(attempt, error = %domain::error::error_chain(&e), "transaction aborted by a conflict; running it again");
                     tokio::time::sleep(Duration::from_millis(attempt as u64 * 2)).await;
                     attempt += 1;
                 }
@@ -268,12 +269,12 @@ async fn sealer(pool: PgPool) {
     for n in 0u64.. {
         tick.tick().await;
         if let Err(e) = audit::seal_pending(&pool, audit::Wait::No).await {
-            tracing::warn!(error = %crate::error::error_chain(&e), "sealing the audit log");
+            tracing::warn!(error = %domain::error::error_chain(&e), "sealing the audit log");
         }
         if n % FOLD_EVERY == FOLD_EVERY - 1
             && let Err(e) = fold_block_figures(&pool).await
         {
-            tracing::warn!(error = %crate::error::error_chain(&e), "folding the block figures");
+            tracing::warn!(error = %domain::error::error_chain(&e), "folding the block figures");
         }
     }
 }
@@ -295,9 +296,9 @@ const FOLD_LOCK: i64 = 0x4153_4346_4f4c_4453;
 /// new connection meanwhile only adds to the row before or after it is
 /// folded. Returns the rows folded (blocks' and shops').
 pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin().await.db()?;
     let locked: bool =
-        sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(FOLD_LOCK).fetch_one(&mut *tx).await?;
+        sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(FOLD_LOCK).fetch_one(&mut *tx).await.db()?;
     if !locked {
         return Ok(0);
     }
@@ -326,7 +327,7 @@ pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError>
          SELECT CAST(COUNT(*) AS BIGINT) FROM ended",
     )
     .fetch_one(&mut *tx)
-    .await?;
+    .await.db()?;
     // Migration 12's figures per shop and emission, the same way.
     let shops: i64 = sqlx::query_scalar(
         "WITH ended AS (
@@ -351,8 +352,9 @@ pub(super) async fn fold_block_figures(pool: &PgPool) -> Result<u64, StoreError>
          SELECT CAST(COUNT(*) AS BIGINT) FROM ended",
     )
     .fetch_one(&mut *tx)
-    .await?;
-    tx.commit().await?;
+    .await
+    .db()?;
+    tx.commit().await.db()?;
     Ok((folded + shops) as u64)
 }
 
@@ -462,7 +464,7 @@ impl PgUnit {
     /// without one).
     pub async fn commit(self) -> Result<(), StoreError> {
         match self.conn {
-            Conn::Tx(tx) => Ok(tx.commit().await?),
+            Conn::Tx(tx) => Ok(tx.commit().await.db()?),
             Conn::Auto(_) | Conn::Own(_) => Ok(()),
         }
     }
@@ -479,7 +481,8 @@ impl PgUnit {
             .bind(&check.token_hash)
             .bind(now_ms())
             .fetch_one(self.c())
-            .await?;
+            .await
+            .db()?;
         if ok { Ok(()) } else { Err(StoreError::TokenRevoked) }
     }
 
@@ -496,19 +499,20 @@ impl Unit for PgUnit {
             return Ok(Some(a));
         }
         let sql = format!("{ACCOUNT_OF_PLAYER}{}", self.for_update("a"));
-        let row: Option<(i64, i64)> = sqlx::query_as(AssertSqlSafe(sql)).bind(player).fetch_optional(self.c()).await?;
+        let row: Option<(i64, i64)> =
+            sqlx::query_as(AssertSqlSafe(sql)).bind(player).fetch_optional(self.c()).await.db()?;
         Ok(row.map(|(id, balance_cents)| Account { player, id, balance_cents }))
     }
 
     async fn idempotency(&mut self, player: PlayerId, key: &str) -> Result<Option<StoredAnswer>, StoreError> {
-        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(self.c()).await?;
+        let row = sqlx::query_as(IDEMPOTENCY_SELECT).bind(player).bind(key).fetch_optional(self.c()).await.db()?;
         Ok(stored_answer(row))
     }
 
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         // Concurrent purchases skip each other's locked ticket instead of
         // waiting; the plan reads one ticket whatever the statistics.
-        let row = sqlx::query(NEXT_FOR_SALE_POSTGRES).fetch_optional(self.c()).await?;
+        let row = sqlx::query(NEXT_FOR_SALE_POSTGRES).fetch_optional(self.c()).await.db()?;
         row.map(|r| for_sale(&r, &self.keys)).transpose()
     }
 
@@ -536,10 +540,10 @@ impl Unit for PgUnit {
         if let Some(c) = &check {
             query = query.bind(c.player).bind(&c.token_hash).bind(now_ms());
         }
-        let found = query.fetch_optional(self.c()).await?;
+        let found = query.fetch_optional(self.c()).await.db()?;
         if let Some(c) = &check {
             let ok = match &found {
-                Some(row) => row.try_get("token_ok")?,
+                Some(row) => row.try_get("token_ok").db()?,
                 None => {
                     self.confirm_token(serial, c).await?;
                     true
@@ -555,13 +559,16 @@ impl Unit for PgUnit {
                 "SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1 AND t.owner_id IS NULL{}",
                 self.for_update("t, g")
             );
-            let row = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(self.c()).await?;
+            let row = sqlx::query(AssertSqlSafe(sql)).bind(serial).fetch_optional(self.c()).await.db()?;
             return row.map(|r| ticket_row(&r, &self.keys)).transpose();
         };
         let ticket = ticket_row(&row, &self.keys)?;
         if let Some(player) = ticket.owner {
-            self.owner_account =
-                Some(Account { player, id: row.try_get("account_id")?, balance_cents: row.try_get("balance_cents")? });
+            self.owner_account = Some(Account {
+                player,
+                id: row.try_get("account_id").db()?,
+                balance_cents: row.try_get("balance_cents").db()?,
+            });
         }
         Ok(Some(ticket))
     }
@@ -573,19 +580,20 @@ impl Unit for PgUnit {
         // locks, so a request that waited for a sale or a payment would see
         // the ticket sold beside no stored answer (the shop's retry refused).
         let lock = format!("SELECT t.id FROM tickets t WHERE {cond}{}", self.for_update("t"));
-        let locked: Option<i64> = sqlx::query_scalar(AssertSqlSafe(lock)).bind(&value).fetch_optional(self.c()).await?;
+        let locked: Option<i64> =
+            sqlx::query_scalar(AssertSqlSafe(lock)).bind(&value).fetch_optional(self.c()).await.db()?;
         if locked.is_none() {
             return Ok(None);
         }
         let sql = format!("{PAPER_SELECT}{cond}");
-        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(self.c()).await? {
+        match sqlx::query(AssertSqlSafe(sql)).bind(value).fetch_optional(self.c()).await.db()? {
             Some(row) => Ok(Some(paper_row(&row, &self.keys)?)),
             None => Ok(None),
         }
     }
 
     async fn stored_action(&mut self, ticket: TicketId, seq: u64) -> Result<Option<StoredAnswer>, StoreError> {
-        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(self.c()).await?;
+        let row = sqlx::query_as(ACTION_SELECT).bind(ticket).bind(seq as i64).fetch_optional(self.c()).await.db()?;
         Ok(stored_answer(row))
     }
 
@@ -605,22 +613,29 @@ impl Unit for PgUnit {
         .bind(name)
         .bind(now)
         .fetch_one(self.c())
-        .await?)
+        .await
+        .db()?)
     }
 
     async fn limits(&mut self, player: PlayerId) -> Result<Option<LimitsRow>, StoreError> {
-        let row: Option<LimitsTuple> = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(self.c()).await?;
+        let row: Option<LimitsTuple> =
+            sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(self.c()).await.db()?;
         Ok(row.map(limits_row))
     }
 
     async fn usage(&mut self, player: PlayerId, day_since: i64, week_since: i64) -> Result<Usage, StoreError> {
-        let (tickets_today, spent_week_cents): (i64, i64) =
-            sqlx::query_as(USAGE_SELECT).bind(player).bind(day_since).bind(week_since).fetch_one(self.c()).await?;
+        let (tickets_today, spent_week_cents): (i64, i64) = sqlx::query_as(USAGE_SELECT)
+            .bind(player)
+            .bind(day_since)
+            .bind(week_since)
+            .fetch_one(self.c())
+            .await
+            .db()?;
         Ok(Usage { tickets_today, spent_week_cents })
     }
 
     async fn login_owner(&mut self, login: &str) -> Result<Option<PlayerId>, StoreError> {
-        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(self.c()).await?)
+        Ok(sqlx::query_scalar(LOGIN_OWNER_SELECT).bind(login).fetch_optional(self.c()).await.db()?)
     }
 
     async fn password_hash(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
@@ -632,12 +647,12 @@ impl Unit for PgUnit {
         // the session the login opened.
         let sql = format!("{PASSWORD_HASH_SELECT}{}", self.for_update("players"));
         let hash: Option<Option<String>> =
-            sqlx::query_scalar(AssertSqlSafe(sql)).bind(player).fetch_optional(self.c()).await?;
+            sqlx::query_scalar(AssertSqlSafe(sql)).bind(player).fetch_optional(self.c()).await.db()?;
         Ok(hash.flatten())
     }
 
     async fn tickets_in_play(&mut self, player: PlayerId) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar(IN_PLAY_SELECT).bind(player).fetch_one(self.c()).await?)
+        Ok(sqlx::query_scalar(IN_PLAY_SELECT).bind(player).fetch_one(self.c()).await.db()?)
     }
 
     async fn counter(&mut self, bucket: &str, lock: bool) -> Result<Counter, StoreError> {
@@ -648,9 +663,11 @@ impl Unit for PgUnit {
             sqlx::query("SELECT pg_advisory_xact_lock(1094926401, hashtext($1))")
                 .bind(bucket)
                 .execute(self.c())
-                .await?;
+                .await
+                .db()?;
         }
-        let row: Option<(i64, i64, i64)> = sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(self.c()).await?;
+        let row: Option<(i64, i64, i64)> =
+            sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(self.c()).await.db()?;
         Ok(row.map_or_else(Counter::default, |(window_start_ms, count, last_ms)| Counter {
             window_start_ms,
             count,
@@ -669,7 +686,7 @@ impl Unit for PgUnit {
         }
         let sql = if self.locking() { plan.postgres_statement() } else { plan.postgres_statement_all_or_nothing() };
         let returned: Vec<String> =
-            bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(self.c()).await?;
+            bind_values!(sqlx::query_scalar(AssertSqlSafe(sql)), plan.values()).fetch_all(self.c()).await.db()?;
         plan.check_guards(&returned)
     }
 }
@@ -684,7 +701,8 @@ impl super::wallet::Fetch for PgUnit {
         sql: &str,
         values: &[super::plan::Val],
     ) -> Result<Option<super::wallet::OwnedRow>, StoreError> {
-        let row = bind_values!(sqlx::query(AssertSqlSafe(sql.to_string())), values).fetch_optional(self.c()).await?;
+        let row =
+            bind_values!(sqlx::query(AssertSqlSafe(sql.to_string())), values).fetch_optional(self.c()).await.db()?;
         Ok(row.as_ref().map(super::wallet::owned_pg))
     }
 

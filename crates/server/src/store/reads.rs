@@ -5,12 +5,13 @@
 use super::desk_charts::RECOUNT_SHOPS;
 use super::emissions::RECOUNT_BLOCKS;
 use super::{Db, on_db};
-use crate::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
-use crate::core::usecase::PaperKey;
-use crate::core::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAnswer, TicketRow, Usage};
-use crate::core::{PaperRow, ShopAnswer};
-use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
+use crate::store::error::DbResult;
+use domain::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
+use domain::error::{AppError, StoreError};
+use domain::usecase::PaperKey;
+use domain::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAnswer, TicketRow, Usage};
+use domain::{PaperRow, ShopAnswer};
 use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
 use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
@@ -179,7 +180,7 @@ pub(super) fn paper_row(row: &impl Cols, keys: &Keyring) -> Result<PaperRow, Sto
         sell_answer: shop_answer(row, "sell_shop", "sell_answer")?,
         pay_answer: shop_answer(row, "pay_shop", "pay_answer")?,
         claim: shop_answer(row, "claim_reference", "claim_answer")?
-            .map(|a| crate::core::ClaimPayment { reference: a.shop, answer_json: a.answer_json }),
+            .map(|a| domain::ClaimPayment { reference: a.shop, answer_json: a.answer_json }),
         serial,
     })
 }
@@ -198,7 +199,7 @@ pub(super) async fn paper(db: &Db, keys: &Keyring, key: &PaperKey) -> Result<Opt
     let (cond, value) = paper_where(key);
     let sql = format!("{PAPER_SELECT}{cond}");
     Ok(on_db!(db, pool => {
-        match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(value).fetch_optional(pool).await? {
+        match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(value).fetch_optional(pool).await.db()? {
             Some(r) => Some(paper_row(&r, keys)?),
             None => None,
         }
@@ -209,10 +210,10 @@ pub(super) async fn paper(db: &Db, keys: &Keyring, key: &PaperKey) -> Result<Opt
 pub(super) const COUNTER_SELECT: &str = "SELECT window_start_ms, count, last_ms FROM limit_counters WHERE bucket = $1";
 
 /// A limit's counter, read outside any unit (zero when it has none).
-pub async fn counter(db: &Db, bucket: &str) -> Result<crate::core::limits::Counter, AppError> {
+pub async fn counter(db: &Db, bucket: &str) -> Result<domain::limits::Counter, AppError> {
     let row: Option<(i64, i64, i64)> =
-        on_db!(db, pool => sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(pool).await?);
-    Ok(row.map_or_else(Default::default, |(window_start_ms, count, last_ms)| crate::core::limits::Counter {
+        on_db!(db, pool => sqlx::query_as(COUNTER_SELECT).bind(bucket).fetch_optional(pool).await.db()?);
+    Ok(row.map_or_else(Default::default, |(window_start_ms, count, last_ms)| domain::limits::Counter {
         window_start_ms,
         count,
         last_ms,
@@ -298,7 +299,7 @@ pub(super) fn stored_answer(row: Option<(String, String)>) -> Option<StoredAnswe
 }
 
 pub(super) async fn health(db: &Db) -> Result<(), AppError> {
-    let one: i64 = on_db!(db, pool => sqlx::query_scalar("SELECT CAST(1 AS BIGINT)").fetch_one(pool).await?);
+    let one: i64 = on_db!(db, pool => sqlx::query_scalar("SELECT CAST(1 AS BIGINT)").fetch_one(pool).await.db()?);
     if one == 1 { Ok(()) } else { Err(AppError::Unavailable("the database gave a wrong answer".into())) }
 }
 
@@ -314,7 +315,7 @@ pub(super) async fn player_by_token_hash(
     )
     .bind(token_hash)
     .fetch_optional(pool)
-    .await?))
+    .await.db()?))
 }
 
 /// A player's limits, as stored.
@@ -359,17 +360,17 @@ pub(super) const IN_PLAY_SELECT: &str = "SELECT COUNT(*) FROM tickets t JOIN tic
 pub(super) async fn limits(
     db: &Db,
     player: PlayerId,
-    rules: crate::core::account::LimitRules,
+    rules: domain::account::LimitRules,
     now: i64,
-) -> Result<crate::api::LimitsView, AppError> {
-    let (day, week) = crate::core::account::windows(now);
+) -> Result<domain::api::LimitsView, AppError> {
+    let (day, week) = domain::account::windows(now);
     let (row, usage): (Option<LimitsTuple>, (i64, i64)) = on_db!(db, pool => {
-        let row = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(pool).await?;
-        let usage = sqlx::query_as(USAGE_SELECT).bind(player).bind(day).bind(week).fetch_one(pool).await?;
+        let row = sqlx::query_as(LIMITS_SELECT).bind(player).fetch_optional(pool).await.db()?;
+        let usage = sqlx::query_as(USAGE_SELECT).bind(player).bind(day).bind(week).fetch_one(pool).await.db()?;
         (row, usage)
     });
     let usage = Usage { tickets_today: usage.0, spent_week_cents: usage.1 };
-    Ok(crate::core::account::view(&row.map(limits_row).unwrap_or_default(), &usage, rules, now))
+    Ok(domain::account::view(&row.map(limits_row).unwrap_or_default(), &usage, rules, now))
 }
 
 /// A player's stakes and prizes since `$2` (their statement), through their
@@ -385,19 +386,19 @@ pub(super) async fn statement(
     player: PlayerId,
     since: Option<i64>,
     now: i64,
-) -> Result<crate::api::StatementView, AppError> {
-    let from = crate::core::account::statement_from(now).min(since.unwrap_or(i64::MAX));
+) -> Result<domain::api::StatementView, AppError> {
+    let from = domain::account::statement_from(now).min(since.unwrap_or(i64::MAX));
     let rows: Vec<(String, i64, i64)> =
-        on_db!(db, pool => sqlx::query_as(PLAY_MOVEMENTS_SELECT).bind(player).bind(from).fetch_all(pool).await?);
-    let movements: Vec<crate::core::account::PlayMovement> = rows
+        on_db!(db, pool => sqlx::query_as(PLAY_MOVEMENTS_SELECT).bind(player).bind(from).fetch_all(pool).await.db()?);
+    let movements: Vec<domain::account::PlayMovement> = rows
         .into_iter()
-        .map(|(reason, ms, amount_cents)| crate::core::account::PlayMovement {
+        .map(|(reason, ms, amount_cents)| domain::account::PlayMovement {
             stake: reason == "ticket_sale",
             amount_cents,
             ms,
         })
         .collect();
-    Ok(crate::core::account::statement(&movements, since, now))
+    Ok(domain::account::statement(&movements, since, now))
 }
 
 /// The prize table on sale online: `(digest, toml)`.
@@ -409,7 +410,7 @@ pub(super) async fn online_table(db: &Db) -> Result<Option<(String, String)>, Ap
          ORDER BY t.block_id, t.position LIMIT 1",
     )
     .fetch_optional(pool)
-    .await?);
+    .await.db()?);
     if next.is_some() {
         return Ok(next);
     }
@@ -417,7 +418,7 @@ pub(super) async fn online_table(db: &Db) -> Result<Option<(String, String)>, Ap
         "SELECT table_digest, table_toml FROM emissions WHERE channel = 'online' ORDER BY id DESC LIMIT 1",
     )
     .fetch_optional(pool)
-    .await?))
+    .await.db()?))
 }
 
 /// The player and password hash of a login.
@@ -425,7 +426,7 @@ pub(super) async fn login(db: &Db, login: &str) -> Result<Option<(PlayerId, Opti
     Ok(on_db!(db, pool => sqlx::query_as("SELECT id, password_hash FROM players WHERE login = $1")
         .bind(login)
         .fetch_optional(pool)
-        .await?))
+        .await.db()?))
 }
 
 /// The player and recovery code's hash of a login (issue 31).
@@ -433,7 +434,7 @@ pub(super) async fn recovery(db: &Db, login: &str) -> Result<Option<(PlayerId, O
     Ok(on_db!(db, pool => sqlx::query_as("SELECT id, recovery_hash FROM players WHERE login = $1")
         .bind(login)
         .fetch_optional(pool)
-        .await?))
+        .await.db()?))
 }
 
 /// A player's password hash, if they have a login.
@@ -441,7 +442,7 @@ pub(super) async fn password_hash(db: &Db, player: PlayerId) -> Result<Option<St
     let hash: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(PASSWORD_HASH_SELECT)
         .bind(player)
         .fetch_optional(pool)
-        .await?);
+        .await.db()?);
     Ok(hash.flatten())
 }
 
@@ -451,7 +452,7 @@ pub(super) async fn me(db: &Db, player: PlayerId) -> Result<Me, AppError> {
     )
     .bind(player)
     .fetch_optional(pool)
-    .await?);
+    .await.db()?);
     let (balance, name, login) = row.ok_or_else(|| AppError::Unauthorized("unknown player".into()))?;
     Ok(Me { player_id: player, balance_cents: balance, name, login, mode: "internal".into() })
 }
@@ -476,7 +477,7 @@ pub(super) async fn tickets(
         if let Some(b) = before {
             q = q.bind(b);
         }
-        let rows = q.fetch_all(pool).await?;
+        let rows = q.fetch_all(pool).await.db()?;
         rows.iter().map(|r| Ok(ticket_row(r, keys)?.ticket.view())).collect()
     })
 }
@@ -491,7 +492,7 @@ pub(super) async fn owned_ticket(
 ) -> Result<TicketRow, AppError> {
     let sql = format!("SELECT {TICKET_COLUMNS}{TICKET_FROM}WHERE t.serial = $1");
     let row = on_db!(db, pool => {
-        match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(serial).fetch_optional(pool).await? {
+        match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(serial).fetch_optional(pool).await.db()? {
             Some(r) => Some(ticket_row(&r, keys)?),
             None => None,
         }
@@ -522,7 +523,7 @@ pub(super) async fn record(db: &Db, keys: &Keyring, caller: &Caller, serial: &st
     .bind(row.id)
     .bind(game.seq() as i64)
     .fetch_all(pool)
-    .await?);
+    .await.db()?);
     let corrupt = |what: String| AppError::Storage(StoreError::Corrupt(what));
     if rows.len() as u64 != game.seq() || game.draws() != game.seq() {
         return Err(corrupt(format!(
@@ -606,7 +607,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
     );
     let corrupt = |what: String| AppError::Storage(StoreError::Corrupt(what));
     let (block_id, emission, block, root, chunk_roots, leaf) = on_db!(db, pool => {
-        let r = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(ticket).fetch_one(pool).await?;
+        let r = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(ticket).fetch_one(pool).await.db()?;
         let get_i = |i: usize| r.try_get::<i64, _>(i).map_err(|e| corrupt(format!("ticket {ticket}: {e}")));
         let get_s = |i: usize| r.try_get::<String, _>(i).map_err(|e| corrupt(format!("ticket {ticket}: {e}")));
         let leaf: LeafRow = (get_s(5)?, get_i(6)?, get_i(7)?, get_i(8)?, get_i(9)?, get_i(10)?, get_i(11)?, get_s(12)?, get_s(13)?);
@@ -623,7 +624,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
     .bind(first)
     .bind(first + chunk - 1)
     .fetch_all(pool)
-    .await?);
+    .await.db()?);
     let leaves = rows
         .into_iter()
         .map(|r| {
@@ -631,7 +632,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
             l.leaf().map(|l| l.hash()).map_err(|e| StoreError::Corrupt(format!("ticket {}: {e}", l.serial)))
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
-    let roots = crate::supply::parse_chunk_roots(&chunk_roots)
+    let roots = domain::supply::parse_chunk_roots(&chunk_roots)
         .ok_or_else(|| corrupt(format!("block {block_id}: its chunk roots are malformed")))?;
     let proof = merkle::chunk_proof(leaves, &roots, CHUNK_LEAVES, index as usize).ok_or_else(|| {
         corrupt(format!("block {block_id}: the rows of ticket {} do not match its chunk root", leaf.serial))
@@ -655,7 +656,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
 pub(super) async fn active_games(db: &Db) -> Result<i64, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM ticket_games WHERE phase <> 'finished'")
         .fetch_one(pool)
-        .await?))
+        .await.db()?))
 }
 
 /// Audit entries committed and not chained yet, and the creation time (ms)
@@ -663,7 +664,7 @@ pub(super) async fn active_games(db: &Db) -> Result<i64, AppError> {
 pub(super) async fn unsealed_audit(db: &Db) -> Result<(i64, Option<i64>), AppError> {
     Ok(on_db!(db, pool => sqlx::query_as("SELECT COUNT(*), MIN(created_ms) FROM audit_log WHERE chain_pos IS NULL")
         .fetch_one(pool)
-        .await?))
+        .await.db()?))
 }
 
 /// What the ledger looks like (guarantee 3).
@@ -712,7 +713,7 @@ pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
            (SELECT COUNT(*) FROM accounts WHERE kind = 'player' AND balance_cents < 0)",
     )
     .fetch_one(pool)
-    .await?);
+    .await.db()?);
     let sql = format!(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM ({RECOUNT_BLOCKS}) r
          JOIN blocks b ON b.id = r.id
@@ -725,7 +726,7 @@ pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
                 OR r.prizes_won_cents <> COALESCE(k.prizes_won_cents, 0)
                 OR r.prizes_paid_cents <> COALESCE(k.prizes_paid_cents, 0))"
     );
-    let blocks: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await?);
+    let blocks: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await.db()?);
     // The recounted rows plus the kept ones negated: a shop and emission
     // whose sums are not all zero differs.
     let sql = format!(
@@ -739,7 +740,7 @@ pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
            HAVING SUM(sold) <> 0 OR SUM(redeemed) <> 0 OR SUM(won_unpaid) <> 0 OR SUM(won_unpaid_cents) <> 0
                OR SUM(paid) <> 0 OR SUM(paid_cents) <> 0) bad"
     );
-    let shops: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await?);
+    let shops: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await.db()?);
     Ok(LedgerCheck {
         block_figure_mismatches: blocks as u64,
         shop_figure_mismatches: shops as u64,

@@ -4,13 +4,14 @@
 //! and the claims above a shop's ceiling: [`super::claims`]).
 
 use super::{Store, now_ms, on_db, reads};
-use crate::core::limits::RedeemLimits;
-use crate::core::retail::{
+use crate::store::error::DbResult;
+use domain::error::AppError;
+use domain::limits::RedeemLimits;
+use domain::retail::{
     CountAmount, Day, RetailAnswer, ShopPayment, ShopReport, paris_day_bounds, parse_serial, retail_answer,
 };
-use crate::core::usecase::PaperKey;
-use crate::core::{Changes, Effect, Op};
-use crate::error::AppError;
+use domain::usecase::PaperKey;
+use domain::{Changes, Effect, Op};
 use sha2::{Digest, Sha256};
 
 /// A ticket token's prefix: `t1.<serial>.<64 hex>`.
@@ -100,7 +101,7 @@ impl Store {
         let id: Option<i64> = on_db!(&self.db, pool => sqlx::query_scalar("SELECT key_id FROM emissions WHERE id = $1")
             .bind(i64::from(emission))
             .fetch_optional(pool)
-            .await?);
+            .await.db()?);
         if let Some(id) = id {
             self.emission_keys.write().expect("emission keys").insert(emission, id);
         }
@@ -138,7 +139,7 @@ impl Store {
         let serial = parse_serial(serial)?;
         let row = reads::paper(&self.db, &self.keys, &PaperKey::Serial(serial)).await?;
         let row = row.ok_or_else(|| AppError::NotFound("no ticket has this serial".into()))?;
-        if row.channel != crate::api::Channel::Paper {
+        if row.channel != domain::api::Channel::Paper {
             return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial)));
         }
         Ok(retail_answer(&row, now_ms(), ceiling))
@@ -160,7 +161,7 @@ impl Store {
         .bind(from)
         .bind(to)
         .fetch_one(pool)
-        .await?);
+        .await.db()?);
         let paid: Vec<(String, Option<i64>, i64)> = on_db!(&self.db, pool => sqlx::query_as(
             "SELECT t.serial, g.prize_cents, t.paid_ms FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id
              WHERE t.paid_shop = $1 AND t.paid_ms >= $2 AND t.paid_ms < $3 ORDER BY t.paid_ms, t.id",
@@ -169,7 +170,7 @@ impl Store {
         .bind(from)
         .bind(to)
         .fetch_all(pool)
-        .await?);
+        .await.db()?);
         let payments = paid
             .into_iter()
             .map(|(serial, prize, paid_ms)| match prize {
@@ -195,7 +196,7 @@ impl Store {
         )
         .bind(&code_hash)
         .fetch_optional(pool)
-        .await?);
+        .await.db()?);
         let token = match found {
             Some((serial, key_id)) => self.ticket_token(&serial, key_id)?,
             None => String::new(),
@@ -212,7 +213,7 @@ impl Store {
     }
 
     /// Forgets an account's login attempts (its owner logged in).
-    pub async fn count(&self, counters: Vec<crate::core::limits::CounterWrite>) -> Result<(), AppError> {
+    pub async fn count(&self, counters: Vec<domain::limits::CounterWrite>) -> Result<(), AppError> {
         let changes = Changes { counters, ..Changes::none(Effect::Counted) };
         self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
     }
@@ -226,7 +227,7 @@ impl Store {
     }
 
     /// A limit's counter as it stands (tests, the reliability suite).
-    pub async fn counter(&self, bucket: &str) -> Result<crate::core::limits::Counter, AppError> {
+    pub async fn counter(&self, bucket: &str) -> Result<domain::limits::Counter, AppError> {
         reads::counter(&self.db, bucket).await
     }
 }

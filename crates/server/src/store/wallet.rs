@@ -6,11 +6,12 @@
 use super::plan::Val;
 use super::reads::{self, Cols};
 use super::{Store, on_db};
-use crate::core::operator::{DebitOutcome, LaunchRow, Reserved, RoundRow, RoundState, WalletWrite};
-use crate::core::usecase::LaunchOp;
-use crate::core::{Changes, Effect, Op, PlayerId, TicketId};
-use crate::error::{AppError, StoreError};
 use crate::keys::Keyring;
+use crate::store::error::DbResult;
+use domain::error::{AppError, StoreError};
+use domain::operator::{DebitOutcome, LaunchRow, Reserved, RoundRow, RoundState, WalletWrite};
+use domain::usecase::LaunchOp;
+use domain::{Changes, Effect, Op, PlayerId, TicketId};
 use sqlx::Row;
 use std::collections::HashMap;
 use std::future::Future;
@@ -75,7 +76,7 @@ pub(super) trait Fetch: Send {
     }
 }
 
-/// The operator mode's loads of [`crate::core::Unit`], for a backend's
+/// The operator mode's loads of [`domain::Unit`], for a backend's
 /// unit that implements [`Fetch`]: written once here, expanded in each.
 macro_rules! wallet_loads {
     () => {
@@ -85,10 +86,10 @@ macro_rules! wallet_loads {
         async fn nonce_seen(&mut self, nonce: &str) -> Result<bool, StoreError> {
             crate::store::wallet::nonce_seen(self, nonce).await
         }
-        async fn launch(&mut self, code_hash: &str) -> Result<Option<crate::core::operator::LaunchRow>, StoreError> {
+        async fn launch(&mut self, code_hash: &str) -> Result<Option<domain::operator::LaunchRow>, StoreError> {
             crate::store::wallet::launch(self, code_hash).await
         }
-        async fn round(&mut self, round: &str) -> Result<Option<crate::core::operator::Reserved>, StoreError> {
+        async fn round(&mut self, round: &str) -> Result<Option<domain::operator::Reserved>, StoreError> {
             let keys = crate::store::wallet::Fetch::keyring(self);
             crate::store::wallet::round(self, &keys, round).await
         }
@@ -96,16 +97,13 @@ macro_rules! wallet_loads {
             &mut self,
             player: PlayerId,
             key: &str,
-        ) -> Result<Option<crate::core::operator::RoundRow>, StoreError> {
+        ) -> Result<Option<domain::operator::RoundRow>, StoreError> {
             crate::store::wallet::pending_round(self, player, key).await
         }
         async fn last_attempt(&mut self, ticket: TicketId) -> Result<u32, StoreError> {
             crate::store::wallet::last_attempt(self, ticket).await
         }
-        async fn sold_round(
-            &mut self,
-            ticket: TicketId,
-        ) -> Result<Option<crate::core::operator::RoundRow>, StoreError> {
+        async fn sold_round(&mut self, ticket: TicketId) -> Result<Option<domain::operator::RoundRow>, StoreError> {
             crate::store::wallet::sold_round(self, ticket).await
         }
         async fn operator_ref(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
@@ -381,7 +379,8 @@ impl Store {
 
     /// The outbox's entries due at `now`, oldest first.
     pub async fn outbox_due(&self, now: i64, limit: i64) -> Result<Vec<OutboxEntry>, AppError> {
-        let rows: Vec<(String, String, String, String, i64, i64)> = on_db!(&self.db, pool => sqlx::query_as(OUTBOX_DUE).bind(now).bind(limit).fetch_all(pool).await.map_err(StoreError::from)?);
+        let rows: Vec<(String, String, String, String, i64, i64)> =
+            on_db!(&self.db, pool => sqlx::query_as(OUTBOX_DUE).bind(now).bind(limit).fetch_all(pool).await.db()?);
         rows.into_iter()
             .map(|(transaction_id, round, kind, body_json, attempts, created_ms)| {
                 let kind = wallet::TxKind::parse(&kind)
@@ -394,8 +393,7 @@ impl Store {
     /// The outbox's depth and its oldest unacknowledged entry's creation (unix ms).
     pub async fn outbox_stats(&self) -> Result<(i64, Option<i64>), AppError> {
         let sql = "SELECT CAST(COUNT(*) AS BIGINT), MIN(created_ms) FROM wallet_outbox WHERE acked_ms IS NULL";
-        let row: (i64, Option<i64>) =
-            on_db!(&self.db, pool => sqlx::query_as(sql).fetch_one(pool).await.map_err(StoreError::from)?);
+        let row: (i64, Option<i64>) = on_db!(&self.db, pool => sqlx::query_as(sql).fetch_one(pool).await.db()?);
         Ok(row)
     }
 
@@ -405,7 +403,7 @@ impl Store {
     /// and the desk's health both show (`operator::WalletFigures`).
     pub async fn wallet_figures(&self) -> Result<(i64, Option<i64>, i64), AppError> {
         let row: (i64, Option<i64>, i64) =
-            on_db!(&self.db, pool => sqlx::query_as(WALLET_FIGURES).fetch_one(pool).await.map_err(StoreError::from)?);
+            on_db!(&self.db, pool => sqlx::query_as(WALLET_FIGURES).fetch_one(pool).await.db()?);
         Ok(row)
     }
 
@@ -413,22 +411,18 @@ impl Store {
     /// (the request's process died, or is slower than the wallet's timeout).
     pub async fn stale_debits(&self, before_ms: i64, limit: i64) -> Result<Vec<String>, AppError> {
         Ok(
-            on_db!(&self.db, pool => sqlx::query_scalar(STALE_DEBITS).bind(before_ms).bind(limit).fetch_all(pool).await.map_err(StoreError::from)?),
+            on_db!(&self.db, pool => sqlx::query_scalar(STALE_DEBITS).bind(before_ms).bind(limit).fetch_all(pool).await.db()?),
         )
     }
 
     /// Rounds still waiting on the operator: debits not settled and rollbacks not acknowledged.
     pub async fn unresolved_rounds(&self) -> Result<i64, AppError> {
-        Ok(
-            on_db!(&self.db, pool => sqlx::query_scalar(UNRESOLVED_ROUNDS).fetch_one(pool).await.map_err(StoreError::from)?),
-        )
+        Ok(on_db!(&self.db, pool => sqlx::query_scalar(UNRESOLVED_ROUNDS).fetch_one(pool).await.db()?))
     }
 
     /// Games in play whose ticket was bought through the operator's wallet.
     pub async fn operator_games_in_play(&self) -> Result<i64, AppError> {
-        Ok(
-            on_db!(&self.db, pool => sqlx::query_scalar(OPERATOR_GAMES_IN_PLAY).fetch_one(pool).await.map_err(StoreError::from)?),
-        )
+        Ok(on_db!(&self.db, pool => sqlx::query_scalar(OPERATOR_GAMES_IN_PLAY).fetch_one(pool).await.db()?))
     }
 
     /// Deletes the signed calls' nonces seen before `before_ms`.
@@ -445,7 +439,8 @@ impl Store {
                    LEFT JOIN wallet_outbox o ON o.round_id = r.round_id AND o.kind = 'credit' \
                    WHERE r.created_ms >= $1 AND r.created_ms < $2 ORDER BY r.created_ms, r.round_id";
         type RoundTuple = (String, Option<String>, i64, String, Option<i64>, Option<i64>);
-        let rows: Vec<RoundTuple> = on_db!(&self.db, pool => sqlx::query_as(sql).bind(from_ms).bind(to_ms).fetch_all(pool).await.map_err(StoreError::from)?);
+        let rows: Vec<RoundTuple> =
+            on_db!(&self.db, pool => sqlx::query_as(sql).bind(from_ms).bind(to_ms).fetch_all(pool).await.db()?);
         rows.into_iter()
             .map(|(round_id, player, price_cents, state, prize, acked)| {
                 use wallet::reconcile::RoundState as R;
@@ -470,7 +465,8 @@ impl Store {
     /// The player's operator reference, when launched by an operator.
     pub async fn operator_ref_of(&self, player: PlayerId) -> Result<Option<String>, AppError> {
         let sql = "SELECT operator_ref FROM players WHERE id = $1";
-        let r: Option<Option<String>> = on_db!(&self.db, pool => sqlx::query_scalar(sql).bind(player).fetch_optional(pool).await.map_err(StoreError::from)?);
+        let r: Option<Option<String>> =
+            on_db!(&self.db, pool => sqlx::query_scalar(sql).bind(player).fetch_optional(pool).await.db()?);
         Ok(r.flatten())
     }
 
@@ -479,7 +475,8 @@ impl Store {
         let sql = "SELECT s.created_ms, s.expires_ms, l.flags_json, l.lobby_url, l.language FROM sessions s \
                    LEFT JOIN launches l ON l.session_hash = s.token_hash WHERE s.token_hash = $1";
         type SessionTuple = (i64, i64, Option<String>, Option<String>, Option<String>);
-        let row: Option<SessionTuple> = on_db!(&self.db, pool => sqlx::query_as(sql).bind(token_hash).fetch_optional(pool).await.map_err(StoreError::from)?);
+        let row: Option<SessionTuple> =
+            on_db!(&self.db, pool => sqlx::query_as(sql).bind(token_hash).fetch_optional(pool).await.db()?);
         Ok(row.map(|(started_ms, expires_ms, flags_json, lobby_url, language)| SessionInfo {
             started_ms,
             expires_ms,
@@ -496,7 +493,8 @@ impl Store {
                    FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id \
                    JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id \
                    WHERE t.owner_id = $1 AND t.sold_ms >= $2 AND e.channel = 'online'";
-        let (tickets, staked_cents, won_cents): (i64, i64, i64) = on_db!(&self.db, pool => sqlx::query_as(sql).bind(player).bind(since_ms).fetch_one(pool).await.map_err(StoreError::from)?);
+        let (tickets, staked_cents, won_cents): (i64, i64, i64) =
+            on_db!(&self.db, pool => sqlx::query_as(sql).bind(player).bind(since_ms).fetch_one(pool).await.db()?);
         Ok(PlaySummary { tickets, staked_cents, won_cents })
     }
 }

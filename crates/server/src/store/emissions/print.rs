@@ -23,11 +23,12 @@
 //! moment).
 
 use super::{corrupt, parse_channel};
-use crate::api::Channel;
-use crate::core::{AuditRecord, Changes, Effect, Op};
-use crate::error::AppError;
 use crate::keys::parse_salt;
+use crate::store::error::DbResult;
 use crate::store::{Db, Store, now_ms, on_db};
+use domain::api::Channel;
+use domain::error::AppError;
+use domain::{AuditRecord, Changes, Effect, Op};
 use math::PrizeTable;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -78,7 +79,7 @@ struct Entry {
 
 /// Every print file download, by `(emission, block)`.
 pub(super) async fn downloads(db: &Db) -> Result<HashMap<(u32, u32), PrintDownloads>, AppError> {
-    let rows: Vec<(i64, String)> = on_db!(db, pool => sqlx::query_as(DOWNLOADS_SELECT).fetch_all(pool).await?);
+    let rows: Vec<(i64, String)> = on_db!(db, pool => sqlx::query_as(DOWNLOADS_SELECT).fetch_all(pool).await.db()?);
     let mut out: HashMap<(u32, u32), PrintDownloads> = HashMap::new();
     for (created_ms, data) in rows {
         let mut e: Entry = serde_json::from_str(&data)
@@ -136,7 +137,7 @@ impl Store {
         .bind(i64::from(emission))
         .bind(i64::from(block))
         .fetch_optional(pool)
-        .await?);
+        .await.db()?);
         let Some((channel, toml, salt, key_id, Some(block_id), Some(root))) = row else {
             return Err(AppError::NotFound(format!("emission {emission} has no published block {block}")));
         };
@@ -191,7 +192,7 @@ impl Store {
         )
         .bind(block_id)
         .fetch_one(pool)
-        .await?);
+        .await.db()?);
         if sold > 0 {
             return Err(AppError::Conflict(format!(
                 "block {block} of emission {emission} has {sold} ticket(s) sold: its print file no longer carries \

@@ -31,7 +31,7 @@
 //!   connections, which WAL runs beside the writer.
 //!
 //! The rules are not here: the use cases and decisions are
-//! [`crate::core`]'s, shared with PostgreSQL.
+//! [`domain`]'s, shared with PostgreSQL.
 
 use super::Db;
 use super::audit::{self, Head};
@@ -42,18 +42,19 @@ use super::reads::{
     USAGE_SELECT, for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
 };
 use crate::config::Config;
-use crate::core::limits::Counter;
-use crate::core::operator::{Reserved, RoundRow, RoundState, WalletWrite};
-use crate::core::usecase::PaperKey;
-use crate::core::usecase::{self, Done, Op};
-use crate::core::{
+use crate::keys::Keyring;
+use crate::metrics::Metrics;
+use crate::store::error::DbResult;
+use anyhow::Context as _;
+use domain::error::{AppError, StoreError};
+use domain::limits::Counter;
+use domain::operator::{Reserved, RoundRow, RoundState, WalletWrite};
+use domain::usecase::PaperKey;
+use domain::usecase::{self, Done, Op};
+use domain::{
     Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, PlayerWrite, StoredAnswer, TicketId,
     TicketRow, Unit, Usage,
 };
-use crate::error::{AppError, StoreError};
-use crate::keys::Keyring;
-use crate::metrics::Metrics;
-use anyhow::Context as _;
 use rusqlite::{CachedStatement, Connection, OpenFlags, OptionalExtension, Params};
 use sqlx::Connection as _;
 use sqlx::sqlite::{
@@ -354,10 +355,10 @@ impl InFlightKeys {
     /// Every keyed round in flight, from the writer's connection.
     fn load(conn: &Connection) -> Result<InFlightKeys, StoreError> {
         let mut keys = InFlightKeys::default();
-        let mut stmt = conn.prepare_cached(&super::wallet::keyed_in_flight_sql())?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            keys.insert(super::wallet::round_row(&super::wallet::owned_sqlite(row)?)?);
+        let mut stmt = conn.prepare_cached(&super::wallet::keyed_in_flight_sql()).db()?;
+        let mut rows = stmt.query([]).db()?;
+        while let Some(row) = rows.next().db()? {
+            keys.insert(super::wallet::round_row(&super::wallet::owned_sqlite(row).db()?)?);
         }
         Ok(keys)
     }
@@ -398,7 +399,7 @@ impl WriterState {
                 Db::Sqlite(pool) => sqlx::query_scalar("SELECT id FROM accounts WHERE name = 'house:operator_wallet'")
                     .fetch_optional(pool)
                     .await
-                    .map_err(StoreError::from)?,
+                    .db()?,
                 _ => None,
             },
         })
@@ -493,7 +494,7 @@ impl WriterState {
         {
             a.balance_cents = b.after;
         }
-        if let Some(crate::core::RetailWrite::Owner { serial, .. }) = &changes.retail {
+        if let Some(domain::RetailWrite::Owner { serial, .. }) = &changes.retail {
             self.tickets.remove(serial);
         }
         if changes.close.is_some() {
@@ -647,7 +648,7 @@ fn try_batch(
                 tracing::error!(error = %e, "rolling back a failed batch");
             }
             state.reload(conn);
-            let err = AppError::Storage(StoreError::from(e));
+            let err = AppError::Storage(crate::store::error::sqlite_error(e));
             Some(jobs.iter().map(|_| Err(err.clone())).collect())
         }
     }
@@ -715,9 +716,9 @@ mod tests {
         let mut conn = write_connection(&file).unwrap();
         let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
         let close_unknown = Changes {
-            close: Some(crate::core::claims::Close::new(99, 1, (2026, 12, 5), None, 30)),
-            audit: Some(crate::core::AuditRecord { created_ms: 1, kind: "sale_ended", data_json: "{}".into() }),
-            ..Changes::none(crate::core::Effect::Emission)
+            close: Some(domain::claims::Close::new(99, 1, (2026, 12, 5), None, 30)),
+            audit: Some(domain::AuditRecord { created_ms: 1, kind: "sale_ended", data_json: "{}".into() }),
+            ..Changes::none(domain::Effect::Emission)
         };
         let jobs = [job(new_player("a")), job(Op::Apply(Box::new(close_unknown))), job(new_player("b"))];
 
@@ -875,7 +876,7 @@ mod tests {
     /// a failed write (`reload`) forgets it with the rest of the memory.
     #[tokio::test]
     async fn a_held_ticket_is_remembered_from_its_reservation_to_its_settlement() {
-        use crate::core::{Effect, Sale};
+        use domain::{Effect, Sale};
         let (dir, keys, _, opened) = opened().await;
         let conn = write_connection(&dir.path().join("test.db")).unwrap();
         let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
@@ -971,20 +972,20 @@ mod tests {
         let mut finished = TicketRow {
             id: 1,
             owner: Some(5),
-            ticket: crate::api::SoldTicket {
+            ticket: domain::api::SoldTicket {
                 serial: "ACP-001-00001-000001-17".into(),
                 price_cents: 300,
                 client_seed: None,
                 server_seed: [7; 32],
                 commitment: "c".into(),
-                channel: crate::api::Channel::Online,
+                channel: domain::api::Channel::Online,
                 retail: None,
                 sold_ms: Some(1),
                 game: engine::Game::new(engine::PrizeSchedule::new([300, 1000, 10_000, 1_000_000])),
             },
         };
         let game = |row: &TicketRow| Changes {
-            game: Some(crate::core::GameWrite {
+            game: Some(domain::GameWrite {
                 row: row.clone(),
                 from_seq: Some(0),
                 finished_ms: None,

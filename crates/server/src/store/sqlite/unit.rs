@@ -3,6 +3,7 @@
 //! per request of a group commit.
 
 use super::*;
+use crate::store::error::DbResult;
 
 /// One request's unit of work in the writer's transaction, and the
 /// writer's memory. With `savepoints`, a savepoint opened by its first
@@ -25,7 +26,7 @@ impl SqliteUnit<'_> {
     fn savepoint(&mut self) -> Result<(), StoreError> {
         self.wrote = true;
         if self.savepoints && !self.open {
-            exec(self.conn, "SAVEPOINT job")?;
+            exec(self.conn, "SAVEPOINT job").db()?;
             self.open = true;
         }
         Ok(())
@@ -34,7 +35,7 @@ impl SqliteUnit<'_> {
     /// After the unit's last write: `RELEASE job` if one is open.
     fn release(&mut self) -> Result<(), StoreError> {
         if self.open {
-            exec(self.conn, "RELEASE job")?;
+            exec(self.conn, "RELEASE job").db()?;
             self.open = false;
         }
         Ok(())
@@ -43,7 +44,7 @@ impl SqliteUnit<'_> {
     /// A read's statement from the cache; the shared SQL's `$N` are `?N`
     /// here (the N-th value, wherever it stands in the text).
     fn prepared(&self, sql: &str) -> Result<CachedStatement<'_>, StoreError> {
-        Ok(self.conn.prepare_cached(&sql.replace('$', "?"))?)
+        Ok(self.conn.prepare_cached(&sql.replace('$', "?")).db()?)
     }
 
     /// The first row of a read, if any, through `f`.
@@ -53,7 +54,7 @@ impl SqliteUnit<'_> {
         params: impl Params,
         f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Option<T>, StoreError> {
-        Ok(self.prepared(sql)?.query_row(params, f).optional()?)
+        Ok(self.prepared(sql)?.query_row(params, f).optional().db()?)
     }
 
     /// A stored request and answer.
@@ -96,9 +97,9 @@ impl Unit for SqliteUnit<'_> {
     async fn next_for_sale(&mut self) -> Result<Option<ForSale>, StoreError> {
         if self.state.for_sale.is_empty() {
             // The writer is the only one to sell: these stay unsold until it does.
-            let mut stmt = self.conn.prepare_cached(NEXT_FOR_SALE_SQLITE)?;
-            let mut rows = stmt.query([])?;
-            while let Some(row) = rows.next()? {
+            let mut stmt = self.conn.prepare_cached(NEXT_FOR_SALE_SQLITE).db()?;
+            let mut rows = stmt.query([]).db()?;
+            while let Some(row) = rows.next().db()? {
                 let next = for_sale(row, &self.state.keys)?;
                 self.state.for_sale.push_back(next);
             }
@@ -136,12 +137,14 @@ impl Unit for SqliteUnit<'_> {
         self.savepoint()?;
         let account: i64 = self
             .prepared("INSERT INTO accounts (name, kind) VALUES ($1, 'player') RETURNING id")?
-            .query_row([format!("player:{token_hash}")], |r| r.get(0))?;
+            .query_row([format!("player:{token_hash}")], |r| r.get(0))
+            .db()?;
         let player: i64 = self
             .prepared(
                 "INSERT INTO players (token_hash, name, account_id, created_ms) VALUES ($1, $2, $3, $4) RETURNING id",
             )?
-            .query_row(rusqlite::params![token_hash, name, account, now], |r| r.get(0))?;
+            .query_row(rusqlite::params![token_hash, name, account, now], |r| r.get(0))
+            .db()?;
         self.state.accounts.insert(player, Account { player, id: account, balance_cents: 0 });
         Ok((player, account))
     }
@@ -197,9 +200,9 @@ impl Unit for SqliteUnit<'_> {
         self.savepoint()?;
         for statement in plan.sqlite_statements() {
             let changed = if statement.values.len() <= CACHED_VALUES {
-                execute(&mut *self.conn.prepare_cached(&statement.sql)?, statement.values)?
+                execute(&mut *self.conn.prepare_cached(&statement.sql).db()?, statement.values).db()?
             } else {
-                execute(&mut self.conn.prepare(&statement.sql)?, statement.values)?
+                execute(&mut self.conn.prepare(&statement.sql).db()?, statement.values).db()?
             };
             if statement.guarded && changed != 1 {
                 return Err(StoreError::Stale(format!("a guarded write changed {changed} rows: {}", statement.name)));
@@ -224,13 +227,13 @@ impl crate::store::wallet::Fetch for SqliteUnit<'_> {
         let mut stmt = self.prepared(sql)?;
         for (i, v) in values.iter().enumerate() {
             match v {
-                Val::Int(x) => stmt.raw_bind_parameter(i + 1, x)?,
-                Val::Text(t) => stmt.raw_bind_parameter(i + 1, t.as_deref())?,
+                Val::Int(x) => stmt.raw_bind_parameter(i + 1, x).db()?,
+                Val::Text(t) => stmt.raw_bind_parameter(i + 1, t.as_deref()).db()?,
             }
         }
         let mut rows = stmt.raw_query();
-        match rows.next()? {
-            Some(row) => Ok(Some(crate::store::wallet::owned_sqlite(row)?)),
+        match rows.next().db()? {
+            Some(row) => Ok(Some(crate::store::wallet::owned_sqlite(row).db()?)),
             None => Ok(None),
         }
     }

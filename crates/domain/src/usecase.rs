@@ -470,7 +470,7 @@ pub enum Op {
     ClaimPay {
         serial: String,
         reference: String,
-        ceilings: std::sync::Arc<crate::config::PayoutCeilings>,
+        ceilings: std::sync::Arc<crate::retail::PayoutCeilings>,
         centre: AccountId,
     },
     /// A play code opens its paper ticket; `token` is the ticket's own.

@@ -109,7 +109,7 @@ pub const PAYMENT_CENTRE_FR: &str = "le centre de paiement de l'opérateur";
 pub fn claim(
     ticket: &crate::api::TicketView,
     any_shop: bool,
-    ceilings: &crate::config::PayoutCeilings,
+    ceilings: &crate::retail::PayoutCeilings,
     claim_days: u32,
     now: i64,
 ) -> Result<crate::api::PaperClaim, AppError> {
@@ -487,6 +487,25 @@ pub struct ShopMe {
     /// The largest prize this shop pays, in cents; a larger one is paid by
     /// the operator's payment centre.
     pub payout_ceiling_cents: i64,
+}
+
+/// Each shop's payout ceiling (the server's configuration: `shop_payout_ceiling_cents` and `shop_payout_ceilings`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PayoutCeilings {
+    pub default_cents: i64,
+    pub shops: std::collections::BTreeMap<String, i64>,
+}
+
+impl PayoutCeilings {
+    /// The ceiling of `shop`.
+    pub fn of(&self, shop: &str) -> i64 {
+        self.shops.get(shop).copied().unwrap_or(self.default_cents)
+    }
+
+    /// The lowest ceiling of any shop: a prize above it may be a claim.
+    pub fn lowest(&self) -> i64 {
+        self.shops.values().copied().chain(std::iter::once(self.default_cents)).min().unwrap_or(self.default_cents)
+    }
 }
 
 #[cfg(test)]

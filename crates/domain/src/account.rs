@@ -674,7 +674,7 @@ mod tests {
 
     #[test]
     fn the_statement_sums_stakes_and_winnings_per_paris_day_week_and_month() {
-        use crate::core::retail::paris_day_bounds;
+        use crate::retail::paris_day_bounds;
         // Saturday 5 December 2026, 21:00 in Paris (20:00 UTC).
         let (today, _) = paris_day_bounds((2026, 12, 5));
         let now = today + 21 * 3_600_000;

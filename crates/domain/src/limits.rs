@@ -245,7 +245,7 @@ pub fn ceiling_of(e: &AppError) -> Option<&'static str> {
     matches!(e.inner(), AppError::Busy { .. }).then(|| CEILINGS.into_iter().find(|c| *c == name)).flatten()
 }
 
-/// The ceilings of a server ([`crate::config::Config`]): demo games kept,
+/// The ceilings of a server (the server's configuration): demo games kept,
 /// registrations per hour, the limits' counters opened per hour.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Ceilings {
@@ -255,11 +255,14 @@ pub struct Ceilings {
 }
 
 impl Ceilings {
-    pub fn of(config: &crate::config::Config) -> Ceilings {
+    /// The ceilings of a server keeping at most `demo_games_alive` demo
+    /// games and opening at most `registrations_per_hour` accounts and
+    /// `limit_counters_per_hour` counters an hour (0: no ceiling).
+    pub fn new(demo_games_alive: u32, registrations_per_hour: u32, limit_counters_per_hour: u32) -> Ceilings {
         Ceilings {
-            demo_games: Ceiling::hourly(DEMO_GAMES, config.demo_games_alive / DEMO_WINDOWS_ALIVE),
-            registrations: Ceiling::hourly(REGISTRATIONS, config.registrations_per_hour),
-            limit_counters: Ceiling::hourly(LIMIT_COUNTERS, config.limit_counters_per_hour),
+            demo_games: Ceiling::hourly(DEMO_GAMES, demo_games_alive / DEMO_WINDOWS_ALIVE),
+            registrations: Ceiling::hourly(REGISTRATIONS, registrations_per_hour),
+            limit_counters: Ceiling::hourly(LIMIT_COUNTERS, limit_counters_per_hour),
         }
     }
 
@@ -437,13 +440,12 @@ mod tests {
 
     #[test]
     fn the_demo_ceiling_keeps_at_most_the_games_alive_configured() {
-        let config = crate::config::Config { demo_games_alive: 520_000, ..Default::default() };
-        let hourly = Ceilings::of(&config).demo_games.unwrap().limit;
+        let hourly = Ceilings::new(520_000, 0, 0).demo_games.unwrap().limit;
         assert_eq!(hourly, 20_000);
         // A game is kept a day and purged within a minute: the games stored
         // at an instant began within 24 h + 1 min, which meet at most 26
         // windows of an hour (each starting at least an hour after the last).
-        let span_ms = crate::core::demo::DEMO_LIFETIME_MS + 60_000;
+        let span_ms = crate::demo::DEMO_LIFETIME_MS + 60_000;
         let windows = span_ms / CEILING_WINDOW_MS + 2;
         assert_eq!(windows, i64::from(DEMO_WINDOWS_ALIVE));
         assert!(i64::from(hourly) * windows <= 520_000);

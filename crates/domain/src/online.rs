@@ -226,7 +226,7 @@ pub fn decide_action(
 mod tests {
     use super::*;
     use crate::api::IdempotencyKey;
-    use crate::core::{BuyRequest, HOUSE_PRIZES, HOUSE_SALES};
+    use crate::{BuyRequest, HOUSE_PRIZES, HOUSE_SALES};
     use engine::{Action, Phase, PrizeSchedule, Rank};
 
     const NOW: i64 = 1_700_000_000_000;

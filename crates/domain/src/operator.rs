@@ -495,7 +495,7 @@ pub fn backoff_ms(attempts: i64, jitter_ms: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Decision;
+    use crate::Decision;
     use engine::PrizeSchedule;
 
     const NOW: i64 = 1_800_000_000_000;

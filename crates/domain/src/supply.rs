@@ -39,7 +39,7 @@ pub struct GeneratedBlock {
 /// Block `number` (from 1) of emission `emission` made from its secret
 /// seed: the same inputs give the same block. `fixed` is the test-only
 /// seed every ticket gets instead of its own (still committed in the
-/// leaves: see [`crate::fairness::ServerSeeds`]).
+/// leaves: see the server's `ServerSeeds`).
 pub fn generate_block(
     table: &PrizeTable,
     emission: u32,

@@ -180,7 +180,7 @@ pub struct SoldTicket {
     pub serial: String,
     pub price_cents: i64,
     pub client_seed: Option<String>,
-    /// Derived from the server key ([`crate::keys`]); never stored.
+    /// Derived from the server key (the server's key ring); never stored.
     pub server_seed: [u8; 32],
     /// As stored with the ticket when its block was emitted.
     pub commitment: String,
@@ -337,7 +337,7 @@ pub enum ActionKind {
 /// A JSON integer, as JSON Schema counts them: `1` or `1.0` (a number with
 /// no fractional part), within `u64`.
 /// A JSON integer in i64's range, also written as a whole float (`30.0`).
-pub(crate) fn json_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+pub fn json_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
     match serde_json::Number::deserialize(d)? {
         n if n.is_i64() => Ok(n.as_i64().expect("checked")),
         n => match n.as_f64() {
@@ -348,7 +348,7 @@ pub(crate) fn json_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D:
 }
 
 /// [`json_i64`], or `null`.
-pub(crate) fn json_opt_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+pub fn json_opt_i64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     #[derive(Deserialize)]
     struct Wrap(#[serde(deserialize_with = "json_i64")] i64);
     Ok(Option::<Wrap>::deserialize(d)?.map(|Wrap(n)| n))
@@ -361,7 +361,7 @@ pub const PASSWORD_MAX_CHARS: usize = 128;
 /// [`PASSWORD_MAX_CHARS`] characters (counted as the document's
 /// `maxLength` counts them), whatever the account: the document and the
 /// server refuse the same bodies.
-pub(crate) fn password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+pub fn password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     let password = String::deserialize(d)?;
     match password.chars().count() {
         n if n > PASSWORD_MAX_CHARS => {
@@ -372,7 +372,7 @@ pub(crate) fn password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<S
 }
 
 /// [`password_field`], or `null`.
-pub(crate) fn opt_password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+pub fn opt_password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     #[derive(Deserialize)]
     struct Wrap(#[serde(deserialize_with = "password_field")] String);
     Ok(Option::<Wrap>::deserialize(d)?.map(|Wrap(p)| p))
@@ -380,9 +380,7 @@ pub(crate) fn opt_password_field<'de, D: serde::Deserializer<'de>>(d: D) -> Resu
 
 /// A field that may be left out but is never `null` (the document gives it
 /// no `null`): absent, `None` (with `#[serde(default)]`); `null`, refused.
-pub(crate) fn present_not_null<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<T>, D::Error> {
+pub fn present_not_null<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
 }
 
@@ -437,9 +435,10 @@ impl ClientSeed {
         Ok(ClientSeed(s.to_string()))
     }
 
-    /// A random seed for a player who gave none: 16 bytes of the OS CSPRNG in hex.
-    pub fn random() -> ClientSeed {
-        ClientSeed(hex::encode(crate::fairness::random_bytes::<16>()))
+    /// The seed of a player who gave none: 16 random bytes (the server
+    /// draws them from the OS CSPRNG) in hex.
+    pub fn from_random(bytes: [u8; 16]) -> ClientSeed {
+        ClientSeed(hex::encode(bytes))
     }
 
     pub fn as_str(&self) -> &str {
@@ -500,7 +499,7 @@ mod tests {
         assert!(ClientSeed::parse("a b").is_err());
         assert!(ClientSeed::parse("é").is_err());
         assert!(ClientSeed::parse(&"x".repeat(65)).is_err());
-        assert_eq!(ClientSeed::random().as_str().len(), 32);
+        assert_eq!(ClientSeed::from_random([7; 16]).as_str().len(), 32);
     }
 }
 

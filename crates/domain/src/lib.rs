@@ -15,12 +15,15 @@
 //! rules of money, of `seq` and of idempotency are written once, here.
 
 pub mod account;
+pub mod api;
 pub mod claims;
 pub mod demo;
+pub mod error;
 pub mod limits;
 pub mod online;
 pub mod operator;
 pub mod retail;
+pub mod supply;
 pub mod usecase;
 
 pub use usecase::{BuyRequest, Done, Op, Unit};
@@ -280,7 +283,7 @@ pub struct EmissionRow {
     pub table_digest: String,
     pub price_cents: i64,
     pub block_size: i64,
-    /// Hex; public: the secret is the server key ([`crate::keys`]).
+    /// Hex; public: the secret is the server key (the server's key ring).
     pub seed_salt: String,
     /// The server key it is made with, for its whole life (its id in the ring).
     pub key_id: i64,
