@@ -1,15 +1,14 @@
 //! The decisions of a player's own account (docs/player-api.md):
 //! the limits they set on their play and their self-exclusion, checked in
 //! the purchase's unit; their login and password; their sessions. Plain
-//! code like [`super::online`]: the time, the password hashes and the
+//! code like [`crate::online`]: the time, the password hashes and the
 //! session tokens come in as arguments.
 
-use super::{
-    Account, AccountId, AuditRecord, Changes, Effect, LimitsRow, Movement, PendingLimits, PlayerId, PlayerWrite,
-    Reason, Usage,
-};
+use crate::changes::{AuditRecord, Changes, Effect, Movement, PlayerWrite, Reason};
+
 use crate::api::{LimitsView, PendingView, UsageView};
 use crate::error::AppError;
+use crate::rows::{Account, AccountId, LimitsRow, PendingLimits, PlayerId, Usage};
 use format::iso8601;
 use serde_json::json;
 
@@ -185,7 +184,7 @@ fn limits_changes(
     let answer = serde_json::to_string(&view(&row, usage, rules, now)).expect("limits serialize");
     Changes {
         player: Some(PlayerWrite::Limits { player, row, updated_ms: now }),
-        audit: Some(super::AuditRecord {
+        audit: Some(crate::changes::AuditRecord {
             created_ms: now,
             kind,
             data_json: json!({
@@ -329,7 +328,7 @@ pub fn set_credentials(
             revoke_own_token: matches!(via, Via::Session(_)),
             recovery_hash: None,
         }),
-        audit: Some(super::AuditRecord {
+        audit: Some(crate::changes::AuditRecord {
             created_ms: now,
             kind: "credentials_set",
             data_json: json!({
@@ -385,7 +384,7 @@ pub fn logout(player: PlayerId, via: &Via, password_hash: Option<&str>, now: i64
         )),
         Via::OwnToken => Ok(Changes {
             player: Some(PlayerWrite::RevokeOwnToken { player }),
-            audit: Some(super::AuditRecord {
+            audit: Some(crate::changes::AuditRecord {
                 created_ms: now,
                 kind: "own_token_revoked",
                 data_json: json!({"player_id": player}).to_string(),
@@ -541,7 +540,7 @@ mod tests {
     fn guarantee_3_a_new_player_gets_the_play_money_in_one_balanced_movement() {
         let c = new_player(5, 50, 10_000, NOW);
         let m = c.movement.unwrap();
-        assert_eq!(m.entries(), [(super::super::HOUSE_PLAY_MONEY, -10_000), (50, 10_000)]);
+        assert_eq!(m.entries(), [(crate::rows::HOUSE_PLAY_MONEY, -10_000), (50, 10_000)]);
         assert_eq!(m.id, "start:5");
         assert_eq!((m.player_balance.unwrap().before, m.player_balance.unwrap().after), (0, 10_000));
         assert_eq!(c.audit.unwrap().kind, "player_created");

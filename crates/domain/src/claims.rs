@@ -1,5 +1,5 @@
 //! Claims: the prizes a shop may not pay, and the deadline of every paper
-//! prize. Pure functions like [`super::retail`]'s.
+//! prize. Pure functions like [`crate::retail`]'s.
 //!
 //! - **The claim deadline.** The instant games' general rules (FDJ's
 //!   regulation of instant games, art. 10.1) end the right to a prize 30
@@ -20,10 +20,12 @@
 //! Meeus), written here because it is short and checked against known
 //! dates below. Alsace-Moselle's two extra days are not counted.
 
-use super::retail::{Day, PAYMENT_CENTRE_FR, day_text, paid_answer, paris_day_bounds, retail_answer};
-use super::{AccountId, AuditRecord, Changes, Decision, Effect, Movement, PaperRow, Reason, RetailWrite};
 use crate::api::Channel;
+use crate::changes::Close;
+use crate::changes::{AuditRecord, Changes, Decision, Effect, Movement, Reason, RetailWrite};
 use crate::error::AppError;
+use crate::retail::{Day, PAYMENT_CENTRE_FR, day_text, paid_answer, paris_day_bounds, retail_answer};
+use crate::rows::{AccountId, PaperRow};
 use format::{civil_from_days, days_from_civil};
 use serde_json::json;
 
@@ -72,19 +74,6 @@ pub fn claim_deadline(notice: Day, days: u32) -> Day {
 /// prize is paid while `now <= claim_end_ms`.
 pub fn claim_end_ms(deadline: Day) -> i64 {
     paris_day_bounds(deadline).1 - 1
-}
-
-/// The close of an emission's sale: its closing notice and the deadline
-/// that follows from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Close {
-    pub emission: i64,
-    pub sale_end_ms: i64,
-    /// The closing notice's date, `YYYY-MM-DD`.
-    pub notice_date: String,
-    /// The closing notice's reference, if the operator gave it.
-    pub notice_ref: Option<String>,
-    pub claim_end_ms: i64,
 }
 
 impl Close {
@@ -170,7 +159,14 @@ pub fn operator_pay(
             prize_cents: said.prize_cents,
             paid_ms: now,
         }),
-        movement: Some(Movement::house(Reason::Prize, row.id, super::HOUSE_PRIZES, centre, said.prize_cents, now)),
+        movement: Some(Movement::house(
+            Reason::Prize,
+            row.id,
+            crate::rows::HOUSE_PRIZES,
+            centre,
+            said.prize_cents,
+            now,
+        )),
         audit: Some(AuditRecord {
             created_ms: now,
             kind: "claim_paid",

@@ -174,7 +174,7 @@ pub enum DemoDecision {
     Apply { row: DemoRow, from_seq: u64, answer: String },
 }
 
-/// An action on a demo game, decided as [`super::online::decide_action`]
+/// An action on a demo game, decided as [`crate::online::decide_action`]
 /// decides one on a ticket: a retry gets the stored answer, another body at
 /// an applied `seq` or a `seq` ahead is a conflict, a client seed only
 /// with the first action.

@@ -9,6 +9,7 @@
 //! an IPv6 provider holds a whole /64 (2^64 addresses), so counting single
 //! addresses would give them unlimited guesses.
 
+use crate::changes::CounterWrite;
 use crate::error::AppError;
 use std::net::IpAddr;
 
@@ -36,19 +37,6 @@ impl Counter {
 /// Whole seconds from `now` until `at`, at least 1.
 pub fn seconds_until(at: i64, now: i64) -> u64 {
     ((at - now).max(1) as u64).div_ceil(1000)
-}
-
-/// A change of one counter: `add` to its count in the window (a window that
-/// began at or before `now - window_ms` starts again at `now`); `admit`
-/// sets the last admitted attempt to `now`; `reset` empties it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CounterWrite {
-    pub bucket: String,
-    pub now: i64,
-    pub window_ms: i64,
-    pub add: i64,
-    pub admit: bool,
-    pub reset: bool,
 }
 
 impl CounterWrite {

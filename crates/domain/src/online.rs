@@ -5,22 +5,25 @@
 //! (guarantee 3), of exactly-once play (guarantee 4) and of refusal
 //! (guarantee 7) is tested here without a database (ARCHITECTURE.md).
 
-use super::operator::RoundRow;
-use super::{
-    Account, ActionWrite, AuditRecord, Caller, Changes, ClientSeedWrite, Decision, Effect, ForSale, GameWrite,
-    IdempotencyWrite, Movement, Reason, Sale, StoredAnswer, TicketRow,
+use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, IdempotencyKey, Purchased, SoldTicket};
+use crate::changes::{
+    ActionWrite, AuditRecord, Changes, ClientSeedWrite, Decision, Effect, GameWrite, IdempotencyWrite, Movement,
+    Reason, Sale,
 };
-use crate::api::{ActionAnswer, ActionRequest, Channel, ClientSeed, Purchased, SoldTicket};
 use crate::error::AppError;
+use crate::rows::RoundRow;
+use crate::rows::{Account, Caller, ForSale, StoredAnswer, TicketRow};
 use engine::{FairStream, Game};
 use record::draws_of;
 use serde_json::json;
 
-/// The canonical text of a purchase request, to tell a retry (same key,
-/// same body) from a reuse of the key for another purchase. A purchase has
-/// no body any more: every purchase with the same key is the same request.
-pub fn buy_request_json() -> String {
-    "{}".to_string()
+/// A purchase request. It draws nothing: the ticket's server seed was
+/// fixed when its block was emitted, the player's comes with the first action.
+#[derive(Debug, Clone)]
+pub struct BuyRequest {
+    pub key: Option<IdempotencyKey>,
+    /// The player must have a limit on stakes over seven days (config).
+    pub stake_limit_required: bool,
 }
 
 /// A purchase. `stored` is what the player's Idempotency-Key holds, when
@@ -30,10 +33,10 @@ pub fn buy(
     account: &Account,
     stored: Option<StoredAnswer>,
     for_sale: Option<ForSale>,
-    request: &super::BuyRequest,
+    request: &BuyRequest,
     now: i64,
 ) -> Result<Decision, AppError> {
-    let request_json = buy_request_json();
+    let request_json = crate::changes::buy_request_json();
     if let Some(stored) = stored {
         if stored.request_json == request_json {
             return Ok(Decision::Replay(stored.answer_json));
@@ -184,7 +187,7 @@ pub fn decide_action(
     let mut wallet = Vec::new();
     let movement = match &payee {
         Payee::Round(r) if online && prize > 0 => {
-            let (movement, credit) = super::operator::credit(r, row.id, prize, now);
+            let (movement, credit) = crate::operator::credit(r, row.id, prize, now);
             wallet.push(credit);
             Some(movement)
         }
@@ -225,8 +228,9 @@ pub fn decide_action(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::IdempotencyKey;
-    use crate::{BuyRequest, HOUSE_PRIZES, HOUSE_SALES};
+
+    use crate::changes::buy_request_json;
+    use crate::rows::{HOUSE_PRIZES, HOUSE_SALES};
     use engine::{Action, Phase, PrizeSchedule, Rank};
 
     const NOW: i64 = 1_700_000_000_000;

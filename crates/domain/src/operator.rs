@@ -17,152 +17,15 @@
 //! - a prize's credit is written in the transaction that finishes the game,
 //!   into the outbox, and sent until acknowledged.
 
-use super::{
-    AccountId, AuditRecord, Changes, Effect, ForSale, GameWrite, HOUSE_PRIZES, HOUSE_SALES, IdempotencyWrite, Movement,
-    PlayerId, PlayerWrite, Reason, StoredAnswer, TicketId, TicketRow,
-};
 use crate::api::{Channel, Purchased, SoldTicket};
+use crate::changes::{AuditRecord, Changes, Effect, GameWrite, IdempotencyWrite, Movement, PlayerWrite, Reason};
+use crate::changes::{LaunchWrite, OutboxWrite, WalletWrite};
 use crate::error::AppError;
+use crate::rows::{ForSale, HOUSE_PRIZES, HOUSE_SALES, PlayerId, StoredAnswer, TicketId, TicketRow};
+use crate::rows::{LaunchRow, Reserved, RoundRow, RoundState};
 use engine::Game;
 use serde_json::json;
 use wallet::{MoneyRequest, RollbackRequest, RoundId, TxKind};
-
-/// Where a round stands (`wallet_rounds.state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoundState {
-    /// The ticket is held and the debit is out.
-    Debiting,
-    /// The debit was acknowledged: the ticket is the player's.
-    Sold,
-    /// The debit was refused: the ticket went back to the pool.
-    Refused,
-    /// The debit's outcome is unknown: its rollback is in the outbox.
-    RollingBack,
-    /// The rollback was acknowledged: the ticket went back to the pool.
-    Released,
-}
-
-impl RoundState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RoundState::Debiting => "debiting",
-            RoundState::Sold => "sold",
-            RoundState::Refused => "refused",
-            RoundState::RollingBack => "rolling_back",
-            RoundState::Released => "released",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RoundState> {
-        Some(match s {
-            "debiting" => RoundState::Debiting,
-            "sold" => RoundState::Sold,
-            "refused" => RoundState::Refused,
-            "rolling_back" => RoundState::RollingBack,
-            "released" => RoundState::Released,
-            _ => return None,
-        })
-    }
-}
-
-/// A round as loaded (and locked) for a write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RoundRow {
-    /// `SERIAL.ATTEMPT`, the id the operator sees.
-    pub round: RoundId,
-    pub ticket_id: TicketId,
-    pub player: PlayerId,
-    /// The operator's reference of the player.
-    pub operator_ref: String,
-    pub price_cents: i64,
-    pub state: RoundState,
-    pub idempotency_key: Option<String>,
-    pub created_ms: i64,
-    /// The ledger's clearing account of the operator's wallet.
-    pub wallet_account: AccountId,
-}
-
-/// A round and its ticket, as loaded to settle its debit.
-#[derive(Debug, Clone)]
-pub struct Reserved {
-    pub round: RoundRow,
-    pub ticket: ForSale,
-}
-
-/// A launch code's row, as loaded (and locked) for its exchange.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchRow {
-    pub player: PlayerId,
-    pub operator_ref: String,
-    pub language: String,
-    pub flags_json: String,
-    pub lobby_url: Option<String>,
-    pub expires_ms: i64,
-    pub used_ms: Option<i64>,
-}
-
-/// A launch asked for by the operator, checked by the HTTP layer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchWrite {
-    pub code_hash: String,
-    pub player: PlayerId,
-    pub language: String,
-    pub country: Option<String>,
-    pub flags_json: String,
-    pub lobby_url: Option<String>,
-    pub created_ms: i64,
-    pub expires_ms: i64,
-}
-
-/// An entry of the outbox: a request sent until the operator acknowledges it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutboxWrite {
-    pub transaction_id: String,
-    pub round: String,
-    pub kind: TxKind,
-    pub amount_cents: i64,
-    pub body_json: String,
-    pub created_ms: i64,
-}
-
-/// The rows the operator mode writes, each in the unit of its decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WalletWrite {
-    /// A signed call's nonce, seen once.
-    Nonce { nonce: String, seen_ms: i64 },
-    /// A new player's operator reference.
-    OperatorPlayer { player: PlayerId, reference: String },
-    /// A launch code.
-    Launch(LaunchWrite),
-    /// A launch code used (guarded: once).
-    LaunchUsed { code_hash: String, used_ms: i64, session_hash: String },
-    /// A new round (its ticket is held by [`Changes::sale`]).
-    NewRound {
-        round: String,
-        ticket_id: TicketId,
-        attempt: u32,
-        player: PlayerId,
-        /// The player's operator reference (not written: the round's row
-        /// has the player; SQLite's writer remembers the round with it).
-        operator_ref: String,
-        price_cents: i64,
-        key: Option<String>,
-        created_ms: i64,
-    },
-    /// A round moves on (guarded by the state it was decided on).
-    Round { round: String, from: RoundState, to: RoundState, refusal: Option<String>, settled_ms: i64 },
-    /// The held ticket goes back to the pool (guarded: still held by `owner`, without a game).
-    Release { ticket_id: TicketId, owner: PlayerId },
-    /// A request for the outbox.
-    Outbox(OutboxWrite),
-    /// An outbox entry acknowledged (guarded: once).
-    Acked { transaction_id: String, acked_ms: i64 },
-    /// An outbox entry's attempt (guarded by the attempts it was decided on):
-    /// when to try next, and why the last one failed.
-    Attempt { transaction_id: String, attempts: i64, next_ms: i64, error: Option<String> },
-    /// Why an outbox entry's last attempt failed (not guarded: a note).
-    Failed { transaction_id: String, error: String },
-}
 
 /// The operator's answer to a debit, as the wallet's client classified it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,10 +138,10 @@ pub fn reserve(
     for_sale: Option<ForSale>,
     last_attempt: u32,
     now: i64,
-) -> Result<super::Decision, AppError> {
+) -> Result<crate::changes::Decision, AppError> {
     if let Some(stored) = stored {
-        if stored.request_json == super::online::buy_request_json() {
-            return Ok(super::Decision::Replay(stored.answer_json));
+        if stored.request_json == crate::changes::buy_request_json() {
+            return Ok(crate::changes::Decision::Replay(stored.answer_json));
         }
         return Err(AppError::Conflict("this Idempotency-Key was used for a purchase with another body".into()));
     }
@@ -295,8 +158,8 @@ pub fn reserve(
     };
     let round = RoundId::new(&sale.serial, last_attempt + 1);
     let debit = debit_request(&round, operator_ref, sale.price_cents);
-    Ok(super::Decision::Apply(Box::new(Changes {
-        sale: Some(super::Sale { ticket_id: sale.ticket_id, owner: player, sold_ms: now }),
+    Ok(crate::changes::Decision::Apply(Box::new(Changes {
+        sale: Some(crate::changes::Sale { ticket_id: sale.ticket_id, owner: player, sold_ms: now }),
         wallet: vec![WalletWrite::NewRound {
             round: round.id(),
             ticket_id: sale.ticket_id,
@@ -368,7 +231,7 @@ pub fn settle(reserved: Reserved, outcome: &DebitOutcome, now: i64) -> Result<Ch
                 idempotency: r.idempotency_key.as_ref().map(|key| IdempotencyWrite {
                     player: r.player,
                     key: key.clone(),
-                    request_json: super::online::buy_request_json(),
+                    request_json: crate::changes::buy_request_json(),
                     ticket_id: ticket.ticket_id,
                     created_ms: now,
                 }),
@@ -495,7 +358,7 @@ pub fn backoff_ms(attempts: i64, jitter_ms: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Decision;
+    use crate::changes::Decision;
     use engine::PrizeSchedule;
 
     const NOW: i64 = 1_800_000_000_000;

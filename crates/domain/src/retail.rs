@@ -1,14 +1,13 @@
 //! The decisions of the retail channel: a paper ticket's sale, its
 //! redemption by a player, and the shop's validation and payment. Pure
-//! functions like [`super::online`]'s; the words for the counter (amounts
+//! functions like [`crate::online`]'s; the words for the counter (amounts
 //! and dates) are written by the `format` crate.
 
-use super::{
-    AccountId, AuditRecord, Changes, Decision, Effect, GameWrite, Movement, PaperRow, PlayerId, Reason, RetailWrite,
-    ShopAnswer,
-};
+use crate::changes::{AuditRecord, Changes, Decision, Effect, GameWrite, Movement, Reason, RetailWrite};
+
 use crate::api::Channel;
 use crate::error::AppError;
+use crate::rows::{AccountId, PaperRow, PlayerId, ShopAnswer};
 use engine::Game;
 // The civil calendar's arithmetic is the format crate's, written once.
 use format::{civil_from_days, days_from_civil};
@@ -202,7 +201,7 @@ pub fn sell(
 /// gets the answer of its payment (another shop: 409).
 /// A prize above `ceiling` (the paying shop's) is never paid by a shop: it
 /// is refused with 403 and the holder is sent to the operator's payment
-/// centre ([`super::claims::operator_pay`]).
+/// centre ([`crate::claims::operator_pay`]).
 pub fn pay(
     shop: &str,
     shop_account: AccountId,

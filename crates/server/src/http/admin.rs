@@ -378,7 +378,7 @@ pub async fn close_emission(
         .into());
     }
     let notice_ref = body.closing_notice_ref.as_deref().map(|r| reference("closing_notice_ref", r)).transpose()?;
-    let close = domain::claims::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
+    let close = domain::changes::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
     state.store.close_emission(close).await?;
     let mut one = state.store.emission_reports(Some(id)).await?;
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")).into())

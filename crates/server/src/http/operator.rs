@@ -13,9 +13,9 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use domain::account::Via;
+use domain::changes::LaunchWrite;
 use domain::error::{AppError, ErrorBody};
-use domain::operator::LaunchWrite;
-use domain::usecase::LaunchOp;
+use domain::usecase::Launch;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use wallet::sign::{Covered, Signed};
@@ -59,7 +59,7 @@ pub async fn launch(State(state): State<AppState>, headers: HeaderMap, body: Byt
     let answer =
         LaunchAnswer { url: format!("{}/?launch={code}", launcher.public_base), code: code.clone(), expires_ms };
     let answer = serde_json::to_string(&answer).expect("a launch answer serializes");
-    let op = LaunchOp {
+    let op = Launch {
         nonce: format!("{}/{}", signed.key_id, signed.nonce),
         reference: request.player.clone(),
         unheld_token_hash: token_hash(&hex::encode(crate::fairness::random_bytes::<24>())),

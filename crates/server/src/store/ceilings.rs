@@ -14,9 +14,10 @@ use super::{Store, now_ms};
 use crate::metrics::Metrics;
 use domain::error::AppError;
 use domain::limits::{self, CEILINGS, Ceiling, Ceilings};
-use domain::usecase::Admission;
+use domain::usecase;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use usecase::Admission;
 
 /// A store's ceilings, when each is full until, and where refusals are counted.
 pub(super) struct CeilingState {
@@ -84,7 +85,7 @@ impl Store {
             }
         }
         let rows = self.ceilings.ceilings.limit_counters;
-        let done = self.write(domain::Op::Admit { admissions, rows }).await;
+        let done = self.write(domain::Op::Admit(usecase::Admit { admissions, rows })).await;
         if let Err(e) = &done {
             self.ceilings.refused(e, now);
         }

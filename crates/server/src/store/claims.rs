@@ -4,9 +4,10 @@
 
 use super::{Store, now_ms, on_db};
 use crate::store::error::DbResult;
-use domain::claims::Close;
+use domain::changes::Close;
 use domain::error::AppError;
 use domain::retail::PayoutCeilings;
+use domain::usecase;
 use domain::{Changes, Effect, Op};
 use serde::Serialize;
 
@@ -130,7 +131,7 @@ impl Store {
         .fetch_optional(pool)
         .await.db()?);
         let centre = centre.ok_or_else(|| AppError::internal("the account house:payment_centre is missing"))?;
-        let done = self.write(Op::ClaimPay { serial, reference, ceilings, centre }).await?;
+        let done = self.write(Op::ClaimPay(usecase::ClaimPay { serial, reference, ceilings, centre })).await?;
         Ok((done.answer, done.effect.is_none()))
     }
 

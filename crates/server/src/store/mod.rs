@@ -59,6 +59,7 @@ use domain::account::{LimitRules, LimitsRequest, Via};
 use domain::api::LimitsView;
 use domain::api::{ActionRequest, ClientSeed, Me, PlayerCreated, TicketView};
 use domain::error::AppError;
+use domain::usecase;
 use domain::{BuyRequest, Caller, Done, Op, PlayerId};
 use math::PrizeTable;
 use record::Record;
@@ -411,13 +412,13 @@ impl Store {
         credentials: Option<(String, String)>,
         recovery_hash: Option<String>,
     ) -> Result<PlayerCreated, AppError> {
-        let op = Op::CreatePlayer {
+        let op = Op::CreatePlayer(usecase::CreatePlayer {
             token_hash: token_hash(token),
             name,
             start_balance: self.start_balance,
             credentials,
             recovery_hash,
-        };
+        });
         let id = self.write(op).await?.player.ok_or_else(|| AppError::internal("a new player without an id"))?;
         Ok(PlayerCreated {
             player_id: id,
@@ -462,7 +463,7 @@ impl Store {
     /// transaction; the answer's JSON as stored (an Idempotency-Key used
     /// again gets the same bytes, and no debit).
     pub async fn buy_ticket(&self, player: PlayerId, request: BuyRequest) -> Result<String, AppError> {
-        Ok(self.write(Op::Buy { player, request }).await?.answer)
+        Ok(self.write(Op::Buy(usecase::Buy { player, request })).await?.answer)
     }
 
     /// Applies an action exactly once (guarantee 4) and returns the JSON
@@ -479,13 +480,13 @@ impl Store {
         serial: &str,
         request: ActionRequest,
     ) -> Result<String, AppError> {
-        let op = Op::PlayAction {
+        let op = Op::PlayAction(usecase::PlayAction {
             caller: caller.clone(),
             serial: serial.to_string(),
             request,
             random_client_seed: ClientSeed::from_random(crate::fairness::random_bytes()),
             operator_wallet: self.operator_wallet,
-        };
+        });
         let done = match &self.writer {
             Writer::Sqlite(w) => w.write(op).await,
             Writer::Postgres(w) => Box::pin(w.run(op, check.clone())).await,
@@ -539,12 +540,12 @@ impl Store {
         request: LimitsRequest,
         rules: LimitRules,
     ) -> Result<String, AppError> {
-        Ok(self.write(Op::SetLimits { player, request, rules }).await?.answer)
+        Ok(self.write(Op::SetLimits(usecase::SetLimits { player, request, rules })).await?.answer)
     }
 
     /// A self-exclusion of `days`: the answer's JSON (the limits).
     pub async fn self_exclude(&self, player: PlayerId, days: i64, rules: LimitRules) -> Result<String, AppError> {
-        Ok(self.write(Op::SelfExclude { player, days, rules }).await?.answer)
+        Ok(self.write(Op::SelfExclude(usecase::SelfExclude { player, days, rules })).await?.answer)
     }
 
     /// The player and password hash of a login.
@@ -567,7 +568,8 @@ impl Store {
         was: Option<String>,
         via: Via,
     ) -> Result<String, AppError> {
-        let done = self.write(Op::SetCredentials { player, login, password_hash, was, via }).await;
+        let done =
+            self.write(Op::SetCredentials(usecase::SetCredentials { player, login, password_hash, was, via })).await;
         self.forget_tokens_of(player);
         Ok(done?.answer)
     }
@@ -580,7 +582,7 @@ impl Store {
         token_hash: String,
         expires_ms: i64,
     ) -> Result<(), AppError> {
-        self.write(Op::OpenSession { player, verified, token_hash, expires_ms }).await?;
+        self.write(Op::OpenSession(usecase::OpenSession { player, verified, token_hash, expires_ms })).await?;
         Ok(())
     }
 
@@ -601,7 +603,14 @@ impl Store {
         session_token_hash: String,
         expires_ms: i64,
     ) -> Result<(), AppError> {
-        let op = Op::Recover { player, verified, password_hash, recovery_hash, session_token_hash, expires_ms };
+        let op = Op::Recover(usecase::Recover {
+            player,
+            verified,
+            password_hash,
+            recovery_hash,
+            session_token_hash,
+            expires_ms,
+        });
         let done = self.write(op).await;
         self.forget_tokens_of(player);
         match done {
@@ -619,7 +628,7 @@ impl Store {
         password_was: String,
         recovery_hash: String,
     ) -> Result<(), AppError> {
-        match self.write(Op::RenewRecovery { player, password_was, recovery_hash }).await {
+        match self.write(Op::RenewRecovery(usecase::RenewRecovery { player, password_was, recovery_hash })).await {
             Err(AppError::Storage(domain::error::StoreError::Stale(_))) => {
                 Err(AppError::Conflict("the account's password changed meanwhile: try again".into()))
             }
@@ -630,7 +639,7 @@ impl Store {
     /// Closes the player's account (its password matched `password_was`;
     /// `None`: an account without one): the answer's JSON.
     pub async fn close_account(&self, player: PlayerId, password_was: Option<String>) -> Result<String, AppError> {
-        let done = self.write(Op::Close { player, password_was }).await;
+        let done = self.write(Op::Close(usecase::CloseAccount { player, password_was })).await;
         self.forget_tokens_of(player);
         match done {
             Err(AppError::Storage(domain::error::StoreError::Stale(_))) => {
@@ -642,7 +651,7 @@ impl Store {
 
     /// A logout: the session, or the player's own token, stops working.
     pub async fn logout(&self, player: PlayerId, via: Via) -> Result<(), AppError> {
-        let done = self.write(Op::Logout { player, via }).await;
+        let done = self.write(Op::Logout(usecase::Logout { player, via })).await;
         self.forget_tokens_of(player);
         done.map(|_| ())
     }

@@ -181,7 +181,7 @@ fn alone(job: Job) {
 
 fn serial(op: &Op) -> Option<&str> {
     match op {
-        Op::PlayAction { serial, .. } => Some(serial),
+        Op::PlayAction(usecase::PlayAction { serial, .. }) => Some(serial),
         _ => None,
     }
 }

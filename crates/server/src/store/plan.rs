@@ -15,10 +15,10 @@
 //! returns its name and a missing name is the failure; on SQLite the
 //! writer reads each guarded statement's count of changed rows.
 
+use domain::changes::CounterWrite;
 use domain::error::StoreError;
-use domain::limits::CounterWrite;
-use domain::operator::{RoundState, WalletWrite};
 use domain::{Changes, Movement, PlayerWrite, RetailWrite};
+use domain::{RoundState, WalletWrite};
 use std::fmt::Write as _;
 
 /// A bound value; NULLs keep their SQL type (PostgreSQL wants one).

@@ -376,7 +376,7 @@ pub(super) enum Mode {
 impl Mode {
     pub(super) fn of(op: &Op) -> Mode {
         match op {
-            Op::PlayAction { .. } => Mode::Optimistic,
+            Op::PlayAction(_) => Mode::Optimistic,
             _ => Mode::Locking,
         }
     }

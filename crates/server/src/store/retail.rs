@@ -10,9 +10,10 @@ use domain::limits::RedeemLimits;
 use domain::retail::{
     CountAmount, Day, RetailAnswer, ShopPayment, ShopReport, paris_day_bounds, parse_serial, retail_answer,
 };
-use domain::usecase::PaperKey;
+use domain::usecase;
 use domain::{Changes, Effect, Op};
 use sha2::{Digest, Sha256};
+use usecase::PaperKey;
 
 /// A ticket token's prefix: `t1.<serial>.<64 hex>`.
 const TOKEN_PREFIX: &str = "t1.";
@@ -113,7 +114,8 @@ impl Store {
     /// earlier sale (a retry: nothing written).
     pub async fn retail_sell(&self, shop: &str, ceiling: i64, serial: &str) -> Result<(String, bool), AppError> {
         let serial = parse_serial(serial)?;
-        let op = Op::Sell { shop: shop.to_string(), shop_account: self.shop_account(shop)?, ceiling, serial };
+        let op =
+            Op::Sell(usecase::Sell { shop: shop.to_string(), shop_account: self.shop_account(shop)?, ceiling, serial });
         let done = self.write(op).await?;
         Ok((done.answer, done.effect.is_none()))
     }
@@ -129,7 +131,13 @@ impl Store {
         any_shop: bool,
     ) -> Result<(String, bool), AppError> {
         let serial = parse_serial(serial)?;
-        let op = Op::Pay { shop: shop.to_string(), shop_account: self.shop_account(shop)?, any_shop, ceiling, serial };
+        let op = Op::Pay(usecase::Pay {
+            shop: shop.to_string(),
+            shop_account: self.shop_account(shop)?,
+            any_shop,
+            ceiling,
+            serial,
+        });
         let done = self.write(op).await?;
         Ok((done.answer, done.effect.is_none()))
     }
@@ -203,7 +211,7 @@ impl Store {
         };
         let rows = self.ceilings().limit_counters;
         let done = self
-            .write(Op::Redeem { code_hash, player, token, network, limits, rows })
+            .write(Op::Redeem(usecase::Redeem { code_hash, player, token, network, limits, rows }))
             .await
             .inspect_err(|e| self.ceiling_refused(e))?;
         Ok(match done.effect {
@@ -213,7 +221,7 @@ impl Store {
     }
 
     /// Forgets an account's login attempts (its owner logged in).
-    pub async fn count(&self, counters: Vec<domain::limits::CounterWrite>) -> Result<(), AppError> {
+    pub async fn count(&self, counters: Vec<domain::changes::CounterWrite>) -> Result<(), AppError> {
         let changes = Changes { counters, ..Changes::none(Effect::Counted) };
         self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
     }

@@ -9,9 +9,11 @@ use super::{Store, on_db};
 use crate::keys::Keyring;
 use crate::store::error::DbResult;
 use domain::error::{AppError, StoreError};
-use domain::operator::{DebitOutcome, LaunchRow, Reserved, RoundRow, RoundState, WalletWrite};
-use domain::usecase::LaunchOp;
+use domain::operator::DebitOutcome;
+use domain::usecase;
+use domain::usecase::Launch;
 use domain::{Changes, Effect, Op, PlayerId, TicketId};
+use domain::{LaunchRow, Reserved, RoundRow, RoundState, WalletWrite};
 use sqlx::Row;
 use std::collections::HashMap;
 use std::future::Future;
@@ -86,10 +88,10 @@ macro_rules! wallet_loads {
         async fn nonce_seen(&mut self, nonce: &str) -> Result<bool, StoreError> {
             crate::store::wallet::nonce_seen(self, nonce).await
         }
-        async fn launch(&mut self, code_hash: &str) -> Result<Option<domain::operator::LaunchRow>, StoreError> {
+        async fn launch(&mut self, code_hash: &str) -> Result<Option<domain::rows::LaunchRow>, StoreError> {
             crate::store::wallet::launch(self, code_hash).await
         }
-        async fn round(&mut self, round: &str) -> Result<Option<domain::operator::Reserved>, StoreError> {
+        async fn round(&mut self, round: &str) -> Result<Option<domain::rows::Reserved>, StoreError> {
             let keys = crate::store::wallet::Fetch::keyring(self);
             crate::store::wallet::round(self, &keys, round).await
         }
@@ -97,13 +99,13 @@ macro_rules! wallet_loads {
             &mut self,
             player: PlayerId,
             key: &str,
-        ) -> Result<Option<domain::operator::RoundRow>, StoreError> {
+        ) -> Result<Option<domain::rows::RoundRow>, StoreError> {
             crate::store::wallet::pending_round(self, player, key).await
         }
         async fn last_attempt(&mut self, ticket: TicketId) -> Result<u32, StoreError> {
             crate::store::wallet::last_attempt(self, ticket).await
         }
-        async fn sold_round(&mut self, ticket: TicketId) -> Result<Option<domain::operator::RoundRow>, StoreError> {
+        async fn sold_round(&mut self, ticket: TicketId) -> Result<Option<domain::rows::RoundRow>, StoreError> {
             crate::store::wallet::sold_round(self, ticket).await
         }
         async fn operator_ref(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {
@@ -335,7 +337,7 @@ pub struct PlaySummary {
 
 impl Store {
     /// A launch (its signature checked by the caller): the answer's JSON.
-    pub async fn launch(&self, op: LaunchOp) -> Result<String, AppError> {
+    pub async fn launch(&self, op: Launch) -> Result<String, AppError> {
         Ok(self.write(Op::Launch(Box::new(op))).await?.answer)
     }
 
@@ -346,12 +348,12 @@ impl Store {
         session_hash: String,
         session_expires_ms: i64,
     ) -> Result<String, AppError> {
-        Ok(self.write(Op::Exchange { code_hash, session_hash, session_expires_ms }).await?.answer)
+        Ok(self.write(Op::Exchange(usecase::Exchange { code_hash, session_hash, session_expires_ms })).await?.answer)
     }
 
     /// A purchase's first step: the ticket held, the round durable.
     pub async fn reserve(&self, player: PlayerId, key: Option<String>) -> Result<Reservation, AppError> {
-        let done = self.write(Op::Reserve { player, key }).await?;
+        let done = self.write(Op::Reserve(usecase::Reserve { player, key })).await?;
         if done.effect.is_none() {
             return Ok(Reservation::Replayed(done.answer));
         }
@@ -362,12 +364,15 @@ impl Store {
     /// A purchase's second step: the debit's fate; the purchase's answer
     /// when it was acknowledged.
     pub async fn settle(&self, round: &str, outcome: DebitOutcome) -> Result<String, AppError> {
-        Ok(self.write(Op::Settle { round: round.to_string(), outcome }).await?.answer)
+        Ok(self.write(Op::Settle(usecase::Settle { round: round.to_string(), outcome })).await?.answer)
     }
 
     /// A rollback acknowledged: the round released, its ticket back in the pool.
     pub async fn rollback_acknowledged(&self, round: &str, transaction_id: &str) -> Result<(), AppError> {
-        let op = Op::RollbackAcknowledged { round: round.to_string(), transaction_id: transaction_id.to_string() };
+        let op = Op::RollbackAcknowledged(usecase::RollbackAcknowledged {
+            round: round.to_string(),
+            transaction_id: transaction_id.to_string(),
+        });
         self.write(op).await.map(|_| ())
     }
 

@@ -48,13 +48,12 @@ use crate::store::error::DbResult;
 use anyhow::Context as _;
 use domain::error::{AppError, StoreError};
 use domain::limits::Counter;
-use domain::operator::{Reserved, RoundRow, RoundState, WalletWrite};
-use domain::usecase::PaperKey;
 use domain::usecase::{self, Done, Op};
 use domain::{
     Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, PlayerWrite, StoredAnswer, TicketId,
     TicketRow, Unit, Usage,
 };
+use domain::{Reserved, RoundRow, RoundState, WalletWrite};
 use rusqlite::{CachedStatement, Connection, OpenFlags, OptionalExtension, Params};
 use sqlx::Connection as _;
 use sqlx::sqlite::{
@@ -68,6 +67,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use unit::SqliteUnit;
+use usecase::PaperKey;
 
 mod unit;
 
@@ -677,13 +677,13 @@ mod tests {
     }
 
     fn new_player(token_hash: &str) -> Op {
-        Op::CreatePlayer {
+        Op::CreatePlayer(usecase::CreatePlayer {
             token_hash: token_hash.into(),
             name: None,
             start_balance: 500,
             credentials: None,
             recovery_hash: None,
-        }
+        })
     }
 
     /// A new database `test.db` in a temporary directory, opened with its
@@ -716,7 +716,7 @@ mod tests {
         let mut conn = write_connection(&file).unwrap();
         let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
         let close_unknown = Changes {
-            close: Some(domain::claims::Close::new(99, 1, (2026, 12, 5), None, 30)),
+            close: Some(domain::changes::Close::new(99, 1, (2026, 12, 5), None, 30)),
             audit: Some(domain::AuditRecord { created_ms: 1, kind: "sale_ended", data_json: "{}".into() }),
             ..Changes::none(domain::Effect::Emission)
         };
