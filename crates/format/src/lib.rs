@@ -16,6 +16,14 @@
 //!
 //! The French styles group thousands with a no-break space (U+00A0) and put
 //! one before the euro sign, so that an amount never breaks across lines.
+//!
+//! The calendar those dates are counted in is [`calendar`]: civil dates
+//! from days and back, weekdays, `YYYY-MM-DD`, and Paris civil time (the
+//! shops' day, a statement's periods, a claim deadline's day).
+
+pub mod calendar;
+
+pub use calendar::{civil_from_days, days_from_civil};
 
 /// The euro digits grouped by three with no-break spaces: `1500` -> `1 500`.
 fn grouped(units: u64) -> String {
@@ -69,32 +77,6 @@ pub fn euros_plain(cents: i64) -> String {
 /// expectation, a deviation, a percentile): `12345.678` -> `123.46 €`.
 pub fn euros_plain_approx(cents: f64) -> String {
     format!("{:.2} €", cents / 100.0)
-}
-
-/// The civil date (year, month, day) of a count of days since 1970-01-01,
-/// proleptic Gregorian (Howard Hinnant's `civil_from_days`).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's
-/// `days_from_civil`), the inverse of [`civil_from_days`].
-pub fn days_from_civil((y, m, d): (i64, u32, u32)) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = i64::from((m + 9) % 12);
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Unix milliseconds as UTC ISO 8601 (`2026-12-03T08:40:16.936Z`), by
