@@ -1,6 +1,6 @@
 //! `as-capone serve --config FILE` with flags: the configuration is checked
 //! once whole, so that a setting of the file may stand on what a flag gives
-//! (the second outside audit, finding 14).
+//! (a finding of the second outside audit).
 
 use crate::common::*;
 

@@ -96,7 +96,7 @@ fn reliability_quick() {
         assert!(r["ok"] == true || r["skipped"] == true, "revocation: {r:#}");
     }
     assert_eq!(accounts["ok"], true, "accounts: {accounts:#}");
-    // Logins racing a password change, a recovery, a closure (the second outside audit, finding 1).
+    // Logins racing a password change, a recovery, a closure (a finding of the second outside audit).
     let races = &summary["races"];
     for r in races["backends"].as_array().expect("the races part ran") {
         if r["skipped"] == true {
@@ -109,7 +109,7 @@ fn reliability_quick() {
     }
     assert_eq!(races["ok"], true, "races: {races:#}");
     // Floods of demo games and registrations from many networks stop at the
-    // global ceilings while honest players buy and play (the second outside audit, finding 5).
+    // global ceilings while honest players buy and play (a finding of the second outside audit).
     let floods = &summary["floods"];
     for f in floods["backends"].as_array().expect("the floods part ran") {
         if f["skipped"] == true {

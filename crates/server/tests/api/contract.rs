@@ -1,5 +1,5 @@
 //! The document and the server agree where an outside audit found they did
-//! not (the second outside audit, finding 12 and 15): every operationId names one operation,
+//! not (two findings of the second outside audit): every operationId names one operation,
 //! every body the server refuses is one the document refuses too (and
 //! the other way), and what the server says of a closed sale is true.
 

@@ -1,4 +1,4 @@
-//! A self-exclusion is not undone in a minute (the second outside audit, finding 4): an
+//! A self-exclusion is not undone in a minute (a finding of the second outside audit): an
 //! excluded player cannot close the account (and open another) before the
 //! exclusion ends: `POST /api/me/close` answers 409 `self_excluded` with its
 //! end (docs/player-api.md "Closing an account").

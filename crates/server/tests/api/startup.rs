@@ -1,5 +1,5 @@
 //! Start-up refuses what it must, clearly, and leaves nothing behind
-//! (the second outside audit, finding 14): a migrations' table that lost a row is refused
+//! (a finding of the second outside audit): a migrations' table that lost a row is refused
 //! with what happened and what to do, never with the SQL error of a
 //! migration run twice; a start refused by its database leaves no key
 //! file that it made. (The configuration's half, `shop_payout_ceilings`

@@ -1,5 +1,5 @@
-//! What the game believes of the operator's wallet (the second outside audit, items 9 to
-//! 11; docs/operator-integration.md): a signed answer that does not match
+//! What the game believes of the operator's wallet (three findings of the second outside audit;
+//! docs/operator-integration.md): a signed answer that does not match
 //! the request it answers (another transaction, another currency, a
 //! negative balance, a field the protocol does not have) is unknown, never
 //! believed; the wallet's gauges on `/metrics` and the desk's health agree

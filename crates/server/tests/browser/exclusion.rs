@@ -1,4 +1,4 @@
-//! A self-exclusion is not undone in a minute (the second outside audit, finding 4): the page
+//! A self-exclusion is not undone in a minute (a finding of the second outside audit): the page
 //! keeps its end on the device (`asc.excludedUntil`), so that after a
 //! logout, or a closure, the welcome screen offers neither "Créer mon
 //! compte" nor the demo until then, and says why, in French and English;
