@@ -25,12 +25,6 @@ impl Rank {
     pub const ALL: [Rank; 8] =
         [Rank::Seven, Rank::Eight, Rank::Nine, Rank::Ten, Rank::Jack, Rank::Queen, Rank::King, Rank::Ace];
 
-    /// The value with index `i` (0 for 7, 7 for the Ace).
-    #[inline]
-    pub fn from_index(i: u8) -> Option<Rank> {
-        Rank::ALL.get(i as usize).copied()
-    }
-
     /// The value with index `i & 7`: a conversion the compiler turns into
     /// nothing (the discriminants are the indices), where a table lookup
     /// would add a memory load to the simulator's critical path.

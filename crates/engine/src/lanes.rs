@@ -301,7 +301,7 @@ impl Lanes {
     }
 
     /// Plays [`BLOCK`] words of each lane: `words[k][i]` is lane `i`'s
-    /// `k`-th word. The same as [`step`] on each lane word by word (tested);
+    /// `k`-th word. The same as the scalar `step` (`lanes.rs`) on each lane word by word (tested);
     /// AVX2 vector code when the processor has it, [`Lanes::run_block_scalar`]
     /// otherwise.
     pub fn run_block(&mut self, words: &[[u16; LANES]; BLOCK]) -> BlockCounts {
@@ -315,7 +315,7 @@ impl Lanes {
         self.run_block_scalar(words)
     }
 
-    /// [`Lanes::run_block`] with [`step`] lane by lane: the fallback, and
+    /// [`Lanes::run_block`] with the scalar `step` lane by lane: the fallback, and
     /// the reference the vector code is tested against.
     pub fn run_block_scalar(&mut self, words: &[[u16; LANES]; BLOCK]) -> BlockCounts {
         let mut counts = BlockCounts::default();
@@ -536,7 +536,7 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::FastSource;
+    use crate::fast::FastSource;
 
     #[test]
     fn transpose_lays_out_each_lane_in_a_column() {

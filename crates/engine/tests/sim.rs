@@ -2,9 +2,9 @@
 //! sequence of 16-bit words, the same events in the same order, the same
 //! words taken, the same result and game number.
 
-use as_capone_engine::fast::{MAX_WINDOW, accept16};
 use as_capone_engine::{
-    Action, DrawSource, Event, FastSource, Game, Phase, PrizeSchedule, Words16, below16, lanes, sim,
+    Action, DrawSource, Event, FastSource, Game, Lane, MAX_WINDOW, Phase, PrizeSchedule, Words16, accept16, below16,
+    finish_ticket, play_weakest_first, play_weakest_first_branchless, play_weakest_first_single,
 };
 use proptest::prelude::*;
 
@@ -67,9 +67,9 @@ fn check_same(script: &[u16], seed: u64) -> Result<(), TestCaseError> {
     let (g, want) = by_game(&mut a);
     type Play = fn(PrizeSchedule, &mut Scripted, &mut Vec<Event>) -> (as_capone_engine::GameResult, u32);
     let paths: [(&str, Play); 3] = [
-        ("pairs", sim::play_weakest_first),
-        ("single", sim::play_weakest_first_single),
-        ("branchless", sim::play_weakest_first_branchless),
+        ("pairs", play_weakest_first),
+        ("single", play_weakest_first_single),
+        ("branchless", play_weakest_first_branchless),
     ];
     for (name, play) in paths {
         let mut b = Scripted::new(script, seed);
@@ -103,10 +103,10 @@ fn word() -> impl Strategy<Value = u16> {
 fn check_lanes(script: &[u16], seed: u64, tickets: usize) -> Result<(), TestCaseError> {
     let mut a = Scripted::new(script, seed);
     let mut b = Scripted::new(script, seed);
-    let mut lane = lanes::Lane::START;
+    let mut lane = Lane::START;
     for t in 0..tickets {
-        let (r, game) = sim::play_weakest_first(PRIZES, &mut a, &mut as_capone_engine::Discard);
-        let (tricks, extra) = lanes::finish_ticket(&mut lane, &mut b);
+        let (r, game) = play_weakest_first(PRIZES, &mut a, &mut as_capone_engine::Discard);
+        let (tricks, extra) = finish_ticket(&mut lane, &mut b);
         prop_assert_eq!((tricks, 1 + extra), (r.tricks, game), "ticket {}", t);
         prop_assert_eq!(b.pos, a.pos, "ticket {}: the same words taken", t);
         prop_assert!(lane.at_start(), "{:?}", lane);
@@ -143,7 +143,7 @@ fn a_million_tickets_of_the_stream_agree() {
         let mut a = FastSource::from_u64(99, stream);
         let mut b = FastSource::from_u64(99, stream);
         let mut c = FastSource::from_u64(99, stream);
-        let mut lane = lanes::Lane::START;
+        let mut lane = Lane::START;
         let mut extra = 0;
         for t in 0..250_000 {
             let mut g = Game::new(PRIZES);
@@ -154,9 +154,9 @@ fn a_million_tickets_of_the_stream_agree() {
                 };
                 g.apply(action, &mut a, &mut as_capone_engine::Discard).unwrap();
             }
-            let (r, game) = sim::play_weakest_first(PRIZES, &mut b, &mut as_capone_engine::Discard);
+            let (r, game) = play_weakest_first(PRIZES, &mut b, &mut as_capone_engine::Discard);
             assert_eq!((Some(r), game), (g.result(), g.game_number()), "stream {stream}, ticket {t}");
-            let (tricks, extra_games) = lanes::finish_ticket(&mut lane, &mut c);
+            let (tricks, extra_games) = finish_ticket(&mut lane, &mut c);
             assert_eq!((tricks, 1 + extra_games), (r.tricks, game), "lanes: stream {stream}, ticket {t}");
             extra += game - 1;
         }

@@ -14,8 +14,10 @@
 //! the total does not depend on who played which chunk.
 
 use crate::odds::FinalOutcome;
-use engine::lanes::{BLOCK, LANES, Lanes, MAX_TICKETS_PER_BLOCK, finish_ticket, transpose};
-use engine::{Action, Discard, FastSource, Game, Phase, PrizeSchedule, sim};
+use engine::{
+    Action, BLOCK, Discard, FastSource, Game, LANES, Lanes, MAX_TICKETS_PER_BLOCK, Phase, PrizeSchedule, finish_ticket,
+    transpose,
+};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
@@ -68,7 +70,7 @@ fn key(seed: u64) -> [u8; 32] {
 /// simulation path: the tricks of the deciding game and its number.
 #[inline]
 pub fn play_ticket(src: &mut FastSource) -> (u8, u32) {
-    let (result, game) = sim::play_weakest_first(PrizeSchedule::NONE, src, &mut Discard);
+    let (result, game) = engine::play_weakest_first(PrizeSchedule::NONE, src, &mut Discard);
     (result.tricks, game)
 }
 
@@ -98,7 +100,7 @@ pub fn run_chunk(seed: u64, chunk: u64, games: u64) -> SimCounts {
 #[cfg(feature = "bench")]
 pub fn run_chunk_single(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, |src| {
-        let (result, game) = sim::play_weakest_first_single(PrizeSchedule::NONE, src, &mut Discard);
+        let (result, game) = engine::play_weakest_first_single(PrizeSchedule::NONE, src, &mut Discard);
         (result.tricks, game)
     })
 }
@@ -107,7 +109,7 @@ pub fn run_chunk_single(seed: u64, chunk: u64, games: u64) -> SimCounts {
 #[cfg(feature = "bench")]
 pub fn run_chunk_branchless(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, |src| {
-        let (result, game) = sim::play_weakest_first_branchless(PrizeSchedule::NONE, src, &mut Discard);
+        let (result, game) = engine::play_weakest_first_branchless(PrizeSchedule::NONE, src, &mut Discard);
         (result.tricks, game)
     })
 }
@@ -206,7 +208,7 @@ pub fn run_chunks_lanes(
                             let mut rng = ChaCha8Rng::from_seed(key);
                             rng.set_stream(chunk);
                             *slot = Some(Slot { chunk, left: games, rng, counts: SimCounts::default() });
-                            lanes.set(i, engine::lanes::Lane::START);
+                            lanes.set(i, engine::Lane::START);
                         }
                         None => break,
                     },

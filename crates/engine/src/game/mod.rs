@@ -8,181 +8,20 @@
 //! for exactly the draws the rules need, updates the state and reports
 //! [`Event`]s. A refused action leaves the state untouched.
 
+mod action;
+mod event;
+mod phase;
+mod stored;
+
+pub use action::{Action, ActionError};
+pub use event::{DeckFor, Discard, Event, EventSink, GameResult, Next, Outcome};
+pub use phase::Phase;
+pub use stored::GameState;
+
 use crate::card::{DECK_SIZE, DeckCard, Hand, Rank};
 use crate::draw::DrawSource;
 use crate::prize::PrizeSchedule;
 use serde::{Deserialize, Serialize};
-use std::cmp::Ordering;
-
-mod stored;
-
-pub use stored::GameState;
-
-/// What the player does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum Action {
-    /// Pick a card of the hand (art. 3.2.3.1, 3.2.3.2).
-    Play { card: Rank },
-    /// Click the 16-card deck (art. 3.2.4.2, 3.2.5.2).
-    Draw,
-}
-
-impl Action {
-    pub fn play(card: Rank) -> Action {
-        Action::Play { card }
-    }
-}
-
-/// What the game waits for. A plain enum without data: the simulator
-/// dispatches on it several times per trick.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// The player picks a card.
-    Play,
-    /// A tied trick is settled by a deck draw (art. 3.2.4).
-    TieBreak,
-    /// A tied Extra duel is settled by a deck draw (art. 3.2.5.3, second paragraph).
-    ExtraTieBreak,
-    /// Exactly four tricks: the deck draw of the Extra duel (art. 3.2.5.2).
-    ExtraDraw,
-    /// The ticket is decided.
-    Finished,
-}
-
-impl Phase {
-    /// The phase's name in the HTTP API: `play`, `tie_break` (for both
-    /// kinds of tie), `extra_draw`, `finished`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Play => "play",
-            Phase::TieBreak | Phase::ExtraTieBreak => "tie_break",
-            Phase::ExtraDraw => "extra_draw",
-            Phase::Finished => "finished",
-        }
-    }
-
-    /// The phase's name in a stored game (its serde name): `play`,
-    /// `tie_break`, `extra_tie_break`, `extra_draw`, `finished`.
-    fn stored_name(self) -> &'static str {
-        match self {
-            Phase::Play => "play",
-            Phase::TieBreak => "tie_break",
-            Phase::ExtraTieBreak => "extra_tie_break",
-            Phase::ExtraDraw => "extra_draw",
-            Phase::Finished => "finished",
-        }
-    }
-}
-
-/// How a trick or a deck draw went, for the player.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Won,
-    Lost,
-    Tie,
-}
-
-impl Outcome {
-    #[inline]
-    fn of(player: Rank, capone: Rank) -> Outcome {
-        match player.cmp(&capone) {
-            Ordering::Greater => Outcome::Won,
-            Ordering::Less => Outcome::Lost,
-            Ordering::Equal => Outcome::Tie,
-        }
-    }
-}
-
-/// Why a deck draw happened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeckFor {
-    /// Settling a tie (art. 3.2.4), of a trick or of an Extra duel.
-    TieBreak,
-    /// The Extra duel's first draw (art. 3.2.5.2).
-    Extra,
-}
-
-/// What follows a game of eight tricks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Next {
-    /// Exactly four tricks: the Extra duel (art. 3.2.3.4).
-    ExtraDraw,
-    /// The ticket is decided (art. 3.2.3.3, 3.2.3.5).
-    Finished,
-}
-
-/// Everything that happens, in order: enough to animate a screen and to audit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    /// A trick: the player's card, As Capone's drawn card (art. 3.2.2), and who won.
-    Trick { player: Rank, capone: Rank, outcome: Outcome },
-    /// A deck draw (art. 3.2.4.2, 3.2.5.2): one card to each side.
-    Deck {
-        player: Rank,
-        capone: Rank,
-        outcome: Outcome,
-        #[serde(rename = "for")]
-        for_: DeckFor,
-    },
-    /// A game of eight tricks is over with `tricks` won.
-    GameOver { tricks: u8, next: Next },
-    /// An Extra game starts with eight new cards (art. 3.2.5.4); `game` is 2
-    /// for the first Extra game.
-    ExtraGame { game: u32 },
-    /// The ticket is decided: the deciding game's tricks (art. 3.2.5.5) and
-    /// the prize of the ticket's schedule for them (0 when lost).
-    Finished { tricks: u8, prize_cents: u64 },
-}
-
-/// Where events go. A simulation discards them ([`Discard`]); the server
-/// and the terminal collect them in a `Vec<Event>`.
-pub trait EventSink {
-    fn push(&mut self, event: Event);
-}
-
-impl EventSink for Vec<Event> {
-    #[inline]
-    fn push(&mut self, event: Event) {
-        Vec::push(self, event)
-    }
-}
-
-/// An [`EventSink`] that keeps nothing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Discard;
-
-impl EventSink for Discard {
-    #[inline(always)]
-    fn push(&mut self, _event: Event) {}
-}
-
-/// An action the phase does not allow. Nothing changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ActionError {
-    #[error("the card {0} is not in your hand")]
-    CardNotInHand(Rank),
-    #[error("a deck draw is due: click the deck, not a card")]
-    DrawExpected,
-    #[error("no deck draw is due: pick a card of your hand")]
-    CardExpected,
-    #[error("the game is finished")]
-    Finished,
-}
-
-/// The ticket's result (`docs/contract.md` `result`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct GameResult {
-    /// Tricks of the deciding game: 5 to 8 for a won ticket, 0 to 4 for a lost one.
-    pub tricks: u8,
-    /// The prize, 0 for a lost ticket.
-    pub prize_cents: u64,
-}
 
 /// The interactive part of one ticket.
 ///
@@ -493,5 +332,28 @@ impl Game {
         self.result = Some(GameResult { tricks, prize_cents });
         self.phase = Phase::Finished;
         events.push(Event::Finished { tricks, prize_cents });
+    }
+}
+
+impl TryFrom<GameState> for Game {
+    type Error = String;
+
+    /// Refuses a state the rules cannot reach, saying which rule it breaks
+    /// (the list is on [`GameState`]).
+    fn try_from(s: GameState) -> Result<Game, String> {
+        s.check()?;
+        Ok(Game {
+            prizes: s.prizes,
+            phase: s.phase,
+            game: s.game,
+            hand: s.hand,
+            capone: s.capone,
+            tied: s.tied,
+            tricks_won: s.tricks_won,
+            tricks_lost: s.tricks_lost,
+            draws: s.draws,
+            seq: s.seq,
+            result: s.result,
+        })
     }
 }

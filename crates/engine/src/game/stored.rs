@@ -1,19 +1,20 @@
-//! A stored game read back: the fields of a [`Game`] as saved, checked
+//! A stored game read back: the fields of a [`Game`](super::Game) as saved, checked
 //! against what the rules can reach before they become a game.
 //!
 //! The server keeps games in progress as JSON; a tampered or corrupt one
 //! must be refused when it is read, with the rule it breaks in words an
 //! operator can act on, not discovered later in the middle of a trick.
 
-use super::{Game, GameResult, Phase};
+use super::event::GameResult;
+use super::phase::Phase;
 use crate::card::{Hand, Rank};
 use crate::prize::PrizeSchedule;
 use serde::Deserialize;
 use std::cmp::Ordering;
 
-/// The fields of a [`Game`] as stored, before they are checked.
+/// The fields of a [`Game`](super::Game) as stored, before they are checked.
 ///
-/// What every state [`Game::apply`] can reach satisfies; reading a stored
+/// What every state [`Game::apply`](super::Game::apply) can reach satisfies; reading a stored
 /// game checks it, in this order, and the first rule broken is the error,
 /// in words an operator can act on:
 /// - the game number starts at 1, both sides hold as many cards (each
@@ -37,45 +38,22 @@ use std::cmp::Ordering;
 ///   and the Extra duel's draw once it was drawn.
 #[derive(Deserialize)]
 pub struct GameState {
-    prizes: PrizeSchedule,
-    phase: Phase,
-    game: u32,
-    hand: Hand,
-    capone: Hand,
-    tied: Option<(Rank, Rank)>,
-    tricks_won: u8,
-    tricks_lost: u8,
-    draws: u64,
-    seq: u64,
-    result: Option<GameResult>,
-}
-
-impl TryFrom<GameState> for Game {
-    type Error = String;
-
-    /// Refuses a state the rules cannot reach, saying which rule it breaks
-    /// (the list is on [`GameState`]).
-    fn try_from(s: GameState) -> Result<Game, String> {
-        s.check()?;
-        Ok(Game {
-            prizes: s.prizes,
-            phase: s.phase,
-            game: s.game,
-            hand: s.hand,
-            capone: s.capone,
-            tied: s.tied,
-            tricks_won: s.tricks_won,
-            tricks_lost: s.tricks_lost,
-            draws: s.draws,
-            seq: s.seq,
-            result: s.result,
-        })
-    }
+    pub(super) prizes: PrizeSchedule,
+    pub(super) phase: Phase,
+    pub(super) game: u32,
+    pub(super) hand: Hand,
+    pub(super) capone: Hand,
+    pub(super) tied: Option<(Rank, Rank)>,
+    pub(super) tricks_won: u8,
+    pub(super) tricks_lost: u8,
+    pub(super) draws: u64,
+    pub(super) seq: u64,
+    pub(super) result: Option<GameResult>,
 }
 
 impl GameState {
     /// Checks the rules listed on [`GameState`], in that order.
-    fn check(&self) -> Result<(), String> {
+    pub(super) fn check(&self) -> Result<(), String> {
         self.check_cards()?;
         self.check_phase()?;
         self.check_draws()
