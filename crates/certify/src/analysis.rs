@@ -2,14 +2,14 @@
 //! Floats only for statistics of observed counts; every exact figure is a
 //! fraction computed by the math crate.
 
-use super::run::{Acc, DRAW_BUCKETS};
-use super::{Check, Frac, THRESHOLD, Verdict};
+use crate::check::{Check, THRESHOLD, Verdict, fmt_p};
+use crate::frac::Frac;
+use crate::run::{Acc, DRAW_BUCKETS};
 use math::fraction::approx;
-use math::stats::{
-    bonferroni, chi_square, chi_square_p_value, count_interval, g_test, normal_quantile, normal_two_sided_p,
-    pool_small_categories,
+use math::{
+    FinalOutcome, Odds, Payout, bonferroni, chi_square, chi_square_p_value, count_interval, g_test, normal_quantile,
+    normal_two_sided_p, pool_small_categories,
 };
-use math::{FinalOutcome, Odds, Payout};
 use serde::{Deserialize, Serialize};
 
 /// Categories with an expected count under this are pooled with a neighbour.
@@ -35,7 +35,7 @@ pub struct Category {
     pub chance: Frac,
     pub expected: f64,
     pub observed: u64,
-    /// Central intervals of the count under the exact chance (`math::stats::count_interval`).
+    /// Central intervals of the count under the exact chance (`math::count_interval`).
     pub interval95: [f64; 2],
     pub interval99: [f64; 2],
 }
@@ -399,7 +399,7 @@ pub fn stream_checks(s: &StreamReport) -> Vec<Check> {
             format!(
                 "{} chi-square tests, smallest p-value {}, Bonferroni-corrected",
                 s.capone_by_cards_left.tests.len(),
-                super::html::fmt_p(min_p(&s.capone_by_cards_left.tests))
+                fmt_p(min_p(&s.capone_by_cards_left.tests))
             ),
             s.capone_by_cards_left.p_value_bonferroni,
         ),
@@ -411,7 +411,7 @@ pub fn stream_checks(s: &StreamReport) -> Vec<Check> {
             format!(
                 "{} chi-square tests (one per draw number), smallest p-value {}, Bonferroni-corrected",
                 s.capone_by_draw_number.tests.len(),
-                super::html::fmt_p(min_p(&s.capone_by_draw_number.tests))
+                fmt_p(min_p(&s.capone_by_draw_number.tests))
             ),
             s.capone_by_draw_number.p_value_bonferroni,
         ),

@@ -1,17 +1,12 @@
 //! The report as one self-contained HTML page, rendered from [`Report`]
 //! alone: inline CSS, inline SVG, no script, nothing fetched.
 
-use super::analysis::{Distribution, Family, StreamReport, final_labels};
-use super::svg::{esc, heatmap, histogram, ratio_chart, rtp_chart};
-use super::{Report, Verdict};
+use crate::analysis::{Distribution, Family, StreamReport, final_labels};
+use crate::check::{Verdict, fmt_p};
+use crate::report::Report;
+use crate::svg::{esc, heatmap, histogram, ratio_chart, rtp_chart};
 use format::euros_plain;
 use std::fmt::Write as _;
-
-/// A p-value as the page prints it: four decimals, or two significant
-/// digits in scientific notation below 0.0001.
-pub fn fmt_p(p: f64) -> String {
-    if p >= 1e-4 { format!("{p:.4}") } else { format!("{p:.2e}") }
-}
 
 fn verdict(v: Verdict) -> String {
     format!("<span class=\"{}\">{}</span>", v.as_str().to_lowercase(), v.as_str())

@@ -3,9 +3,9 @@
 //! return to player in its band, heat maps of draw counts, a block's prizes.
 //! Inline SVG in HTML needs no namespace attribute, so the page holds no URL at all.
 
-use super::Histogram;
-use super::analysis::{Category, RtpReport};
-use math::stats::normal_quantile;
+use crate::analysis::{Category, RtpReport};
+use crate::report::Histogram;
+use math::normal_quantile;
 use std::fmt::Write as _;
 
 const W: f64 = 720.0;
