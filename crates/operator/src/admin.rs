@@ -4,8 +4,10 @@
 //! launches As Capone on the game server. Also the public
 //! `GET /openapi.json` and `GET /health`.
 
+use crate::app::App;
 use crate::chaos::{ChaosConfig, CountersView};
-use crate::{App, OPENAPI, now_ms};
+use crate::client::launch;
+use crate::clock::now_ms;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -15,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use wallet::{CURRENCY, ErrorBody, LaunchFlags, LaunchRequest};
+
+/// The OpenAPI 3.0 document of the operator's wallet (served at `GET /openapi.json`).
+pub const OPENAPI: &str = include_str!("../../../docs/operator-wallet.openapi.json");
 
 pub(crate) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -248,7 +253,7 @@ async fn demo_launch(State(app): State<Arc<App>>, headers: HeaderMap, Form(form)
         },
         lobby_url,
     };
-    match crate::launch(game_url, &app.keys, &request).await {
+    match launch(game_url, &app.keys, &request).await {
         Ok(answer) => Redirect::to(&answer.url).into_response(),
         Err(e) => page_error(StatusCode::BAD_GATEWAY, &e.to_string()),
     }

@@ -2,13 +2,11 @@
 //! its answer verified), and a signed wallet client for tests and tools
 //! that speak to a wallet as the game server does.
 
-use crate::now_ms;
+use crate::clock::now_ms;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::time::Duration;
-use wallet::messages::paths;
-use wallet::sign::Covered;
-use wallet::{ErrorBody, Keys, LaunchAnswer, LaunchRequest, SignError, Signed};
+use wallet::{Covered, ErrorBody, Keys, LaunchAnswer, LaunchRequest, SignError, Signed, paths};
 
 /// Why a launch failed.
 #[derive(Debug, thiserror::Error)]

@@ -10,8 +10,9 @@
 //! nonce, or lost when the switch drops it. Any other method on a wallet
 //! path is answered 405 `method_not_allowed` with `Allow: POST`, signed too.
 
-use crate::App;
+use crate::app::App;
 use crate::chaos::{DropMode, Plan};
+use crate::clock::now_ms;
 use crate::ledger::{Answer, LedgerError, NonceUse};
 use crate::serve::DropAnswer;
 use axum::Router;
@@ -21,9 +22,10 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use std::sync::Arc;
-use wallet::messages::{errors, paths};
-use wallet::sign::{Covered, NONCE, SIGNATURE, SignError, TIMESTAMP};
-use wallet::{BalanceRequest, MoneyRequest, RollbackRequest, Signed, TransactionsRequest, TxKind};
+use wallet::{
+    BalanceRequest, Covered, MoneyRequest, NONCE_HEADER, RollbackRequest, SIGNATURE_HEADER, SignError, Signed,
+    TIMESTAMP_HEADER, TransactionsRequest, TxKind, errors, paths,
+};
 
 /// The code of a 405 (the document's `ErrorBody`).
 const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
@@ -95,7 +97,7 @@ async fn wallet_call(app: Arc<App>, call: Call, headers: HeaderMap, body: Bytes)
         });
         return (StatusCode::from_u16(status).expect("5xx"), axum::Json(body)).into_response();
     }
-    let now = crate::now_ms() + plan.skew_ms;
+    let now = now_ms() + plan.skew_ms;
     let request_nonce = request_nonce(&headers);
     let covered = Covered::Request { method: "POST", path: call.path() };
     let signed = match documented_form(&headers)
@@ -109,7 +111,7 @@ async fn wallet_call(app: Arc<App>, call: Call, headers: HeaderMap, body: Bytes)
         }
     };
     // The ledger keeps the true time (applied_ms); only signatures see the skew.
-    let now = crate::now_ms();
+    let now = now_ms();
     let nonce = NonceUse {
         key_id: signed.key_id.clone(),
         nonce: signed.nonce.clone(),
@@ -150,13 +152,13 @@ async fn wallet_call(app: Arc<App>, call: Call, headers: HeaderMap, body: Bytes)
         response.extensions_mut().insert(DropAnswer);
         return response;
     }
-    respond(&app, "POST", call, &answer, &signed.nonce, crate::now_ms() + plan.skew_ms)
+    respond(&app, "POST", call, &answer, &signed.nonce, now_ms() + plan.skew_ms)
 }
 
 /// The request's nonce as sent (empty when missing or not text): what an
 /// answer to a refused request is bound to.
 fn request_nonce(headers: &HeaderMap) -> String {
-    headers.get(NONCE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+    headers.get(NONCE_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
 }
 
 /// The header values that could spell one value several ways are taken
@@ -169,17 +171,17 @@ fn request_nonce(headers: &HeaderMap) -> String {
 fn documented_form(headers: &HeaderMap) -> Result<(), SignError> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
     let lower_hex = |value: &str| value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    for name in [NONCE, SIGNATURE] {
+    for name in [NONCE_HEADER, SIGNATURE_HEADER] {
         if !lower_hex(text(name)) {
             return Err(SignError::Missing(name));
         }
     }
-    let timestamp = text(TIMESTAMP);
+    let timestamp = text(TIMESTAMP_HEADER);
     let canonical = (1..=15).contains(&timestamp.len())
         && !timestamp.starts_with('0')
         && timestamp.bytes().all(|b| b.is_ascii_digit());
     if !canonical {
-        return Err(SignError::Missing(TIMESTAMP));
+        return Err(SignError::Missing(TIMESTAMP_HEADER));
     }
     Ok(())
 }
@@ -193,7 +195,7 @@ fn not_allowed(app: &App, call: Call, method: &Method, headers: &HeaderMap) -> R
         METHOD_NOT_ALLOWED,
         format!("{method} is not allowed on {}: every wallet call is a POST", call.path()),
     );
-    let mut response = respond(app, method.as_str(), call, &answer, &request_nonce(headers), crate::now_ms());
+    let mut response = respond(app, method.as_str(), call, &answer, &request_nonce(headers), now_ms());
     response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
     response
 }

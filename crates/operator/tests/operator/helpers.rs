@@ -65,7 +65,7 @@ impl Op {
     }
 
     /// The ledger's summary, which must be balanced.
-    pub async fn assert_balanced(&self) -> as_capone_operator::ledger::Summary {
+    pub async fn assert_balanced(&self) -> as_capone_operator::Summary {
         let s = self.running.ledger().summary().await.unwrap();
         assert!(s.balanced, "the ledger is not balanced: {s:?}");
         assert_eq!(s.entries_sum_cents, 0);
