@@ -6,7 +6,7 @@
 
 use crate::changes::{AuditRecord, Changes, Effect, Movement, PlayerWrite, Reason};
 
-use crate::api::{LimitsView, PendingView, UsageView};
+use crate::api::{LimitsView, PendingView, PurchaseVerdict, UsageView};
 use crate::error::AppError;
 use crate::rows::{Account, AccountId, LimitsRow, PendingLimits, PlayerId, Usage};
 use format::iso8601;
@@ -54,6 +54,16 @@ impl LimitsRow {
     pub fn excluded_at(&self, now: i64) -> Option<i64> {
         self.excluded_until_ms.filter(|&until| until > now)
     }
+}
+
+/// The price of a ticket (art. 2, docs/rules.md), in cents, as the ledger counts them.
+const REGULATION_PRICE_CENTS: i64 = math::REGULATION_PRICE_CENTS as i64;
+
+/// The price a purchase counts against the limit on stakes: the ticket on
+/// sale's, else the regulation's (art. 2; with nothing on sale the
+/// purchase is then refused as sold out).
+pub fn checked_price(on_sale: Option<i64>) -> i64 {
+    on_sale.unwrap_or(REGULATION_PRICE_CENTS)
 }
 
 /// Where a purchase's usage windows begin: the last 24 hours, the last 7 days.
@@ -160,6 +170,19 @@ pub fn view(row: &LimitsRow, usage: &Usage, rules: LimitRules, now: i64) -> Limi
         cooling_off_hours: cooling_off_ms / 3_600_000,
         stake_limit_required: rules.stake_limit_required,
         exclusion_days: (1, MAX_EXCLUSION_DAYS),
+        purchase: purchase_verdict(row, usage, rules, now),
+    }
+}
+
+/// What a purchase would meet now from these limits and this usage: the
+/// verdict of the purchase's own check ([`check_purchase`]), at the price
+/// of `rules`.
+pub fn purchase_verdict(row: &LimitsRow, usage: &Usage, rules: LimitRules, now: i64) -> PurchaseVerdict {
+    let refusal = check_purchase(row, usage, rules.price_cents, rules.stake_limit_required, now).err();
+    PurchaseVerdict {
+        may_buy: refusal.is_none(),
+        price_cents: rules.price_cents,
+        refusal: refusal.as_ref().map(Into::into),
     }
 }
 
@@ -171,6 +194,11 @@ pub struct LimitRules {
     /// A limit on stakes over seven days is chosen before the first
     /// purchase and kept (décret 2010-518, art. 16).
     pub stake_limit_required: bool,
+    /// The price of a ticket, in cents, that the limits' verdict counts
+    /// ([`purchase_verdict`]): the ticket on sale's, read by the server
+    /// with each request on the limits ([`checked_price`]); the purchase
+    /// itself counts the price of the ticket it sells.
+    pub price_cents: i64,
 }
 
 fn limits_changes(
@@ -533,8 +561,8 @@ mod tests {
 
     const NOW: i64 = 1_800_000_000_000;
     const COOL_MS: i64 = 72 * 3_600_000;
-    const COOL: LimitRules = LimitRules { cooling_off_ms: COOL_MS, stake_limit_required: false };
-    const REQUIRED: LimitRules = LimitRules { cooling_off_ms: COOL_MS, stake_limit_required: true };
+    const COOL: LimitRules = LimitRules { cooling_off_ms: COOL_MS, stake_limit_required: false, price_cents: 300 };
+    const REQUIRED: LimitRules = LimitRules { cooling_off_ms: COOL_MS, stake_limit_required: true, price_cents: 300 };
 
     #[test]
     fn guarantee_3_a_new_player_gets_the_play_money_in_one_balanced_movement() {
@@ -661,6 +689,53 @@ mod tests {
         assert_eq!(serde_json::to_value(e.body()).unwrap()["params"], serde_json::json!({"until_ms": NOW + DAY_MS}));
     }
 
+    #[test]
+    fn decret_2010_518_art_16_the_limits_say_what_a_purchase_would_meet_in_the_purchase_s_own_words() {
+        let usage = |tickets_today, spent_week_cents| Usage { tickets_today, spent_week_cents };
+        let verdict = |row: &LimitsRow, used: Usage, rules: LimitRules, now: i64| {
+            let verdict = purchase_verdict(row, &used, rules, now);
+            // The verdict is the purchase's own check, refusal for refusal.
+            let check = check_purchase(row, &used, rules.price_cents, rules.stake_limit_required, now);
+            assert_eq!(verdict.refusal, check.as_ref().err().map(Into::into));
+            assert_eq!(verdict.may_buy, check.is_ok());
+            verdict
+        };
+        // No limit, none required: may buy.
+        let free = verdict(&LimitsRow::default(), usage(50, 50_000), COOL, NOW);
+        assert_eq!((free.may_buy, free.price_cents, free.refusal), (true, 300, None));
+        // A new player who must choose a limit on stakes first (art. 16).
+        let required = verdict(&LimitsRow::default(), usage(0, 0), REQUIRED, NOW).refusal.unwrap();
+        assert_eq!((required.error.as_str(), required.params), ("limit_required", None));
+        // The week's stakes count the price of the ticket on sale: 700 + 300 > 900, 600 + 300 is not.
+        let row = LimitsRow { tickets_per_day: Some(2), spend_per_week_cents: Some(900), ..LimitsRow::default() };
+        let week = verdict(&row, usage(0, 700), REQUIRED, NOW).refusal.unwrap();
+        assert_eq!(week.error, "limit_reached");
+        assert_eq!(
+            serde_json::Value::Object(week.params.unwrap()),
+            serde_json::json!({"reason": "spend_per_week", "max_cents": 900, "used_cents": 700, "price_cents": 300})
+        );
+        assert!(verdict(&row, usage(0, 600), REQUIRED, NOW).may_buy);
+        let dearer = LimitRules { price_cents: 500, ..REQUIRED };
+        assert_eq!(verdict(&row, usage(0, 600), dearer, NOW).refusal.unwrap().error, "limit_reached");
+        // The day's tickets.
+        let day = verdict(&row, usage(2, 0), REQUIRED, NOW).refusal.unwrap();
+        assert_eq!(day.params.unwrap()["reason"], "tickets_per_day");
+        // A self-exclusion is said first, until it ends.
+        let excluded = LimitsRow { excluded_until_ms: Some(NOW + DAY_MS), ..row };
+        let refusal = verdict(&excluded, usage(2, 700), REQUIRED, NOW).refusal.unwrap();
+        assert_eq!(
+            (refusal.error.as_str(), refusal.params.unwrap()["until_ms"].as_i64()),
+            ("self_excluded", Some(NOW + DAY_MS))
+        );
+        assert!(verdict(&excluded, usage(0, 0), REQUIRED, NOW + DAY_MS).may_buy);
+        // In the limits' answer, as the page reads it.
+        let view = serde_json::to_value(view(&row, &usage(2, 0), REQUIRED, NOW)).unwrap();
+        assert_eq!(view["purchase"]["may_buy"], false);
+        assert_eq!(view["purchase"]["refusal"]["params"]["max"], 2);
+        // Nothing on sale: the regulation's price (art. 2), as the purchase counts it.
+        assert_eq!((checked_price(None), checked_price(Some(250))), (300, 250));
+    }
+
     /// A self-exclusion lasts from 24 hours to 12 months.
     #[test]
     fn a_self_exclusion_lasts_from_24_hours_to_12_months() {
@@ -673,7 +748,7 @@ mod tests {
 
     #[test]
     fn the_statement_sums_stakes_and_winnings_per_paris_day_week_and_month() {
-        use crate::retail::paris_day_bounds;
+        use format::calendar::paris_day_bounds;
         // Saturday 5 December 2026, 21:00 in Paris (20:00 UTC).
         let (today, _) = paris_day_bounds((2026, 12, 5));
         let now = today + 21 * 3_600_000;
@@ -836,23 +911,18 @@ pub fn statement_from(now: i64) -> i64 {
 /// and calendar months; `label` is the day (`2026-12-05`), the week's
 /// Monday, or the month (`2026-12`).
 fn statement_periods(now: i64) -> Vec<(i64, i64, &'static str, String)> {
-    use super::retail::{paris_day, paris_day_bounds};
-    use format::{civil_from_days, days_from_civil};
+    use format::calendar::{civil_from_days, day_text, days_from_civil, monday_of, paris_day, paris_day_bounds};
     let today = days_from_civil(paris_day(now));
     let bounds = |from_days: i64, to_days: i64| {
         (paris_day_bounds(civil_from_days(from_days)).0, paris_day_bounds(civil_from_days(to_days)).0)
     };
-    let label = |days: i64| {
-        let (y, m, d) = civil_from_days(days);
-        format!("{y:04}-{m:02}-{d:02}")
-    };
+    let label = |days: i64| day_text(civil_from_days(days));
     let mut out = Vec::new();
     for k in 0..STATEMENT_DAYS as i64 {
         let (from, to) = bounds(today - k, today - k + 1);
         out.push((from, to, "day", label(today - k)));
     }
-    // 1970-01-01 was a Thursday: (days + 3) mod 7 is 0 on a Monday.
-    let monday = today - (today + 3).rem_euclid(7);
+    let monday = monday_of(today);
     for k in 0..STATEMENT_WEEKS as i64 {
         let start = monday - 7 * k;
         let (from, to) = bounds(start, start + 7);

@@ -522,6 +522,45 @@ pub struct LimitsView {
     pub stake_limit_required: bool,
     /// The shortest and longest self-exclusion, in days (24 hours to 12 months).
     pub exclusion_days: (i64, i64),
+    /// Whether the player's limits let them buy a ticket now, and if not
+    /// the refusal a purchase would get: the page shows it, never decides it.
+    pub purchase: PurchaseVerdict,
+}
+
+/// What a purchase would meet now from the player's own limits and
+/// self-exclusion: decided by the check the purchase itself makes
+/// (`domain::account::check_purchase`), at the price of the ticket on sale.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PurchaseVerdict {
+    /// The limits and the self-exclusion let the player buy one ticket now
+    /// (a purchase may still be refused for something else: the balance,
+    /// nothing on sale).
+    pub may_buy: bool,
+    /// The price the check counts against the limit on stakes, in cents.
+    pub price_cents: i64,
+    /// The refusal a purchase would get, as its 403 says it (`error`
+    /// `self_excluded`, `limit_required` or `limit_reached`, with the same
+    /// `message` and `params`: `reason`, `max`, `used`, `until_ms`, ...);
+    /// `null` when the player may buy.
+    pub refusal: Option<Refusal>,
+}
+
+/// A refusal in the shape of the API's error body (docs/contract.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Refusal {
+    pub error: String,
+    pub message: String,
+    /// What a page needs to word the refusal; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl From<&AppError> for Refusal {
+    fn from(error: &AppError) -> Refusal {
+        let body = error.body();
+        Refusal { error: body.error.to_string(), message: body.message, params: body.params }
+    }
 }
 
 /// `GET /api/tickets/{id}/claim`: where and until when a paper ticket's

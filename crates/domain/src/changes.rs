@@ -141,8 +141,9 @@ pub struct EmissionRows {
     /// Tickets of `tickets_block`, in sale order.
     pub tickets: std::sync::Arc<[crate::supply::TicketSpec]>,
     pub tickets_block: i64,
-    /// The initial status of these tickets: `unsold` (online) or `printed` (paper).
-    pub tickets_status: &'static str,
+    /// The initial status of these tickets: `unsold` (online) or `printed`
+    /// (paper), [`crate::rows::TicketStatus::first`].
+    pub tickets_status: crate::rows::TicketStatus,
     /// Blocks to publish (their ids), at `published_ms`.
     pub publish: Vec<i64>,
     pub published_ms: i64,

@@ -18,6 +18,7 @@ pub mod account;
 pub mod api;
 pub mod changes;
 pub mod claims;
+pub mod deadline;
 pub mod demo;
 pub mod error;
 pub mod limits;

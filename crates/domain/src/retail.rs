@@ -6,11 +6,12 @@
 use crate::changes::{AuditRecord, Changes, Decision, Effect, GameWrite, Movement, Reason, RetailWrite};
 
 use crate::api::Channel;
+use crate::deadline::deadline_passed;
 use crate::error::AppError;
-use crate::rows::{AccountId, PaperRow, PlayerId, ShopAnswer};
+use crate::rows::{AccountId, PaperRow, PlayerId, ShopAnswer, TicketStatus};
 use engine::Game;
-// The civil calendar's arithmetic is the format crate's, written once.
-use format::{civil_from_days, days_from_civil};
+// The calendar is the format crate's, written once.
+use format::calendar::{Day, day_text, paris_day_bounds};
 use serde_json::json;
 
 /// The serial as the shop typed it, checked: any case, with or without dashes.
@@ -20,70 +21,137 @@ pub fn parse_serial(typed: &str) -> Result<String, AppError> {
     })
 }
 
+/// A paper ticket's status at the counter (the `status` of [`RetailAnswer`],
+/// docs/shops.md): its row's, and once sold its game's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaperStatus {
+    /// Not sold yet.
+    Printed,
+    /// Sold by a shop, its play code not used yet.
+    Sold,
+    /// Opened with its play code (its game exists), not finished.
+    InPlay,
+    /// Finished with a prize, not paid.
+    Won,
+    /// Finished without a prize.
+    Lost,
+    /// Its prize paid, by a shop or the operator's payment centre.
+    Paid,
+}
+
+impl PaperStatus {
+    pub const ALL: [PaperStatus; 6] = [
+        PaperStatus::Printed,
+        PaperStatus::Sold,
+        PaperStatus::InPlay,
+        PaperStatus::Won,
+        PaperStatus::Lost,
+        PaperStatus::Paid,
+    ];
+
+    /// Its text in the answers (`in_play`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaperStatus::Printed => "printed",
+            PaperStatus::Sold => "sold",
+            PaperStatus::InPlay => "in_play",
+            PaperStatus::Won => "won",
+            PaperStatus::Lost => "lost",
+            PaperStatus::Paid => "paid",
+        }
+    }
+
+    /// Its text read back; `None` for any other.
+    pub fn parse(text: &str) -> Option<PaperStatus> {
+        PaperStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// The status of the paper ticket of `row`: printed and paid from its
+    /// row; sold, then (the play code opened it: its game exists) in play
+    /// from then on, before its first action too, then won or lost.
+    pub fn of(row: &PaperRow) -> PaperStatus {
+        match (row.status, row.game.as_ref().map(|g| g.result())) {
+            (TicketStatus::Printed, _) => PaperStatus::Printed,
+            (TicketStatus::Paid, _) => PaperStatus::Paid,
+            (_, None) => PaperStatus::Sold,
+            (_, Some(None)) => PaperStatus::InPlay,
+            (_, Some(Some(result))) if result.prize_cents == 0 => PaperStatus::Lost,
+            (_, Some(Some(_))) => PaperStatus::Won,
+        }
+    }
+}
+
+/// Who pays a won paper ticket's prize. A shop pays prizes up to its
+/// payout ceiling; the operator's payment centre pays larger ones (FDJ's
+/// regulation of instant games, art. 8.2): [`payer`]. In the counter's
+/// answer (`pay_at`) the payment centre is `operator`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Payer {
+    /// The shop (the one that sold it; any shop where the operator allows it).
+    #[serde(rename = "shop")]
+    Shop,
+    /// The operator's payment centre, on showing the ticket (a claim).
+    #[serde(rename = "operator")]
+    PaymentCentre,
+}
+
+/// Who pays a prize of `prize_cents` where the paying shop's payout
+/// ceiling is `ceiling_cents`: the shop up to its ceiling, the operator's
+/// payment centre above it (art. 8.2).
+pub fn payer(prize_cents: i64, ceiling_cents: i64) -> Payer {
+    if prize_cents > ceiling_cents { Payer::PaymentCentre } else { Payer::Shop }
+}
+
 /// What the shop's screen says of a paper ticket (validate, and the
 /// answers of sell and pay): its status and the words for the counter.
 /// `ceiling`: the payout ceiling of the shop asking (cents): a larger prize
 /// is paid by the operator's payment centre (`pay_at`).
 pub fn retail_answer(row: &PaperRow, now: i64, ceiling: i64) -> RetailAnswer {
-    let game = row.game.as_ref();
-    let result = game.and_then(|g| g.result());
-    let prize = result.map_or(0, |r| r.prize_cents as i64);
-    let r = &row.retail;
-    let (status, message) = match row.status.as_str() {
-        "printed" => ("printed", "Pas encore vendu : vendez-le avant que le joueur ne le joue.".to_string()),
-        "paid" => (
-            "paid",
-            format!(
-                "Déjà payé ({}) le {} par {}.",
-                format::euros(prize),
-                format::french_date(r.paid_ms.unwrap_or(0)),
-                // No shop paid it: the operator's payment centre did (a claim).
-                r.paid_by.as_deref().unwrap_or(PAYMENT_CENTRE_FR)
-            ),
+    let prize = row.game.as_ref().and_then(|g| g.result()).map_or(0, |r| r.prize_cents as i64);
+    let shop_side = &row.retail;
+    let status = PaperStatus::of(row);
+    let expired = deadline_passed(shop_side.claim_until_ms, now);
+    let message = match status {
+        PaperStatus::Printed => "Pas encore vendu : vendez-le avant que le joueur ne le joue.".to_string(),
+        PaperStatus::Paid => format!(
+            "Déjà payé ({}) le {} par {}.",
+            format::euros(prize),
+            format::french_date(shop_side.paid_ms.unwrap_or(0)),
+            // No shop paid it: the operator's payment centre did (a claim).
+            shop_side.paid_by.as_deref().unwrap_or(PAYMENT_CENTRE_FR)
         ),
-        // The play code opened it (its game exists): in play from then on,
-        // before its first action too.
-        _ => match (game, result) {
-            (None, _) => ("sold", "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into()),
-            (Some(_), None) => {
-                ("in_play", "Partie en cours : le joueur doit la terminer en ligne avant tout paiement.".into())
-            }
-            (Some(_), Some(_)) if prize == 0 => ("lost", "Perdant : rien à payer.".into()),
-            (Some(_), Some(_)) => match r.claim_until_ms {
-                Some(until) if now > until => (
-                    "won",
-                    format!(
-                        "Gagnant ({}), mais le délai de paiement a expiré le {}.",
-                        format::euros(prize),
-                        format::french_date(until)
-                    ),
-                ),
-                _ if prize > ceiling => (
-                    "won",
-                    format!(
-                        "Gagnant ({}), au-delà du plafond de paiement de ce point de vente ({}) : \
-                         le gagnant est payé par {}, sur présentation du ticket{}. Ne le payez pas.",
-                        format::euros(prize),
-                        format::euros(ceiling),
-                        PAYMENT_CENTRE_FR,
-                        r.claim_until_ms.map(|u| format!(", jusqu'au {}", format::french_date(u))).unwrap_or_default()
-                    ),
-                ),
-                _ => ("won", format!("Gagnant : {} à payer.", format::euros(prize))),
-            },
+        PaperStatus::Sold => "Vendu, pas encore joué : le joueur joue le duel en ligne avec son code.".into(),
+        PaperStatus::InPlay => "Partie en cours : le joueur doit la terminer en ligne avant tout paiement.".into(),
+        PaperStatus::Lost => "Perdant : rien à payer.".into(),
+        PaperStatus::Won => match (shop_side.claim_until_ms, payer(prize, ceiling)) {
+            (Some(until), _) if expired => format!(
+                "Gagnant ({}), mais le délai de paiement a expiré le {}.",
+                format::euros(prize),
+                format::french_date(until)
+            ),
+            (until, Payer::PaymentCentre) => format!(
+                "Gagnant ({}), au-delà du plafond de paiement de ce point de vente ({}) : \
+                 le gagnant est payé par {}, sur présentation du ticket{}. Ne le payez pas.",
+                format::euros(prize),
+                format::euros(ceiling),
+                PAYMENT_CENTRE_FR,
+                until.map(|u| format!(", jusqu'au {}", format::french_date(u))).unwrap_or_default()
+            ),
+            (_, Payer::Shop) => format!("Gagnant : {} à payer.", format::euros(prize)),
         },
     };
-    let pay_at = (status == "won").then(|| if prize > ceiling { "operator" } else { "shop" }.to_string());
     RetailAnswer {
         serial: row.serial.clone(),
-        status: status.to_string(),
+        status,
         prize_cents: prize,
         message,
-        sold_by: r.sold_by.clone(),
-        paid_ms: r.paid_ms,
-        paid_by: r.paid_by.clone(),
-        claim_until_ms: r.claim_until_ms,
-        pay_at,
+        sold_by: shop_side.sold_by.clone(),
+        paid_ms: shop_side.paid_ms,
+        paid_by: shop_side.paid_by.clone(),
+        claim_until_ms: shop_side.claim_until_ms,
+        expired,
+        pay_at: (status == PaperStatus::Won).then(|| payer(prize, ceiling)),
     }
 }
 
@@ -91,7 +159,7 @@ pub fn retail_answer(row: &PaperRow, now: i64, ceiling: i64) -> RetailAnswer {
 /// `None`: the operator's payment centre).
 pub(super) fn paid_answer(row: &PaperRow, now: i64, ceiling: i64, paid_by: Option<String>) -> RetailAnswer {
     let mut after = row.clone();
-    after.status = "paid".into();
+    after.status = TicketStatus::Paid;
     after.retail.paid_ms = Some(now);
     after.retail.paid_by = paid_by;
     retail_answer(&after, now, ceiling)
@@ -117,18 +185,17 @@ pub fn claim(
             .because("sold_online", crate::params! {})
     })?;
     let prize = ticket.result.as_ref().map_or(0, |r| r.prize_cents as i64);
-    let expired = retail.claim_until_ms.is_some_and(|u| now > u);
+    let expired = deadline_passed(retail.claim_until_ms, now);
     let paid = retail.paid_ms.is_some();
     let ceiling = match (&retail.sold_by, any_shop) {
         (Some(shop), false) => ceilings.of(shop),
         _ => ceilings.lowest(),
     };
-    let pay_at = match () {
-        _ if prize == 0 || paid || expired => None,
-        _ if prize > ceiling => Some("payment_centre"),
-        _ if any_shop => Some("any_shop"),
-        _ => Some("seller"),
-    };
+    let pay_at = (prize > 0 && !paid && !expired).then(|| match (payer(prize, ceiling), any_shop) {
+        (Payer::PaymentCentre, _) => "payment_centre",
+        (Payer::Shop, true) => "any_shop",
+        (Payer::Shop, false) => "seller",
+    });
     Ok(crate::api::PaperClaim {
         pay_at: pay_at.map(str::to_string),
         shop: retail.sold_by,
@@ -163,7 +230,7 @@ pub fn sell(
         return Err(AppError::Conflict(format!("ticket {} is sold online, not in shops", row.serial))
             .because("sold_online", crate::params! {}));
     }
-    if row.status != "printed" {
+    if row.status != TicketStatus::Printed {
         if let Some(replay) = replay_for(row.sell_answer.as_ref(), shop) {
             return Ok(replay);
         }
@@ -180,7 +247,7 @@ pub fn sell(
         .because("sale_ended", crate::params! { "until_ms": end }));
     }
     let mut after = row.clone();
-    after.status = "sold".into();
+    after.status = TicketStatus::Sold;
     after.retail.sold_by = Some(shop.to_string());
     let mut answer = retail_answer(&after, now, ceiling);
     answer.message = format!("Ticket vendu ({}).", format::euros(row.price_cents));
@@ -220,30 +287,31 @@ pub fn pay(
         ))
         .because("sold_online", crate::params! {}));
     }
-    let said = retail_answer(&row, now, ceiling);
-    match said.status.as_str() {
-        "won" => {}
-        "paid" => {
+    // What validate says of the ticket now: its status, prize and deadline.
+    let validation = retail_answer(&row, now, ceiling);
+    let prize = validation.prize_cents;
+    let not_payable = |reason| {
+        AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, validation.message))
+            .because(reason, crate::params! {})
+    };
+    match validation.status {
+        PaperStatus::Won => {}
+        PaperStatus::Paid => {
             if let Some(replay) = replay_for(row.pay_answer.as_ref(), shop) {
                 return Ok(replay);
             }
-            return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, said.message)).because(
-                "already_paid",
-                crate::params! { "paid_ms": said.paid_ms, "paid_by": said.paid_by, "prize_cents": said.prize_cents },
-            ));
+            return Err(AppError::Conflict(format!("ticket {} is already paid: {}", row.serial, validation.message))
+                .because(
+                    "already_paid",
+                    crate::params! { "paid_ms": validation.paid_ms, "paid_by": validation.paid_by, "prize_cents": prize },
+                ));
         }
-        other => {
-            let reason = match other {
-                "printed" => "not_sold_yet",
-                "sold" => "not_played",
-                "in_play" => "in_play",
-                _ => "lost",
-            };
-            return Err(AppError::Conflict(format!("ticket {} cannot be paid: {}", row.serial, said.message))
-                .because(reason, crate::params! {}));
-        }
+        PaperStatus::Printed => return Err(not_payable("not_sold_yet")),
+        PaperStatus::Sold => return Err(not_payable("not_played")),
+        PaperStatus::InPlay => return Err(not_payable("in_play")),
+        PaperStatus::Lost => return Err(not_payable("lost")),
     }
-    if let Some(until) = row.retail.claim_until_ms.filter(|u| now > *u) {
+    if let (true, Some(until)) = (validation.expired, validation.claim_until_ms) {
         return Err(AppError::Conflict(format!(
             "the claim deadline of ticket {} passed on {}",
             row.serial,
@@ -256,25 +324,25 @@ pub fn pay(
         return Err(AppError::Forbidden(format!("ticket {} was sold by {sold_by}: it is paid there", row.serial))
             .because("other_shop", crate::params! { "shop": sold_by }));
     }
-    if said.prize_cents > ceiling {
+    if payer(prize, ceiling) == Payer::PaymentCentre {
         return Err(AppError::Forbidden(format!(
             "ticket {}'s prize ({}) is above this shop's payout ceiling ({}): the holder is paid by the operator's \
              payment centre, not at the counter",
             row.serial,
-            format::euros(said.prize_cents),
+            format::euros(prize),
             format::euros(ceiling)
         ))
-        .because("above_ceiling", crate::params! { "prize_cents": said.prize_cents, "ceiling_cents": ceiling }));
+        .because("above_ceiling", crate::params! { "prize_cents": prize, "ceiling_cents": ceiling }));
     }
     let mut answer = paid_answer(&row, now, ceiling, Some(shop.to_string()));
-    answer.message = format!("Payez {} au joueur.", format::euros(said.prize_cents));
+    answer.message = format!("Payez {} au joueur.", format::euros(prize));
     Ok(Decision::Apply(Box::new(Changes {
         retail: Some(RetailWrite::Pay { ticket_id: row.id, shop: shop.to_string(), paid_ms: now }),
-        movement: Some(Movement::retail(Reason::Prize, row.id, shop_account, said.prize_cents, now)),
+        movement: Some(Movement::retail(Reason::Prize, row.id, shop_account, prize, now)),
         audit: Some(AuditRecord {
             created_ms: now,
             kind: "ticket_paid",
-            data_json: json!({"serial": row.serial, "shop": shop, "prize_cents": said.prize_cents}).to_string(),
+            data_json: json!({"serial": row.serial, "shop": shop, "prize_cents": prize}).to_string(),
         }),
         answer: serde_json::to_string(&answer).expect("an answer serializes"),
         ..Changes::none(Effect::Retail)
@@ -295,7 +363,7 @@ pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now:
         )
         .because("online_ticket", crate::params! {}));
     }
-    if row.status == "printed" {
+    if row.status == TicketStatus::Printed {
         return Err(AppError::Conflict(
             "this ticket is not sold yet: ask the shop to sell it (scan it at the counter), then open it".into(),
         )
@@ -333,8 +401,8 @@ pub fn redeem(row: Option<PaperRow>, player: Option<PlayerId>, token: &str, now:
 pub struct RetailAnswer {
     pub serial: String,
     /// `printed`, `sold`, `in_play`, `won`, `lost` or `paid`.
-    #[schema(pattern = "^(printed|sold|in_play|won|lost|paid)$")]
-    pub status: String,
+    #[schema(value_type = String, pattern = "^(printed|sold|in_play|won|lost|paid)$")]
+    pub status: PaperStatus,
     pub prize_cents: i64,
     /// What to do, in words, for the counter.
     pub message: String,
@@ -342,81 +410,26 @@ pub struct RetailAnswer {
     pub paid_ms: Option<i64>,
     pub paid_by: Option<String>,
     pub claim_until_ms: Option<i64>,
+    /// The claim deadline has passed (at the answer's instant): no prize
+    /// can be paid any more. The counter's page says it from this, never
+    /// from its own clock (absent from answers stored before it was added).
+    #[serde(default)]
+    pub expired: bool,
     /// A won ticket: `shop` (this shop pays it) or `operator` (its prize is
     /// above this shop's payout ceiling: the operator's payment centre pays it).
-    #[schema(pattern = "^(shop|operator)$")]
-    pub pay_at: Option<String>,
+    #[schema(value_type = Option<String>, pattern = "^(shop|operator)$")]
+    pub pay_at: Option<Payer>,
 }
 
 /// The shops' figures are counted by the shop's own calendar day: French
-/// civil time, `Europe/Paris` (CET, UTC+1, and CEST, UTC+2, from the last
-/// Sunday of March to the last Sunday of October, changing at 01:00 UTC, EU
-/// rule since 1996). Written here rather than with a time-zone database: the
-/// rule is the law's (directive 2000/84/EC), and a day's bounds are what a
-/// shop's report needs of it.
-pub const SHOP_TIME_ZONE: &str = "Europe/Paris";
-
-/// A calendar day, `(year, month, day)`.
-pub type Day = (i64, u32, u32);
-
-/// Unix ms of 01:00 UTC on the last Sunday of `month` of `year`: when
-/// summer time begins (March) or ends (October) in the EU.
-fn last_sunday_1h_utc(year: i64, month: u32) -> i64 {
-    let last = days_from_civil((year, month, 31));
-    // 1970-01-01 was a Thursday: (days + 4) mod 7 is 0 on a Sunday.
-    let sunday = last - (last + 4).rem_euclid(7);
-    sunday * 86_400_000 + 3_600_000
-}
-
-/// The offset of Paris's civil time from UTC at instant `ms`, in ms.
-pub fn paris_offset_ms(ms: i64) -> i64 {
-    let (year, _, _) = civil_from_days(ms.div_euclid(86_400_000));
-    let summer = last_sunday_1h_utc(year, 3) <= ms && ms < last_sunday_1h_utc(year, 10);
-    if summer { 7_200_000 } else { 3_600_000 }
-}
-
-/// The Paris calendar day at instant `ms`.
-pub fn paris_day(ms: i64) -> Day {
-    civil_from_days((ms + paris_offset_ms(ms)).div_euclid(86_400_000))
-}
-
-/// The instants `[from, to)` (unix ms) of Paris calendar day `day`: its
-/// midnight to the next (23, 24 or 25 hours). A midnight is never in a
-/// change hour (02:00 to 03:00 local), so the offset an hour before that
-/// midnight's UTC guess is its offset.
-pub fn paris_day_bounds(day: Day) -> (i64, i64) {
-    let midnight = |days: i64| {
-        let utc = days * 86_400_000;
-        utc - paris_offset_ms(utc - 7_200_000)
-    };
-    let days = days_from_civil(day);
-    (midnight(days), midnight(days + 1))
-}
+/// civil time, `Europe/Paris` ([`format::calendar`]).
+pub const SHOP_TIME_ZONE: &str = format::calendar::PARIS_TIME_ZONE;
 
 /// `YYYY-MM-DD`, a day that exists (400 otherwise).
 pub fn parse_day(text: &str) -> Result<Day, AppError> {
-    let bad =
-        || AppError::BadRequest(format!("day {text:?} is not a calendar day: write it YYYY-MM-DD, e.g. 2026-12-05"));
-    let b = text.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return Err(bad());
-    }
-    let num = |r: std::ops::Range<usize>| text[r].parse::<u32>().map_err(|_| bad());
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !text.bytes().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit()) || !(1..=12).contains(&m) {
-        return Err(bad());
-    }
-    let day = (i64::from(y), m, d);
-    // A day past its month's end comes back as another date.
-    if d == 0 || civil_from_days(days_from_civil(day)) != day {
-        return Err(bad());
-    }
-    Ok(day)
-}
-
-/// A day as `YYYY-MM-DD`.
-pub fn day_text((y, m, d): Day) -> String {
-    format!("{y:04}-{m:02}-{d:02}")
+    format::calendar::parse_day(text).ok_or_else(|| {
+        AppError::BadRequest(format!("day {text:?} is not a calendar day: write it YYYY-MM-DD, e.g. 2026-12-05"))
+    })
 }
 
 /// A count of tickets and their amount, in cents.
@@ -527,7 +540,7 @@ mod tests {
             id: 42,
             serial: "PAP-001-00001-000001-00".into(),
             channel: Channel::Paper,
-            status: "printed".into(),
+            status: TicketStatus::Printed,
             owner: None,
             price_cents: 300,
             prizes: PrizeSchedule::new([300, 1000, 10000, 100000]),
@@ -546,15 +559,15 @@ mod tests {
 
     #[test]
     fn a_shop_selling_again_gets_its_stored_answer_and_another_shop_a_refusal() {
-        let Ok(Decision::Apply(c)) = sell("A", 9, CEILING, Some(printed_paper()), NOW) else { panic!("sold") };
+        let Ok(Decision::Apply(changes)) = sell("A", 9, CEILING, Some(printed_paper()), NOW) else { panic!("sold") };
         let mut after = printed_paper();
-        after.status = "sold".into();
+        after.status = TicketStatus::Sold;
         after.retail.sold_by = Some("A".into());
-        after.sell_answer = Some(ShopAnswer { shop: "A".into(), answer_json: c.answer.clone() });
+        after.sell_answer = Some(ShopAnswer { shop: "A".into(), answer_json: changes.answer.clone() });
         // Later (an emission closed since, a retry typed otherwise): the same bytes.
         after.sale_end_ms = Some(NOW);
         match sell("A", 9, CEILING, Some(after.clone()), NOW + 1000) {
-            Ok(Decision::Replay(a)) => assert_eq!(a, c.answer),
+            Ok(Decision::Replay(a)) => assert_eq!(a, changes.answer),
             other => panic!("{other:?}"),
         }
         assert!(matches!(sell("B", 8, CEILING, Some(after.clone()), NOW), Err(ref e) if e.code() == "conflict"));
@@ -568,7 +581,7 @@ mod tests {
     #[test]
     fn a_shop_paying_again_gets_its_stored_answer_and_another_shop_a_refusal() {
         let mut paid = printed_paper();
-        paid.status = "paid".into();
+        paid.status = TicketStatus::Paid;
         paid.retail = crate::api::RetailView {
             sold_by: Some("A".into()),
             paid_ms: Some(NOW),
@@ -585,33 +598,117 @@ mod tests {
         assert!(matches!(pay("A", 9, true, CEILING, Some(paid.clone()), NOW), Err(ref e) if e.code() == "conflict"));
         assert!(matches!(sell("B", 8, CEILING, Some(paid), NOW), Err(ref e) if e.code() == "conflict"));
     }
-    #[test]
-    fn a_shops_day_is_paris_civil_time_with_its_summer_time() {
-        // Winter (CET, UTC+1): 2026-12-05 runs from 2026-12-04T23:00Z, 24 h.
-        let (from, to) = paris_day_bounds((2026, 12, 5));
-        assert_eq!(format::iso8601(from), "2026-12-04T23:00:00.000Z");
-        assert_eq!(to - from, 24 * 3_600_000);
-        // Summer (CEST, UTC+2).
-        let (from, _) = paris_day_bounds((2026, 7, 14));
-        assert_eq!(format::iso8601(from), "2026-07-13T22:00:00.000Z");
-        // The change days: 23 h on 2026-03-29, 25 h on 2026-10-25.
-        let (from, to) = paris_day_bounds((2026, 3, 29));
-        assert_eq!((format::iso8601(from).as_str(), to - from), ("2026-03-28T23:00:00.000Z", 23 * 3_600_000));
-        let (from, to) = paris_day_bounds((2026, 10, 25));
-        assert_eq!((format::iso8601(from).as_str(), to - from), ("2026-10-24T22:00:00.000Z", 25 * 3_600_000));
-        // An instant's day: 23:30 UTC on 4 December is 00:30 on the 5th in Paris.
-        let (from, _) = paris_day_bounds((2026, 12, 5));
-        assert_eq!(paris_day(from + 30 * 60_000), (2026, 12, 5));
-        assert_eq!(paris_day(from - 1), (2026, 12, 4));
-        // Every day of four years: the bounds meet, and each day holds its own instants.
-        let mut day = (2025, 1, 1);
-        for _ in 0..1461 {
-            let (from, to) = paris_day_bounds(day);
-            assert_eq!((paris_day(from), paris_day(to - 1)), (day, day), "{day:?}");
-            let next = civil_from_days(days_from_civil(day) + 1);
-            assert_eq!(paris_day_bounds(next).0, to);
-            day = next;
+    /// A game of `prizes` played to its end (the first card each time) on
+    /// the fair stream of the first client seed whose prize `wanted` accepts.
+    fn finished_game(prizes: PrizeSchedule, wanted: impl Fn(u64) -> bool) -> Game {
+        for n in 0..1000 {
+            let mut game = Game::new(prizes);
+            let mut stream = engine::FairStream::new(&[9; 32], &format!("seed-{n}"), "PAP-001-00001-000001-00");
+            while !game.is_finished() {
+                let action = match game.phase() {
+                    engine::Phase::Play => engine::Action::play(game.hand().nth(0)),
+                    _ => engine::Action::Draw,
+                };
+                game.apply(action, &mut stream, &mut Vec::new()).unwrap();
+            }
+            if game.result().is_some_and(|r| wanted(r.prize_cents)) {
+                return game;
+            }
         }
+        panic!("no game of the first thousand seeds has the prize wanted")
+    }
+
+    /// A paper ticket sold by shop A whose game is finished with a prize
+    /// that `wanted` accepts.
+    fn finished_paper(wanted: impl Fn(u64) -> bool) -> PaperRow {
+        let mut row = printed_paper();
+        row.status = TicketStatus::Sold;
+        row.retail.sold_by = Some("A".into());
+        row.game = Some(finished_game(row.prizes, wanted));
+        row
+    }
+
+    #[test]
+    fn a_paper_ticket_s_status_is_its_row_s_then_its_game_s_and_reads_back_as_text() {
+        let mut row = printed_paper();
+        assert_eq!(PaperStatus::of(&row), PaperStatus::Printed);
+        row.status = TicketStatus::Sold;
+        assert_eq!(PaperStatus::of(&row), PaperStatus::Sold);
+        // Its play code opened it: in play before its first action too.
+        row.game = Some(Game::new(row.prizes));
+        assert_eq!(PaperStatus::of(&row), PaperStatus::InPlay);
+        assert_eq!(PaperStatus::of(&finished_paper(|p| p > 0)), PaperStatus::Won);
+        assert_eq!(PaperStatus::of(&finished_paper(|p| p == 0)), PaperStatus::Lost);
+        let mut paid = finished_paper(|p| p > 0);
+        paid.status = TicketStatus::Paid;
+        assert_eq!(PaperStatus::of(&paid), PaperStatus::Paid);
+        // The text of the answers and of the database, byte for byte.
+        let texts: Vec<&str> = PaperStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(texts, ["printed", "sold", "in_play", "won", "lost", "paid"]);
+        for status in PaperStatus::ALL {
+            assert_eq!(PaperStatus::parse(status.as_str()), Some(status));
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+        for status in TicketStatus::ALL {
+            assert_eq!(TicketStatus::parse(status.as_str()), Some(status));
+        }
+        let texts: Vec<&str> = TicketStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(texts, ["unsold", "printed", "sold", "paid"]);
+        assert_eq!((PaperStatus::parse("unsold"), TicketStatus::parse("won")), (None, None));
+        assert_eq!(TicketStatus::first(Channel::Online), TicketStatus::Unsold);
+        assert_eq!(TicketStatus::first(Channel::Paper), TicketStatus::Printed);
+    }
+
+    #[test]
+    fn art_8_2_a_shop_pays_up_to_its_ceiling_and_the_payment_centre_above_it() {
+        assert_eq!(payer(499_999, CEILING), Payer::Shop);
+        assert_eq!(payer(CEILING, CEILING), Payer::Shop, "the ceiling itself is the shop's to pay");
+        assert_eq!(payer(CEILING + 1, CEILING), Payer::PaymentCentre);
+        // In the counter's answer: `shop` or `operator`.
+        assert_eq!(serde_json::to_value(Payer::Shop).unwrap(), "shop");
+        assert_eq!(serde_json::to_value(Payer::PaymentCentre).unwrap(), "operator");
+        // The counter: validate says who pays a winner, and pay refuses above the ceiling.
+        let won = finished_paper(|p| p >= 1000);
+        let prize = won.game.as_ref().unwrap().result().unwrap().prize_cents as i64;
+        assert_eq!(retail_answer(&won, NOW, prize).pay_at, Some(Payer::Shop));
+        assert_eq!(retail_answer(&won, NOW, prize - 1).pay_at, Some(Payer::PaymentCentre));
+        assert!(retail_answer(&won, NOW, prize - 1).message.contains("Ne le payez pas"));
+        let e = pay("A", 9, false, prize - 1, Some(won.clone()), NOW).unwrap_err();
+        assert_eq!((e.status(), e.reason()), (403, Some("above_ceiling")));
+        assert!(matches!(pay("A", 9, false, prize, Some(won.clone()), NOW), Ok(Decision::Apply(_))));
+        // A ticket not won: nobody pays.
+        assert_eq!(retail_answer(&finished_paper(|p| p == 0), NOW, CEILING).pay_at, None);
+        // The holder is sent where the prize is paid: the seller, any shop, or the payment centre.
+        let view = won.sold().unwrap().ticket.view();
+        let ceilings = |cents| PayoutCeilings { default_cents: cents, shops: Default::default() };
+        let at = |any_shop, cents| claim(&view, any_shop, &ceilings(cents), 30, NOW).unwrap().pay_at;
+        assert_eq!(at(false, prize).as_deref(), Some("seller"));
+        assert_eq!(at(true, prize).as_deref(), Some("any_shop"));
+        assert_eq!(at(false, prize - 1).as_deref(), Some("payment_centre"));
+    }
+
+    #[test]
+    fn art_10_1_the_counter_says_the_deadline_passed_and_pays_nothing_after_it() {
+        let mut won = finished_paper(|p| p > 0);
+        won.retail.claim_until_ms = Some(NOW);
+        let on_the_day = retail_answer(&won, NOW, CEILING);
+        assert_eq!((on_the_day.status, on_the_day.expired), (PaperStatus::Won, false));
+        let after = retail_answer(&won, NOW + 1, CEILING);
+        assert_eq!((after.status, after.expired), (PaperStatus::Won, true));
+        assert!(after.message.contains("le délai de paiement a expiré"), "{}", after.message);
+        let answer = serde_json::to_value(&after).unwrap();
+        assert_eq!((answer["expired"].clone(), answer["status"].clone()), (true.into(), "won".into()));
+        let e = pay("A", 9, false, CEILING, Some(won.clone()), NOW + 1).unwrap_err();
+        assert_eq!((e.status(), e.reason()), (409, Some("claim_deadline")));
+        assert!(matches!(pay("A", 9, false, CEILING, Some(won.clone()), NOW), Ok(Decision::Apply(_))));
+        let view = won.sold().unwrap().ticket.view();
+        let ceilings = PayoutCeilings { default_cents: CEILING, shops: Default::default() };
+        let holder = claim(&view, false, &ceilings, 30, NOW + 1).unwrap();
+        assert_eq!((holder.expired, holder.pay_at), (true, None));
+        // An answer stored before `expired` existed reads as not expired.
+        let mut old = serde_json::to_value(&on_the_day).unwrap();
+        old.as_object_mut().unwrap().remove("expired");
+        assert!(!serde_json::from_value::<RetailAnswer>(old).unwrap().expired);
     }
 
     #[test]

@@ -67,6 +67,50 @@ impl Caller {
     }
 }
 
+/// A ticket row's `status` column, as text in both databases
+/// ([`TicketStatus::as_str`], [`TicketStatus::parse`]): an online ticket is
+/// `unsold`, then `sold`; a paper one `printed`, `sold` by a shop, then
+/// `paid` (its prize, by a shop or the operator's payment centre). What the
+/// counter says of a paper ticket adds its game's: [`crate::retail::PaperStatus`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TicketStatus {
+    /// (The default only of rows that write no ticket: [`crate::changes::EmissionRows`].)
+    #[default]
+    Unsold,
+    Printed,
+    Sold,
+    Paid,
+}
+
+impl TicketStatus {
+    pub const ALL: [TicketStatus; 4] =
+        [TicketStatus::Unsold, TicketStatus::Printed, TicketStatus::Sold, TicketStatus::Paid];
+
+    /// The column's text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TicketStatus::Unsold => "unsold",
+            TicketStatus::Printed => "printed",
+            TicketStatus::Sold => "sold",
+            TicketStatus::Paid => "paid",
+        }
+    }
+
+    /// The column's text read back; `None` for any other.
+    pub fn parse(text: &str) -> Option<TicketStatus> {
+        TicketStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// The status a ticket of a new block starts with: `unsold` online,
+    /// `printed` on paper.
+    pub fn first(channel: crate::api::Channel) -> TicketStatus {
+        match channel {
+            crate::api::Channel::Online => TicketStatus::Unsold,
+            crate::api::Channel::Paper => TicketStatus::Printed,
+        }
+    }
+}
+
 /// A paper ticket as the shops and the play code see it, whatever its
 /// status (printed, sold, in play, finished, paid), loaded (and locked) for
 /// a retail use case or a redemption.
@@ -75,8 +119,9 @@ pub struct PaperRow {
     pub id: TicketId,
     pub serial: String,
     pub channel: crate::api::Channel,
-    /// `unsold`, `printed`, `sold` or `paid`.
-    pub status: String,
+    /// Its row's status (`printed`, `sold` or `paid`; `unsold` or `sold` for
+    /// an online ticket, which the shops refuse).
+    pub status: TicketStatus,
     pub owner: Option<PlayerId>,
     pub price_cents: i64,
     pub prizes: PrizeSchedule,

@@ -7,9 +7,6 @@ use crate::error::AppError;
 use crate::online::{self, BuyRequest};
 use crate::rows::PlayerId;
 
-/// The price of a ticket (art. 2, docs/rules.md), in cents, as the ledger counts them.
-const REGULATION_PRICE_CENTS: i64 = math::table::REGULATION_PRICE_CENTS as i64;
-
 /// A player's purchase.
 #[derive(Debug, Clone)]
 pub struct Buy {
@@ -38,7 +35,7 @@ impl Buy {
             let limits = limits.unwrap_or_default();
             let (day, week) = account::windows(now);
             let usage = unit.usage(player, day, week).await?;
-            let price = for_sale.as_ref().map_or(REGULATION_PRICE_CENTS, |s| s.price_cents);
+            let price = account::checked_price(for_sale.as_ref().map(|s| s.price_cents));
             account::check_purchase(&limits, &usage, price, request.stake_limit_required, now)?;
         }
         commit(unit, online::buy(&account, None, for_sale, request, now)?).await
