@@ -136,7 +136,7 @@ pub struct TransactionsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OperatorTransaction {
     pub transaction_id: String,
-    pub kind: crate::TxKind,
+    pub kind: crate::ids::TxKind,
     pub round_id: String,
     pub player: String,
     pub amount_cents: i64,
