@@ -498,6 +498,22 @@ impl Config {
     }
 }
 
+/// The file of a SQLite database URL (`sqlite://PATH`, `sqlite:PATH` or a
+/// bare path); `None` for PostgreSQL.
+pub fn sqlite_path(url: &str) -> Option<PathBuf> {
+    if is_postgres_url(url) {
+        return None;
+    }
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+    let path = rest.split('?').next().unwrap_or(rest);
+    Some(PathBuf::from(path))
+}
+
+/// The database URL names PostgreSQL.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres:") || url.starts_with("postgresql:")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

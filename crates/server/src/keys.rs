@@ -80,7 +80,7 @@ impl ServerKey {
         if let Ok(text) = std::env::var(KEY_ENV) {
             return Ok((parse_key(&text, KEY_ENV)?, format!("server key from ${KEY_ENV}"), None));
         }
-        let path = match (&config.key_file, crate::store::sqlite_path(&config.db)) {
+        let path = match (&config.key_file, crate::config::sqlite_path(&config.db)) {
             (Some(p), _) => p.clone(),
             (None, Some(db)) => PathBuf::from(format!("{}.key", db.display())),
             (None, None) => anyhow::bail!(

@@ -23,7 +23,7 @@ mod operator;
 mod store;
 
 pub use app::{App, AppOptions};
-pub use config::{Config, LogFormat, WalletMode};
+pub use config::{Config, LogFormat, WalletMode, sqlite_path};
 pub use domain::api::ActionRequest;
 pub use domain::error::{AppError, CODES as ERROR_CODES, REASONS as ERROR_REASONS, StoreError};
 pub use domain::retail::parse_serial;
@@ -40,7 +40,7 @@ pub use operator::transport::Transport as WalletTransport;
 pub use store::backup;
 pub use store::{
     AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey,
-    SchemaError, Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, sqlite_path, token_hash,
+    SchemaError, Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, token_hash,
 };
 
 /// Structured logs on stderr as text lines, filtered by `RUST_LOG` (default

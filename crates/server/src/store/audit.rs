@@ -19,8 +19,8 @@
 //! [`check`] verifies the whole chain, in `chain_pos` order, and counts
 //! the entries waiting to be sealed.
 
+use super::db::{Db, on_db};
 use super::plan::Seal;
-use super::{Db, on_db};
 use crate::store::error::DbResult;
 use domain::AuditRecord;
 use domain::error::{AppError, StoreError};

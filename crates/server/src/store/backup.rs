@@ -22,9 +22,11 @@
 //! would: the schema's migrations, the ledger (guarantee 3) and the audit
 //! chain.
 
-use super::Db;
 use super::audit::{self, AuditCheck};
-use super::reads::{self, LedgerCheck};
+use super::backend;
+use super::db::{Db, on_db};
+use super::ledger::{self, LedgerCheck};
+use crate::config::sqlite_path;
 use anyhow::Context as _;
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, OpenFlags};
@@ -239,7 +241,7 @@ pub fn restore_sqlite(from: &Path, db: &Path, force: bool) -> anyhow::Result<Fil
     let check = check_sqlite_file(from)?;
     refuse_existing(db, force, "a restore")?;
     // A server on `db` holds its lock: never replace a database in use.
-    let _lock = super::sqlite::lock_file(&db.display().to_string())?;
+    let _lock = backend::lock_sqlite_file(&db.display().to_string())?;
     let temp = TempBeside::new(db);
     {
         let mut file = temp.create()?;
@@ -358,7 +360,7 @@ async fn pg_pool(url: &str) -> anyhow::Result<sqlx::PgPool> {
 /// Reads the database `url` (SQLite read-only, or PostgreSQL) as the server
 /// would: schema version, ledger, audit chain and a few counts.
 pub async fn check_database(url: &str) -> anyhow::Result<DatabaseCheck> {
-    let db = match super::sqlite_path(url) {
+    let db = match sqlite_path(url) {
         Some(path) => {
             anyhow::ensure!(path.is_file(), "no database file {}", path.display());
             let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).read_only(true);
@@ -367,14 +369,14 @@ pub async fn check_database(url: &str) -> anyhow::Result<DatabaseCheck> {
         None => Db::Postgres(pg_pool(url).await?),
     };
     let checked = read_checks(&db).await;
-    super::on_db!(&db, pool => pool.close().await);
+    on_db!(&db, pool => pool.close().await);
     checked
 }
 
 async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
     let storage = |e: domain::error::AppError| anyhow::anyhow!("{e}");
     type Counts = (Option<i64>, i64, i64, i64, i64);
-    let (schema_version, players, tickets_sold, tickets_printed, actions): Counts = super::on_db!(db, pool => sqlx::query_as(
+    let (schema_version, players, tickets_sold, tickets_printed, actions): Counts = on_db!(db, pool => sqlx::query_as(
         "SELECT (SELECT MAX(version) FROM _sqlx_migrations),
                 (SELECT COUNT(*) FROM accounts WHERE kind = 'player'),
                 (SELECT COUNT(*) FROM tickets WHERE status IN ('sold', 'paid')),
@@ -386,7 +388,7 @@ async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
     .context("reading the schema version and counts (is this an as-capone database?)")?);
     Ok(DatabaseCheck {
         schema_version: schema_version.context("no migration applied: an empty database")?,
-        ledger: reads::check_ledger(db).await.map_err(storage)?,
+        ledger: ledger::check_ledger(db).await.map_err(storage)?,
         audit: audit::check(db).await.map_err(storage)?,
         players,
         tickets_sold,

@@ -2,7 +2,9 @@
 //! the paper prizes above a shop's payout ceiling, listed for the desk and
 //! paid once by the operator's payment centre (`core::claims`).
 
-use super::{Store, now_ms, on_db};
+use super::clock::now_ms;
+use super::db::on_db;
+use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::changes::Close;
 use domain::error::AppError;

@@ -7,7 +7,8 @@
 //! statements are not the writer's: they wait their turn on the file's
 //! lock (busy timeout) like the desk's.
 
-use super::{Store, on_db};
+use super::db::on_db;
+use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::demo::DemoRow;
 use domain::error::AppError;

@@ -5,7 +5,10 @@
 //! desk's screen must answer from within 200 ms (issue 30): counts over
 //! `player_limits` (one row per player who set a limit) and `players`.
 
-use super::{Store, on_db};
+use super::backend;
+use super::db::{Db, on_db};
+use super::keyring::current_row;
+use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::error::AppError;
 use serde::Serialize;
@@ -48,7 +51,7 @@ impl Store {
 
     /// The key ring's current key, and whether this process holds it.
     pub async fn current_key(&self) -> Result<CurrentKey, AppError> {
-        let (key_id, fingerprint) = super::keyring::current_row(&self.db).await?;
+        let (key_id, fingerprint) = current_row(&self.db).await?;
         let held = self.keys.key(key_id).is_ok();
         Ok(CurrentKey { key_id, fingerprint, held })
     }
@@ -101,20 +104,17 @@ impl Store {
 
     /// Folds the block figures of ended PostgreSQL connections into each
     /// block's row of shard 0 (the server does it every 5 minutes:
-    /// `store/postgres.rs` `fold_block_figures`); the rows folded. SQLite
+    /// `store/postgres/writer.rs` `fold_block_figures`); the rows folded. SQLite
     /// keeps one row per block: 0.
     pub async fn fold_block_figures(&self) -> Result<u64, AppError> {
-        match &self.db {
-            super::Db::Sqlite(_) => Ok(0),
-            super::Db::Postgres(pool) => Ok(super::postgres::fold_block_figures(pool).await?),
-        }
+        Ok(backend::fold_block_figures(&self.db).await?)
     }
 
     /// `sqlite` or `postgres`.
     pub fn backend(&self) -> &'static str {
         match self.db {
-            super::Db::Sqlite(_) => "sqlite",
-            super::Db::Postgres(_) => "postgres",
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
         }
     }
 }

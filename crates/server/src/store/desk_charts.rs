@@ -10,7 +10,8 @@
 //! - a shop's tickets through migration 8's `tickets_shop_sold` (the shop
 //!   that sold them) and `tickets_shop_paid` (the shop that paid them).
 
-use super::{Store, on_db};
+use super::db::on_db;
+use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::error::AppError;
 
@@ -59,25 +60,6 @@ pub(crate) const PRIZE_POINTS: i64 = 200;
 /// names the partial index `tickets_block_sold`).
 const SOLD_OF_EMISSION: &str = " FROM blocks b JOIN tickets t ON t.block_id = b.id
  WHERE b.emission_id = $1 AND t.sold_ms IS NOT NULL";
-
-/// Each shop's figures per emission recounted from the paper tickets
-/// (`shop`, `emission_id`, `sold`, `redeemed`, `won_unpaid`,
-/// `won_unpaid_cents`, `paid`, `paid_cents`; a shop's sales and its
-/// payments are separate rows, to be summed): what `shop_figures` must
-/// hold. It reads every paper ticket: [`super::reads::check_ledger`] runs
-/// it, never a page.
-pub(super) const RECOUNT_SHOPS: &str = "SELECT t.shop AS shop, b.emission_id AS emission_id, 1 AS sold,
-        CASE WHEN g.ticket_id IS NOT NULL THEN 1 ELSE 0 END AS redeemed,
-        CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 AND t.paid_ms IS NULL THEN 1 ELSE 0 END AS won_unpaid,
-        CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 AND t.paid_ms IS NULL THEN g.prize_cents ELSE 0 END
-            AS won_unpaid_cents,
-        0 AS paid, 0 AS paid_cents
- FROM tickets t JOIN blocks b ON b.id = t.block_id LEFT JOIN ticket_games g ON g.ticket_id = t.id
- WHERE t.shop IS NOT NULL
- UNION ALL
- SELECT t.paid_shop, b.emission_id, 0, 0, 0, 0, 1, COALESCE(g.prize_cents, 0)
- FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN ticket_games g ON g.ticket_id = t.id
- WHERE t.paid_shop IS NOT NULL";
 
 impl Store {
     /// The channel and price of emission `emission`.
@@ -217,7 +199,7 @@ impl Store {
     /// another's ticket). Owed: won, not paid, and the claim deadline of
     /// its emission not passed (none yet: the sale is open). Read from the
     /// figures kept per shop and emission (`shop_figures`, migration 12),
-    /// never from the tickets; [`RECOUNT_SHOPS`] is their check.
+    /// never from the tickets; [`RECOUNT_SHOPS`](super::ledger::RECOUNT_SHOPS) is their check.
     pub(crate) async fn shop_rows(&self, now: i64) -> Result<Vec<ShopRow>, AppError> {
         type Kept = (String, i64, i64, i64, i64, i64, i64);
         let kept: Vec<Kept> = on_db!(&self.db, pool => sqlx::query_as(

@@ -19,13 +19,18 @@
 //!   A crash half-way leaves an unpublished block, removed at the next
 //!   start ([`remove_unpublished`]).
 
-use super::{Db, Store, Writer, now_ms, on_db};
+use super::backend::Units;
+use super::clock::now_ms;
+use super::db::{Db, on_db};
+use super::keyring::current_key;
+use super::offline::offline_db;
+use super::shell::Store;
 use crate::keys::{Keyring, parse_salt};
 use crate::store::error::DbResult;
 use domain::api::Channel;
 use domain::error::{AppError, StoreError};
 use domain::supply::{self, TicketSpec};
-use domain::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows, HOUSE_PRIZES, Op, Unit};
+use domain::{AuditRecord, BlockRow, Changes, Effect, EmissionRow, EmissionRows};
 use math::PrizeTable;
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -35,7 +40,9 @@ use sqlx::AssertSqlSafe;
 use std::sync::Arc;
 
 mod print;
+mod stored;
 use print::PrintDownloads;
+use stored::{corrupt, number, parse_channel};
 
 /// Tickets per unit of work when a block is written.
 const TICKETS_PER_UNIT: usize = 2_000;
@@ -288,23 +295,14 @@ impl Store {
     ) -> Result<EmissionCreated, AppError> {
         // One emission at a time in this process (and, on PostgreSQL, in all).
         let _turn = self.emitting.lock().await;
-        match &self.writer {
-            Writer::Postgres(w) => {
-                let mut unit = w.unit().await?;
-                sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EMISSION_LOCK).execute(unit.c()).await.db()?;
-                let ids: (i64, i64) = sqlx::query_as(NEXT_IDS).fetch_one(unit.c()).await.db()?;
-                let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
-                let created = write_blocks(&plan, &self.keys, &mut unit).await?;
-                unit.commit().await?;
-                Ok(created)
-            }
-            Writer::Sqlite(w) => {
-                // This task is the only one writing emissions to the file: the ids hold.
-                let ids: (i64, i64) = on_db!(&self.db, pool => sqlx::query_as(NEXT_IDS).fetch_one(pool).await.db()?);
-                let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
-                write_blocks(&plan, &self.keys, &mut ViaWriter(w)).await
-            }
-        }
+        let mut units = self.writer.units().await?;
+        units.lock(EMISSION_LOCK).await?;
+        // On SQLite this task is the only one writing emissions to the file: the ids hold.
+        let ids = units.read_pair(&self.db, NEXT_IDS).await?;
+        let plan = plan(&self.db, &self.keys, existing, new, blocks, ids).await?;
+        let created = write_blocks(&plan, &self.keys, &mut units).await?;
+        units.commit().await?;
+        Ok(created)
     }
 
     /// Every emission and its published blocks (`GET /api/emissions`).
@@ -371,18 +369,6 @@ fn check_count(blocks: u32) -> Result<(), AppError> {
     }
 }
 
-fn corrupt(what: String) -> AppError {
-    AppError::Storage(StoreError::Corrupt(what))
-}
-
-fn number(v: i64) -> Result<u32, AppError> {
-    u32::try_from(v).map_err(|_| corrupt(format!("number {v} out of range")))
-}
-
-fn parse_channel(s: &str) -> Result<Channel, AppError> {
-    Channel::parse(s).ok_or_else(|| corrupt(format!("unknown channel {s:?}")))
-}
-
 /// Numbers the new emission or blocks.
 async fn plan(
     db: &Db,
@@ -423,7 +409,7 @@ async fn plan(
                 )));
             }
             let salt = crate::fairness::random_bytes::<32>();
-            let key_id = super::keyring::current_key(db, keys).await?;
+            let key_id = current_key(db, keys).await?;
             let row = EmissionRow {
                 id: next_emission,
                 code: table.code.clone(),
@@ -452,33 +438,13 @@ async fn plan(
     Ok(BlockPlan { id, table, channel, salt, key_id, blocks, new_row })
 }
 
-/// Where an emission's units go: one PostgreSQL transaction, or the
-/// SQLite writer's queue.
-trait Sink {
-    fn put(&mut self, changes: Changes) -> impl std::future::Future<Output = Result<(), AppError>> + Send;
-}
-
-impl Sink for super::postgres::PgUnit {
-    async fn put(&mut self, changes: Changes) -> Result<(), AppError> {
-        Ok(self.apply(&changes).await?)
-    }
-}
-
-/// Each unit a write request of the SQLite writer, in its queue.
-struct ViaWriter<'a>(&'a super::sqlite::SqliteWriter);
-
-impl Sink for ViaWriter<'_> {
-    async fn put(&mut self, changes: Changes) -> Result<(), AppError> {
-        self.0.write(Op::Apply(Box::new(changes))).await.map(|_| ())
-    }
-}
-
-/// Generates and writes every block of `plan` through `sink`, then
-/// publishes them all in one last unit with their audit entry.
+/// Generates and writes every block of `plan` through `sink` (one
+/// PostgreSQL transaction, or the SQLite writer's queue), then publishes
+/// them all in one last unit with their audit entry.
 async fn write_blocks(
     plan: &BlockPlan,
     keys: &Arc<Keyring>,
-    sink: &mut impl Sink,
+    sink: &mut Units<'_>,
 ) -> Result<EmissionCreated, AppError> {
     let emission = u32::try_from(plan.id).map_err(|_| AppError::internal("emission number"))?;
     let status = match plan.channel {
@@ -555,30 +521,6 @@ pub async fn report_from(url: &str, only: Option<u32>) -> anyhow::Result<Vec<Emi
     figures.context("reading the emissions (is this an as-capone database?)")
 }
 
-/// A database opened by a command, without a server: a SQLite connection
-/// (read-only when `read_only`: the file may be in use by its server), or a
-/// PostgreSQL pool of one.
-pub(super) async fn offline_db(url: &str, read_only: bool) -> anyhow::Result<Db> {
-    use anyhow::Context;
-    Ok(match super::sqlite_path(url) {
-        Some(path) => {
-            anyhow::ensure!(path.exists(), "no database file {}", path.display());
-            let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).read_only(read_only);
-            let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect_with(opts).await?;
-            Db::Sqlite(pool)
-        }
-        None => {
-            let pool = sqlx::postgres::PgPoolOptions::new()
-                .max_connections(1)
-                .acquire_timeout(std::time::Duration::from_secs(10))
-                .connect(url)
-                .await
-                .context("cannot connect to PostgreSQL")?;
-            Db::Postgres(pool)
-        }
-    })
-}
-
 /// Each block's figures as kept by migration 11's triggers
 /// (`block_figures`, one row per block, per writing connection on
 /// PostgreSQL): emission, number, root, published, printed (the block's
@@ -591,31 +533,6 @@ pub(super) const KEPT_BLOCKS: &str = "SELECT b.emission_id, b.number, b.root, b.
  FROM blocks b LEFT JOIN block_figures f ON f.block_id = b.id";
 pub(super) const KEPT_BLOCKS_GROUP: &str =
     "GROUP BY b.id, b.emission_id, b.number, b.root, b.published_ms, b.size ORDER BY b.emission_id, b.number";
-
-// Migration 11's triggers and RECOUNT_BLOCKS name house:prizes by its id.
-const _: () = assert!(HOUSE_PRIZES == 3);
-
-/// Each block's figures recounted from its tickets, games and ledger
-/// entries (`id`, `printed`, `sold`, `in_play`, `won`, `lost`,
-/// `prizes_won_cents`, `prizes_paid_cents`): what the kept figures must
-/// equal. It reads every ticket and the whole
-/// ledger (20 s for 6 million tickets): [`super::reads::check_ledger`]
-/// runs it, never a page.
-pub(super) const RECOUNT_BLOCKS: &str = "SELECT b.id AS id, CAST(COUNT(t.id) AS BIGINT) AS printed,
-        CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') THEN 1 ELSE 0 END), 0) AS BIGINT) AS sold,
-        CAST(COALESCE(SUM(CASE WHEN t.status IN ('sold', 'paid') AND g.phase <> 'finished' THEN 1 ELSE 0 END), 0)
-             AS BIGINT) AS in_play,
-        CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents > 0 THEN 1 ELSE 0 END), 0) AS BIGINT) AS won,
-        CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' AND g.prize_cents = 0 THEN 1 ELSE 0 END), 0) AS BIGINT) AS lost,
-        CAST(COALESCE(SUM(CASE WHEN g.phase = 'finished' THEN g.prize_cents ELSE 0 END), 0) AS BIGINT)
-             AS prizes_won_cents,
-        CAST(COALESCE(SUM(pm.amount), 0) AS BIGINT) AS prizes_paid_cents
- FROM blocks b JOIN tickets t ON t.block_id = b.id
- LEFT JOIN ticket_games g ON g.ticket_id = t.id
- LEFT JOIN (SELECT m.ticket_id, SUM(l.amount_cents) AS amount FROM movements m
-            JOIN ledger_entries l ON l.movement_id = m.id
-            WHERE m.reason = 'prize' AND l.account_id <> 3 GROUP BY m.ticket_id) pm ON pm.ticket_id = t.id
- GROUP BY b.id";
 
 /// The figures of each block, as kept in `block_figures` (one row per
 /// block, not one per ticket: the desk's list of 400 blocks reads 400

@@ -18,7 +18,10 @@
 //!   cannot disagree about it, and an emission reads it inside its own
 //!   transaction under the emission lock that the command takes too.
 
-use super::{Db, now_ms, on_db};
+use super::clock::now_ms;
+use super::db::{Db, on_db};
+use super::offline::{offline_db, server_lock};
+use crate::config::is_postgres_url;
 use crate::keys::{KeyId, Keyring};
 use crate::store::error::DbResult;
 use anyhow::Context;
@@ -182,7 +185,7 @@ pub(super) async fn current_key(db: &Db, keys: &Keyring) -> Result<i64, AppError
 /// The ring as the database `url` knows it (`as-capone keys list`), read
 /// without a server.
 pub async fn ring_from(url: &str) -> anyhow::Result<Vec<RingKey>> {
-    let db = super::emissions::offline_db(url, true).await?;
+    let db = offline_db(url, true).await?;
     let read = async {
         let rows =
             key_rows(&db).await.context("reading table server_keys (has a server of this version run on it?)")?;
@@ -221,15 +224,12 @@ pub async fn ring_from(url: &str) -> anyhow::Result<Vec<RingKey>> {
 pub async fn make_current(url: &str, keys: &Keyring, id: KeyId) -> anyhow::Result<String> {
     let key = keys.get(id).with_context(|| format!("no key file {id}.key in the key directory"))?;
     let fingerprint = key.fingerprint();
-    let _lock = match super::sqlite_path(url) {
-        Some(path) => Some(super::sqlite::lock_file(&path.display().to_string())?),
-        None => None,
-    };
-    let db = super::emissions::offline_db(url, false).await?;
+    let _lock = server_lock(url)?;
+    let db = offline_db(url, false).await?;
     let now = now_ms();
     let done = on_db!(&db, pool => {
         let mut tx = pool.begin().await?;
-        if super::is_postgres_url(url) {
+        if is_postgres_url(url) {
             sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EMISSION_LOCK).execute(&mut *tx).await?;
         }
         let rows: Vec<KeyRow> = sqlx::query_as(KEYS)

@@ -2,9 +2,7 @@
 //! text runs on SQLite and PostgreSQL. Reads take no lock; what they show
 //! is committed.
 
-use super::desk_charts::RECOUNT_SHOPS;
-use super::emissions::RECOUNT_BLOCKS;
-use super::{Db, on_db};
+use super::db::{Db, on_db};
 use crate::keys::Keyring;
 use crate::store::error::DbResult;
 use domain::api::{ActionRequest, Channel, Me, RetailView, SoldTicket, TicketView};
@@ -15,7 +13,7 @@ use domain::{PaperRow, ShopAnswer};
 use emission::merkle::{self, CHUNK_LEAVES};
 use engine::{Game, PrizeSchedule};
 use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
-use sqlx::{AssertSqlSafe, Row};
+use sqlx::Row;
 
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
@@ -665,89 +663,4 @@ pub(super) async fn unsealed_audit(db: &Db) -> Result<(i64, Option<i64>), AppErr
     Ok(on_db!(db, pool => sqlx::query_as("SELECT COUNT(*), MIN(created_ms) FROM audit_log WHERE chain_pos IS NULL")
         .fetch_one(pool)
         .await.db()?))
-}
-
-/// What the ledger looks like (guarantee 3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LedgerCheck {
-    pub entries: u64,
-    /// Sum of all entries: 0.
-    pub sum_cents: i64,
-    /// Movements whose entries do not sum to zero, or are not exactly two.
-    pub unbalanced_movements: u64,
-    /// Player accounts whose stored balance differs from the sum of their
-    /// entries (a house account's balance is the sum of its entries).
-    pub balance_mismatches: u64,
-    /// Player accounts below zero.
-    pub negative_players: u64,
-    /// Blocks whose kept figures (`block_figures`, what the desk and
-    /// `as-capone report` show) differ from their tickets recounted, or
-    /// whose tickets are not as many as the block's size.
-    pub block_figure_mismatches: u64,
-    /// Shops and emissions whose kept paper figures (`shop_figures`, the
-    /// desk's panel of shops) differ from their tickets recounted.
-    pub shop_figure_mismatches: u64,
-}
-
-impl LedgerCheck {
-    pub fn is_sound(&self) -> bool {
-        self.sum_cents == 0
-            && self.unbalanced_movements == 0
-            && self.balance_mismatches == 0
-            && self.negative_players == 0
-            && self.block_figure_mismatches == 0
-            && self.shop_figure_mismatches == 0
-    }
-}
-
-/// Checks the ledger in one consistent read.
-pub(super) async fn check_ledger(db: &Db) -> Result<LedgerCheck, AppError> {
-    let (entries, sum, unbalanced, mismatches, negative): (i64, i64, i64, i64, i64) = on_db!(db, pool => sqlx::query_as(
-        "SELECT
-           (SELECT COUNT(*) FROM ledger_entries),
-           (SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) FROM ledger_entries),
-           (SELECT COUNT(*) FROM (SELECT movement_id FROM ledger_entries GROUP BY movement_id
-              HAVING SUM(amount_cents) <> 0 OR COUNT(*) <> 2) AS bad),
-           (SELECT COUNT(*) FROM accounts a WHERE a.kind = 'player' AND a.balance_cents <>
-              (SELECT CAST(COALESCE(SUM(l.amount_cents), 0) AS BIGINT) FROM ledger_entries l WHERE l.account_id = a.id)),
-           (SELECT COUNT(*) FROM accounts WHERE kind = 'player' AND balance_cents < 0)",
-    )
-    .fetch_one(pool)
-    .await.db()?);
-    let sql = format!(
-        "SELECT CAST(COUNT(*) AS BIGINT) FROM ({RECOUNT_BLOCKS}) r
-         JOIN blocks b ON b.id = r.id
-         LEFT JOIN (SELECT block_id, SUM(sold) AS sold, SUM(in_play) AS in_play, SUM(won) AS won, SUM(lost) AS lost,
-                           SUM(prizes_won_cents) AS prizes_won_cents, SUM(prizes_paid_cents) AS prizes_paid_cents
-                    FROM block_figures GROUP BY block_id) k ON k.block_id = r.id
-         WHERE b.published_ms IS NOT NULL
-           AND (r.printed <> b.size OR r.sold <> COALESCE(k.sold, 0) OR r.in_play <> COALESCE(k.in_play, 0)
-                OR r.won <> COALESCE(k.won, 0) OR r.lost <> COALESCE(k.lost, 0)
-                OR r.prizes_won_cents <> COALESCE(k.prizes_won_cents, 0)
-                OR r.prizes_paid_cents <> COALESCE(k.prizes_paid_cents, 0))"
-    );
-    let blocks: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await.db()?);
-    // The recounted rows plus the kept ones negated: a shop and emission
-    // whose sums are not all zero differs.
-    let sql = format!(
-        "SELECT CAST(COUNT(*) AS BIGINT) FROM (
-           SELECT shop, emission_id FROM (
-             {RECOUNT_SHOPS}
-             UNION ALL
-             SELECT shop, emission_id, -sold, -redeemed, -won_unpaid, -won_unpaid_cents, -paid, -paid_cents
-             FROM shop_figures) x
-           GROUP BY shop, emission_id
-           HAVING SUM(sold) <> 0 OR SUM(redeemed) <> 0 OR SUM(won_unpaid) <> 0 OR SUM(won_unpaid_cents) <> 0
-               OR SUM(paid) <> 0 OR SUM(paid_cents) <> 0) bad"
-    );
-    let shops: i64 = on_db!(db, pool => sqlx::query_scalar(AssertSqlSafe(sql)).fetch_one(pool).await.db()?);
-    Ok(LedgerCheck {
-        block_figure_mismatches: blocks as u64,
-        shop_figure_mismatches: shops as u64,
-        entries: entries as u64,
-        sum_cents: sum,
-        unbalanced_movements: unbalanced as u64,
-        balance_mismatches: mismatches as u64,
-        negative_players: negative as u64,
-    })
 }

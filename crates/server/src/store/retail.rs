@@ -3,7 +3,10 @@
 //! token and the limit on failed redemptions (the end of an emission's sale
 //! and the claims above a shop's ceiling: [`super::claims`]).
 
-use super::{Store, now_ms, on_db, reads};
+use super::clock::now_ms;
+use super::db::on_db;
+use super::reads;
+use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::error::AppError;
 use domain::limits::RedeemLimits;

@@ -22,10 +22,12 @@
 //! (the entry then stays, the trace of a download refused at the last
 //! moment).
 
-use super::{corrupt, parse_channel};
+use super::stored::{corrupt, parse_channel};
 use crate::keys::parse_salt;
+use crate::store::clock::now_ms;
+use crate::store::db::{Db, on_db};
 use crate::store::error::DbResult;
-use crate::store::{Db, Store, now_ms, on_db};
+use crate::store::shell::Store;
 use domain::api::Channel;
 use domain::error::AppError;
 use domain::{AuditRecord, Changes, Effect, Op};

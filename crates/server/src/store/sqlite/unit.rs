@@ -2,8 +2,27 @@
 //! own connection and its memory (the cached accounts and tickets), one
 //! per request of a group commit.
 
-use super::*;
+use super::connect::{CACHED_VALUES, exec};
+use super::memory::{CACHE_LIMIT, InFlightKeys, WriterState};
+use crate::keys::Keyring;
+use crate::store::audit::Head;
 use crate::store::error::DbResult;
+use crate::store::plan::{Val, WritePlan};
+use crate::store::reads::{
+    ACCOUNT_OF_PLAYER, ACTION_SELECT, COUNTER_SELECT, IDEMPOTENCY_SELECT, IN_PLAY_SELECT, LIMITS_SELECT,
+    LOGIN_OWNER_SELECT, NEXT_FOR_SALE_SQLITE, PAPER_SELECT, PASSWORD_HASH_SELECT, TICKET_COLUMNS, TICKET_FROM,
+    USAGE_SELECT, for_sale, limits_row, paper_row, paper_where, stored_answer, ticket_row,
+};
+use crate::store::wallet_loads::{Fetch, OwnedRow, owned_sqlite, wallet_loads};
+use domain::error::StoreError;
+use domain::limits::Counter;
+use domain::usecase::PaperKey;
+use domain::{
+    Account, AccountId, Changes, ForSale, LimitsRow, PaperRow, PlayerId, Reserved, RoundRow, StoredAnswer, TicketId,
+    TicketRow, Unit, Usage,
+};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, Params};
+use std::sync::Arc;
 
 /// One request's unit of work in the writer's transaction, and the
 /// writer's memory. With `savepoints`, a savepoint opened by its first
@@ -13,7 +32,7 @@ use crate::store::error::DbResult;
 pub(super) struct SqliteUnit<'a> {
     pub(super) conn: &'a mut Connection,
     pub(super) state: &'a mut WriterState,
-    /// Each unit in its own savepoint ([`run_batch`]'s second attempt).
+    /// Each unit in its own savepoint ([`run_batch`](super::writer::run_batch)'s second attempt).
     pub(super) savepoints: bool,
     /// The unit has written (or begun to).
     pub(super) wrote: bool,
@@ -44,7 +63,7 @@ impl SqliteUnit<'_> {
     /// A read's statement from the cache; the shared SQL's `$N` are `?N`
     /// here (the N-th value, wherever it stands in the text).
     fn prepared(&self, sql: &str) -> Result<CachedStatement<'_>, StoreError> {
-        Ok(self.conn.prepare_cached(&sql.replace('$', "?")).db()?)
+        self.conn.prepare_cached(&sql.replace('$', "?")).db()
     }
 
     /// The first row of a read, if any, through `f`.
@@ -54,7 +73,7 @@ impl SqliteUnit<'_> {
         params: impl Params,
         f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Option<T>, StoreError> {
-        Ok(self.prepared(sql)?.query_row(params, f).optional().db()?)
+        self.prepared(sql)?.query_row(params, f).optional().db()
     }
 
     /// A stored request and answer.
@@ -192,7 +211,7 @@ impl Unit for SqliteUnit<'_> {
         }))
     }
 
-    crate::store::wallet::wallet_loads!();
+    wallet_loads!();
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let seal = changes.audit.as_ref().map(|a| self.state.audit_head.seal(a));
@@ -217,13 +236,13 @@ impl Unit for SqliteUnit<'_> {
     }
 }
 
-impl crate::store::wallet::Fetch for SqliteUnit<'_> {
+impl Fetch for SqliteUnit<'_> {
     fn lock(&self, _of: &str) -> String {
         // The one writer takes turns: nothing to lock.
         String::new()
     }
 
-    async fn fetch(&mut self, sql: &str, values: &[Val]) -> Result<Option<crate::store::wallet::OwnedRow>, StoreError> {
+    async fn fetch(&mut self, sql: &str, values: &[Val]) -> Result<Option<OwnedRow>, StoreError> {
         let mut stmt = self.prepared(sql)?;
         for (i, v) in values.iter().enumerate() {
             match v {
@@ -233,7 +252,7 @@ impl crate::store::wallet::Fetch for SqliteUnit<'_> {
         }
         let mut rows = stmt.raw_query();
         match rows.next().db()? {
-            Some(row) => Ok(Some(crate::store::wallet::owned_sqlite(row).db()?)),
+            Some(row) => Ok(Some(owned_sqlite(row).db()?)),
             None => Ok(None),
         }
     }

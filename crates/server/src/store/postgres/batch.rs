@@ -11,7 +11,7 @@
 //! it is answered is durable, as on its own. When anything goes wrong in a
 //! batch (a guard found its row changed, an error, a lost connection), no
 //! request of it is answered from it: each runs again on its own
-//! ([`super::postgres::PgWriter::run`]), from its reads, and finds either
+//! ([`super::writer::PgWriter::run`]), from its reads, and finds either
 //! its action stored (the batch did commit: the stored answer, the same
 //! bytes) or not (it is written then). That is the retry every action
 //! already allows (guarantee 4), so a batch never answers what is not
@@ -25,13 +25,14 @@
 //! it was decided on), a write of another shape than the batch statement
 //! takes ([`postgres_batch`]).
 
-use super::TokenCheck;
-use super::plan::{Column, postgres_batch};
-use super::postgres::PgUnit;
-use super::reads::{TICKET_COLUMNS, TICKET_FROM, ticket_row};
+use super::unit::PgUnit;
 use crate::keys::Keyring;
 use crate::metrics::Metrics;
-use crate::store::error::DbResult;
+use crate::store::clock::now_ms;
+use crate::store::error::{DbResult, sqlx_error};
+use crate::store::plan::{Column, WritePlan, postgres_batch};
+use crate::store::reads::{TICKET_COLUMNS, TICKET_FROM, ticket_row};
+use crate::store::tokens::TokenCheck;
 use domain::error::{AppError, StoreError};
 use domain::usecase::{self, Done, Op};
 use domain::{Account, AccountId};
@@ -190,7 +191,7 @@ fn serial(op: &Op) -> Option<&str> {
 struct Decided {
     job: Job,
     done: Done,
-    plan: super::plan::WritePlan,
+    plan: WritePlan,
 }
 
 /// Runs one batch on `conn`, and gives the connection back unless it failed.
@@ -237,7 +238,7 @@ async fn run_batch(
             }
         };
         unit.prepare(row.ticket.clone(), row.account);
-        let outcome = usecase::run(&mut unit, &job.op, super::now_ms()).await;
+        let outcome = usecase::run(&mut unit, &job.op, now_ms()).await;
         let write = unit.take_write();
         match outcome {
             // Refused, or a replay: nothing to write.
@@ -259,7 +260,7 @@ async fn run_batch(
     if decided.is_empty() {
         return unit.into_own();
     }
-    let plans: Vec<&super::plan::WritePlan> = decided.iter().map(|d| &d.plan).collect();
+    let plans: Vec<&WritePlan> = decided.iter().map(|d| &d.plan).collect();
     let Some(statement) = postgres_batch(&plans) else {
         decided.into_iter().for_each(|d| alone(d.job));
         return unit.into_own();
@@ -288,7 +289,7 @@ async fn run_batch(
             // action's own run finds out from its reads.
             tracing::debug!(error = %e, actions = decided.len(), "a batch's write did not commit: each action runs on its own");
             decided.into_iter().for_each(|d| alone(d.job));
-            return reusable(conn, &crate::store::error::sqlx_error(e));
+            return reusable(conn, &sqlx_error(e));
         }
     }
     Some(conn)
@@ -335,7 +336,7 @@ async fn read(
         .bind(serials)
         .bind(players)
         .bind(tokens)
-        .bind(super::now_ms())
+        .bind(now_ms())
         .fetch_all(conn)
         .await
         .db()?;
