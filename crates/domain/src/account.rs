@@ -422,7 +422,7 @@ pub fn logout(player: PlayerId, via: &Via, password_hash: Option<&str>, now: i64
     }
 }
 
-// ------------------------------------------------------------ recovery and closure (issue 31)
+// ------------------------------------------------------------ recovery and closure
 
 /// The recovery code's alphabet: 32 symbols, none mistaken for another
 /// (no `0`, `1`, `I`, `O`), so each is 5 bits.

@@ -1,4 +1,4 @@
-//! The free demo game ("Essayer gratuitement", issue 31): the real duel,
+//! The free demo game ("Essayer gratuitement", docs/player-api.md "Demo games"): the real duel,
 //! played with the engine and a fair stream exactly like a ticket's, on a
 //! prize schedule drawn from the table on sale, with no money, no account
 //! and no ticket of any block (docs/player-api.md "Demo games").

@@ -151,7 +151,7 @@ pub enum AppError {
     /// status, code and message as the refusal it carries.
     #[error("{error}")]
     Detailed { error: Box<AppError>, params: serde_json::Map<String, serde_json::Value> },
-    /// 409 `ticket_in_play`: an account closed while one of its tickets is not finished (issue 31).
+    /// 409 `ticket_in_play`: an account closed while one of its tickets is not finished (docs/player-api.md "Closing an account").
     #[error("{0}")]
     TicketInPlay(String),
     /// 409 `self_excluded` (`params`: `reason` `account_close`, `until_ms`):

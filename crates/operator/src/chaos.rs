@@ -1,6 +1,6 @@
 //! The chaos switch: what the network and a flaky operator do to the wallet
 //! calls, on purpose, so that the game server's exactly-once machinery is
-//! exercised (docs/operator-integration.md, issue 28's chaos run).
+//! exercised (docs/operator-integration.md, and the chaos run of `as-capone reliability wallet-chaos` in RELIABILITY.md).
 //!
 //! Each wallet call (balance, debit, credit, rollback; the transaction
 //! export is left alone so that reconciliation reads the truth) draws its

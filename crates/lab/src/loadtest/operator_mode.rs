@@ -18,8 +18,8 @@
 //! After the run it reads the operator's ledger and checks the money: one
 //! standing debit of the ticket's price per purchase answered, each round
 //! debited once, one credit per game won of the prize's amount, and the
-//! players' balances moved by exactly that (BENCHMARKS.md, issue 28's
-//! "actions never wait on the wallet").
+//! players' balances moved by exactly that (BENCHMARKS.md "The operator mode":
+//! actions never wait on the wallet).
 
 use anyhow::Context;
 use bytes::Bytes;

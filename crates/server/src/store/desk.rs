@@ -2,7 +2,7 @@
 //! (`GET /api/admin/health`, `web/desk.js`) that no other request reads:
 //! the players' responsible-play settings in aggregate, never a name, and
 //! the key ring's current key. Each is one statement over a table the
-//! desk's screen must answer from within 200 ms (issue 30): counts over
+//! desk's screen must answer from within 200 ms (BENCHMARKS.md "The desk with 20 emissions of 20 blocks"): counts over
 //! `player_limits` (one row per player who set a limit) and `players`.
 
 use super::backend;

@@ -1,4 +1,4 @@
-//! What the desk's charts read (issue 30 item 3; `http::desk_charts`,
+//! What the desk's charts read (`http::desk_charts`,
 //! `web/desk.js`): an emission's sales per block and time bucket, its
 //! finished games' prizes in order of finishing, and the paper channel per
 //! shop. The same SQL text runs on SQLite and PostgreSQL ([`on_db!`]); each
