@@ -174,6 +174,8 @@ impl App {
             limit_rules: domain::account::LimitRules {
                 cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
                 stake_limit_required: config.stake_limit_required,
+                // The store prices each request on the limits with the ticket on sale.
+                price_cents: domain::account::checked_price(None),
             },
             odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
         };

@@ -359,24 +359,12 @@ pub async fn close_emission(
     PathParam(id): PathParam<String>,
     super::JsonBody(body): super::JsonBody<CloseBody>,
 ) -> Result<Json<EmissionReport>, HttpError> {
-    use domain::retail::{paris_day, parse_day};
     let id = path_number(&id, "emission")?;
     let report = state.store.emission_reports(Some(id)).await?;
     let created = report.first().map_or(0, |r| r.created_ms);
     let now = crate::store::now_ms();
-    let notice = match body.closing_notice_date.as_deref() {
-        Some(text) => parse_day(text)?,
-        None => paris_day(now),
-    };
-    let day = format::days_from_civil;
-    if day(notice) < day(paris_day(created)) || day(notice) > day(paris_day(now)) + 366 {
-        return Err(AppError::BadRequest(format!(
-            "closing_notice_date {} must be from the emission's creation day ({}) to a year from today",
-            domain::retail::day_text(notice),
-            domain::retail::day_text(paris_day(created))
-        ))
-        .into());
-    }
+    let given = body.closing_notice_date.as_deref().map(domain::retail::parse_day).transpose()?;
+    let notice = domain::deadline::closing_notice_day(given, created, now)?;
     let notice_ref = body.closing_notice_ref.as_deref().map(|r| reference("closing_notice_ref", r)).transpose()?;
     let close = domain::changes::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
     state.store.close_emission(close).await?;

@@ -1,14 +1,16 @@
 //! The end of an emission's sale with its closing notice, and the claims:
 //! the paper prizes above a shop's payout ceiling, listed for the desk and
-//! paid once by the operator's payment centre (`core::claims`).
+//! paid once by the operator's payment centre (`domain::claims`).
 
 use super::clock::now_ms;
 use super::db::on_db;
 use super::shell::Store;
 use crate::store::error::DbResult;
+use domain::TicketStatus;
 use domain::changes::Close;
+use domain::deadline::deadline_passed;
 use domain::error::AppError;
-use domain::retail::PayoutCeilings;
+use domain::retail::{Payer, PayoutCeilings, payer};
 use domain::usecase;
 use domain::{Changes, Effect, Op};
 use serde::Serialize;
@@ -174,13 +176,14 @@ impl Store {
         let mut claims = Vec::new();
         for (serial, emission, block, prize_cents, sold_by, status, won_ms, until, paid_ms, paid_by, reference) in rows
         {
+            // The query keeps the prizes above the lowest ceiling; a claim is one its seller may not pay.
             let shop_ceiling_cents = ceilings.of(sold_by.as_deref().unwrap_or(""));
-            if prize_cents <= shop_ceiling_cents {
+            if payer(prize_cents, shop_ceiling_cents) == Payer::Shop {
                 continue;
             }
-            let status = match (status.as_str(), until) {
-                ("paid", _) => "paid",
-                (_, Some(u)) if now > u => "expired",
+            let status = match TicketStatus::parse(&status) {
+                Some(TicketStatus::Paid) => "paid",
+                _ if deadline_passed(until, now) => "expired",
                 _ => "owed",
             };
             claims.push(Claim {

@@ -447,10 +447,7 @@ async fn write_blocks(
     sink: &mut Units<'_>,
 ) -> Result<EmissionCreated, AppError> {
     let emission = u32::try_from(plan.id).map_err(|_| AppError::internal("emission number"))?;
-    let status = match plan.channel {
-        Channel::Online => "unsold",
-        Channel::Paper => "printed",
-    };
+    let status = domain::TicketStatus::first(plan.channel);
     let now = now_ms();
     let mut published = Vec::new();
     let mut new_row = plan.new_row.clone();

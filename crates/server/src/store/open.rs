@@ -62,7 +62,11 @@ impl Store {
             if config.stake_limit_required {
                 // The demo player is ready to buy: its limit on stakes chosen
                 // (100 € over seven days), as a new player chooses one.
-                let rules = LimitRules { cooling_off_ms: 0, stake_limit_required: true };
+                let rules = LimitRules {
+                    cooling_off_ms: 0,
+                    stake_limit_required: true,
+                    price_cents: domain::account::checked_price(None),
+                };
                 let request =
                     LimitsRequest { tickets_per_day: None, spend_per_week_cents: Some(DEMO_STAKE_LIMIT_CENTS) };
                 self.set_limits(created.player_id, request, rules).await?;

@@ -164,7 +164,7 @@ pub(super) fn paper_row(row: &impl Cols, keys: &Keyring) -> Result<PaperRow, Sto
     Ok(PaperRow {
         id: get_i("id")?,
         channel: Channel::parse(&get_s("channel")?).ok_or_else(|| corrupt("channel: unknown".into()))?,
-        status: get_s("status")?,
+        status: domain::TicketStatus::parse(&get_s("status")?).ok_or_else(|| corrupt("status: unknown".into()))?,
         owner: row.int("owner_id").map_err(corrupt)?,
         price_cents: get_i("price_cents")?,
         prizes: PrizeSchedule::new(prizes.map(|p| p as u64)),
@@ -368,7 +368,26 @@ pub(super) async fn limits(
         (row, usage)
     });
     let usage = Usage { tickets_today: usage.0, spent_week_cents: usage.1 };
+    let rules = priced(db, rules).await?;
     Ok(domain::account::view(&row.map(limits_row).unwrap_or_default(), &usage, rules, now))
+}
+
+/// `rules` with the price a purchase would count now against the limit on
+/// stakes: the next ticket for sale's (the purchase's order: block, then
+/// position), else the regulation's (`domain::account::checked_price`).
+pub(super) async fn priced(
+    db: &Db,
+    rules: domain::account::LimitRules,
+) -> Result<domain::account::LimitRules, AppError> {
+    let on_sale: Option<i64> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT e.price_cents FROM tickets t JOIN blocks b ON b.id = t.block_id
+         JOIN emissions e ON e.id = b.emission_id
+         WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
+         ORDER BY t.block_id, t.position LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await.db()?);
+    Ok(domain::account::LimitRules { price_cents: domain::account::checked_price(on_sale), ..rules })
 }
 
 /// A player's stakes and prizes since `$2` (their statement), through their

@@ -10,11 +10,10 @@ use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::error::AppError;
 use domain::limits::RedeemLimits;
-use domain::retail::{
-    CountAmount, Day, RetailAnswer, ShopPayment, ShopReport, paris_day_bounds, parse_serial, retail_answer,
-};
+use domain::retail::{CountAmount, RetailAnswer, ShopPayment, ShopReport, parse_serial, retail_answer};
 use domain::usecase;
 use domain::{Changes, Effect, Op};
+use format::calendar::{Day, paris_day_bounds};
 use sha2::{Digest, Sha256};
 use usecase::PaperKey;
 

@@ -328,11 +328,13 @@ impl Store {
         request: LimitsRequest,
         rules: LimitRules,
     ) -> Result<String, AppError> {
+        let rules = reads::priced(&self.db, rules).await?;
         Ok(self.write(Op::SetLimits(usecase::SetLimits { player, request, rules })).await?.answer)
     }
 
     /// A self-exclusion of `days`: the answer's JSON (the limits).
     pub async fn self_exclude(&self, player: PlayerId, days: i64, rules: LimitRules) -> Result<String, AppError> {
+        let rules = reads::priced(&self.db, rules).await?;
         Ok(self.write(Op::SelfExclude(usecase::SelfExclude { player, days, rules })).await?.answer)
     }
 

@@ -4,7 +4,7 @@
 
 use super::write::{Val, WritePlan};
 use domain::changes::CounterWrite;
-use domain::{Movement, RetailWrite, RoundState, WalletWrite};
+use domain::{Movement, RetailWrite, RoundState, TicketStatus, WalletWrite};
 
 impl WritePlan {
     /// An emission's rows: its row, a block's row, a chunk of that block's
@@ -62,7 +62,7 @@ impl WritePlan {
                         (p7 as i64).into(),
                         (p8 as i64).into(),
                         t.commitment.as_str().into(),
-                        e.tickets_status.into(),
+                        e.tickets_status.as_str().into(),
                     ]
                 })
                 .collect();
@@ -204,8 +204,16 @@ impl WritePlan {
             WalletWrite::Release { ticket_id, owner } => self.update_guarded(
                 "release",
                 "tickets",
-                vec![("status", "unsold".into()), ("owner_id", None::<i64>.into()), ("sold_ms", None::<i64>.into())],
-                vec![("id", (*ticket_id).into()), ("status", "sold".into()), ("owner_id", (*owner).into())],
+                vec![
+                    ("status", TicketStatus::Unsold.as_str().into()),
+                    ("owner_id", None::<i64>.into()),
+                    ("sold_ms", None::<i64>.into()),
+                ],
+                vec![
+                    ("id", (*ticket_id).into()),
+                    ("status", TicketStatus::Sold.as_str().into()),
+                    ("owner_id", (*owner).into()),
+                ],
             ),
             WalletWrite::Outbox(o) => self.insert_row(
                 "outbox",
@@ -255,8 +263,12 @@ impl WritePlan {
                 self.update_guarded(
                     "retail_sell",
                     "tickets",
-                    vec![("status", "sold".into()), ("shop", shop.as_str().into()), ("sold_ms", (*sold_ms).into())],
-                    vec![("id", (*ticket_id).into()), ("status", "printed".into())],
+                    vec![
+                        ("status", TicketStatus::Sold.as_str().into()),
+                        ("shop", shop.as_str().into()),
+                        ("sold_ms", (*sold_ms).into()),
+                    ],
+                    vec![("id", (*ticket_id).into()), ("status", TicketStatus::Printed.as_str().into())],
                 );
                 self.shop_answer("sell_answer", *ticket_id, "sell", shop, answer, *sold_ms);
             }
@@ -265,11 +277,11 @@ impl WritePlan {
                     "retail_pay",
                     "tickets",
                     vec![
-                        ("status", "paid".into()),
+                        ("status", TicketStatus::Paid.as_str().into()),
                         ("paid_ms", (*paid_ms).into()),
                         ("paid_shop", shop.as_str().into()),
                     ],
-                    vec![("id", (*ticket_id).into()), ("status", "sold".into())],
+                    vec![("id", (*ticket_id).into()), ("status", TicketStatus::Sold.as_str().into())],
                 );
                 self.shop_answer("pay_answer", *ticket_id, "pay", shop, answer, *paid_ms);
             }
@@ -277,8 +289,8 @@ impl WritePlan {
                 self.update_guarded(
                     "claim_pay",
                     "tickets",
-                    vec![("status", "paid".into()), ("paid_ms", (*paid_ms).into())],
-                    vec![("id", (*ticket_id).into()), ("status", "sold".into())],
+                    vec![("status", TicketStatus::Paid.as_str().into()), ("paid_ms", (*paid_ms).into())],
+                    vec![("id", (*ticket_id).into()), ("status", TicketStatus::Sold.as_str().into())],
                 );
                 self.insert_row(
                     "claim_payment",

@@ -2,8 +2,8 @@
 //! [`Changes`] may hold (a sale, a client seed, a game, an action, an
 //! idempotency key, an audit entry), and the plan as each backend runs it.
 
-use domain::Changes;
 use domain::error::StoreError;
+use domain::{Changes, TicketStatus};
 use std::fmt::Write as _;
 
 /// A bound value; NULLs keep their SQL type (PostgreSQL wants one).
@@ -123,8 +123,12 @@ impl WritePlan {
             p.update_guarded(
                 "sale",
                 "tickets",
-                vec![("status", "sold".into()), ("owner_id", s.owner.into()), ("sold_ms", s.sold_ms.into())],
-                vec![("id", s.ticket_id.into()), ("status", "unsold".into())],
+                vec![
+                    ("status", TicketStatus::Sold.as_str().into()),
+                    ("owner_id", s.owner.into()),
+                    ("sold_ms", s.sold_ms.into()),
+                ],
+                vec![("id", s.ticket_id.into()), ("status", TicketStatus::Unsold.as_str().into())],
             );
         }
         if let Some(c) = &changes.client_seed {
