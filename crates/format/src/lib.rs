@@ -23,8 +23,6 @@
 
 pub mod calendar;
 
-pub use calendar::{civil_from_days, days_from_civil};
-
 /// The euro digits grouped by three with no-break spaces: `1500` -> `1 500`.
 fn grouped(units: u64) -> String {
     let digits = units.to_string();
@@ -83,7 +81,7 @@ pub fn euros_plain_approx(cents: f64) -> String {
 /// Howard Hinnant's days-to-civil algorithm.
 pub fn iso8601(ms: i64) -> String {
     let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = calendar::civil_from_days(days);
     let (h, m, s, milli) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
     format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
 }

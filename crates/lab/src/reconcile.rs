@@ -93,30 +93,8 @@ fn iso_ms(s: &str) -> Option<i64> {
         Some((d, t)) => (d, Some(t)),
         None => (s, None),
     };
-    let mut parts = date.split('-');
-    let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || y.len() != 4 || m.len() != 2 || d.len() != 2 {
-        return None;
-    }
-    let (y, m, d) = (num(y)?, num(m)?, num(d)?);
-    let month_days = [
-        31,
-        if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&m) || d < 1 || d > month_days[(m - 1) as usize] {
-        return None;
-    }
-    let mut ms = days_from_civil(y, m, d) * 86_400_000;
+    // The date: a calendar day that exists (the calendar is format's, written once).
+    let mut ms = format::calendar::days_from_civil(format::calendar::parse_day(date)?) * format::calendar::DAY_MS;
     let Some(time) = time else { return Some(ms) };
     let (clock, offset_ms) = if let Some(c) = time.strip_suffix('Z') {
         (c, 0)
@@ -148,18 +126,6 @@ fn iso_ms(s: &str) -> Option<i64> {
     }
     ms += ((h * 60 + mi) * 60 + sec) * 1000 + frac - offset_ms;
     Some(ms)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// days-from-civil, the inverse of `format::iso8601`'s).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Unix milliseconds now.

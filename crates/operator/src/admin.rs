@@ -154,11 +154,6 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
-/// Cents as euros for the page (integer arithmetic).
-fn euros(cents: i64) -> String {
-    format!("{}{},{:02} €", if cents < 0 { "-" } else { "" }, cents.abs() / 100, cents.abs() % 100)
-}
-
 #[derive(Deserialize)]
 struct TokenQuery {
     token: Option<String>,
@@ -185,7 +180,7 @@ async fn demo_page(State(app): State<Arc<App>>, headers: HeaderMap, Query(q): Qu
 <label>Rappel / Reality check (min) <input type="number" name="reality_check_minutes" min="0" max="1440" value="30" size="4"></label>
 <button type="submit">Jouer à As Capone / Play As Capone</button></form></td></tr>
 "#,
-            euros(*balance),
+            format::euros(*balance),
             if *blocked { "bloqué / blocked" } else { "" },
         ));
     }

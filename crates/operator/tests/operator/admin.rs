@@ -147,7 +147,7 @@ async fn players_summary_and_the_demo_lobby() {
     // The lobby: the token in the query, names escaped, no script at all.
     assert_eq!(op.http.get(format!("{base}/")).send().await.unwrap().status(), 401);
     let page = op.http.get(format!("{base}/?token={ADMIN}")).send().await.unwrap().text().await.unwrap();
-    assert!(page.contains("Jouer à As Capone / Play As Capone") && page.contains("40,00 €"), "{page}");
+    assert!(page.contains("Jouer à As Capone / Play As Capone") && page.contains("40,00\u{a0}€"), "{page}");
     assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
     assert!(!page.to_lowercase().contains("<script"));
     // Its button: the launch, then a redirect to the game's URL.
