@@ -7,7 +7,10 @@ use engine::{Action, Event, Game, GameResult, Hand, PrizeSchedule};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// `POST /api/players` body.
+mod schemas;
+
+/// `POST /api/players` body. Its OpenAPI schema is two exact shapes
+/// (`api/schemas.rs`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayerBody {
@@ -313,7 +316,7 @@ pub struct ActionRequest {
 }
 
 /// The wire form of an action's body: every field named, unknown ones
-/// refused. Its OpenAPI document is [`ActionBodyDoc`]'s four exact shapes.
+/// refused. Its OpenAPI schema is four exact shapes (`api/schemas.rs`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionBody {

@@ -25,6 +25,7 @@ use engine::{Action, Event, FairStream, Game, GameResult, PrizeSchedule, Rank};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
+use utoipa::ToSchema;
 
 /// One action of the record: `{"seq", "action", "card"?}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +36,7 @@ pub struct RecordAction {
 }
 
 /// The two kinds of random draw (docs/rules.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DrawKind {
     /// As Capone's card, uniform over his remaining hand (art. 3.2.2).
@@ -61,19 +62,21 @@ impl DrawKind {
 }
 
 /// Random draw number `n`: `{"n", "kind", "player"?, "capone"}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct RecordDraw {
     pub n: u64,
     pub kind: DrawKind,
     /// The player's card of a deck draw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     pub player: Option<Rank>,
     /// As Capone's card: `7` `8` `9` `10` `J` `Q` `K` `A`.
+    #[schema(value_type = String)]
     pub capone: Rank,
 }
 
 /// The public record of one ticket.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Record {
     pub serial: String,
     /// The player's seed, given with the first action; `null` before it.
@@ -82,10 +85,13 @@ pub struct Record {
     /// Hex; `null` until the ticket is finished.
     pub server_seed: Option<String>,
     /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
+    #[schema(value_type = Object)]
     pub prizes_cents: PrizeSchedule,
     /// `{"seq", "action": "play", "card"}` or `{"seq", "action": "draw"}`, in order.
+    #[schema(value_type = Vec<Object>)]
     pub actions: Vec<RecordAction>,
     pub draws: Vec<RecordDraw>,
+    #[schema(schema_with = result_schema)]
     pub result: Option<GameResult>,
     /// The emission's number, the block's and the ticket's position (from 1).
     pub emission: u32,
@@ -100,14 +106,30 @@ pub struct Record {
     pub root: String,
 }
 
+/// The OpenAPI schema of [`Record::result`]: `null`, or the engine's
+/// [`GameResult`] (`{"tricks", "prize_cents"}`), whose shape the API's
+/// document names `ResultView` (a ticket's view has the same result; the
+/// server's unit test `the_record_result_is_a_result_view` holds the two
+/// together). The engine links no OpenAPI generator, so the record names
+/// the schema rather than deriving it.
+fn result_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+    OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .item(utoipa::openapi::Ref::from_schema_name("ResultView"))
+        .build()
+        .into()
+}
+
 /// The fields of a ticket's Merkle leaf ([`emission::Leaf`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct RecordLeaf {
     pub serial: String,
     pub position: u32,
     /// The schedule row of the table, from 0.
     pub row: u32,
     /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
+    #[schema(value_type = Object)]
     pub prizes_cents: PrizeSchedule,
     /// Hex SHA-256 of the play code (16 characters, no dashes).
     pub play_code_sha256: String,

@@ -3,8 +3,9 @@
 //! database driver or an async runtime, so its `[dependencies]` stay within
 //! a fixed list (ARCHITECTURE.md).
 
-/// What `[dependencies]` may name: the engine, the emission and plain data crates.
-const ALLOWED: &[&str] = &["engine", "emission", "sha2", "hex", "serde", "serde_json", "thiserror"];
+/// What `[dependencies]` may name: the engine, the emission and plain data
+/// crates (utoipa: the record's OpenAPI schema, plain data too).
+const ALLOWED: &[&str] = &["engine", "emission", "sha2", "hex", "serde", "serde_json", "thiserror", "utoipa"];
 
 /// The dependency names of a `[dependencies]` section (also
 /// `[dependencies.name]` tables and target-specific sections).

@@ -8,6 +8,7 @@
 //! operator's server calls the game's [`paths::LAUNCH`].
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// The endpoints, relative to each side's base URL.
 pub mod paths {
@@ -167,37 +168,45 @@ pub struct LaunchFlags {
     /// Every this many minutes, a reality check (time played, net result,
     /// continue or stop); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1440)]
     pub reality_check_minutes: Option<u32>,
     /// The session ends after this many minutes of play; absent: no end
     /// but the session's own expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1440)]
     pub session_limit_minutes: Option<u32>,
 }
 
 /// `POST /api/operator/launch`, the operator's server to the game server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchRequest {
     /// The operator's reference of the player (1 to 64 printable characters).
+    #[schema(min_length = 1, max_length = 64, pattern = "^[!-~]{1,64}$")]
     pub player: String,
     /// Must be `EUR`.
+    #[schema(pattern = "^EUR$")]
     pub currency: String,
     /// `fr` or `en`.
+    #[schema(pattern = "^(fr|en)$")]
     pub language: String,
     /// The player's country (ISO 3166-1 alpha-2), for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
     #[serde(default)]
     pub flags: LaunchFlags,
     /// Where "back to the lobby" leads (http or https).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^https?://", max_length = 2048)]
     pub lobby_url: Option<String>,
 }
 
 /// The answer to a launch: the URL to open in the player's browser, which
 /// holds a one-time code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct LaunchAnswer {
+    /// Open it in the player's browser: it holds the one-time code.
     pub url: String,
     /// The one-time code (also in the URL).
     pub code: String,

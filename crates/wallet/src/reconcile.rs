@@ -8,9 +8,10 @@
 use crate::{OperatorTransaction, RoundId, TxKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use utoipa::ToSchema;
 
 /// Where a round stands on the game's side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoundState {
     /// The debit was acknowledged: the ticket is the player's.
@@ -24,11 +25,14 @@ pub enum RoundState {
 /// One round as the game recorded it (what the game server's
 /// `GET /api/admin/wallet/rounds` lists, read back by the reconciliation
 /// command).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct OurRound {
+    /// The round: the ticket's serial and its sale's attempt (`SERIAL.N`).
     pub round_id: String,
+    /// The operator's reference of the player.
     pub player: String,
     pub price_cents: i64,
+    #[schema(inline)]
     pub state: RoundState,
     /// The prize won, once the game finished with one.
     pub prize_cents: Option<i64>,

@@ -4,10 +4,10 @@
 //! password work (tens of milliseconds of CPU by design) runs on the
 //! blocking pool, never on the SQLite writer.
 
-use super::HttpError;
-use super::{AppState, Authed, AuthedVia, JsonBody, RequiredJson, bearer};
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use super::answer::HttpError;
+use super::extract::{Authed, AuthedVia, JsonBody, RequiredJson, bearer, client_ip};
+use super::passwords::{hash_password, verify_password};
+use super::state::AppState;
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -17,8 +17,6 @@ use domain::api::{LimitsView, Me, NewPlayerBody, PlayerCreated, parse_name};
 use domain::error::{AppError, ErrorBody};
 use domain::limits;
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
-use std::time::Duration;
 use utoipa::ToSchema;
 
 /// `PUT /api/me/limits` body: both fields, `null` for no limit.
@@ -114,88 +112,6 @@ pub fn check_password(password: &str) -> Result<(), AppError> {
         8..=128 => Ok(()),
         _ => Err(AppError::BadRequest("password must have 8 to 128 characters".into())),
     }
-}
-
-/// The bound on password hashes: each argon2id hash or verification takes
-/// 19 MiB and tens of milliseconds of CPU, so only `permits` run at once
-/// (on the blocking pool); the others wait their turn at most `wait`, then
-/// are refused with 503 `unavailable` and `Retry-After`. A flood of logins
-/// thus holds a bounded memory and leaves the cores' other share to play.
-pub struct PasswordHashes {
-    permits: tokio::sync::Semaphore,
-    wait: Duration,
-}
-
-impl PasswordHashes {
-    pub fn new(permits: usize, wait: Duration) -> PasswordHashes {
-        PasswordHashes { permits: tokio::sync::Semaphore::new(permits.max(1)), wait }
-    }
-
-    /// Runs `work` on the blocking pool once a permit is free.
-    async fn run<T: Send + 'static>(
-        &self,
-        what: &'static str,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, AppError> {
-        let permit = match tokio::time::timeout(self.wait, self.permits.acquire()).await {
-            Ok(Ok(permit)) => permit,
-            Ok(Err(_)) => return Err(AppError::internal("the password hashes' semaphore is closed")),
-            Err(_) => {
-                tracing::warn!("password hashes: none free within {} ms, refused", self.wait.as_millis());
-                return Err(AppError::Busy {
-                    message: "the server is checking too many passwords at once: try again in a moment".into(),
-                    retry_after_s: 1,
-                });
-            }
-        };
-        let done = tokio::task::spawn_blocking(work).await;
-        drop(permit);
-        done.map_err(|e| AppError::internal(format!("{what} task: {e}")))
-    }
-}
-
-/// The argon2id hash of a password (PHC string), on the blocking pool
-/// within the bound of `hashes`.
-pub async fn hash_password(hashes: &PasswordHashes, password: String) -> Result<String, AppError> {
-    hashes
-        .run("password hash", move || {
-            let salt = SaltString::encode_b64(&crate::fairness::random_bytes::<16>())
-                .map_err(|e| AppError::internal(format!("password salt: {e}")))?;
-            Argon2::default()
-                .hash_password(password.as_bytes(), &salt)
-                .map(|h| h.to_string())
-                .map_err(|e| AppError::internal(format!("password hash: {e}")))
-        })
-        .await?
-}
-
-/// Whether `password` matches `hash`, on the blocking pool within the
-/// bound of `hashes`. `None` (no such login) still costs one verification,
-/// so that the time of the answer does not say whether a login exists.
-pub async fn verify_password(
-    hashes: &PasswordHashes,
-    password: String,
-    hash: Option<String>,
-) -> Result<bool, AppError> {
-    hashes
-        .run("password check", move || {
-            let known = hash.is_some();
-            let hash = hash.unwrap_or_else(|| dummy_hash().to_string());
-            let matches = PasswordHash::new(&hash)
-                .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
-                .unwrap_or(false);
-            known && matches
-        })
-        .await
-}
-
-/// A hash of nothing anybody types, for [`verify_password`]'s unknown logins.
-fn dummy_hash() -> &'static str {
-    static DUMMY: OnceLock<String> = OnceLock::new();
-    DUMMY.get_or_init(|| {
-        let salt = SaltString::encode_b64(&[7u8; 16]).expect("a fixed salt encodes");
-        Argon2::default().hash_password(b"\0no login\0", &salt).expect("argon2 hashes").to_string()
-    })
 }
 
 /// Refuses a login another player holds, before the password's slow hash
@@ -303,7 +219,7 @@ pub async fn recover(
 ) -> Result<(StatusCode, Json<Recovered>), HttpError> {
     accounts_are_ours(&state)?;
     check_password(&body.password)?;
-    let ip = super::client_ip(&state, peer, &headers);
+    let ip = client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or recovery code".into());
     let login = parse_login(&body.login).ok();
     let code = domain::account::parse_recovery_code(&body.recovery_code);
@@ -397,7 +313,7 @@ pub async fn renew_recovery_code(
         )
         .into());
     };
-    let ip = super::client_ip(&state, peer, &headers);
+    let ip = client_ip(&state, peer, &headers);
     if !check_holder_password(&state, ip, player, body.password, Some(was.clone())).await? {
         return Err(AppError::Forbidden("password is wrong".into()).into());
     }
@@ -428,7 +344,7 @@ pub async fn close_account(
         let Some(password) = body.password else {
             return Err(AppError::Forbidden("this account has a password: give it as password".into()).into());
         };
-        let ip = super::client_ip(&state, peer, &headers);
+        let ip = client_ip(&state, peer, &headers);
         if !check_holder_password(&state, ip, player, password, was.clone()).await? {
             return Err(AppError::Forbidden("password is wrong".into()).into());
         }
@@ -439,7 +355,7 @@ pub async fn close_account(
 
 /// Registers a player with the configured play money.
 #[utoipa::path(post, path = "/api/players", tag = "players",
-    request_body(content = Option<super::openapi::NewPlayerBodyDoc>, description = "optional"),
+    request_body(content = Option<NewPlayerBody>, description = "optional"),
     responses((status = 201, body = PlayerCreated), (status = 400, body = ErrorBody), (status = 403, description = "operator_mode: the operator owns the players (docs/operator-integration.md)", body = ErrorBody), 
               (status = 409, description = "the login is taken", body = ErrorBody),
               (status = 429, description = "too_many_attempts, with Retry-After", body = ErrorBody),
@@ -451,7 +367,7 @@ pub async fn create_player(
     JsonBody(body): JsonBody<NewPlayerBody>,
 ) -> Result<(StatusCode, Json<PlayerCreated>), HttpError> {
     accounts_are_ours(&state)?;
-    let ip = super::client_ip(&state, peer, &headers);
+    let ip = client_ip(&state, peer, &headers);
     if let Some(admission) = state.registrations.admission("register", ip, "new players") {
         state.store.admit(vec![admission]).await.inspect_err(|e| {
             if matches!(e, AppError::TooManyAttempts { .. }) {
@@ -610,7 +526,7 @@ pub async fn put_credentials(
         let Some(current) = body.current_password else {
             return Err(AppError::Forbidden("this account has a password: give it as current_password".into()).into());
         };
-        let ip = super::client_ip(&state, peer, &headers);
+        let ip = client_ip(&state, peer, &headers);
         if !check_holder_password(&state, ip, player, current, was.clone()).await? {
             return Err(AppError::Forbidden("current_password is wrong".into()).into());
         }
@@ -634,7 +550,7 @@ pub async fn login(
     RequiredJson(body): RequiredJson<LoginBody>,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), HttpError> {
     accounts_are_ours(&state)?;
-    let ip = super::client_ip(&state, peer, &headers);
+    let ip = client_ip(&state, peer, &headers);
     let wrong = || AppError::Unauthorized("wrong login or password".into());
     // A malformed login is a wrong one: the answer says nothing more.
     let login = parse_login(&body.login).ok().filter(|_| body.password.chars().count() <= 128);
@@ -732,35 +648,5 @@ mod tests {
         assert!(check_password("12345678").is_ok());
         assert!(check_password(&"é".repeat(128)).is_ok());
         assert!(check_password(&"é".repeat(129)).is_err());
-    }
-
-    #[tokio::test]
-    async fn a_password_matches_its_argon2id_hash_only() {
-        let h = PasswordHashes::new(2, Duration::from_secs(5));
-        let hash = hash_password(&h, "correct horse".into()).await.unwrap();
-        assert!(hash.starts_with("$argon2id$v=19$"), "{hash}");
-        assert!(verify_password(&h, "correct horse".into(), Some(hash.clone())).await.unwrap());
-        assert!(!verify_password(&h, "correct horsE".into(), Some(hash.clone())).await.unwrap());
-        // Two hashes of one password differ (their salts do).
-        assert_ne!(hash, hash_password(&h, "correct horse".into()).await.unwrap());
-        // An unknown login never matches, whatever the password.
-        assert!(!verify_password(&h, "\0no login\0".into(), None).await.unwrap());
-    }
-
-    #[tokio::test]
-    async fn a_password_waiting_too_long_for_its_turn_is_refused_with_503_and_retry_after() {
-        let h = std::sync::Arc::new(PasswordHashes::new(1, Duration::from_millis(50)));
-        // The one permit is held by a hash that takes longer than the wait.
-        let busy = h.clone();
-        let slow =
-            tokio::spawn(async move { busy.run("slow", || std::thread::sleep(Duration::from_millis(500))).await });
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let e = hash_password(&h, "correct horse".into()).await.unwrap_err();
-        assert_eq!((e.status(), e.code()), (503, "unavailable"));
-        let r = HttpError(e).into_response();
-        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
-        slow.await.unwrap().unwrap();
-        // Once it is free, the next hash passes.
-        assert!(hash_password(&h, "correct horse".into()).await.is_ok());
     }
 }

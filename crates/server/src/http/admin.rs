@@ -2,13 +2,13 @@
 //! emissions. Every `/api/admin/...` request needs one of the operator
 //! tokens of the configuration: none gets 401, a player's token 403.
 
-use super::HttpError;
-use super::{AppState, PathParam, RequiredJson, bearer};
+use super::answer::HttpError;
+use super::extract::{JsonBody, Operator, OptionalBody, PathParam, RequiredJson, client_ip, path_number};
+use super::state::AppState;
 use crate::store::{EmissionCreated, EmissionReport};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
-use axum::http::request::Parts;
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use domain::api::Channel;
@@ -16,40 +16,8 @@ use domain::claims::reference;
 use domain::error::{AppError, ErrorBody};
 use math::PrizeTable;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use utoipa::ToSchema;
-
-/// A request of the operator, and which operator token it carries: its
-/// place in the configuration's `operator_tokens`, from 1 (how the audit
-/// log names the caller of a print file's download).
-pub struct Operator {
-    pub token: u32,
-}
-
-impl FromRequestParts<AppState> for Operator {
-    type Rejection = HttpError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Operator, HttpError> {
-        let token = bearer(&parts.headers)?;
-        let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        // Comparing hashes, every one: the time taken says nothing of the tokens.
-        let found = state
-            .operator_tokens
-            .iter()
-            .zip(1u32..)
-            .fold(None, |found, (t, n)| if *t == hash { found.or(Some(n)) } else { found });
-        if let Some(token) = found {
-            return Ok(Operator { token });
-        }
-        if state.store.authenticate(token).await?.is_some() {
-            return Err(
-                AppError::Forbidden("the operator's desk needs an operator token, not a player's".into()).into()
-            );
-        }
-        Err(AppError::Unauthorized("invalid operator token".into()).into())
-    }
-}
 
 /// `POST /api/admin/emissions` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -247,12 +215,6 @@ pub async fn create_emission(
         .map_err(HttpError)
 }
 
-/// A number of the path (an emission's, a block's). Anything else names
-/// nothing: 404 in the error shape (axum's own rejection is plain text).
-pub(super) fn path_number(text: &str, what: &str) -> Result<u32, AppError> {
-    text.parse().map_err(|_| AppError::NotFound(format!("no {what} {text:?}: {what}s are numbered from 1")))
-}
-
 /// Adds blocks to an emission, written and published (operator).
 #[utoipa::path(post, path = "/api/admin/emissions/{id}/blocks", tag = "operator", security(("bearer" = [])),
     params(("id" = u32, Path, description = "the emission's number")),
@@ -340,7 +302,7 @@ pub struct CloseBody {
     #[serde(default)]
     pub closing_notice_ref: Option<String>,
 }
-impl super::OptionalBody for CloseBody {}
+impl OptionalBody for CloseBody {}
 
 /// Ends an emission's sale now: its tickets are no longer sold, and its
 /// paper prizes are paid until `claim_days` after its closing notice's
@@ -357,7 +319,7 @@ pub async fn close_emission(
     State(state): State<AppState>,
     _: Operator,
     PathParam(id): PathParam<String>,
-    super::JsonBody(body): super::JsonBody<CloseBody>,
+    JsonBody(body): JsonBody<CloseBody>,
 ) -> Result<Json<EmissionReport>, HttpError> {
     let id = path_number(&id, "emission")?;
     let report = state.store.emission_reports(Some(id)).await?;
@@ -408,7 +370,7 @@ pub async fn print_file(
     let (id, n) = (path_number(&id, "emission")?, path_number(&n, "block")?);
     let Query(q) = query.map_err(|e| AppError::BadRequest(format!("invalid query: {}", e.body_text())))?;
     let codes = q.codes.unwrap_or(true);
-    let address = super::client_ip(&state, peer, &headers).to_string();
+    let address = client_ip(&state, peer, &headers).to_string();
     let csv = state.store.print_file(id, n, codes, operator.token, address).await?;
     let name = format!("attachment; filename=\"emission-{id:03}-{}\"", emission::files::block_file_name(n));
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, name)], csv)

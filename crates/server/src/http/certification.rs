@@ -18,9 +18,9 @@
 //! tickets, a fraction of a second) and answered 503 `timeout`, with how
 //! far it went and what to do: fewer games, or the CLI, which has no limit.
 
-use super::HttpError;
-use super::admin::{Operator, path_number};
-use super::{AppState, PathParam};
+use super::answer::HttpError;
+use super::extract::{Operator, PathParam, path_number};
+use super::state::{AppState, Certifying};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header;
@@ -51,9 +51,6 @@ pub struct CertificationQuery {
     #[param(minimum = 1, maximum = 1_000_000)]
     pub games: Option<u64>,
 }
-
-/// Set while this process writes a report ([`AppState::certifying`]).
-pub type Certifying = Arc<AtomicBool>;
 
 /// Clears the flag when the run ends, however it ends.
 struct Running(Certifying);

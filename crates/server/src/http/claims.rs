@@ -2,9 +2,9 @@
 //! listed, and their payment by the operator's payment centre recorded
 //! once (operator; docs/shops.md "Claims and the payout ceiling").
 
-use super::HttpError;
-use super::admin::Operator;
-use super::{AppState, RequiredJson};
+use super::answer::HttpError;
+use super::extract::{Operator, RequiredJson};
+use super::state::AppState;
 use crate::store::Claims;
 use axum::Json;
 use axum::extract::State;

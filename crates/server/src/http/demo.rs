@@ -3,8 +3,9 @@
 //! own bearer token reads and plays it at `/api/demo/{id}`. The decisions
 //! are [`domain::demo`]'s; the rows [`crate::store`]'s.
 
-use super::HttpError;
-use super::{AppState, PathParam, RequiredJson, bearer};
+use super::answer::HttpError;
+use super::extract::{PathParam, RequiredJson, bearer, client_ip};
+use super::state::AppState;
 use crate::store::{now_ms, token_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
@@ -53,7 +54,7 @@ pub async fn start(
     if !state.demo_games {
         return Err(AppError::NotFound("demo games are turned off on this server".into()).into());
     }
-    let ip = super::client_ip(&state, peer, &headers);
+    let ip = client_ip(&state, peer, &headers);
     if let Some(admission) = state.demos.admission("demo", ip, "demo games") {
         state.store.admit(vec![admission]).await?;
     }
@@ -106,7 +107,7 @@ pub async fn get(
 /// returns the identical answer.
 #[utoipa::path(post, path = "/api/demo/{id}/actions", tag = "demo", security(("bearer" = [])), operation_id = "demo_act",
     params(("id" = String, Path, description = "the game's id (DEMO-...)")),
-    request_body = super::openapi::ActionBodyDoc,
+    request_body = domain::api::ActionBody,
     responses((status = 200, body = ActionAnswer), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
               (status = 422, body = ErrorBody)))]

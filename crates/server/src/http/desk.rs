@@ -4,9 +4,10 @@
 //! like every `/api/admin/...` request (none: 401; a player's: 403; a
 //! shop's or any other: 401).
 
-use super::HttpError;
-use super::admin::{Operator, fits_the_ledger, parse_table};
-use super::{AppState, RequiredJson};
+use super::admin::{fits_the_ledger, parse_table};
+use super::answer::HttpError;
+use super::extract::{Operator, PathParam, RequiredJson, path_number};
+use super::state::AppState;
 use crate::store::{CurrentKey, PlayersSummary, now_ms};
 use axum::Json;
 use axum::extract::State;
@@ -290,9 +291,9 @@ fn risk_shape(table: &math::PrizeTable) -> std::sync::Arc<RiskShape> {
 pub async fn risk(
     State(state): State<AppState>,
     _: Operator,
-    super::PathParam(id): super::PathParam<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Json<RiskChart>, HttpError> {
-    let emission = super::admin::path_number(&id, "emission")?;
+    let emission = path_number(&id, "emission")?;
     let table = state
         .store
         .emission_table(emission)

@@ -10,9 +10,9 @@
 //!   exact mean and variance of one ticket's prize;
 //! - `GET /api/admin/shops`: the paper channel per shop.
 
-use super::HttpError;
-use super::admin::{Operator, path_number};
-use super::{AppState, PathParam};
+use super::answer::HttpError;
+use super::extract::{Operator, PathParam, path_number};
+use super::state::AppState;
 use crate::store::now_ms;
 use axum::Json;
 use axum::extract::State;

@@ -1,9 +1,9 @@
 //! Online play: buying a ticket, the player's tickets, an action on a
 //! ticket (exactly once) and its public record.
 
-use super::AppState;
-use super::HttpError;
-use super::{ActionCallerAuth, Authed, CallerAuth, JsonBody, PathParam, RequiredJson};
+use super::answer::HttpError;
+use super::extract::{ActionCallerAuth, Authed, CallerAuth, JsonBody, PathParam, RequiredJson};
+use super::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -125,7 +125,7 @@ pub async fn get_claim(
 /// identical answer.
 #[utoipa::path(post, path = "/api/tickets/{id}/actions", tag = "tickets", security(("bearer" = [])), operation_id = "act",
     params(("id" = String, Path, description = "the ticket's id")),
-    request_body = super::openapi::ActionBodyDoc,
+    request_body = domain::api::ActionBody,
     responses((status = 200, body = ActionAnswer), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
               (status = 422, body = ErrorBody)))]
@@ -143,7 +143,7 @@ pub async fn post_action(
 /// once it is finished.
 #[utoipa::path(get, path = "/api/tickets/{id}/record", tag = "tickets", security(("bearer" = [])), operation_id = "record",
     params(("id" = String, Path, description = "the ticket's id")),
-    responses((status = 200, description = "the public record", body = super::openapi::RecordDoc), (status = 401, body = ErrorBody),
+    responses((status = 200, description = "the public record", body = record::Record), (status = 401, body = ErrorBody),
               (status = 404, body = ErrorBody)))]
 pub async fn get_record(
     State(state): State<AppState>,

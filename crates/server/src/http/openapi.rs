@@ -1,11 +1,16 @@
-//! The OpenAPI document served at `/api/openapi.json`, generated from the
-//! handlers' and types' annotations (utoipa).
+//! The OpenAPI document served at `/api/openapi.json` ([`document`]),
+//! generated from the handlers' annotations and the schemas their types
+//! derive where they are defined (utoipa): the record's in the record
+//! crate, the launch's and the rounds' in the wallet crate, the API's
+//! shapes in the domain crate.
 
+use super::state::AppState;
 use super::writes::JsonWrites;
-use engine::{GameResult, PrizeSchedule, Rank};
-use record::RecordAction;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{OpenApi, ToSchema};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -65,7 +70,7 @@ use utoipa::{OpenApi, ToSchema};
         super::operator::rounds,
     ),
     components(schemas(
-        NewPlayerBodyDoc,
+        domain::api::NewPlayerBody,
         domain::api::PlayerCreated,
         domain::api::Me,
         domain::api::BuyBody,
@@ -75,7 +80,7 @@ use utoipa::{OpenApi, ToSchema};
         domain::api::TicketList,
         super::demo::DemoStartedAnswer,
         domain::demo::DemoRecord,
-        ActionBodyDoc,
+        domain::api::ActionBody,
         super::retail::CodeBody,
         super::retail::SerialBody,
         super::retail::Redeemed,
@@ -137,101 +142,18 @@ use utoipa::{OpenApi, ToSchema};
         super::account::CloseAccountBody,
         super::account::AccountClosed,
         domain::error::ErrorBody,
-        LaunchBody,
-        LaunchFlagsDoc,
-        LaunchAnswerDoc,
-        LaunchSession,
-        RoundsDoc,
-        RoundDoc,
+        wallet::LaunchRequest,
+        wallet::LaunchFlags,
+        wallet::LaunchAnswer,
+        super::operator::LaunchSession,
+        super::operator::Rounds,
+        wallet::reconcile::OurRound,
         super::operator::ExchangeBody,
         super::operator::SessionView,
     )),
     modifiers(&BearerAuth, &JsonWrites)
 )]
 pub struct ApiDoc;
-
-// The record crate links no OpenAPI generator (a verifier needs none), so
-// the document describes its types through these mirrors: same names, same
-// fields, same serde attributes, so the same schemas as `record::Record`'s JSON.
-
-/// The two kinds of random draw (docs/rules.md).
-#[derive(ToSchema)]
-#[schema(as = DrawKind)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum DrawKindDoc {
-    /// As Capone's card, uniform over his remaining hand (art. 3.2.2).
-    Capone,
-    /// A deck draw: two different cards of the 16 (art. 3.2.4.2, 3.2.5.2).
-    Deck,
-}
-
-/// Random draw number `n`: `{"n", "kind", "player"?, "capone"}`.
-#[derive(ToSchema)]
-#[schema(as = RecordDraw)]
-#[allow(dead_code)]
-pub struct RecordDrawDoc {
-    pub n: u64,
-    pub kind: DrawKindDoc,
-    /// The player's card of a deck draw.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<String>)]
-    pub player: Option<Rank>,
-    /// As Capone's card: `7` `8` `9` `10` `J` `Q` `K` `A`.
-    #[schema(value_type = String)]
-    pub capone: Rank,
-}
-
-/// The public record of one ticket.
-#[derive(ToSchema)]
-#[schema(as = Record)]
-#[allow(dead_code)]
-pub struct RecordDoc {
-    pub serial: String,
-    /// The player's seed, given with the first action; `null` before it.
-    pub client_seed: Option<String>,
-    pub commitment: String,
-    /// Hex; `null` until the ticket is finished.
-    pub server_seed: Option<String>,
-    /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
-    #[schema(value_type = Object)]
-    pub prizes_cents: PrizeSchedule,
-    /// `{"seq", "action": "play", "card"}` or `{"seq", "action": "draw"}`, in order.
-    #[schema(value_type = Vec<Object>)]
-    pub actions: Vec<RecordAction>,
-    pub draws: Vec<RecordDrawDoc>,
-    #[schema(value_type = Option<domain::api::ResultView>)]
-    pub result: Option<GameResult>,
-    /// The emission's number, the block's and the ticket's position (from 1).
-    pub emission: u32,
-    pub block: u32,
-    pub position: u32,
-    /// The fields of the ticket's Merkle leaf (docs/fairness.md).
-    pub leaf: RecordLeafDoc,
-    /// The leaf's inclusion proof, from the leaf up: `"L<64 hex>"` when the
-    /// sibling is on the left, `"R<64 hex>"` when on the right.
-    pub proof: Vec<String>,
-    /// Hex Merkle root of the block, as published.
-    pub root: String,
-}
-
-/// The fields of a ticket's Merkle leaf ([`emission::Leaf`]).
-#[derive(ToSchema)]
-#[schema(as = RecordLeaf)]
-#[allow(dead_code)]
-pub struct RecordLeafDoc {
-    pub serial: String,
-    pub position: u32,
-    /// The schedule row of the table, from 0.
-    pub row: u32,
-    /// `{"5": cents, "6": cents, "7": cents, "8": cents}`
-    #[schema(value_type = Object)]
-    pub prizes_cents: PrizeSchedule,
-    /// Hex SHA-256 of the play code (16 characters, no dashes).
-    pub play_code_sha256: String,
-    /// Hex SHA-256 of the server seed.
-    pub commitment: String,
-}
 
 struct BearerAuth;
 
@@ -264,211 +186,85 @@ pub fn document_json(stake_limit_required: bool) -> String {
     doc.to_string()
 }
 
-// The request bodies as the document describes them: the exact shapes
-// the server takes, where serde alone would describe looser ones.
-
-/// The OpenAPI document of `POST /api/players`'s body (documentation
-/// only): a name alone, or a login with its password, so that every body
-/// the document allows is one the server takes.
-#[derive(ToSchema)]
-#[schema(as = NewPlayerBody)]
-#[allow(dead_code)]
-#[serde(untagged)]
-pub enum NewPlayerBodyDoc {
-    /// A player without a login (play at once; `PUT /api/me/credentials` later).
-    Anonymous(AnonymousPlayer),
-    /// A player who keeps their account with a login and a password.
-    WithLogin(PlayerWithLogin),
+/// `GET /api/openapi.json`: this document, as this server's configuration makes it.
+pub async fn document(State(state): State<AppState>) -> Response {
+    let document = document_json(state.limit_rules.stake_limit_required);
+    ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
 
-/// `{"name": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct AnonymousPlayer {
-    /// A display name, at most 64 characters, no control character.
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
-    name: Option<String>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `{"name": "...", "login": "...", "password": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct PlayerWithLogin {
-    #[schema(max_length = 64, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$")]
-    name: Option<String>,
-    /// 3 to 32 of `a-z 0-9 . _ -` (upper case is folded to lower case).
-    #[schema(pattern = "^[A-Za-z0-9._-]{3,32}$")]
-    login: String,
-    /// 8 to 128 characters.
-    #[schema(min_length = 8, max_length = 128)]
-    password: String,
-}
+    /// The document's side of `writes::json_only`: [`JsonWrites`].
+    #[test]
+    fn the_document_says_each_write_takes_json_and_may_answer_415() {
+        let doc: serde_json::Value = serde_json::from_str(&document_json(true)).unwrap();
+        let mut writes = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for method in ["post", "put", "patch", "delete"] {
+                let Some(op) = item.get(method) else { continue };
+                writes += 1;
+                assert_eq!(
+                    op["responses"]["415"]["content"]["application/json"]["schema"]["$ref"],
+                    "#/components/schemas/ErrorBody",
+                    "{method} {path}"
+                );
+                let body = &op["requestBody"];
+                assert_eq!(body["required"], true, "{method} {path}: {body}");
+                assert!(body["content"].get("application/json").is_some(), "{method} {path}: {body}");
+            }
+        }
+        assert!(writes >= 20, "{writes} writes");
+        // One that reads no body takes any JSON value.
+        assert_eq!(
+            doc["paths"]["/api/demo"]["post"]["requestBody"]["content"]["application/json"]["schema"],
+            serde_json::json!({})
+        );
+    }
 
-/// The OpenAPI document of an action's body (documentation only): one of
-/// four exact shapes, so that every body the document allows is one the
-/// server reads (Schemathesis checks it). Whether the action fits the
-/// ticket's state (its `seq`, its phase, the cards in hand) is the game's
-/// rule, answered 409 or 422.
-#[derive(ToSchema)]
-#[schema(as = ActionBody)]
-#[allow(dead_code)]
-#[serde(untagged)]
-pub enum ActionBodyDoc {
-    /// The ticket's first action (`seq` 0): a card, and optionally the player's seed.
-    FirstPlay(FirstPlay),
-    /// A later card.
-    Play(LaterPlay),
-    /// The first action as a deck click (refused 422: a ticket starts with a card).
-    FirstDraw(FirstDraw),
-    /// A click on the 16-card deck (art. 3.2.4.2, 3.2.5.2).
-    Draw(LaterDraw),
-}
+    /// Every `$ref` of `value`.
+    fn refs<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::String(r)) = map.get("$ref") {
+                    out.push(r);
+                }
+                map.values().for_each(|v| refs(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
 
-/// `play`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "snake_case")]
-pub enum PlayTag {
-    Play,
-}
+    #[test]
+    fn every_reference_of_the_document_names_one_of_its_schemas() {
+        let doc: serde_json::Value = serde_json::from_str(&document_json(false)).unwrap();
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        let mut found = Vec::new();
+        refs(&doc, &mut found);
+        assert!(found.len() > 100, "{} references", found.len());
+        for r in found {
+            let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{r}"));
+            assert!(schemas.contains_key(name), "{r} names no schema");
+        }
+    }
 
-/// `draw`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(rename_all = "snake_case")]
-pub enum DrawTag {
-    Draw,
-}
-
-/// `{"seq": 0, "action": "play", "card": "Q", "client_seed": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct FirstPlay {
-    #[schema(minimum = 0, maximum = 0)]
-    seq: u64,
-    action: PlayTag,
-    /// A card of the hand: `7` `8` `9` `10` `J` `Q` `K` `A` (any case).
-    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
-    card: String,
-    /// The player's seed: 1 to 64 printable ASCII characters, no space.
-    #[schema(pattern = "^[!-~]{1,64}$")]
-    client_seed: Option<String>,
-}
-
-/// `{"seq": n, "action": "play", "card": "Q"}`, n at least 1.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct LaterPlay {
-    #[schema(minimum = 1)]
-    seq: u64,
-    action: PlayTag,
-    #[schema(pattern = "^(7|8|9|10|[JjQqKkAa])$")]
-    card: String,
-}
-
-/// `{"seq": 0, "action": "draw", "client_seed": "..."}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct FirstDraw {
-    #[schema(minimum = 0, maximum = 0)]
-    seq: u64,
-    action: DrawTag,
-    #[schema(pattern = "^[!-~]{1,64}$")]
-    client_seed: Option<String>,
-}
-
-/// `{"seq": n, "action": "draw"}`, n at least 1.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[serde(deny_unknown_fields)]
-pub struct LaterDraw {
-    #[schema(minimum = 1)]
-    seq: u64,
-    action: DrawTag,
-}
-
-/// `POST /api/operator/launch` body (wallet::LaunchRequest; docs/operator-integration.md).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct LaunchBody {
-    /// The operator's reference of the player: 1 to 64 printable ASCII characters.
-    #[schema(min_length = 1, max_length = 64, pattern = "^[!-~]{1,64}$")]
-    player: String,
-    /// EUR only.
-    #[schema(pattern = "^EUR$")]
-    currency: String,
-    /// fr or en.
-    #[schema(pattern = "^(fr|en)$")]
-    language: String,
-    /// ISO 3166-1 alpha-2.
-    #[schema(pattern = "^[A-Z]{2}$")]
-    country: Option<String>,
-    flags: Option<LaunchFlagsDoc>,
-    /// Where "back to the lobby" leads.
-    #[schema(pattern = "^https?://", max_length = 2048)]
-    lobby_url: Option<String>,
-}
-
-/// What the operator lets the page show (wallet::LaunchFlags).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct LaunchFlagsDoc {
-    show_rtp: Option<bool>,
-    session_timer: Option<bool>,
-    #[schema(minimum = 1, maximum = 1440)]
-    reality_check_minutes: Option<u32>,
-    #[schema(minimum = 1, maximum = 1440)]
-    session_limit_minutes: Option<u32>,
-}
-
-/// The launch's answer (wallet::LaunchAnswer).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct LaunchAnswerDoc {
-    /// Open it in the player's browser: it holds the one-time code.
-    url: String,
-    code: String,
-    /// The code is refused after this instant (unix ms).
-    expires_ms: i64,
-}
-
-/// `POST /api/launch` answer: a session of the launched player.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct LaunchSession {
-    /// The session's bearer token.
-    token: String,
-    /// The operator's reference of the player.
-    player: String,
-    language: String,
-    flags: LaunchFlagsDoc,
-    lobby_url: Option<String>,
-    session_started_ms: i64,
-    session_expires_ms: i64,
-}
-
-/// `GET /api/admin/wallet/rounds` answer.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct RoundsDoc {
-    rounds: Vec<RoundDoc>,
-}
-
-/// A round (wallet::reconcile::OurRound).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct RoundDoc {
-    /// SERIAL.ATTEMPT
-    round_id: String,
-    player: String,
-    price_cents: i64,
-    /// sold, released or unresolved.
-    state: String,
-    prize_cents: Option<i64>,
-    credit_acknowledged: bool,
+    /// A record's `result` is the engine's `GameResult`, which its schema
+    /// names `ResultView` (record's `result_schema`): the two are one shape.
+    #[test]
+    fn the_record_result_is_a_result_view() {
+        let result = engine::GameResult { tricks: 6, prize_cents: 1_500 };
+        let json = serde_json::to_value(result).unwrap();
+        let view: domain::api::ResultView = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(serde_json::to_value(view).unwrap(), json);
+        let doc: serde_json::Value = serde_json::from_str(&document_json(false)).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let mut fields: Vec<&String> = schemas["ResultView"]["properties"].as_object().unwrap().keys().collect();
+        let mut keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        fields.sort();
+        keys.sort();
+        assert_eq!(fields, keys);
+        assert_eq!(schemas["Record"]["properties"]["result"]["oneOf"][1]["$ref"], "#/components/schemas/ResultView");
+    }
 }

@@ -3,9 +3,9 @@
 //! session, the session's figures for the reality check, and the rounds
 //! of a period for reconciliation (the operator's desk).
 
-use super::HttpError;
-use super::admin::Operator;
-use super::{AppState, AuthedVia, RequiredJson};
+use super::answer::HttpError;
+use super::extract::{AuthedVia, Operator, RequiredJson};
+use super::state::AppState;
 use crate::store::{now_ms, token_hash};
 use axum::Json;
 use axum::body::Bytes;
@@ -17,17 +17,9 @@ use domain::changes::LaunchWrite;
 use domain::error::{AppError, ErrorBody};
 use domain::usecase::Launch;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use wallet::reconcile::OurRound;
 use wallet::sign::{Covered, Signed};
 use wallet::{LaunchAnswer, LaunchRequest};
-
-/// What the launch needs, in operator mode.
-pub struct Launcher {
-    pub keys: wallet::Keys,
-    /// The base of launch URLs.
-    pub public_base: String,
-    pub ttl_ms: i64,
-}
 
 /// The operator's server launches a game for one of its players: a signed
 /// call; the answer (signed back) holds a URL with a one-time code.
@@ -37,8 +29,8 @@ pub struct Launcher {
         ("x-signature-timestamp" = String, Header, description = "unix milliseconds"),
         ("x-signature-nonce" = String, Header, description = "32 hex digits, used once"),
         ("x-signature" = String, Header, description = "hex HMAC-SHA256 of the canonical text")),
-    request_body = crate::http::openapi::LaunchBody,
-    responses((status = 200, body = crate::http::openapi::LaunchAnswerDoc), (status = 400, body = ErrorBody),
+    request_body = LaunchRequest,
+    responses((status = 200, body = LaunchAnswer), (status = 400, body = ErrorBody),
               (status = 401, description = "bad_signature", body = ErrorBody),
               (status = 404, description = "not in operator mode", body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn launch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, HttpError> {
@@ -135,9 +127,30 @@ pub struct ExchangeBody {
     pub code: String,
 }
 
+/// `POST /api/launch` answer: a session of the launched player.
+// The stored answer (`domain::operator::exchange`'s) with the session's
+// token: its fields in alphabetical order, as the answer has always had
+// them, and `flags` as the launch stored them.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LaunchSession {
+    #[schema(value_type = wallet::LaunchFlags)]
+    pub flags: serde_json::Value,
+    pub language: String,
+    pub lobby_url: Option<String>,
+    /// The operator's reference of the player.
+    pub player: String,
+    pub session_expires_ms: i64,
+    pub session_started_ms: i64,
+    /// The session's bearer token.
+    // Not in the stored answer: a token is never stored.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub token: String,
+}
+
 /// The page exchanges a launch code for a session of the launched player.
 #[utoipa::path(post, path = "/api/launch", tag = "operator-launch", request_body = ExchangeBody,
-    responses((status = 200, body = crate::http::openapi::LaunchSession), (status = 400, body = ErrorBody),
+    responses((status = 200, body = LaunchSession), (status = 400, body = ErrorBody),
               (status = 401, description = "launch_invalid: unknown, expired or used", body = ErrorBody),
               (status = 404, description = "not in operator mode", body = ErrorBody)))]
 pub async fn exchange(
@@ -155,9 +168,9 @@ pub async fn exchange(
     // A launched session lasts a day at most (the operator launches again).
     let expires = now_ms() + state.session_ms.min(domain::account::DAY_MS);
     let answer = state.store.exchange_launch(token_hash(&body.code), token_hash(&token), expires).await?;
-    let mut value: serde_json::Value = serde_json::from_str(&answer).map_err(AppError::internal)?;
-    value["token"] = serde_json::Value::String(token);
-    Ok(Json(value).into_response())
+    let mut session: LaunchSession = serde_json::from_str(&answer).map_err(AppError::internal)?;
+    session.token = token;
+    Ok(Json(session).into_response())
 }
 
 /// `GET /api/session`: the session's figures.
@@ -214,6 +227,12 @@ pub async fn session(
     }))
 }
 
+/// `GET /api/admin/wallet/rounds` answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Rounds {
+    pub rounds: Vec<OurRound>,
+}
+
 /// `GET /api/admin/wallet/rounds` query.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -229,7 +248,7 @@ pub struct RoundsQuery {
 /// operator's transactions.
 #[utoipa::path(get, path = "/api/admin/wallet/rounds", tag = "operator", security(("bearer" = [])),
     params(RoundsQuery),
-    responses((status = 200, body = crate::http::openapi::RoundsDoc), (status = 400, body = ErrorBody),
+    responses((status = 200, body = Rounds), (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn rounds(
     State(state): State<AppState>,
@@ -242,8 +261,29 @@ pub async fn rounds(
         true => state.store.wallet_rounds(q.from_ms, q.to_ms).await?,
         false => Vec::new(),
     };
-    Ok(Json(serde_json::json!({ "rounds": rounds })).into_response())
+    // As a JSON value, each round's keys in alphabetical order, as the
+    // answer has always given them.
+    let answer = serde_json::to_value(Rounds { rounds }).map_err(AppError::internal)?;
+    Ok(Json(answer).into_response())
 }
 
-/// The operator's wallet, when the server is in operator mode.
-pub type Wallet = Option<Arc<crate::operator::OperatorWallet>>;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The launch's session as it always was: the stored answer and the
+    /// token, the keys in alphabetical order.
+    #[test]
+    fn a_launch_session_keeps_the_stored_answer_and_its_order() {
+        let stored = serde_json::json!({
+            "player": "p-1", "language": "fr", "flags": {"show_rtp": true, "session_timer": false, "session_limit_minutes": 30},
+            "lobby_url": null, "session_started_ms": 1, "session_expires_ms": 2,
+        })
+        .to_string();
+        let mut session: LaunchSession = serde_json::from_str(&stored).unwrap();
+        session.token = "t".into();
+        let mut value: serde_json::Value = serde_json::from_str(&stored).unwrap();
+        value["token"] = "t".into();
+        assert_eq!(serde_json::to_string(&session).unwrap(), value.to_string());
+    }
+}

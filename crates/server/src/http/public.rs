@@ -1,6 +1,6 @@
 //! What anyone may read, without an account: the exact odds, the public
-//! list of emissions, the health probe, the metrics, the OpenAPI document
-//! and the browser game's files.
+//! list of emissions, the health probe, the metrics and the browser game's
+//! files (the OpenAPI document is `openapi`'s).
 //!
 //! `GET /api/odds`: the exact odds and the prize table on sale online, for
 //! the player's "Chances et gains" page (docs/player-api.md). The figures
@@ -11,8 +11,8 @@
 //! The browser game: the files of the repository's `web/` folder, embedded
 //! in the binary (rust-embed), with `web/index.html` served at `/`.
 
-use super::AppState;
-use super::HttpError;
+use super::answer::HttpError;
+use super::state::AppState;
 use crate::store::PublicEmission;
 use axum::Json;
 use axum::extract::State;
@@ -215,12 +215,6 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         tracing::warn!(error = %domain::error::error_chain(&e), "reading the wallet's outbox");
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], state.metrics.render()).into_response()
-}
-
-/// This document, as this server's configuration makes it.
-pub async fn openapi(State(state): State<AppState>) -> Response {
-    let document = super::openapi::document_json(state.limit_rules.stake_limit_required);
-    ([(header::CONTENT_TYPE, "application/json")], document).into_response()
 }
 
 #[derive(rust_embed::Embed)]

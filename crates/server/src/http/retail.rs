@@ -2,8 +2,9 @@
 //! three endpoints, and redeeming a play code, with its limit on failed
 //! attempts per client address and in total.
 
-use super::HttpError;
-use super::{AppState, RequiredJson, bearer, client_ip};
+use super::answer::HttpError;
+use super::extract::{RequiredJson, bearer, client_ip};
+use super::state::AppState;
 use crate::store::{Redeemed as RedeemOutcome, code_hash};
 use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
