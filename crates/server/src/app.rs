@@ -13,6 +13,7 @@ use sha2::Digest;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -67,44 +68,13 @@ impl App {
         let (keys, origin) = Keyring::load(&config, seeds.fixed())?;
         tracing::info!("{origin}");
         let metrics = Arc::new(Metrics::new());
-        let store = match Store::open(&config, metrics.clone(), keys).await {
-            Ok(store) => Arc::new(store),
-            Err(e) => {
-                // A database refused leaves no key file behind that this start made.
-                if let Some(removed) =
-                    e.downcast_ref::<crate::store::SchemaError>().and_then(|_| origin.undo_creation())
-                {
-                    tracing::warn!("{removed}");
-                }
-                return Err(e);
-            }
-        };
+        let store = open_store(&config, &metrics, keys, &origin).await?;
         let emission = store.bootstrap(&config, &table).await?;
         if config.wallet == crate::config::WalletMode::Internal {
-            // Money owed to or held for an operator's wallet is never settled
-            // by the internal ledger: such a database stays in operator mode.
-            let (owed, _) = store.outbox_stats().await.map_err(|e| anyhow::anyhow!("{e}"))?;
-            let open = store.unresolved_rounds().await.map_err(|e| anyhow::anyhow!("{e}"))?;
-            let playing = store.operator_games_in_play().await.map_err(|e| anyhow::anyhow!("{e}"))?;
-            anyhow::ensure!(
-                owed + open + playing == 0,
-                "this database has operator-mode business not finished ({owed} credits or rollbacks owed to the \
-                 operator's wallet, {open} purchases unsettled, {playing} games in play bought from it): start it \
-                 with wallet = \"operator\" (docs/operator-integration.md)"
-            );
+            refuse_operator_business(&store).await?;
         }
-        let listener = tokio::net::TcpListener::bind(&config.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let (listener, ops_listener) = bind(&config).await?;
         let addr = listener.local_addr()?;
-        let ops_listener = match &config.ops_listen {
-            Some(ops) => Some(
-                tokio::net::TcpListener::bind(ops)
-                    .await
-                    .with_context(|| format!("cannot listen on {ops} (ops_listen)"))?,
-            ),
-            None => None,
-        };
         let ops_addr = ops_listener.as_ref().map(|l| l.local_addr()).transpose()?;
         let wallet = match config.wallet {
             crate::config::WalletMode::Operator => {
@@ -112,73 +82,7 @@ impl App {
             }
             crate::config::WalletMode::Internal => None,
         };
-        let launcher = match &wallet {
-            Some(_) => Some(Arc::new(crate::http::Launcher {
-                keys: config.wallet_keys()?,
-                public_base: config.public_base(),
-                ttl_ms: config.launch_ttl_s as i64 * 1000,
-            })),
-            None => None,
-        };
-        let state = AppState {
-            wallet: wallet.clone(),
-            launcher,
-            certifying: Default::default(),
-            store: store.clone(),
-            metrics: metrics.clone(),
-            body_limit: config.body_limit_bytes,
-            operator_tokens: Arc::new(
-                config.operator_tokens.iter().map(|t| sha2::Sha256::digest(t.as_bytes()).into()).collect(),
-            ),
-            allow_non_regulation_table: config.allow_non_regulation_table,
-            retailers: Arc::new(
-                config
-                    .retailers()
-                    .into_iter()
-                    .map(|(shop, t)| (sha2::Sha256::digest(t.as_bytes()).into(), shop))
-                    .collect(),
-            ),
-            retail_pay_any_shop: config.retail_pay_any_shop,
-            claim_days: config.claim_days,
-            payout_ceilings: std::sync::Arc::new(config.payout_ceilings()),
-            trust_forwarded_for: config.trust_forwarded_for,
-            trusted_proxy_hops: config.trusted_proxy_hops,
-            redeem_limits: crate::store::RedeemLimits {
-                per_network: config.redeem_failures_per_address,
-                global: config.redeem_failures_global,
-                per_network_slowed: config.redeem_failures_per_address_slowed,
-                window_ms: config.redeem_window_s as i64 * 1000,
-            },
-            request_timeout: Duration::from_millis(config.request_timeout_ms),
-            registrations: crate::http::PerNetwork {
-                limit: config.registrations_per_address,
-                window_ms: config.registration_window_s as i64 * 1000,
-                ceiling: store.ceilings().registrations,
-            },
-            demo_games: config.demo_games,
-            demos: crate::http::PerNetwork {
-                limit: config.demo_games_per_address,
-                window_ms: config.demo_window_s as i64 * 1000,
-                ceiling: store.ceilings().demo_games,
-            },
-            logins: crate::http::PerNetwork {
-                limit: config.logins_per_address,
-                window_ms: config.login_window_s as i64 * 1000,
-                ceiling: None,
-            },
-            session_ms: i64::from(config.session_days) * domain::account::DAY_MS,
-            password_hashes: Arc::new(crate::http::PasswordHashes::new(
-                config.password_hashes(),
-                Duration::from_millis(config.password_hash_wait_ms),
-            )),
-            limit_rules: domain::account::LimitRules {
-                cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
-                stake_limit_required: config.stake_limit_required,
-                // The store prices each request on the limits with the ticket on sale.
-                price_cents: domain::account::checked_price(None),
-            },
-            odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
-        };
+        let state = app_state(&config, &store, &metrics, wallet.clone())?;
         let (stop, stopped) = watch::channel(false);
         let stop_when = move || {
             let mut stopped = stopped.clone();
@@ -259,6 +163,128 @@ impl App {
         tracing::info!("signal received: finishing in-flight requests");
         self.shutdown().await
     }
+}
+
+/// Opens the database; one that is refused leaves no key file behind that
+/// this start made.
+async fn open_store(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    keys: Keyring,
+    origin: &crate::keys::KeyOrigin,
+) -> anyhow::Result<Arc<Store>> {
+    match Store::open(config, metrics.clone(), keys).await {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(e) => {
+            if let Some(removed) = e.downcast_ref::<crate::store::SchemaError>().and_then(|_| origin.undo_creation()) {
+                tracing::warn!("{removed}");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Refuses to start in the internal mode a database that holds operator-mode
+/// business not finished: money owed to or held for an operator's wallet is
+/// never settled by the internal ledger, so such a database stays in
+/// operator mode.
+async fn refuse_operator_business(store: &Store) -> anyhow::Result<()> {
+    let (owed, _) = store.outbox_stats().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let open = store.unresolved_rounds().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let playing = store.operator_games_in_play().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    anyhow::ensure!(
+        owed + open + playing == 0,
+        "this database has operator-mode business not finished ({owed} credits or rollbacks owed to the \
+         operator's wallet, {open} purchases unsettled, {playing} games in play bought from it): start it \
+         with wallet = \"operator\" (docs/operator-integration.md)"
+    );
+    Ok(())
+}
+
+/// The players' listener, and the operations listener when `ops_listen` is set.
+async fn bind(config: &Config) -> anyhow::Result<(TcpListener, Option<TcpListener>)> {
+    let listener =
+        TcpListener::bind(&config.listen).await.with_context(|| format!("cannot listen on {}", config.listen))?;
+    let ops_listener = match &config.ops_listen {
+        Some(ops) => {
+            Some(TcpListener::bind(ops).await.with_context(|| format!("cannot listen on {ops} (ops_listen)"))?)
+        }
+        None => None,
+    };
+    Ok((listener, ops_listener))
+}
+
+/// What the handlers reach, from the configuration: the tokens' hashes, the
+/// limits, the rules, and in operator mode the wallet and the launch's keys.
+fn app_state(
+    config: &Config,
+    store: &Arc<Store>,
+    metrics: &Arc<Metrics>,
+    wallet: crate::http::Wallet,
+) -> anyhow::Result<AppState> {
+    let launcher = match &wallet {
+        Some(_) => Some(Arc::new(crate::http::Launcher {
+            keys: config.wallet_keys()?,
+            public_base: config.public_base(),
+            ttl_ms: config.launch_ttl_s as i64 * 1000,
+        })),
+        None => None,
+    };
+    Ok(AppState {
+        wallet,
+        launcher,
+        certifying: Default::default(),
+        store: store.clone(),
+        metrics: metrics.clone(),
+        body_limit: config.body_limit_bytes,
+        operator_tokens: Arc::new(
+            config.operator_tokens.iter().map(|t| sha2::Sha256::digest(t.as_bytes()).into()).collect(),
+        ),
+        allow_non_regulation_table: config.allow_non_regulation_table,
+        retailers: Arc::new(
+            config.retailers().into_iter().map(|(shop, t)| (sha2::Sha256::digest(t.as_bytes()).into(), shop)).collect(),
+        ),
+        retail_pay_any_shop: config.retail_pay_any_shop,
+        claim_days: config.claim_days,
+        payout_ceilings: std::sync::Arc::new(config.payout_ceilings()),
+        trust_forwarded_for: config.trust_forwarded_for,
+        trusted_proxy_hops: config.trusted_proxy_hops,
+        redeem_limits: crate::store::RedeemLimits {
+            per_network: config.redeem_failures_per_address,
+            global: config.redeem_failures_global,
+            per_network_slowed: config.redeem_failures_per_address_slowed,
+            window_ms: config.redeem_window_s as i64 * 1000,
+        },
+        request_timeout: Duration::from_millis(config.request_timeout_ms),
+        registrations: crate::http::PerNetwork {
+            limit: config.registrations_per_address,
+            window_ms: config.registration_window_s as i64 * 1000,
+            ceiling: store.ceilings().registrations,
+        },
+        demo_games: config.demo_games,
+        demos: crate::http::PerNetwork {
+            limit: config.demo_games_per_address,
+            window_ms: config.demo_window_s as i64 * 1000,
+            ceiling: store.ceilings().demo_games,
+        },
+        logins: crate::http::PerNetwork {
+            limit: config.logins_per_address,
+            window_ms: config.login_window_s as i64 * 1000,
+            ceiling: None,
+        },
+        session_ms: i64::from(config.session_days) * domain::account::DAY_MS,
+        password_hashes: Arc::new(crate::http::PasswordHashes::new(
+            config.password_hashes(),
+            Duration::from_millis(config.password_hash_wait_ms),
+        )),
+        limit_rules: domain::account::LimitRules {
+            cooling_off_ms: i64::from(config.limit_cooling_off_hours) * 3_600_000,
+            stake_limit_required: config.stake_limit_required,
+            // The store prices each request on the limits with the ticket on sale.
+            price_cents: domain::account::checked_price(None),
+        },
+        odds: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
+    })
 }
 
 /// The longest window of any limit on guessing: a counter older than it

@@ -43,12 +43,6 @@ pub use store::{
     SchemaError, Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, token_hash,
 };
 
-/// Structured logs on stderr as text lines, filtered by `RUST_LOG` (default
-/// `info`): [`init_logging_as`] with [`LogFormat::Text`].
-pub fn init_logging() {
-    init_logging_as(LogFormat::Text);
-}
-
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`): text
 /// lines for people, or one JSON object per line (`timestamp`, `level`,
 /// `target`, `message` and the event's fields at the top level, the spans

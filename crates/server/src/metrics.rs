@@ -60,164 +60,135 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn new() -> Metrics {
-        let registry = Registry::new();
-        let requests = IntCounterVec::new(
-            Opts::new("as_capone_http_requests_total", "HTTP requests by route and status"),
-            &["route", "method", "status"],
-        )
-        .expect("metric");
-        let latency = HistogramVec::new(
-            HistogramOpts::new("as_capone_http_request_duration_seconds", "HTTP request latency by route")
-                .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0]),
-            &["route", "method"],
-        )
-        .expect("metric");
-        let tickets_sold = IntCounter::new("as_capone_tickets_sold_total", "Tickets sold online").expect("metric");
-        let redeem_refused = IntCounter::new(
-            "as_capone_redeem_refused_total",
-            "Play code redemptions refused with 429: too many wrong codes",
-        )
-        .expect("metric");
-        let redeem_limited = IntCounter::new(
-            "as_capone_redeem_limit_reached_total",
-            "Times an address, or all clients, reached the limit of wrong play codes",
-        )
-        .expect("metric");
-        let games_finished =
-            IntCounter::new("as_capone_games_finished_total", "Tickets whose game is finished").expect("metric");
-        let prizes_paid_cents =
-            IntCounter::new("as_capone_prizes_paid_cents_total", "Prizes credited, in cents").expect("metric");
-        let active_games =
-            IntGauge::new("as_capone_active_games", "Sold tickets whose game is not finished").expect("metric");
-        let audit_unsealed = IntGauge::new(
-            "as_capone_audit_unsealed_entries",
-            "Audit entries committed and not chained yet, in the whole database",
-        )
-        .expect("metric");
-        let audit_unsealed_oldest_age_seconds = IntGauge::new(
-            "as_capone_audit_unsealed_oldest_age_seconds",
-            "Age of the oldest audit entry not chained yet (0: none)",
-        )
-        .expect("metric");
-        let players_created = IntCounter::new("as_capone_players_created_total", "Players registered").expect("metric");
-        let demo_games =
-            IntCounter::new("as_capone_demo_games_total", "Free demo games started (no money)").expect("metric");
-        let ceiling_refused = IntCounterVec::new(
-            Opts::new(
+        let metrics = Metrics {
+            registry: Registry::new(),
+            requests: counter_vec(
+                "as_capone_http_requests_total",
+                "HTTP requests by route and status",
+                &["route", "method", "status"],
+            ),
+            latency: HistogramVec::new(
+                HistogramOpts::new("as_capone_http_request_duration_seconds", "HTTP request latency by route")
+                    .buckets(vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0]),
+                &["route", "method"],
+            )
+            .expect("metric"),
+            tickets_sold: counter("as_capone_tickets_sold_total", "Tickets sold online"),
+            redeem_refused: counter(
+                "as_capone_redeem_refused_total",
+                "Play code redemptions refused with 429: too many wrong codes",
+            ),
+            redeem_limited: counter(
+                "as_capone_redeem_limit_reached_total",
+                "Times an address, or all clients, reached the limit of wrong play codes",
+            ),
+            games_finished: counter("as_capone_games_finished_total", "Tickets whose game is finished"),
+            prizes_paid_cents: counter("as_capone_prizes_paid_cents_total", "Prizes credited, in cents"),
+            active_games: gauge("as_capone_active_games", "Sold tickets whose game is not finished"),
+            audit_unsealed: gauge(
+                "as_capone_audit_unsealed_entries",
+                "Audit entries committed and not chained yet, in the whole database",
+            ),
+            audit_unsealed_oldest_age_seconds: gauge(
+                "as_capone_audit_unsealed_oldest_age_seconds",
+                "Age of the oldest audit entry not chained yet (0: none)",
+            ),
+            players_created: counter("as_capone_players_created_total", "Players registered"),
+            demo_games: counter("as_capone_demo_games_total", "Free demo games started (no money)"),
+            ceiling_refused: counter_vec(
                 "as_capone_ceiling_refused_total",
                 "Requests refused with 503 by a global ceiling on what anonymous clients make the server keep",
+                &["ceiling"],
             ),
-            &["ceiling"],
-        )
-        .expect("metric");
-        let ceiling_use = GaugeVec::new(
-            Opts::new("as_capone_ceiling_use_ratio", "Share of each global ceiling used in its current hour (0 to 1)"),
-            &["ceiling"],
-        )
-        .expect("metric");
+            ceiling_use: GaugeVec::new(
+                Opts::new(
+                    "as_capone_ceiling_use_ratio",
+                    "Share of each global ceiling used in its current hour (0 to 1)",
+                ),
+                &["ceiling"],
+            )
+            .expect("metric"),
+            commit_batch_size: Histogram::with_opts(
+                HistogramOpts::new("as_capone_commit_batch_size", "Requests sharing one commit (group commit)")
+                    .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
+            )
+            .expect("metric"),
+            commit_seconds: storage_seconds(
+                "as_capone_commit_seconds",
+                "Time of one write transaction, BEGIN to durable COMMIT",
+            ),
+            checkpoint_seconds: storage_seconds(
+                "as_capone_checkpoint_seconds",
+                "SQLite: time of one WAL checkpoint on the background connection",
+            ),
+            writer_checkpoint_seconds: storage_seconds(
+                "as_capone_writer_checkpoint_seconds",
+                "SQLite: time of the writer's part of a WAL checkpoint, between two batches",
+            ),
+            wal_frames: gauge("as_capone_wal_frames", "SQLite: frames in the WAL at the last checkpoint"),
+            outbox_depth: gauge(
+                "as_capone_wallet_outbox_depth",
+                "Operator mode: credits and rollbacks owed to the operator's wallet, not acknowledged yet",
+            ),
+            outbox_oldest_age_seconds: gauge(
+                "as_capone_wallet_outbox_oldest_age_seconds",
+                "Operator mode: age of the oldest credit or rollback not acknowledged yet (0: none)",
+            ),
+            wallet_unresolved_rounds: gauge(
+                "as_capone_wallet_unresolved_rounds",
+                "Operator mode: rounds whose debit is not settled or whose rollback is not acknowledged",
+            ),
+            wallet_requests: counter_vec(
+                "as_capone_wallet_requests_total",
+                "Operator mode: calls to the operator's wallet",
+                &["kind", "outcome"],
+            ),
+            wallet_seconds: HistogramVec::new(
+                HistogramOpts::new("as_capone_wallet_request_seconds", "Operator mode: latency of the wallet's calls")
+                    .buckets(vec![0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
+                &["kind"],
+            )
+            .expect("metric"),
+            started: std::time::Instant::now(),
+        };
         // Every ceiling is exported from the start (0), for the alert rules.
         for name in domain::limits::CEILINGS {
-            ceiling_refused.with_label_values(&[name]);
-            ceiling_use.with_label_values(&[name]);
+            metrics.ceiling_refused.with_label_values(&[name]);
+            metrics.ceiling_use.with_label_values(&[name]);
         }
-        let commit_batch_size = Histogram::with_opts(
-            HistogramOpts::new("as_capone_commit_batch_size", "Requests sharing one commit (group commit)")
-                .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
-        )
-        .expect("metric");
-        let commit_seconds =
-            storage_seconds("as_capone_commit_seconds", "Time of one write transaction, BEGIN to durable COMMIT");
-        let checkpoint_seconds = storage_seconds(
-            "as_capone_checkpoint_seconds",
-            "SQLite: time of one WAL checkpoint on the background connection",
-        );
-        let writer_checkpoint_seconds = storage_seconds(
-            "as_capone_writer_checkpoint_seconds",
-            "SQLite: time of the writer's part of a WAL checkpoint, between two batches",
-        );
-        let wal_frames =
-            IntGauge::new("as_capone_wal_frames", "SQLite: frames in the WAL at the last checkpoint").expect("metric");
-        let outbox_depth = IntGauge::new(
-            "as_capone_wallet_outbox_depth",
-            "Operator mode: credits and rollbacks owed to the operator's wallet, not acknowledged yet",
-        )
-        .expect("metric");
-        let outbox_oldest_age_seconds = IntGauge::new(
-            "as_capone_wallet_outbox_oldest_age_seconds",
-            "Operator mode: age of the oldest credit or rollback not acknowledged yet (0: none)",
-        )
-        .expect("metric");
-        let wallet_unresolved_rounds = IntGauge::new(
-            "as_capone_wallet_unresolved_rounds",
-            "Operator mode: rounds whose debit is not settled or whose rollback is not acknowledged",
-        )
-        .expect("metric");
-        let wallet_requests = IntCounterVec::new(
-            Opts::new("as_capone_wallet_requests_total", "Operator mode: calls to the operator's wallet"),
-            &["kind", "outcome"],
-        )
-        .expect("metric");
-        let wallet_seconds = HistogramVec::new(
-            HistogramOpts::new("as_capone_wallet_request_seconds", "Operator mode: latency of the wallet's calls")
-                .buckets(vec![0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
-            &["kind"],
-        )
-        .expect("metric");
+        metrics.register();
+        metrics
+    }
+
+    /// Registers every metric in the registry that `render` reads.
+    fn register(&self) {
         for c in [
-            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(outbox_depth.clone()),
-            Box::new(outbox_oldest_age_seconds.clone()),
-            Box::new(wallet_unresolved_rounds.clone()),
-            Box::new(wallet_requests.clone()),
-            Box::new(wallet_seconds.clone()),
-            Box::new(latency.clone()),
-            Box::new(tickets_sold.clone()),
-            Box::new(redeem_refused.clone()),
-            Box::new(redeem_limited.clone()),
-            Box::new(games_finished.clone()),
-            Box::new(prizes_paid_cents.clone()),
-            Box::new(active_games.clone()),
-            Box::new(audit_unsealed.clone()),
-            Box::new(audit_unsealed_oldest_age_seconds.clone()),
-            Box::new(players_created.clone()),
-            Box::new(demo_games.clone()),
-            Box::new(ceiling_refused.clone()),
-            Box::new(ceiling_use.clone()),
-            Box::new(commit_batch_size.clone()),
-            Box::new(commit_seconds.clone()),
-            Box::new(checkpoint_seconds.clone()),
-            Box::new(writer_checkpoint_seconds.clone()),
-            Box::new(wal_frames.clone()),
+            Box::new(self.requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(self.outbox_depth.clone()),
+            Box::new(self.outbox_oldest_age_seconds.clone()),
+            Box::new(self.wallet_unresolved_rounds.clone()),
+            Box::new(self.wallet_requests.clone()),
+            Box::new(self.wallet_seconds.clone()),
+            Box::new(self.latency.clone()),
+            Box::new(self.tickets_sold.clone()),
+            Box::new(self.redeem_refused.clone()),
+            Box::new(self.redeem_limited.clone()),
+            Box::new(self.games_finished.clone()),
+            Box::new(self.prizes_paid_cents.clone()),
+            Box::new(self.active_games.clone()),
+            Box::new(self.audit_unsealed.clone()),
+            Box::new(self.audit_unsealed_oldest_age_seconds.clone()),
+            Box::new(self.players_created.clone()),
+            Box::new(self.demo_games.clone()),
+            Box::new(self.ceiling_refused.clone()),
+            Box::new(self.ceiling_use.clone()),
+            Box::new(self.commit_batch_size.clone()),
+            Box::new(self.commit_seconds.clone()),
+            Box::new(self.checkpoint_seconds.clone()),
+            Box::new(self.writer_checkpoint_seconds.clone()),
+            Box::new(self.wal_frames.clone()),
         ] {
-            registry.register(c).expect("unique metric names");
-        }
-        Metrics {
-            registry,
-            requests,
-            latency,
-            tickets_sold,
-            redeem_refused,
-            redeem_limited,
-            games_finished,
-            prizes_paid_cents,
-            active_games,
-            audit_unsealed,
-            audit_unsealed_oldest_age_seconds,
-            players_created,
-            demo_games,
-            ceiling_refused,
-            ceiling_use,
-            commit_batch_size,
-            commit_seconds,
-            checkpoint_seconds,
-            writer_checkpoint_seconds,
-            wal_frames,
-            outbox_depth,
-            outbox_oldest_age_seconds,
-            wallet_unresolved_rounds,
-            wallet_requests,
-            wallet_seconds,
-            started: std::time::Instant::now(),
+            self.registry.register(c).expect("unique metric names");
         }
     }
 
@@ -287,6 +258,21 @@ impl Metrics {
         TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding");
         String::from_utf8(buf).expect("prometheus text is UTF-8")
     }
+}
+
+/// A counter.
+fn counter(name: &str, help: &str) -> IntCounter {
+    IntCounter::new(name, help).expect("metric")
+}
+
+/// A counter by the values of `labels`.
+fn counter_vec(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    IntCounterVec::new(Opts::new(name, help), labels).expect("metric")
+}
+
+/// A gauge.
+fn gauge(name: &str, help: &str) -> IntGauge {
+    IntGauge::new(name, help).expect("metric")
 }
 
 /// A histogram of a storage operation's seconds (commits, checkpoints).
