@@ -156,7 +156,7 @@ pub struct TransactionsAnswer {
 
 /// What the operator lets the page show and asks it to do for this player
 /// (jurisdiction flags and the operator's own limits).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchFlags {
     /// Show the return to player of the table (odds page, purchase).
