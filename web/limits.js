@@ -9,7 +9,10 @@
 // - Before it refuses: the lobby shows a self-exclusion and its end, a
 //   limit reached, or (décret 2010-518, art. 16) asks a new player for their
 //   limit on stakes over seven days before the first purchase; the buy
-//   button shows only when a purchase can pass (`lobbyLimits`).
+//   button shows only when a purchase can pass (`lobbyLimits`). The server
+//   decides it: the limits' `purchase` is the verdict of the purchase's own
+//   check, with the refusal it would get (its code and params); the page
+//   words it and decides nothing (no price, no clock).
 // - "Mes limites" (#/limites): tickets per day and stakes per week, set by
 //   the player and checked by the server in the purchase's transaction
 //   (GET/PUT /api/me/limits); lowering applies at once, raising after the
@@ -176,21 +179,22 @@ export async function lobbyLimits() {
 }
 
 function renderLobbyLimits(limits) {
-  const { el, state } = app;
+  const { el } = app;
   const box = $('rg-lobby');
-  const now = Date.now();
-  const price = state.price ?? 300;
+  // The server's verdict on a purchase now, with the refusal it would get (its code and params): shown, never decided here.
+  const refusal = limits.purchase && limits.purchase.refusal;
+  const params = (refusal && refusal.params) || {};
   box.replaceChildren();
   box.removeAttribute('data-state');
   let block = null;
-  if (limits.excluded_until_ms != null && limits.excluded_until_ms > now) {
+  if (refusal && refusal.error === 'self_excluded') {
     block = 'excluded';
-    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.excluded', { date: app.dayTime(limits.excluded_until_ms) }) }));
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.excluded', { date: app.dayTime(params.until_ms) }) }));
   } else if (session.get(PAUSED_KEY) === '1') {
     block = 'paused';
     box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.paused') }),
       el('button', { type: 'button', id: 'rg-resume', text: t('lobby.rg.resume'), onclick: () => { session.set(PAUSED_KEY, null); startReminder(true); renderLobbyLimits(limits); $('buy')?.focus(); } }));
-  } else if (limits.stake_limit_required && limits.spend_per_week_cents == null) {
+  } else if (refusal && refusal.error === 'limit_required') {
     block = 'required';
     const form = el('form', { id: 'rg-required-form', class: 'stack', novalidate: true },
       el('h3', { id: 'rg-required-title', text: t('lobby.rg.required.title') }),
@@ -219,12 +223,12 @@ function renderLobbyLimits(limits) {
       }
     });
     box.append(form);
-  } else if (limits.tickets_per_day != null && limits.used.tickets_today >= limits.tickets_per_day) {
+  } else if (refusal && params.reason === 'tickets_per_day') {
     block = 'limit';
-    box.append(el('p', { id: 'rg-lobby-text', text: tn('lobby.rg.day', limits.used.tickets_today, { max: limits.tickets_per_day }) }));
-  } else if (limits.spend_per_week_cents != null && limits.used.spent_week_cents + price > limits.spend_per_week_cents) {
+    box.append(el('p', { id: 'rg-lobby-text', text: tn('lobby.rg.day', params.used, { max: params.max }) }));
+  } else if (refusal && params.reason === 'spend_per_week') {
     block = 'limit';
-    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.week', { n: money(limits.used.spent_week_cents), max: money(limits.spend_per_week_cents), price: money(price) }) }));
+    box.append(el('p', { id: 'rg-lobby-text', text: t('lobby.rg.week', { n: money(params.used_cents), max: money(params.max_cents), price: money(params.price_cents) }) }));
   }
   const usage = [
     limits.tickets_per_day != null ? tn('lobby.rg.usage.day', limits.used.tickets_today, { max: limits.tickets_per_day }) : null,
@@ -498,12 +502,12 @@ async function saveLimits(ev) {
     const limits = limitsScreen.limits;
     limitsScreen.done = limits.pending && (!before.pending || before.pending.from_ms !== limits.pending.from_ms || JSON.stringify(before.pending) !== JSON.stringify(limits.pending))
       ? t('limits.saved.pending', { date: app.dayTime(limits.pending.from_ms) }) : t('limits.saved');
-    // A limit that applies now and is already passed: said at once, before a purchase is refused.
-    const price = state.price ?? 300;
-    limitsScreen.warn = limits.tickets_per_day != null && limits.used.tickets_today >= limits.tickets_per_day
-      ? tn('limits.passed.day', limits.used.tickets_today, { max: limits.tickets_per_day })
-      : limits.spend_per_week_cents != null && limits.used.spent_week_cents + price > limits.spend_per_week_cents
-        ? t('limits.passed.week', { n: money(limits.used.spent_week_cents), max: money(limits.spend_per_week_cents) }) : null;
+    // A limit that applies now and is already passed: said at once, before a purchase is refused (the server's verdict).
+    const passed = (limits.purchase && limits.purchase.refusal && limits.purchase.refusal.params) || {};
+    limitsScreen.warn = passed.reason === 'tickets_per_day'
+      ? tn('limits.passed.day', passed.used, { max: passed.max })
+      : passed.reason === 'spend_per_week'
+        ? t('limits.passed.week', { n: money(passed.used_cents), max: money(passed.max_cents) }) : null;
     renderLimits();
     $('limits-done').focus?.();
   } catch (error) {

@@ -173,7 +173,7 @@ function logout(why) {
  * What the page shows of one answer:
  * `{action, ok, http, title, message, detail, facts}`; `facts` is the
  * server's answer (serial, status, prize_cents, sold_by, paid_ms, paid_by,
- * claim_until_ms), or null.
+ * claim_until_ms, expired, pay_at), or null.
  */
 function renderAnswer(answer) {
   const box = $('answer');
@@ -184,7 +184,8 @@ function renderAnswer(answer) {
   const facts = answer.facts;
   box.dataset.status = facts ? facts.status : '';
   // ok: done; pay: a winner to pay; error: refused; info: nothing to do.
-  const expired = !!facts && facts.claim_until_ms != null && facts.claim_until_ms < Date.now();
+  // The claim deadline passed: the server says it (`expired`), never this terminal's clock.
+  const expired = !!facts && !!facts.expired;
   // Above this shop's payout ceiling: the operator's payment centre pays it, never the counter.
   const operator = !!facts && facts.status === 'won' && facts.pay_at === 'operator';
   box.dataset.kind = !answer.ok ? 'error' : answer.replayed ? 'info' : answer.action !== 'validate' ? 'ok' : facts && facts.status === 'won' && !expired && !operator ? 'pay' : 'info';
@@ -263,7 +264,7 @@ function answerText(action, facts) {
   const prize = money(facts.prize_cents ?? 0);
   if (action === 'sell' && facts.status === 'sold') return t('shop.msg.sold_now');
   if (action === 'pay' && facts.status === 'paid') return t('shop.msg.pay', { prize });
-  const expired = facts.claim_until_ms != null && facts.claim_until_ms < Date.now();
+  const expired = !!facts.expired;
   switch (facts.status) {
     case 'printed': return t('shop.msg.printed');
     case 'sold': return t('shop.msg.sold');
@@ -451,8 +452,7 @@ async function askPay() {
     return run('pay', serial);
   }
   setBusy(false);
-  const expired = facts.claim_until_ms != null && facts.claim_until_ms < Date.now();
-  if (facts.status !== 'won' || expired) return run('pay', serial);
+  if (facts.status !== 'won' || facts.expired) return run('pay', serial);
   // Above this shop's ceiling: no question, no payment; where the holder is paid.
   if (facts.pay_at === 'operator') return show({ action: 'validate', ok: true, http: 200, serial, message: () => answerText('validate', facts), facts: facts });
   const dialog = $('pay-dialog');

@@ -1,14 +1,12 @@
 //! `as-capone emit` and `as-capone verify-block`: thin commands over the
-//! `emission` crate (see its `files` module for what lands in the folder).
+//! `emission` crate (see its `EmissionWriter` for what lands in the folder).
 //!
 //! `emit` makes one block at a time, writes it and drops it before the next,
 //! so memory stays that of one block whatever `--blocks` is.
 
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
-use emission::files::{self, EmissionWriter};
-use emission::serial::MAX_BLOCK;
-use emission::{Emission, EmissionSeed, VerifyOptions};
+use emission::{Emission, EmissionSeed, EmissionWriter, MANIFEST_FILE, MAX_BLOCK, VerifyOptions, write_secret};
 use indicatif::{ProgressBar, ProgressStyle};
 use math::PrizeTable;
 use std::io::IsTerminal;
@@ -81,7 +79,7 @@ pub fn run_emit(args: EmitArgs) -> anyhow::Result<()> {
     // Once every argument is accepted, so that a refused run stays one error line.
     crate::odds::warn_if_not_regulation(&args.table, emission.table());
     if from_os {
-        let path = files::write_secret(&args.out, &emission)?;
+        let path = write_secret(&args.out, &emission)?;
         eprintln!(
             "as-capone: the seed was drawn from the OS and saved in {}: keep that file secret, apart from the public manifest",
             path.display()
@@ -143,7 +141,7 @@ pub fn run_verify_block(args: VerifyBlockArgs) -> anyhow::Result<()> {
     }
     let seed = args.seed.as_deref().map(EmissionSeed::parse).transpose().context("--seed")?;
     let opts = VerifyOptions { seed, block: args.block.or(file_block) };
-    let manifest = emission::verify::read_manifest(&dir).map_err(|e| anyhow!("{e}"))?;
+    let manifest = emission::read_manifest(&dir).map_err(|e| anyhow!("{e}"))?;
     let bar = progress(if opts.block.is_some() { 1 } else { manifest.blocks.len() as u64 }, "blocks");
     let report = emission::verify_dir(&dir, &opts, &mut |_| bar.inc(1)).map_err(|e| anyhow!("{e}"))?;
     bar.finish_and_clear();
@@ -152,7 +150,7 @@ pub fn run_verify_block(args: VerifyBlockArgs) -> anyhow::Result<()> {
         report.blocks.len(),
         report.tickets,
         if report.proofs > 0 { "proofs, " } else { "" },
-        dir.join(files::MANIFEST_FILE).display(),
+        dir.join(MANIFEST_FILE).display(),
         if report.regenerated {
             "; regenerated from the seed, identical byte for byte"
         } else {

@@ -16,7 +16,6 @@ mod simulate;
 mod verify;
 
 use clap::{Parser, Subcommand};
-use lab::{loadtest, reconcile, reliability, report};
 use std::process::ExitCode;
 
 /// mimalloc rather than glibc's allocator: the server allocates and frees
@@ -58,28 +57,26 @@ enum Command {
     /// Check a finished ticket's public record (docs/contract.md, "Fairness").
     Verify(verify::VerifyArgs),
     /// The operator's figures of every emission, from the database.
-    Report(report::ReportArgs),
+    Report(lab::ReportArgs),
     /// Load generator: players playing real games over HTTP.
-    Loadtest(loadtest::LoadtestArgs),
+    Loadtest(lab::LoadtestArgs),
     /// The raw 32-bit output of a draw source, for outside test suites (dieharder).
     RngStream(rng_stream::RngStreamArgs),
     /// The server key ring: a new key, the ring as the database knows it, the current key (docs/keys.md).
     Keys(keys::KeysArgs),
     /// Operator mode: our rounds of a period against the operator's wallet
     /// transactions; exit 0 clean, 1 on any mismatch, 2 when either side cannot be read.
-    Reconcile(reconcile::ReconcileArgs),
+    Reconcile(lab::ReconcileArgs),
     /// The reference operator (crate `as-capone-operator`) as the wallet chaos runs it.
     #[command(hide = true)]
-    ReferenceOperator(reliability::wallet_chaos::OperatorChildArgs),
+    ReferenceOperator(lab::OperatorChildArgs),
     /// Fault and load evidence: SIGKILLs under load, a soak, a hostile corpus (RELIABILITY.md).
-    Reliability(reliability::ReliabilityArgs),
+    Reliability(lab::ReliabilityArgs),
     /// An online backup of a running server's database (docs/backups.md).
     Backup(backup::BackupArgs),
     /// A backup restored into a new database, then checked (docs/backups.md).
     Restore(backup::RestoreArgs),
 }
-
-pub use lab::load_table;
 
 fn main() -> ExitCode {
     // The certification reports this process writes (`report --table`, the
@@ -88,7 +85,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Reconcile(a) => {
-            return match reconcile::run(a) {
+            return match lab::run_reconcile(a) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(1),
                 Err(e) => {
@@ -104,12 +101,12 @@ fn main() -> ExitCode {
         Command::VerifyBlock(a) => emit::run_verify_block(a),
         Command::Serve(a) => serve::run(a),
         Command::Verify(a) => verify::run(a),
-        Command::Report(a) => report::run(a),
+        Command::Report(a) => lab::run_report(a),
         Command::Keys(a) => keys::run(a),
-        Command::Loadtest(a) => loadtest::run(a),
+        Command::Loadtest(a) => lab::run_loadtest(a),
         Command::RngStream(a) => rng_stream::run(a),
-        Command::Reliability(a) => reliability::run(a),
-        Command::ReferenceOperator(a) => reliability::wallet_chaos::reference_operator(a),
+        Command::Reliability(a) => lab::run_reliability(a),
+        Command::ReferenceOperator(a) => lab::reference_operator(a),
         Command::Backup(a) => backup::run_backup(a),
         Command::Restore(a) => backup::run_restore(a),
     };

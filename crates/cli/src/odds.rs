@@ -4,8 +4,7 @@
 use clap::Args;
 use format::euros_plain;
 use math::fraction::{approx, to_string as frac};
-use math::payout::{LegalBand, Payout};
-use math::{FinalOutcome, Odds, PrizeTable};
+use math::{FinalOutcome, LegalBand, Odds, Payout, PrizeTable};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -21,7 +20,7 @@ pub struct OddsArgs {
 
 pub fn run(args: OddsArgs) -> anyhow::Result<()> {
     let odds = Odds::exact();
-    let table = args.table.as_deref().map(crate::load_table).transpose()?;
+    let table = args.table.as_deref().map(lab::load_table).transpose()?;
     if let (Some(path), Some(t)) = (&args.table, &table) {
         warn_if_not_regulation(path, t);
     }

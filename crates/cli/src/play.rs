@@ -30,7 +30,7 @@ pub struct PlayArgs {
 
 pub fn run(args: PlayArgs) -> anyhow::Result<()> {
     let table = match &args.table {
-        Some(p) => crate::load_table(p)?,
+        Some(p) => lab::load_table(p)?,
         None => PrizeTable::example(),
     };
     let server_seed: [u8; 32] = match &args.seed {

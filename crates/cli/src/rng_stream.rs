@@ -1,5 +1,5 @@
 //! `as-capone rng-stream --source fair|sim [--seed HEX] [--bytes N]`: the raw
-//! output of the game's two draw sources ([`lab::rng_stream`]), as 32-bit
+//! output of the game's two draw sources ([`lab::RngStream`]), as 32-bit
 //! words on stdout, for outside test suites (`dieharder -a -g 200`).
 //!
 //! Without `--bytes` the stream runs until the reader closes the pipe. The
@@ -7,14 +7,14 @@
 //! much the test suite consumed.
 
 use clap::Args;
-use lab::rng_stream::{CLIENT_SEED, SERIAL, Source, Stream};
+use lab::{RNG_STREAM_CLIENT_SEED, RNG_STREAM_SERIAL, RngSource, RngStream};
 use std::io::{ErrorKind, Write};
 
 #[derive(Args, Debug)]
 pub struct RngStreamArgs {
     /// Which draw source.
     #[arg(long, value_enum)]
-    pub source: Source,
+    pub source: RngSource,
     /// fair: the 32-byte server seed in hex; sim: a u64 seed in hex.
     /// Default: a fixed seed (printed on stderr).
     #[arg(long)]
@@ -28,9 +28,9 @@ pub fn run(args: RngStreamArgs) -> anyhow::Result<()> {
     if args.bytes.is_some_and(|b| b % 4 != 0) {
         anyhow::bail!("--bytes must be a multiple of 4 (whole 32-bit words)");
     }
-    let mut stream = Stream::new(args.source, args.seed.as_deref())?;
+    let mut stream = RngStream::new(args.source, args.seed.as_deref())?;
     eprintln!(
-        "rng-stream: source {:?}, seed {}, client seed {CLIENT_SEED:?}, serial {SERIAL:?}",
+        "rng-stream: source {:?}, seed {}, client seed {RNG_STREAM_CLIENT_SEED:?}, serial {RNG_STREAM_SERIAL:?}",
         args.source,
         args.seed.as_deref().unwrap_or("(default)")
     );

@@ -5,8 +5,7 @@
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use math::fraction::approx;
-use math::stats::{chi_square, chi_square_p_value};
-use math::{FinalOutcome, Odds, Payout, SimConfig, simulate};
+use math::{FinalOutcome, Odds, Payout, SimConfig, chi_square, chi_square_p_value, simulate};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -41,7 +40,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         use rand_core::{OsRng, TryRngCore};
         OsRng.try_next_u64().expect("the OS random generator answers")
     });
-    let table = args.table.as_deref().map(crate::load_table).transpose()?;
+    let table = args.table.as_deref().map(lab::load_table).transpose()?;
     let odds = Odds::exact();
 
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {

@@ -29,15 +29,15 @@ pub struct Changes {
     pub emission: Option<EmissionRows>,
     /// A paper ticket sold by a shop, paid by a shop, or joining a player's history.
     pub retail: Option<RetailWrite>,
-    /// The limits' counters to change ([`limits`]).
+    /// The limits' counters to change ([`crate::limits`]).
     pub counters: Vec<crate::changes::CounterWrite>,
     /// Counters whose window began before this (unix ms) are deleted.
     pub expire_counters_before: Option<i64>,
     /// An emission whose sale ends, with its closing notice.
     pub close: Option<crate::changes::Close>,
-    /// A player's login, session or limits ([`player`]).
+    /// A player's login, session or limits ([`PlayerWrite`]).
     pub player: Option<PlayerWrite>,
-    /// The operator mode's rows: launches, rounds, the outbox ([`operator`]).
+    /// The operator mode's rows: launches, rounds, the outbox ([`crate::operator`]).
     pub wallet: Vec<crate::changes::WalletWrite>,
     /// Signed calls' nonces seen before this (unix ms) are deleted.
     pub expire_nonces_before: Option<i64>,

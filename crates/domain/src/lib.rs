@@ -6,7 +6,7 @@
 //!   processes may race (trait [`Unit`]);
 //! - the decisions are plain code that knows no database, by channel
 //!   ([`online`], [`retail`], [`account`]): given those rows and the
-//!   request they return a refusal (an [`AppError`], nothing written), a
+//!   request they return a refusal (an [`AppError`](error::AppError), nothing written), a
 //!   replay (the answer stored the first time), or one [`Changes`] value;
 //! - the backend *commits* the [`Changes`] atomically ([`Unit::apply`], then
 //!   its transaction's COMMIT) and only then is the answer sent.

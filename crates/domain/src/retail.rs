@@ -734,15 +734,15 @@ mod tests {
 
     #[test]
     fn the_net_is_sales_minus_prizes_paid_in_cents() {
-        let pay = |serial: &str, cents| ShopPayment { serial: serial.into(), prize_cents: cents, paid_ms: 1 };
-        let r = ShopReport::new(
+        let payment = |serial: &str, cents| ShopPayment { serial: serial.into(), prize_cents: cents, paid_ms: 1 };
+        let report = ShopReport::new(
             "A",
             (2026, 12, 5),
             CountAmount { count: 3, amount_cents: 900 },
-            vec![pay("x", 2_000), pay("y", 500)],
+            vec![payment("x", 2_000), payment("y", 500)],
         );
-        assert_eq!(r.paid, CountAmount { count: 2, amount_cents: 2_500 });
-        assert_eq!(r.net_cents, -1_600, "the operator owes the shop");
-        assert_eq!((r.day.as_str(), r.time_zone.as_str()), ("2026-12-05", "Europe/Paris"));
+        assert_eq!(report.paid, CountAmount { count: 2, amount_cents: 2_500 });
+        assert_eq!(report.net_cents, -1_600, "the operator owes the shop");
+        assert_eq!((report.day.as_str(), report.time_zone.as_str()), ("2026-12-05", "Europe/Paris"));
     }
 }

@@ -4,8 +4,7 @@
 //! Only the public part of each ticket is kept: the SHA-256 of its play code
 //! and of its server seed (its `commitment`), never the secrets themselves.
 
-use emission::merkle::{self, CHUNK_LEAVES, Hash, MerkleTree};
-use emission::{Emission, EmissionSeed};
+use emission::{CHUNK_LEAVES, Emission, EmissionSeed, Hash, MerkleTree};
 use engine::PrizeSchedule;
 use math::PrizeTable;
 
@@ -66,7 +65,7 @@ pub fn generate_block(
             commitment: hex::encode(leaf.commitment),
         });
     }
-    let chunk_roots = merkle::chunk_roots(&leaves, CHUNK_LEAVES);
+    let chunk_roots = emission::chunk_roots(&leaves, CHUNK_LEAVES);
     let root = if fixed.is_some() { MerkleTree::new(leaves).root() } else { block.merkle_root };
     Ok(GeneratedBlock { tickets, root, chunk_roots })
 }
@@ -106,7 +105,7 @@ mod tests {
         }
         assert_eq!(b.tickets[0].position, 1);
         assert_eq!(b.chunk_roots.len(), 300_000usize.div_ceil(CHUNK_LEAVES));
-        assert_eq!(merkle::root_of(b.chunk_roots.clone()), b.root);
+        assert_eq!(emission::merkle_root(b.chunk_roots.clone()), b.root);
         assert_eq!(parse_chunk_roots(&chunk_roots_hex(&b.chunk_roots)).unwrap(), b.chunk_roots);
         let again = generate_block(&table, 1, 1, seed(), None).unwrap();
         assert_eq!(again.root, b.root);
@@ -117,7 +116,7 @@ mod tests {
         // The test-only fixed seed is committed too.
         let fixed = generate_block(&table, 1, 1, seed(), Some([5; 32])).unwrap();
         assert!(fixed.tickets.iter().all(|t| t.commitment == engine::commitment(&[5; 32])));
-        assert_eq!(merkle::root_of(fixed.chunk_roots.clone()), fixed.root);
+        assert_eq!(emission::merkle_root(fixed.chunk_roots.clone()), fixed.root);
         assert_ne!(fixed.root, b.root);
     }
 }

@@ -71,7 +71,8 @@ impl Emission {
         self.code
     }
 
-    /// The ChaCha20 key for `purpose` in `block` (see [`crate::seed`]).
+    /// The ChaCha20 key for `purpose` in `block`: HMAC-SHA256 of the seed over
+    /// the purpose, the emission and the block (`seed.rs`).
     pub fn block_key(&self, purpose: Purpose, block: u32) -> [u8; 32] {
         seed::derive_key(&self.mac, purpose, self.number, block)
     }
@@ -84,7 +85,7 @@ impl Emission {
     }
 
     /// Block `block` (from 1): its tickets in sale order and its commitment,
-    /// made on every core ([`threads`]); the same block whatever the count
+    /// made on every core (the machine's available parallelism); the same block whatever the count
     /// ([`Emission::generate_block_threads`]).
     pub fn generate_block(&self, block: u32) -> Result<Block, EmissionError> {
         self.generate_block_threads(block, threads())
@@ -231,7 +232,7 @@ impl Emission {
 const PARALLEL_MIN: usize = 4096;
 
 /// The threads a block is made with: the machine's available parallelism.
-pub fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -278,7 +279,7 @@ impl std::fmt::Debug for TicketRecord {
 }
 
 /// Length of the longest [`Leaf::bytes`].
-pub const MAX_LEAF_BYTES: usize = 1 + MAX_SERIAL_LEN + 4 + 4 + 32 + 32 + 32;
+const MAX_LEAF_BYTES: usize = 1 + MAX_SERIAL_LEN + 4 + 4 + 32 + 32 + 32;
 
 /// What a ticket's Merkle leaf commits to: public fields only (the play
 /// code and the server seed enter as their SHA-256). A record carries these

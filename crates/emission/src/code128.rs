@@ -5,10 +5,16 @@
 //! ASCII character, so a serial (capitals, digits and dashes) is encoded
 //! as printed, dashes included, which the counter accepts.
 //!
-//! [`encode`] gives the symbol values (start, data, check symbol, stop),
-//! [`widths`] the element widths in modules (bar first), [`svg_bars`] the
+//! `encode` gives the symbol values (start, data, check symbol, stop),
+//! [`widths`] the element widths in modules (bar first), `svg_bars` the
 //! bars as SVG rectangles; [`decode`] reads widths back, the way a scanner
 //! does, and is what the tests check the encoding with.
+//!
+//! **Public as a namespace**, unlike the crate's other modules: its
+//! functions carry the symbology's own verbs (`code128::widths`,
+//! `code128::decode`), which say what they do only under its name. The
+//! tests that read a printed barcode back (this crate's and the shop's
+//! browser test) use them.
 
 use std::fmt::Write;
 
@@ -35,7 +41,7 @@ const START_B: u8 = 104;
 /// Stop.
 const STOP: u8 = 106;
 /// The quiet zone a scanner needs on each side: 10 modules.
-pub const QUIET_ZONE: u32 = 10;
+pub(crate) const QUIET_ZONE: u32 = 10;
 
 /// Why a text cannot be encoded, or widths cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,7 +61,7 @@ pub enum Code128Error {
 /// The symbol values of `text` in code set B: start B, one value per
 /// character (its ASCII code - 32), the check symbol (start value plus
 /// each value times its position, mod 103), stop.
-pub fn encode(text: &str) -> Result<Vec<u8>, Code128Error> {
+fn encode(text: &str) -> Result<Vec<u8>, Code128Error> {
     if text.is_empty() {
         return Err(Code128Error::Empty);
     }
@@ -81,7 +87,7 @@ pub fn widths(text: &str) -> Result<Vec<u8>, Code128Error> {
 /// The barcode as SVG `<rect>`s, one per bar, `module` user units wide per
 /// module and `height` high, from `x` (the quiet zone is left to the
 /// caller), and the barcode's width in modules.
-pub fn svg_bars(text: &str, x: f64, y: f64, module: f64, height: f64) -> Result<(String, u32), Code128Error> {
+pub(crate) fn svg_bars(text: &str, x: f64, y: f64, module: f64, height: f64) -> Result<(String, u32), Code128Error> {
     let mut s = String::new();
     let mut at = 0u32;
     for (i, w) in widths(text)?.into_iter().enumerate() {

@@ -30,15 +30,15 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// `format` of a manifest.
-pub const MANIFEST_FORMAT: &str = "as-capone emission manifest v2";
+pub(crate) const MANIFEST_FORMAT: &str = "as-capone emission manifest v2";
 /// `commitment` of a manifest: how the roots are computed ([`crate::merkle`]).
-pub const COMMITMENT_SCHEME: &str = "merkle-sha256 v1: leaf = SHA-256(0x00 || ticket bytes v2), node = SHA-256(0x01 || left || right), odd last node promoted";
+pub(crate) const COMMITMENT_SCHEME: &str = "merkle-sha256 v1: leaf = SHA-256(0x00 || ticket bytes v2), node = SHA-256(0x01 || left || right), odd last node promoted";
 /// `format` of a secret file.
-pub const SECRET_FORMAT: &str = "as-capone emission secret v1";
+pub(crate) const SECRET_FORMAT: &str = "as-capone emission secret v1";
 /// The block file header, without the proof column.
 pub const CSV_HEADER: &str = "position,serial,play_code,row,prize_5,prize_6,prize_7,prize_8,commitment";
 pub const MANIFEST_FILE: &str = "manifest.json";
-pub const SECRET_FILE: &str = "secret.json";
+pub(crate) const SECRET_FILE: &str = "secret.json";
 
 /// `block-0001.csv` for block 1.
 pub fn block_file_name(index: u32) -> String {
@@ -116,8 +116,8 @@ fn push_num(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// Writes a block file (see the module doc), formatted on every core
-/// ([`crate::block::threads`]).
+/// Writes a block file (its lines after [`CSV_HEADER`]: docs/emissions.md),
+/// formatted on every core (the machine's available parallelism).
 pub fn write_block_csv(w: &mut impl Write, block: &Block, proofs: bool) -> io::Result<()> {
     write_block_csv_threads(w, block, proofs, crate::block::threads())
 }
@@ -256,7 +256,7 @@ impl<W: Write> Write for Hashing<W> {
 }
 
 /// The manifest of `emission` before any block.
-pub fn empty_manifest(emission: &Emission) -> Manifest {
+fn empty_manifest(emission: &Emission) -> Manifest {
     let table = emission.table().clone();
     Manifest {
         format: MANIFEST_FORMAT.into(),
@@ -324,7 +324,7 @@ impl EmissionWriter {
 }
 
 /// The manifest's bytes: pretty JSON and a final newline.
-pub fn manifest_json(m: &Manifest) -> String {
+fn manifest_json(m: &Manifest) -> String {
     serde_json::to_string_pretty(m).expect("a manifest serializes") + "\n"
 }
 

@@ -8,24 +8,29 @@
 //! `as-capone emit` / `as-capone verify-block`.
 //!
 //! ## Layout
-//! - [`seed`]: [`EmissionSeed`] (32 secret bytes, 64 hex digits), the
+//! Every module is private and what other crates use is re-exported here,
+//! except [`code128`] and [`sha256x`], public namespaces (see each).
+//! - `seed.rs`: [`EmissionSeed`] (32 secret bytes, 64 hex digits), the
 //!   domain-separated HMAC-SHA256 keys derived per block and [`Purpose`],
 //!   and every ticket's server seed.
-//! - [`shuffle`]: our own Fisher-Yates over ChaCha20 with rejection scaling,
+//! - `shuffle.rs`: our own Fisher-Yates over ChaCha20 with rejection scaling,
 //!   pinned by golden vectors.
-//! - [`serial`]: [`Serial`] (`ASC-001-00001-000042-81`, ISO 7064 MOD 97-10
+//! - `serial.rs`: [`Serial`] (`ASC-001-00001-000042-81`, ISO 7064 MOD 97-10
 //!   check digits) and [`GameCode`].
-//! - [`play_code`]: [`PlayCode`], 80 secret bits as `7K3M-Q9ZD-XW4P-2HRT`
+//! - `play_code.rs`: [`PlayCode`], 80 secret bits as `7K3M-Q9ZD-XW4P-2HRT`
 //!   (Crockford base32).
-//! - [`merkle`]: [`MerkleTree`], [`MerkleProof`]: the commitment; chunk
-//!   roots, from which a server proves any ticket.
-//! - [`block`]: [`Emission`], [`Block`], [`TicketRecord`], [`Leaf`]: a block is a pure
+//! - `merkle.rs`: [`MerkleTree`], [`MerkleProof`]: the commitment; chunk
+//!   roots ([`chunk_roots`]), from which a server proves any ticket
+//!   ([`chunk_proof`]).
+//! - `block.rs`: [`Emission`], [`Block`], [`TicketRecord`], [`Leaf`]: a block is a pure
 //!   function of the seed, the emission number, the block number and the table.
-//! - [`files`]: [`EmissionWriter`] (streams block files, then
-//!   `manifest.json`), [`Manifest`], the secret file.
-//! - [`verify`]: [`verify_dir`], everything `verify-block` re-checks.
-//! - [`print`](mod@print): [`ticket_svg`], one SVG page per paper ticket with its QR code
+//! - `files.rs`: [`EmissionWriter`] (streams block files, then
+//!   `manifest.json`), [`Manifest`], the secret file ([`write_secret`]).
+//! - `verify.rs`: [`verify_dir`], everything `verify-block` re-checks.
+//! - `print.rs`: [`ticket_svg`], one SVG page per paper ticket with its QR code
 //!   and its serial's barcode ([`code128`]: Code 128, code set B, and its decoder).
+//! - `sha256x.rs`: [`sha256x`], SHA-256 of several messages at once;
+//!   `pages.rs`: huge-page advice for a block's buffers.
 //!
 //! ## Use
 //!
@@ -56,24 +61,27 @@
 //! 7. Bad input (a table, a serial, a play code, a seed, a tampered file)
 //!    gets a clear error.
 
-pub mod block;
+mod block;
 pub mod code128;
-pub mod files;
-pub mod merkle;
+mod files;
+mod merkle;
 mod pages;
-pub mod play_code;
-pub mod print;
-pub mod seed;
-pub mod serial;
+mod play_code;
+mod print;
+mod seed;
+mod serial;
 pub mod sha256x;
-pub mod shuffle;
-pub mod verify;
+mod shuffle;
+mod verify;
 
 pub use block::{Block, Emission, EmissionError, Leaf, TicketRecord};
-pub use files::{BlockEntry, EmissionWriter, Manifest, SecretFile, WriteError};
-pub use merkle::{Hash, MerkleProof, MerkleTree};
+pub use files::{
+    BlockEntry, CSV_HEADER, EmissionWriter, MANIFEST_FILE, Manifest, SecretFile, WriteError, block_csv,
+    block_file_name, write_block_csv, write_block_csv_sequential, write_block_csv_threads, write_secret,
+};
+pub use merkle::{CHUNK_LEAVES, Hash, MerkleProof, MerkleTree, chunk_proof, chunk_roots, leaf_hash, merkle_root};
 pub use play_code::{PlayCode, PlayCodeError};
-pub use print::ticket_svg;
+pub use print::{play_url, ticket_svg};
 pub use seed::{EmissionSeed, Purpose, SeedError};
-pub use serial::{GameCode, Serial, SerialError};
-pub use verify::{VerifyError, VerifyOptions, VerifyReport, verify_dir};
+pub use serial::{GameCode, MAX_BLOCK, Serial, SerialError};
+pub use verify::{VerifyError, VerifyOptions, VerifyReport, read_manifest, verify_dir};

@@ -36,7 +36,7 @@ pub fn leaf_hash(bytes: &[u8]) -> Hash {
 }
 
 /// `SHA-256(0x01 || left || right)`.
-pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
+fn node_hash(left: &Hash, right: &Hash) -> Hash {
     let mut buf = [0u8; 65];
     buf[0] = 1;
     buf[1..33].copy_from_slice(left);
@@ -202,7 +202,7 @@ impl MerkleTree {
 }
 
 /// The root of `leaves` without keeping the tree.
-pub fn root_of(leaves: Vec<Hash>) -> Hash {
+pub fn merkle_root(leaves: Vec<Hash>) -> Hash {
     assert!(!leaves.is_empty(), "a Merkle tree needs at least one leaf");
     let mut level = leaves;
     while level.len() > 1 {
@@ -217,7 +217,7 @@ pub const CHUNK_LEAVES: usize = 1024;
 /// The roots of `leaves` taken `chunk` at a time (`chunk` a power of two).
 pub fn chunk_roots(leaves: &[Hash], chunk: usize) -> Vec<Hash> {
     assert!(chunk.is_power_of_two(), "chunks of a power of two leaves");
-    leaves.chunks(chunk).map(|c| root_of(c.to_vec())).collect()
+    leaves.chunks(chunk).map(|c| merkle_root(c.to_vec())).collect()
 }
 
 /// The proof of leaf `index` (from 0, in the whole tree) from the leaves
@@ -340,13 +340,13 @@ mod tests {
         assert_eq!(t.root(), node_hash(&node_hash(&l[0], &l[1]), &l[2]));
         let l5 = leaves(5);
         let expect = node_hash(&node_hash(&node_hash(&l5[0], &l5[1]), &node_hash(&l5[2], &l5[3])), &l5[4]);
-        assert_eq!(root_of(l5.clone()), expect);
+        assert_eq!(merkle_root(l5.clone()), expect);
         assert_eq!(MerkleTree::new(l5).root(), expect);
-        assert_eq!(root_of(leaves(1)), leaves(1)[0]);
+        assert_eq!(merkle_root(leaves(1)), leaves(1)[0]);
         // No duplication: [a, b, c] and [a, b, c, c] differ.
         let mut four = leaves(3);
         four.push(four[2]);
-        assert_ne!(root_of(four), root_of(leaves(3)));
+        assert_ne!(merkle_root(four), merkle_root(leaves(3)));
     }
 
     #[test]
@@ -354,7 +354,7 @@ mod tests {
         for n in 1..=40 {
             let l = leaves(n);
             let t = MerkleTree::new(l.clone());
-            assert_eq!(t.root(), root_of(l.clone()));
+            assert_eq!(t.root(), merkle_root(l.clone()));
             for (i, leaf) in l.iter().enumerate() {
                 let p = t.proof(i).unwrap();
                 assert!(p.verify(leaf, &t.root()), "leaf {i} of {n}");
@@ -376,7 +376,7 @@ mod tests {
             for threads in [1, 2, 3, 7] {
                 assert_eq!(MerkleTree::with_threads(l.clone(), threads), one, "{n} leaves, {threads} threads");
             }
-            assert_eq!(root_of(l), one.root(), "{n} leaves");
+            assert_eq!(merkle_root(l), one.root(), "{n} leaves");
         }
     }
 
@@ -400,7 +400,7 @@ mod tests {
                 let l = leaves(n);
                 let t = MerkleTree::new(l.clone());
                 let roots = chunk_roots(&l, chunk);
-                assert_eq!(root_of(roots.clone()), t.root(), "{n} leaves in chunks of {chunk}");
+                assert_eq!(merkle_root(roots.clone()), t.root(), "{n} leaves in chunks of {chunk}");
                 for i in 0..n {
                     let c = i / chunk;
                     let mine = l[c * chunk..((c + 1) * chunk).min(n)].to_vec();

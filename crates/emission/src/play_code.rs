@@ -18,10 +18,10 @@
 use std::fmt;
 
 /// Crockford's base32 alphabet: value `v` is `ALPHABET[v]`.
-pub const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 /// Characters of a code.
-pub const CODE_CHARS: usize = 16;
+const CODE_CHARS: usize = 16;
 
 /// A ticket's secret play code (80 bits).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -50,7 +50,7 @@ impl PlayCode {
         PlayCode { chars }
     }
 
-    /// The code of the three stream words of one ticket (module doc).
+    /// The code of the three stream words of one ticket (`play_code.rs`'s module doc).
     pub fn from_words(a: u32, b: u32, c: u32) -> PlayCode {
         PlayCode::from_bits(u128::from(a) << 48 | u128::from(b) << 16 | u128::from(c >> 16))
     }

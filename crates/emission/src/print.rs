@@ -29,7 +29,7 @@ const BAR_H: u32 = 24;
 const BAR_MODULE_MAX: f64 = 1.2;
 
 /// What the serial's barcode encodes: the serial without its dashes.
-pub fn barcode_text(ticket: &TicketRecord) -> String {
+fn barcode_text(ticket: &TicketRecord) -> String {
     ticket.serial.to_string().replace('-', "")
 }
 

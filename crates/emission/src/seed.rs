@@ -107,7 +107,7 @@ impl EmissionSeed {
     }
 
     /// The server seed of the ticket at `position` (from 1) of `block` of
-    /// emission `emission` (see the module doc), read straight from its
+    /// emission `emission` (see `seed.rs`'s module doc), read straight from its
     /// place in the block's keystream.
     pub fn server_seed(&self, emission: u32, block: u32, position: u32) -> [u8; 32] {
         let key = derive_key(&self.mac(), Purpose::ServerSeeds, emission, block);

@@ -29,7 +29,7 @@
 //! across two parts is one of the swaps above or puts a letter among the
 //! digits. The tests check all of it exhaustively on one serial.
 
-use math::table::valid_code;
+use math::valid_game_code;
 use std::fmt;
 
 /// The game code of an emission: 2 to 6 characters `A-Z 0-9`, a letter
@@ -42,7 +42,7 @@ pub struct GameCode {
 
 impl GameCode {
     pub fn parse(s: &str) -> Result<GameCode, SerialError> {
-        if !valid_code(s) {
+        if !valid_game_code(s) {
             return Err(SerialError::Code(s.to_string()));
         }
         let mut bytes = [0u8; 6];
@@ -68,13 +68,13 @@ impl fmt::Debug for GameCode {
 }
 
 /// Largest emission number (3 digits).
-pub const MAX_EMISSION: u32 = 999;
+pub(crate) const MAX_EMISSION: u32 = 999;
 /// Largest block number (5 digits).
 pub const MAX_BLOCK: u32 = 99_999;
 /// Largest position in a block (6 digits): blocks hold at most this many tickets.
-pub const MAX_POSITION: u32 = 999_999;
+pub(crate) const MAX_POSITION: u32 = 999_999;
 /// Longest serial: 6 + 1 + 3 + 1 + 5 + 1 + 6 + 1 + 2 characters.
-pub const MAX_SERIAL_LEN: usize = 26;
+pub(crate) const MAX_SERIAL_LEN: usize = 26;
 
 /// A ticket's serial; its check digits are computed, never stored, so a
 /// `Serial` is always consistent.
@@ -156,7 +156,7 @@ impl Serial {
         self.position
     }
 
-    /// The two check digits, 1 to 98 (ISO 7064 MOD 97-10, see the module doc).
+    /// The two check digits, 1 to 98 (ISO 7064 MOD 97-10, see `serial.rs`'s module doc).
     pub fn check(&self) -> u32 {
         let r = self.prefix_remainder();
         let r = digits_mod97(r, self.position, 6);

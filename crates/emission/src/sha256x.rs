@@ -15,15 +15,20 @@
 //!
 //! **What it computes.** Exactly FIPS 180-4 SHA-256: [`compress`] is the
 //! standard compression function applied to each lane's state and block,
-//! and [`digest`] pads each message as the standard does. When the CPU has
+//! and the tests' `digest` pads each message as the standard does. When the CPU has
 //! no SHA extensions (or is not x86-64), every lane goes through the
 //! `sha2` crate's `compress256` instead: the same digests, one at a time.
 //!
 //! **Safety.** Most of the crate's `unsafe` code is here (the rest is one
 //! `set_len` in `block` and one `madvise` hint in `pages`): calling the
-//! `#[target_feature]` function after [`accelerated`] said the CPU has the
+//! `#[target_feature]` function after `accelerated()` said the CPU has the
 //! features, and unaligned 16-byte loads and stores inside arrays whose
 //! size the types fix.
+//!
+//! **Public as a namespace**, unlike the crate's other modules: [`IV`] and
+//! [`compress`] are FIPS 180-4's names, which say what they are only under
+//! this module's. The block benchmark measures [`compress`] against the
+//! `sha2` crate with them.
 
 use sha2::digest::generic_array::GenericArray;
 
@@ -32,11 +37,12 @@ pub const IV: [u32; 8] =
     [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
 /// The longest message [`digest`] takes: four blocks with their padding.
-pub const MAX_MESSAGE: usize = 4 * 64 - 9;
+#[cfg(test)]
+const MAX_MESSAGE: usize = 4 * 64 - 9;
 
 /// Whether this CPU runs the interleaved SHA-extension code (x86-64 with
 /// SHA, SSSE3 and SSE4.1); otherwise the `sha2` crate does every lane.
-pub fn accelerated() -> bool {
+fn accelerated() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("sha")
@@ -78,7 +84,8 @@ fn compress_with<const N: usize>(states: &mut [[u32; 8]; N], blocks: [&[[u8; 64]
 
 /// The blocks of `message` padded as FIPS 180-4 (5.1.1) pads it, and
 /// how many there are.
-pub fn pad(message: &[u8]) -> ([[u8; 64]; 4], usize) {
+#[cfg(test)]
+fn pad(message: &[u8]) -> ([[u8; 64]; 4], usize) {
     assert!(message.len() <= MAX_MESSAGE, "at most {MAX_MESSAGE} bytes");
     let mut blocks = [[0u8; 64]; 4];
     blocks.as_flattened_mut()[..message.len()].copy_from_slice(message);
@@ -88,7 +95,7 @@ pub fn pad(message: &[u8]) -> ([[u8; 64]; 4], usize) {
 
 /// Pads the message of `len` bytes at the start of `buf`, whose bytes
 /// after it are zeros, and returns the number of 64-byte blocks.
-pub fn pad_in_place(buf: &mut [u8], len: usize) -> usize {
+pub(crate) fn pad_in_place(buf: &mut [u8], len: usize) -> usize {
     let count = (len + 9).div_ceil(64);
     buf[len] = 0x80;
     buf[64 * count - 8..64 * count].copy_from_slice(&(8 * len as u64).to_be_bytes());
@@ -96,7 +103,7 @@ pub fn pad_in_place(buf: &mut [u8], len: usize) -> usize {
 }
 
 /// The digest of a final state: its words big-endian.
-pub fn output(state: &[u32; 8]) -> [u8; 32] {
+pub(crate) fn output(state: &[u32; 8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     for (o, w) in out.chunks_exact_mut(4).zip(state) {
         o.copy_from_slice(&w.to_be_bytes());
@@ -107,8 +114,9 @@ pub fn output(state: &[u32; 8]) -> [u8; 32] {
 /// `SHA-256(messages[j])` for each lane `j`. Panics unless the messages
 /// pad to the same number of blocks (their lengths are within the same
 /// 64-byte step, counting the 9 bytes of padding) or one is longer than
-/// [`MAX_MESSAGE`].
-pub fn digest<const N: usize>(messages: [&[u8]; N]) -> [[u8; 32]; N] {
+/// [`MAX_MESSAGE`]. The reference the tests pin [`compress`] with.
+#[cfg(test)]
+fn digest<const N: usize>(messages: [&[u8]; N]) -> [[u8; 32]; N] {
     let padded = messages.map(pad);
     let mut states = [IV; N];
     compress(&mut states, std::array::from_fn(|j| &padded[j].0[..padded[j].1]));

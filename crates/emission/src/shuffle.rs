@@ -30,7 +30,7 @@ pub(crate) fn stream(key: [u8; 32]) -> ChaCha20Rng {
 }
 
 /// Shuffles `slots` in place with the algorithm of the module doc.
-pub fn fisher_yates<T>(slots: &mut [T], rng: &mut impl RngCore) {
+fn fisher_yates<T>(slots: &mut [T], rng: &mut impl RngCore) {
     for i in (1..slots.len()).rev() {
         let j = engine::uniform_below((i + 1) as u32, || rng.next_u32()) as usize;
         slots.swap(i, j);
@@ -38,7 +38,7 @@ pub fn fisher_yates<T>(slots: &mut [T], rng: &mut impl RngCore) {
 }
 
 /// The rows of a block in sale order: step 1 then step 2 of the module doc.
-pub fn shuffled_rows(counts: &[u32], key: [u8; 32]) -> Vec<u32> {
+pub(crate) fn shuffled_rows(counts: &[u32], key: [u8; 32]) -> Vec<u32> {
     let n: usize = counts.iter().map(|&c| c as usize).sum();
     let mut rows = Vec::with_capacity(n);
     for (row, &count) in counts.iter().enumerate() {

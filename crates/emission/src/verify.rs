@@ -19,7 +19,7 @@ use crate::files::{
     self, BlockEntry, COMMITMENT_SCHEME, CSV_HEADER, MANIFEST_FILE, MANIFEST_FORMAT, Manifest, SECRET_FILE,
     SECRET_FORMAT, SecretFile,
 };
-use crate::merkle::{self, MerkleProof};
+use crate::merkle::{MerkleProof, merkle_root};
 use crate::play_code::PlayCode;
 use crate::seed::EmissionSeed;
 use crate::serial::Serial;
@@ -327,7 +327,7 @@ fn verify_block_file(
     if counts != table.counts() {
         return fail(&block_place, format!("tickets per row {counts:?} differ from the table's {:?}", table.counts()));
     }
-    let computed = merkle::root_of(leaves);
+    let computed = merkle_root(leaves);
     if computed != root {
         return fail(
             &block_place,

@@ -1,9 +1,10 @@
 //! Blocks, golden vectors, determinism, commitments and the files of an
 //! emission. Guarantees are those of ARCHITECTURE.md.
 
-use as_capone_emission::files::{self, EmissionWriter};
 use as_capone_emission::{
-    Emission, EmissionSeed, MerkleProof, PlayCode, Serial, VerifyOptions, merkle, ticket_svg, verify_dir,
+    Emission, EmissionSeed, EmissionWriter, MerkleProof, PlayCode, Serial, VerifyOptions, block_csv, chunk_roots,
+    code128, leaf_hash, play_url, ticket_svg, verify_dir, write_block_csv_sequential, write_block_csv_threads,
+    write_secret,
 };
 use math::PrizeTable;
 use proptest::prelude::*;
@@ -85,7 +86,7 @@ fn golden_vectors_agree_with_the_independent_python_implementation() {
         "leaf_hashes": strings(&|t| hex::encode(t.leaf_hash())),
         "proofs": strings(&|t| b.proof(t.position).unwrap().to_string()),
         "root": hex::encode(b.merkle_root),
-        "chunk_roots_of_4": merkle::chunk_roots(&b.tickets.iter().map(|t| t.leaf_hash()).collect::<Vec<_>>(), 4)
+        "chunk_roots_of_4": chunk_roots(&b.tickets.iter().map(|t| t.leaf_hash()).collect::<Vec<_>>(), 4)
             .iter().map(hex::encode).collect::<Vec<_>>(),
     });
     for key in rust.as_object().unwrap().keys() {
@@ -176,12 +177,12 @@ fn art_3_1_every_block_holds_exactly_the_table() {
 
 #[test]
 fn guarantee_2_same_seed_same_bytes_other_seed_or_block_other_bytes() {
-    let a = files::block_csv(&small().generate_block(3).unwrap(), true);
-    let b = files::block_csv(&small().generate_block(3).unwrap(), true);
+    let a = block_csv(&small().generate_block(3).unwrap(), true);
+    let b = block_csv(&small().generate_block(3).unwrap(), true);
     assert_eq!(a, b);
-    assert_ne!(a, files::block_csv(&small().generate_block(4).unwrap(), true));
+    assert_ne!(a, block_csv(&small().generate_block(4).unwrap(), true));
     let other = Emission::new(1, PrizeTable::parse_toml(SMALL).unwrap(), EmissionSeed::from_bytes([1; 32])).unwrap();
-    assert_ne!(a, files::block_csv(&other.generate_block(3).unwrap(), true));
+    assert_ne!(a, block_csv(&other.generate_block(3).unwrap(), true));
     let later = Emission::new(2, PrizeTable::parse_toml(SMALL).unwrap(), seed()).unwrap();
     assert_ne!(
         small().generate_block(3).unwrap().tickets[0].play_code,
@@ -217,7 +218,7 @@ fn guarantee_6_proofs_verify_and_fail_on_any_flipped_byte_of_the_ticket() {
         for i in 0..len {
             let mut changed = bytes;
             changed[i] ^= 0x01;
-            assert!(!proof.verify(&merkle::leaf_hash(&changed[..len]), &b.merkle_root), "byte {i} flipped");
+            assert!(!proof.verify(&leaf_hash(&changed[..len]), &b.merkle_root), "byte {i} flipped");
         }
         let mut root = b.merkle_root;
         root[31] ^= 0x80;
@@ -262,7 +263,7 @@ fn write_small(name: &str, blocks: u32, proofs: bool, secret: bool) -> PathBuf {
     let e = small();
     let mut w = EmissionWriter::create(&dir, &e, proofs).unwrap();
     if secret {
-        files::write_secret(&dir, &e).unwrap();
+        write_secret(&dir, &e).unwrap();
     }
     for i in 1..=blocks {
         w.write_block(&e.generate_block(i).unwrap()).unwrap();
@@ -390,7 +391,7 @@ fn a_printed_ticket_shows_what_the_paper_ticket_needs() {
     assert_eq!(ticket_svg(e.table(), second, "http://x").matches(">—<").count(), 0);
     // The QR code's square: quiet zone of four modules each side, as the page assumes.
     let qr = qrcode::QrCode::with_error_correction_level(
-        as_capone_emission::print::play_url("https://example.test/", t).as_bytes(),
+        play_url("https://example.test/", t).as_bytes(),
         qrcode::EcLevel::M,
     )
     .unwrap();
@@ -455,7 +456,7 @@ fn blocks_and_block_files_are_the_same_whatever_the_thread_count() {
     let example = Emission::new(7, PrizeTable::example(), seed()).unwrap();
     let reference = example.generate_block_sequential(3).unwrap();
     let mut reference_csv = Vec::new();
-    files::write_block_csv_sequential(&mut reference_csv, &reference, false).unwrap();
+    write_block_csv_sequential(&mut reference_csv, &reference, false).unwrap();
     for threads in [1, 2, 3, 8] {
         let b = example.generate_block_threads(3, threads).unwrap();
         assert_eq!(b.merkle_root, reference.merkle_root, "{threads} threads");
@@ -465,16 +466,16 @@ fn blocks_and_block_files_are_the_same_whatever_the_thread_count() {
             assert_eq!(b.proof(position), reference.proof(position), "{threads} threads, position {position}");
         }
         let mut csv = Vec::new();
-        files::write_block_csv_threads(&mut csv, &b, false, threads).unwrap();
+        write_block_csv_threads(&mut csv, &b, false, threads).unwrap();
         assert!(csv == reference_csv, "{threads} threads: the same block file");
     }
     // With proofs, and on blocks smaller than a thread's piece.
     let b = example.generate_block(3).unwrap();
     let mut with_proofs = Vec::new();
-    files::write_block_csv_sequential(&mut with_proofs, &reference, true).unwrap();
+    write_block_csv_sequential(&mut with_proofs, &reference, true).unwrap();
     for threads in [1, 2, 5] {
         let mut csv = Vec::new();
-        files::write_block_csv_threads(&mut csv, &b, true, threads).unwrap();
+        write_block_csv_threads(&mut csv, &b, true, threads).unwrap();
         assert!(csv == with_proofs, "{threads} threads: the same block file with proofs");
     }
     let small = small();
@@ -484,8 +485,8 @@ fn blocks_and_block_files_are_the_same_whatever_the_thread_count() {
         assert!(b.tickets == reference.tickets && b.merkle_root == reference.merkle_root);
         for proofs in [false, true] {
             let (mut a, mut z) = (Vec::new(), Vec::new());
-            files::write_block_csv_threads(&mut a, &b, proofs, threads).unwrap();
-            files::write_block_csv_sequential(&mut z, &reference, proofs).unwrap();
+            write_block_csv_threads(&mut a, &b, proofs, threads).unwrap();
+            write_block_csv_sequential(&mut z, &reference, proofs).unwrap();
             assert!(a == z, "small table, {threads} threads, proofs {proofs}");
         }
     }
@@ -522,7 +523,7 @@ fn a_printed_tickets_barcode_reads_back_as_its_serial() {
             }
             widths.push(m(*w));
         }
-        let read = as_capone_emission::code128::decode(&widths).unwrap();
+        let read = code128::decode(&widths).unwrap();
         assert_eq!(read, t.serial.to_string().replace('-', ""));
         assert_eq!(Serial::parse(&read).unwrap(), t.serial, "the scanned text is the serial");
         assert!(ground.0 >= 8.0 && ground.0 + ground.1 <= 312.0, "within the page's margins");

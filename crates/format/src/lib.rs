@@ -21,6 +21,10 @@
 //! from days and back, weekdays, `YYYY-MM-DD`, and Paris civil time (the
 //! shops' day, a statement's periods, a claim deadline's day).
 
+/// Public as a namespace, where the house's modules are private: its names
+/// say what they are under its name (`calendar::parse_day`,
+/// `calendar::is_sunday`, `calendar::DAY_MS`), the calendar's one home, with
+/// no re-export at the root.
 pub mod calendar;
 
 /// The euro digits grouped by three with no-break spaces: `1500` -> `1 500`.

@@ -26,7 +26,7 @@
 use emission::{GameCode, PlayCode, Serial};
 
 /// Runs the harness; panics when an invariant breaks.
-pub fn run(data: &[u8]) {
+pub(crate) fn run(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else { return };
     if mode % 2 == 0 {
         let text = String::from_utf8_lossy(rest);

@@ -45,7 +45,7 @@ use engine::{
 
 /// Actions tried at most (refused ones included): far more than a fair
 /// ticket needs (about 19 on average); reaching it is a failure.
-pub const MAX_STEPS: usize = 100_000;
+const MAX_STEPS: usize = 100_000;
 
 /// A draw source answering from the input's bytes, then from ChaCha8; it
 /// keeps every call to check the engine against the draw contract.
@@ -155,13 +155,13 @@ pub struct Summary {
 }
 
 /// Runs the harness; panics when an invariant breaks.
-pub fn run(data: &[u8]) {
-    play(data);
+pub(crate) fn run(data: &[u8]) {
+    engine_actions_summary(data);
 }
 
 /// Runs the harness and says what the input did; panics when an invariant
 /// breaks.
-pub fn play(data: &[u8]) -> Summary {
+pub fn engine_actions_summary(data: &[u8]) -> Summary {
     let (first, rest) = data.split_first().map(|(f, r)| (*f, r)).unwrap_or((0, &[]));
     let prizes = schedule(first);
     let actions: Vec<u8> = rest.iter().step_by(2).copied().collect();

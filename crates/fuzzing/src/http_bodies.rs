@@ -51,7 +51,7 @@ use testkit::TABLE;
 
 /// The largest emission (tickets over all its blocks) a fuzz input may
 /// make the server write.
-pub const MAX_TICKETS_EMITTED: u64 = 2_000;
+const MAX_TICKETS_EMITTED: u64 = 2_000;
 
 const OPERATOR: &str = "operator-token-of-the-fuzz-harness";
 const SHOP_A: &str = "retailer-token-of-the-fuzz-harness";
@@ -213,7 +213,7 @@ fn large_emission(body: &[u8]) -> bool {
 }
 
 /// Runs the harness; panics when an invariant breaks.
-pub fn run(data: &[u8]) {
+pub(crate) fn run(data: &[u8]) {
     let h = harness();
     let Some((&head, rest)) = data.split_first() else { return };
     let endpoint = head & 0x0f;

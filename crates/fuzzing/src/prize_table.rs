@@ -22,7 +22,7 @@ use math::{PrizeTable, TableError};
 use std::collections::HashSet;
 
 /// Runs the harness; panics when an invariant breaks.
-pub fn run(data: &[u8]) {
+pub(crate) fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let toml = PrizeTable::parse_toml(&text);
     let json = PrizeTable::from_json(&text);

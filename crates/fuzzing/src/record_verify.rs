@@ -23,17 +23,16 @@
 //!   does not bind them beyond what they imply (each action's `seq`, and
 //!   the draws and result of their replay), so another order of the
 //!   player's cards with the same ties and the same tricks won verifies
-//!   too; the harness counts such records ([`neutral_action_changes`]).
+//!   too, and is no failure.
 
 use emission::{EmissionSeed, MerkleProof, Serial};
 use engine::{Action, GameResult, PrizeSchedule, Rank};
 use record::{DrawKind, Published, Record, RecordAction, RecordDraw, parse_seed, play_offline, verify, verify_against};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The harness's table: blocks of 20 tickets.
 fn table() -> String {
-    testkit::fixture::table_toml("ASC", 300, 20, &[(15, [300, 1000, 10000, 1000000]), (5, [600, 2000, 20000, 2500000])])
+    testkit::table_toml("ASC", 300, 20, &[(15, [300, 1000, 10000, 1000000]), (5, [600, 2000, 20000, 2500000])])
 }
 
 /// The real records: the 20 tickets of block 2 of emission 3, played with
@@ -54,25 +53,15 @@ pub fn reference_records() -> &'static [Record] {
     })
 }
 
-static NEUTRAL_ACTIONS: AtomicU64 = AtomicU64::new(0);
-
-/// How many valid mutated records had other actions than their original
-/// (module doc): not a failure, a figure for the report.
-pub fn neutral_action_changes() -> u64 {
-    NEUTRAL_ACTIONS.load(Ordering::Relaxed)
-}
-
 /// Runs the harness; panics when an invariant breaks.
-pub fn run(data: &[u8]) {
+pub(crate) fn run(data: &[u8]) {
     let refs = reference_records();
     if data.first() == Some(&b'{') {
         let Ok(record) = serde_json::from_slice::<Record>(data) else { return };
         let valid = check(&record, None);
         if valid {
             let n = norm(&record);
-            let original = refs.iter().find(|r| norm(r) == n);
-            assert!(original.is_some(), "a record that is none of the real ones verifies: {record:?}");
-            count_action_change(&record, original.unwrap());
+            assert!(refs.iter().any(|r| norm(r) == n), "a record that is none of the real ones verifies: {record:?}");
         }
         return;
     }
@@ -86,13 +75,6 @@ pub fn run(data: &[u8]) {
     let valid = check(&record, Some(original));
     if valid {
         assert_eq!(norm(&record), norm(original), "a changed record verifies: {record:?}");
-        count_action_change(&record, original);
-    }
-}
-
-fn count_action_change(record: &Record, original: &Record) {
-    if record.actions != original.actions {
-        NEUTRAL_ACTIONS.fetch_add(1, Ordering::Relaxed);
     }
 }
 

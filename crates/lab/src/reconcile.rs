@@ -1,5 +1,5 @@
 //! `as-capone reconcile`: our rounds of a period against the operator's
-//! transactions (issue 28, item 6; the rules are `wallet::reconcile`'s).
+//! transactions (docs/operator-integration.md "Reconciliation"; the rules are `wallet::reconcile`'s).
 //!
 //! - our side: the game server's operator desk,
 //!   `GET /api/admin/wallet/rounds?from_ms=&to_ms=` (bearer operator token),
@@ -26,9 +26,10 @@ use format::{euros, iso8601};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::time::Duration;
-use wallet::reconcile::{OurRound, Report, reconcile};
-use wallet::sign::Covered;
-use wallet::{Keys, OperatorTransaction, Signed, TransactionsAnswer, TransactionsRequest, paths};
+use wallet::{
+    Covered, Keys, OperatorTransaction, OurRound, Report, Signed, TransactionsAnswer, TransactionsRequest, paths,
+    reconcile,
+};
 
 /// The margin either side of the period over which the operator's
 /// transactions are fetched: ten minutes.
@@ -247,7 +248,7 @@ pub struct Reconciled {
     pub fetched_transactions: usize,
     /// No mismatch.
     pub clean: bool,
-    /// `wallet::reconcile::reconcile`'s figures and mismatches.
+    /// `wallet::reconcile`'s figures and mismatches.
     pub report: Report,
 }
 
@@ -334,8 +335,7 @@ pub fn run(args: ReconcileArgs) -> anyhow::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wallet::TxKind;
-    use wallet::reconcile::RoundState;
+    use wallet::{RoundState, TxKind};
 
     #[test]
     fn moments_are_milliseconds_or_iso_dates() {

@@ -10,7 +10,8 @@
 //! test laboratory instead (`crate::certify`, `docs/certification.md`).
 //! Exactly one of `--db` and `--table` is given.
 
-use crate::certify;
+use crate::build_info::build_info;
+use crate::prize_table::load_table;
 use clap::Args;
 use format::{euros_plain, iso8601};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -93,8 +94,8 @@ fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
     let command =
         std::env::args().map(|a| if a.contains(' ') { format!("{a:?}") } else { a }).collect::<Vec<_>>().join(" ");
     let bytes = std::fs::read(&table).map_err(|e| anyhow::anyhow!("reading {}: {e}", table.display()))?;
-    let parsed = crate::load_table(&table)?;
-    let dieharder = args.dieharder.iter().map(|f| certify::dieharder::read(f)).collect::<anyhow::Result<Vec<_>>>()?;
+    let parsed = load_table(&table)?;
+    let dieharder = args.dieharder.iter().map(|f| certify::read_dieharder(f)).collect::<anyhow::Result<Vec<_>>>()?;
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(2 * args.games);
         bar.set_style(
@@ -113,7 +114,7 @@ fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
             threads,
             dieharder,
             command,
-            build: crate::build_info(),
+            build: build_info(),
         },
         &Bar(bar.as_ref()),
     );
@@ -122,7 +123,7 @@ fn certification(args: &ReportArgs, table: PathBuf) -> anyhow::Result<()> {
     }
     let report = report?;
     let json = serde_json::to_string_pretty(&report)?;
-    let html = certify::html::render(&report);
+    let html = certify::render_html(&report);
     let is_json = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if let Some(out) = &args.out {
         std::fs::write(out, if is_json(out) { json.as_bytes() } else { html.as_bytes() })

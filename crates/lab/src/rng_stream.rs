@@ -2,7 +2,7 @@
 //! outside test suites (`dieharder -a -g 200`, TestU01, PractRand): what
 //! `as-capone rng-stream --source fair|sim [--seed HEX] [--bytes N]` writes
 //! on stdout, and what the certification report's dieharder appendix reads
-//! the verdicts of ([`crate::certify::DIEHARDER_COMMAND`]).
+//! the verdicts of ([`certify::DIEHARDER_COMMAND`]).
 //!
 //! - `fair`: the fair stream of docs/contract.md ("Fairness") exactly as a played
 //!   ticket reads it: for draws `n = 0, 1, 2, ...` the first HMAC block of

@@ -7,8 +7,7 @@
 
 use as_capone_math as math;
 use criterion::{Criterion, criterion_group, criterion_main};
-use math::payout::{block_distribution, block_distribution_fft};
-use math::{Odds, Payout, PrizeTable};
+use math::{Odds, Payout, PrizeTable, block_distribution, block_distribution_fft};
 use std::hint::black_box;
 
 fn odds(c: &mut Criterion) {

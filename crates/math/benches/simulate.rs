@@ -7,10 +7,10 @@
 //! (`engine::lanes`), the same number of tickets. `engine_all_threads_N` is
 //! `simulate()` (the lanes on every thread), `engine_pairs_all_threads_N`
 //! the previous `simulate()` (the pair path, a chunk at a time a thread).
-use as_capone_math::simulate::{
-    CHUNK, draws_only, run_chunk, run_chunk_apply, run_chunk_branchless, run_chunk_single, run_lanes, simulate_pairs,
+use as_capone_math::{
+    CHUNK, SimConfig, draws_only, run_chunk, run_chunk_apply, run_chunk_branchless, run_chunk_single, run_lanes,
+    simulate, simulate_pairs,
 };
-use as_capone_math::{SimConfig, simulate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 

@@ -1,5 +1,10 @@
 //! Exact fractions as `docs/contract.md` writes them: reduced `"p/q"` strings
 //! (`"1/1"` for a certainty, `"0/1"` for zero).
+//!
+//! **Public as a namespace**, unlike the crate's other modules: its
+//! functions are named to be read under its name (`fraction::to_string`,
+//! `fraction::parse`, `fraction::ratio(1, 3)`, `fraction::approx`), which a
+//! flat `math::to_string` or `math::parse` would no longer say.
 
 use num_bigint::BigInt;
 use num_rational::BigRational;

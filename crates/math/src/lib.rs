@@ -6,30 +6,46 @@
 //! only the prizes a table promises.
 //!
 //! ## Layout
-//! - [`odds`]: [`Odds`], the exact distribution of tricks per game and of a
+//! Every module is private and what other crates use is re-exported here,
+//! except [`fraction`], a public namespace (see its doc).
+//! - `odds.rs`: [`Odds`], the exact distribution of tricks per game and of a
 //!   ticket's final outcome, by enumeration of As Capone's 8! orders.
-//! - [`table`]: [`PrizeTable`], the prize table of art. 3.1 in `docs/contract.md`'s
+//! - `table.rs`: [`PrizeTable`], the prize table of art. 3.1 in `docs/contract.md`'s
 //!   TOML format, parsed into validated types.
-//! - [`payout`]: [`Payout`], exact expected payout, return to player, hit
-//!   rate, variance and a block's risk for a table.
-//! - [`simulate`](mod@simulate): [`simulate()`], multi-threaded, reproducible Monte Carlo games.
-//! - [`stats`]: chi-square goodness of fit and its p-value.
+//! - `payout.rs`: [`Payout`], exact expected payout, return to player, hit
+//!   rate, variance and a block's risk for a table ([`block_distribution`],
+//!   [`risk_of_distribution`]).
+//! - `simulate.rs`: [`simulate()`], multi-threaded, reproducible Monte Carlo games.
+//! - `stats.rs`: chi-square goodness of fit and its p-value ([`chi_square`],
+//!   [`chi_square_p_value`]), and the certification report's tests.
 //! - [`fraction`]: helpers to print exact fractions as `"p/q"`.
 //!
 //! ## Feature `bench`
 //! Adds the simulation's paths that only the benchmarks and the profiling
-//! example compare with the one [`simulate()`] runs (`simulate::run_chunk_single`,
+//! example compare with the one [`simulate()`] runs (`run_chunk_single`,
 //! `run_chunk_branchless`, `run_lanes`, `simulate_pairs`, `draws_only`); the
 //! product never enables it.
 
 pub mod fraction;
-pub mod odds;
-pub mod payout;
-pub mod simulate;
-pub mod stats;
-pub mod table;
+mod odds;
+mod payout;
+mod simulate;
+mod stats;
+mod table;
 
 pub use odds::{FinalOutcome, Odds};
-pub use payout::Payout;
-pub use simulate::{SimConfig, SimCounts, simulate};
-pub use table::{PrizeTable, ScheduleRow, TableError};
+pub use payout::{
+    BlockRisk, FFT_NOISE, LegalBand, Payout, block_distribution, block_distribution_fft, block_distribution_unpruned,
+    risk_of_distribution,
+};
+pub use simulate::{CHUNK, SimConfig, SimCounts, run_chunk, run_chunk_apply, simulate};
+#[cfg(feature = "bench")]
+pub use simulate::{draws_only, run_chunk_branchless, run_chunk_single, run_lanes, simulate_pairs};
+pub use stats::{
+    bonferroni, chi_square, chi_square_p_value, count_interval, g_test, normal_quantile, normal_two_sided_p,
+    pool_small_categories,
+};
+pub use table::{
+    Deviation, Place, PrizeTable, REGULATION_BLOCK_SIZE, REGULATION_PRICE_CENTS, ScheduleRow, TableError,
+    valid_game_code,
+};

@@ -79,7 +79,7 @@ impl FinalOutcome {
 
 /// Counts of As Capone's 8! orders by (tricks won outright, ties) against
 /// the player's cards in any fixed order.
-pub fn permutation_counts() -> [[u64; 9]; 9] {
+fn permutation_counts() -> [[u64; 9]; 9] {
     let mut counts = [[0u64; 9]; 9];
     let mut perm: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
     loop {
@@ -110,7 +110,7 @@ fn next_permutation(v: &mut [u8]) -> bool {
 
 /// (player higher, player lower, same value) over the deck's ordered pairs
 /// of two different cards (art. 3.2.1.4, 3.2.4.2).
-pub fn deck_pair_counts() -> (u64, u64, u64) {
+fn deck_pair_counts() -> (u64, u64, u64) {
     let (mut higher, mut lower, mut same) = (0, 0, 0);
     for a in 0..DECK_SIZE as u8 {
         for b in (0..DECK_SIZE as u8).filter(|&b| b != a) {

@@ -69,7 +69,7 @@ fn key(seed: u64) -> [u8; 32] {
 /// strategy does not matter, tests/odds.rs shows it), on the engine's
 /// simulation path: the tricks of the deciding game and its number.
 #[inline]
-pub fn play_ticket(src: &mut FastSource) -> (u8, u32) {
+fn play_ticket(src: &mut FastSource) -> (u8, u32) {
     let (result, game) = engine::play_weakest_first(PrizeSchedule::NONE, src, &mut Discard);
     (result.tricks, game)
 }
@@ -77,7 +77,7 @@ pub fn play_ticket(src: &mut FastSource) -> (u8, u32) {
 /// [`play_ticket`] through `Game::apply`, the server's path: the same
 /// draws, the same answer, slower.
 #[inline]
-pub fn play_ticket_apply(src: &mut FastSource) -> (u8, u32) {
+fn play_ticket_apply(src: &mut FastSource) -> (u8, u32) {
     let mut g = Game::new(PrizeSchedule::NONE);
     loop {
         let action = match g.phase() {
@@ -114,7 +114,7 @@ pub fn run_chunk_branchless(seed: u64, chunk: u64, games: u64) -> SimCounts {
     })
 }
 
-/// [`run_chunk`] through `Game::apply` ([`play_ticket_apply`]).
+/// [`run_chunk`] through `Game::apply` (`play_ticket_apply`).
 pub fn run_chunk_apply(seed: u64, chunk: u64, games: u64) -> SimCounts {
     run_chunk_with(seed, chunk, games, play_ticket_apply)
 }
@@ -167,7 +167,7 @@ impl Slot {
 /// played on the pair path from the same stream, and the lane takes the
 /// next chunk. A lane without a chunk plays words nobody reads, and its
 /// counts are dropped.
-pub fn run_chunks_lanes(
+fn run_chunks_lanes(
     seed: u64,
     max_lanes: usize,
     take: &mut dyn FnMut() -> Option<(u64, u64)>,
@@ -246,7 +246,8 @@ pub fn run_chunks_lanes(
 
 /// [`run_chunk`] in the lanes: one chunk alone (the other lanes idle), for
 /// the tests that compare the paths chunk by chunk.
-pub fn run_chunk_lanes(seed: u64, chunk: u64, games: u64) -> SimCounts {
+#[cfg(test)]
+fn run_chunk_lanes(seed: u64, chunk: u64, games: u64) -> SimCounts {
     let mut next = Some((chunk, games));
     let mut out = SimCounts::default();
     run_chunks_lanes(seed, 1, &mut || next.take(), &mut |_, c| out = c);
@@ -292,7 +293,7 @@ pub fn draws_only(tickets: u64) -> u32 {
 
 /// Runs the simulation; `progress` is called with the number of games done
 /// after each chunk (from any thread). Each thread plays chunks in the
-/// lanes ([`run_chunks_lanes`]), taking the next chunk whenever a lane
+/// lanes (`run_chunks_lanes`), taking the next chunk whenever a lane
 /// ends one; a thread starts no more lanes than its share of the chunks,
 /// so that a short simulation still spreads over every thread.
 pub fn simulate(cfg: &SimConfig, progress: &(dyn Fn(u64) + Sync)) -> (SimCounts, Duration) {

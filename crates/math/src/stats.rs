@@ -41,7 +41,7 @@ pub fn chi_square_p_value(x: f64, df: u32) -> f64 {
 
 /// Regularized upper incomplete gamma `Q(a, x) = Γ(a, x) / Γ(a)`: a series
 /// below `x < a + 1`, Lentz's continued fraction above.
-pub fn gamma_q(a: f64, x: f64) -> f64 {
+fn gamma_q(a: f64, x: f64) -> f64 {
     assert!(a > 0.0 && x >= 0.0);
     if x == 0.0 {
         return 1.0;
@@ -90,7 +90,7 @@ pub fn gamma_q(a: f64, x: f64) -> f64 {
 }
 
 /// `ln Γ(x)` for `x > 0` (Lanczos approximation, g = 7, n = 9).
-pub fn ln_gamma(x: f64) -> f64 {
+fn ln_gamma(x: f64) -> f64 {
     const G: f64 = 7.0;
     const C: [f64; 9] = [
         0.999_999_999_999_809_9,

@@ -499,7 +499,7 @@ fn validate(doc: &Raw, lines: &[Option<usize>]) -> Result<PrizeTable, TableError
     };
 
     let code = match required(doc, top, "code")? {
-        Raw::Str(s) if valid_code(s) => s.clone(),
+        Raw::Str(s) if valid_game_code(s) => s.clone(),
         Raw::Str(s) => return Err(TableError::Code(s.clone())),
         other => {
             return Err(TableError::WrongType { at: top, key: "code", expected: "a string", found: other.describe() });
@@ -632,8 +632,9 @@ fn parse_row(row: &Raw, at: Place) -> Result<ScheduleRow, TableError> {
     Ok(ScheduleRow { tickets, prizes: PrizeSchedule::new(paid) })
 }
 
-/// Rule 3: 2 to 6 characters `A-Z 0-9`, the first a letter.
-pub fn valid_code(s: &str) -> bool {
+/// Whether `s` is a game code (a table's `code`, rule 3): 2 to 6
+/// characters `A-Z 0-9`, the first a letter.
+pub fn valid_game_code(s: &str) -> bool {
     let b = s.as_bytes();
     (2..=6).contains(&b.len())
         && b[0].is_ascii_uppercase()

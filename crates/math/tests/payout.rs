@@ -4,8 +4,10 @@
 
 use as_capone_math as math;
 use math::fraction::{approx, int, ratio};
-use math::payout::{FFT_NOISE, LegalBand, block_distribution, block_distribution_fft, block_distribution_unpruned};
-use math::{Odds, Payout, PrizeTable};
+use math::{
+    FFT_NOISE, LegalBand, Odds, Payout, PrizeTable, block_distribution, block_distribution_fft,
+    block_distribution_unpruned,
+};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 use std::cmp::Ordering;

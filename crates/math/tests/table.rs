@@ -1,8 +1,7 @@
 //! Prize tables (art. 3.1): one test per validation rule of `math::table`,
 //! plus the example table, the digest and the round trips.
 
-use as_capone_math::table::{Deviation, Place, REGULATION_BLOCK_SIZE, REGULATION_PRICE_CENTS};
-use as_capone_math::{PrizeTable, TableError};
+use as_capone_math::{Deviation, Place, PrizeTable, REGULATION_BLOCK_SIZE, REGULATION_PRICE_CENTS, TableError};
 use engine::PrizeSchedule;
 
 /// A small valid table; tests break one thing at a time.

@@ -19,8 +19,7 @@
 //! nor the server seed chosen after the player's (it is committed in the
 //! root, which was published before the sale).
 
-use emission::merkle::Hash;
-use emission::{Leaf, MerkleProof, Serial};
+use emission::{Hash, Leaf, MerkleProof, Serial};
 use engine::{Action, Event, FairStream, Game, GameResult, PrizeSchedule, Rank};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

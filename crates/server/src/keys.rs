@@ -20,7 +20,7 @@
 //!   `HMAC-SHA256(key = server key, message = "as-capone emission seed v1"
 //!   || 0x00 || the 32 salt bytes)`. From that seed the `emission` crate
 //!   derives the block's shuffle, play codes and every ticket's server seed
-//!   ([`emission::seed`]).
+//!   ([`emission::EmissionSeed`]).
 //! - The database keeps each key's fingerprint, `HMAC-SHA256(key, "as-capone
 //!   key check v1")`, by key id, and a server given another key under that
 //!   id is refused: its seeds would not be the committed ones

@@ -55,9 +55,9 @@ pub const BLOCKS_OF_2000_ROWS: [(u32, [u64; 4]); 2] =
 
 /// The rows of the blocks of 50 that the emission and paper tests emit
 /// through the operator's desk: (tickets, prizes for 5, 6, 7, 8 tricks).
-pub const BLOCKS_OF_50_ROWS: [(u32, [u64; 4]); 2] = [(30, [300, 600, 5000, 50000]), (20, [300, 1500, 5000, 100000])];
+const BLOCKS_OF_50_ROWS: [(u32, [u64; 4]); 2] = [(30, [300, 600, 5000, 50000]), (20, [300, 1500, 5000, 100000])];
 
-/// A table of blocks of 50 tickets ([`BLOCKS_OF_50_ROWS`]) with game code `code`.
+/// A table of blocks of 50 tickets (30 and 20 of two rows) with game code `code`.
 pub fn blocks_of_50(code: &str) -> String {
     table_toml(code, 300, 50, &BLOCKS_OF_50_ROWS)
 }
@@ -83,7 +83,7 @@ pub fn table_toml(code: &str, price_cents: u64, block_size: u32, rows: &[(u32, [
 }
 
 /// The table of [`table_toml`] as a JSON object.
-pub fn table_json(code: &str, price_cents: u64, block_size: u32, rows: &[(u32, [u64; 4])]) -> Value {
+fn table_json(code: &str, price_cents: u64, block_size: u32, rows: &[(u32, [u64; 4])]) -> Value {
     let schedule: Vec<Value> = rows
         .iter()
         .map(|(tickets, p)| json!({"tickets": tickets, "prizes_cents": {"5": p[0], "6": p[1], "7": p[2], "8": p[3]}}))

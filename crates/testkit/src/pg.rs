@@ -11,13 +11,13 @@ use sqlx::Connection;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The maintenance database's URL.
-pub fn admin_url() -> String {
+pub fn postgres_admin_url() -> String {
     std::env::var("AS_CAPONE_TEST_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// Whether a missing PostgreSQL is a failure (`AS_CAPONE_REQUIRE_POSTGRES`
 /// set, and neither empty nor `0`) rather than a loud skip.
-pub fn postgres_required() -> bool {
+fn postgres_required() -> bool {
     std::env::var_os("AS_CAPONE_REQUIRE_POSTGRES").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
@@ -38,7 +38,7 @@ impl TestDb {
     /// Creates `as_capone_test_<pid>_<n>`; `None` (after a loud message on
     /// stderr) when PostgreSQL cannot be reached and is not required.
     pub async fn create() -> Option<TestDb> {
-        match TestDb::create_on(&admin_url(), postgres_required(), "as_capone_test").await {
+        match TestDb::create_on(&postgres_admin_url(), postgres_required(), "as_capone_test").await {
             Ok(db) => db,
             Err(e) => panic!("{e}"),
         }

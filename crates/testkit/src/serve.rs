@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// How long a server may take to start before [`Spawned::wait_listening`] gives up.
-pub const START_TIMEOUT: Duration = Duration::from_secs(60);
+const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The ERROR and panic lines a [`Server`] keeps from its log, at most.
 const KEPT_ERRORS: usize = 50;
@@ -68,14 +68,14 @@ pub fn serve_command(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Co
 }
 
 /// Spawns [`serve_command`] without waiting for it.
-pub fn spawn(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Spawned {
+pub fn spawn_server(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Spawned {
     Spawned::new(&mut serve_command(exe, dir, db_url, extra)).expect("as-capone serve starts")
 }
 
 /// Starts [`serve_command`] and waits until it listens (panics, with its
-/// log, when it does not within [`START_TIMEOUT`]).
-pub fn start(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Server {
-    spawn(exe, dir, db_url, extra).wait_listening("server")
+/// log, when it does not within a minute).
+pub fn start_server(exe: &Path, dir: &Path, db_url: &str, extra: &[&str]) -> Server {
+    spawn_server(exe, dir, db_url, extra).wait_listening("server")
 }
 
 /// A server process started and not yet known to listen; killed when
@@ -102,7 +102,7 @@ impl Spawned {
     /// Waits until the server listens and returns it; afterwards its
     /// warnings and errors are copied to the test's stderr, prefixed with
     /// `label`. Kills the server and panics, with its log so far, when it
-    /// exits or is silent for [`START_TIMEOUT`] first.
+    /// exits or is silent for a minute first.
     pub fn wait_listening(self, label: &str) -> Server {
         self.try_wait_listening(Some(label), START_TIMEOUT).unwrap_or_else(|e| panic!("{e}"))
     }

@@ -3,7 +3,7 @@
 //!
 //! A test server runs with the fixed seed [`SEED`]; with it, the client
 //! seed and the serial, every draw of a ticket is known before it is
-//! played. A test searches card orders ([`search`]) or client seeds
+//! played. A test searches card orders ([`search_card_orders`]) or client seeds
 //! ([`find_seed`]) for a game with a tie, an Extra duel, a prize..., then
 //! plays it over HTTP and checks that the server gives exactly the events
 //! the engine predicted.
@@ -66,7 +66,7 @@ impl Foreseen {
 /// Plays ticket `serial` with the fixed seed and `client_seed` to its end,
 /// `choose` picking the card of each play from the hand (it is told how
 /// many cards were played before).
-pub fn play(
+fn play(
     serial: &str,
     client_seed: &str,
     prizes: PrizeSchedule,
@@ -96,7 +96,7 @@ pub fn play(
 /// Tries up to `tries` random card orders (order `k` from
 /// `FastSource::from_u64(k, 7)`) on ticket `serial` and returns the first
 /// plan whose events satisfy `want`.
-pub fn search(
+pub fn search_card_orders(
     serial: &str,
     client_seed: &str,
     prizes: PrizeSchedule,
@@ -112,12 +112,13 @@ pub fn search(
 
 /// The browser tests' player: the card `3 (n + 1)` of the hand (7 up,
 /// wrapping) for its `n`-th play.
-pub fn foresee(serial: &str, client_seed: &str, prizes: PrizeSchedule) -> Foreseen {
+fn foresee(serial: &str, client_seed: &str, prizes: PrizeSchedule) -> Foreseen {
     play(serial, client_seed, prizes, |hand, n| hand.nth((((n + 1) * 3) % hand.len() as usize) as u32))
 }
 
 /// Searches client seeds `"{prefix}-0"`, `"{prefix}-1"`, ... for a game of
-/// `serial` ([`foresee`]; the prizes do not change the draws) that
+/// `serial` (played as the browser tests' player, card `3 (n + 1)` of the
+/// hand for its `n`-th play; the prizes do not change the draws) that
 /// satisfies `want`.
 pub fn find_seed(serial: &str, prefix: &str, want: impl Fn(&Foreseen) -> bool) -> Foreseen {
     let prizes = PrizeSchedule::new([300, 1000, 10_000, 100_000]);

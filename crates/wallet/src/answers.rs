@@ -2,7 +2,7 @@
 //! (docs/operator-integration.md, "How the game reads an answer"), checked
 //! in one place against the request it answers. The signature is checked
 //! first, by the caller (it holds the clock and the request's nonce); then
-//! [`Request::read`] takes a signed answer's status and body:
+//! [`WalletRequest::read`] takes a signed answer's status and body:
 //!
 //! - a 200 is [`Verdict::Applied`] only when its body has the protocol's
 //!   fields and no other (each once, none `null`) and every field agrees
@@ -23,7 +23,7 @@ use serde::Deserialize;
 /// A request to the operator's wallet as the game sent it: what its answer
 /// must match.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Request {
+pub enum WalletRequest {
     Balance(BalanceRequest),
     Debit(MoneyRequest),
     Credit(MoneyRequest),
@@ -68,18 +68,18 @@ const ROLLBACK_REFUSALS: [(u16, &[&str]); 3] =
 const BALANCE_REFUSALS: [(u16, &[&str]); 2] = [(400, &[errors::BAD_REQUEST]), (404, &[errors::UNKNOWN_PLAYER])];
 
 /// The longest `operator_transaction_id` believed, in characters.
-pub const MAX_OPERATOR_ID_CHARS: usize = 128;
+const MAX_OPERATOR_ID_CHARS: usize = 128;
 
-impl Request {
+impl WalletRequest {
     /// The request sent to `path` (one of [`paths`]' wallet paths) with
     /// these exact bytes; why not when they are not one.
-    pub fn parse(path: &str, body: &[u8]) -> Result<Request, String> {
+    pub fn parse(path: &str, body: &[u8]) -> Result<WalletRequest, String> {
         let bad = |e: serde_json::Error| format!("the request to {path} is not the protocol's: {e}");
         match path {
-            paths::BALANCE => serde_json::from_slice(body).map(Request::Balance).map_err(bad),
-            paths::DEBIT => serde_json::from_slice(body).map(Request::Debit).map_err(bad),
-            paths::CREDIT => serde_json::from_slice(body).map(Request::Credit).map_err(bad),
-            paths::ROLLBACK => serde_json::from_slice(body).map(Request::Rollback).map_err(bad),
+            paths::BALANCE => serde_json::from_slice(body).map(WalletRequest::Balance).map_err(bad),
+            paths::DEBIT => serde_json::from_slice(body).map(WalletRequest::Debit).map_err(bad),
+            paths::CREDIT => serde_json::from_slice(body).map(WalletRequest::Credit).map_err(bad),
+            paths::ROLLBACK => serde_json::from_slice(body).map(WalletRequest::Rollback).map_err(bad),
             _ => Err(format!("{path} is not a path of the wallet whose answers are read here")),
         }
     }
@@ -87,47 +87,47 @@ impl Request {
     /// Its path at the wallet.
     pub fn path(&self) -> &'static str {
         match self {
-            Request::Balance(_) => paths::BALANCE,
-            Request::Debit(_) => paths::DEBIT,
-            Request::Credit(_) => paths::CREDIT,
-            Request::Rollback(_) => paths::ROLLBACK,
+            WalletRequest::Balance(_) => paths::BALANCE,
+            WalletRequest::Debit(_) => paths::DEBIT,
+            WalletRequest::Credit(_) => paths::CREDIT,
+            WalletRequest::Rollback(_) => paths::ROLLBACK,
         }
     }
 
     /// `balance`, `debit`, `credit` or `rollback`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Request::Balance(_) => "balance",
-            Request::Debit(_) => "debit",
-            Request::Credit(_) => "credit",
-            Request::Rollback(_) => "rollback",
+            WalletRequest::Balance(_) => "balance",
+            WalletRequest::Debit(_) => "debit",
+            WalletRequest::Credit(_) => "credit",
+            WalletRequest::Rollback(_) => "rollback",
         }
     }
 
     /// The transaction it is (none for a balance).
     pub fn transaction_id(&self) -> Option<&str> {
         match self {
-            Request::Balance(_) => None,
-            Request::Debit(r) | Request::Credit(r) => Some(&r.transaction_id),
-            Request::Rollback(r) => Some(&r.transaction_id),
+            WalletRequest::Balance(_) => None,
+            WalletRequest::Debit(r) | WalletRequest::Credit(r) => Some(&r.transaction_id),
+            WalletRequest::Rollback(r) => Some(&r.transaction_id),
         }
     }
 
     fn currency(&self) -> &str {
         match self {
-            Request::Balance(r) => &r.currency,
-            Request::Debit(r) | Request::Credit(r) => &r.currency,
-            Request::Rollback(r) => &r.currency,
+            WalletRequest::Balance(r) => &r.currency,
+            WalletRequest::Debit(r) | WalletRequest::Credit(r) => &r.currency,
+            WalletRequest::Rollback(r) => &r.currency,
         }
     }
 
     /// The error codes the protocol has for a refusal of this request with `status`.
     pub fn refusals(&self, status: u16) -> &'static [&'static str] {
         let table: &[(u16, &'static [&'static str])] = match self {
-            Request::Balance(_) => &BALANCE_REFUSALS,
-            Request::Debit(_) => &DEBIT_REFUSALS,
-            Request::Credit(_) => &CREDIT_REFUSALS,
-            Request::Rollback(_) => &ROLLBACK_REFUSALS,
+            WalletRequest::Balance(_) => &BALANCE_REFUSALS,
+            WalletRequest::Debit(_) => &DEBIT_REFUSALS,
+            WalletRequest::Credit(_) => &CREDIT_REFUSALS,
+            WalletRequest::Rollback(_) => &ROLLBACK_REFUSALS,
         };
         table.iter().find(|(s, _)| *s == status).map_or(&[], |(_, codes)| codes)
     }
@@ -149,7 +149,9 @@ impl Request {
             return Err(format!("its balance is negative ({} cents)", answer.balance_cents));
         }
         match (&answer.operator_transaction_id, self) {
-            (Some(id), Request::Balance(_)) => Err(format!("a balance's answer names operator transaction {id:?}")),
+            (Some(id), WalletRequest::Balance(_)) => {
+                Err(format!("a balance's answer names operator transaction {id:?}"))
+            }
             (Some(id), _) if !plain_id(id) => Err(format!(
                 "its operator_transaction_id {id:?} is not 1 to {MAX_OPERATOR_ID_CHARS} characters without a control character"
             )),
@@ -194,7 +196,8 @@ fn plain_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CURRENCY, RoundId, TxKind};
+    use crate::ids::{RoundId, TxKind};
+    use crate::messages::CURRENCY;
 
     fn round() -> RoundId {
         RoundId::new("ACP-001-00001-000042-17", 1)
@@ -212,7 +215,7 @@ mod tests {
     }
 
     /// Every request the game sends, with its body.
-    fn requests() -> Vec<(Request, Vec<u8>)> {
+    fn requests() -> Vec<(WalletRequest, Vec<u8>)> {
         let rollback = RollbackRequest {
             transaction_id: round().tx(TxKind::Rollback),
             round_id: round().id(),
@@ -223,15 +226,15 @@ mod tests {
         };
         let balance = BalanceRequest { player: "p-1".into(), currency: CURRENCY.into() };
         vec![
-            (Request::Balance(balance.clone()), serde_json::to_vec(&balance).unwrap()),
-            (Request::Debit(money(TxKind::Debit)), serde_json::to_vec(&money(TxKind::Debit)).unwrap()),
-            (Request::Credit(money(TxKind::Credit)), serde_json::to_vec(&money(TxKind::Credit)).unwrap()),
-            (Request::Rollback(rollback.clone()), serde_json::to_vec(&rollback).unwrap()),
+            (WalletRequest::Balance(balance.clone()), serde_json::to_vec(&balance).unwrap()),
+            (WalletRequest::Debit(money(TxKind::Debit)), serde_json::to_vec(&money(TxKind::Debit)).unwrap()),
+            (WalletRequest::Credit(money(TxKind::Credit)), serde_json::to_vec(&money(TxKind::Credit)).unwrap()),
+            (WalletRequest::Rollback(rollback.clone()), serde_json::to_vec(&rollback).unwrap()),
         ]
     }
 
     /// The answer the reference operator gives to `request`.
-    fn good(request: &Request) -> serde_json::Value {
+    fn good(request: &WalletRequest) -> serde_json::Value {
         match request.transaction_id() {
             None => serde_json::json!({"balance_cents": 9_700, "currency": "EUR"}),
             Some(t) => serde_json::json!({"transaction_id": t, "balance_cents": 9_700, "currency": "EUR",
@@ -239,7 +242,7 @@ mod tests {
         }
     }
 
-    fn read(request: &Request, status: u16, body: &serde_json::Value) -> Verdict {
+    fn read(request: &WalletRequest, status: u16, body: &serde_json::Value) -> Verdict {
         request.read(status, &serde_json::to_vec(body).unwrap())
     }
 
@@ -253,11 +256,11 @@ mod tests {
     #[test]
     fn a_request_is_read_back_from_its_path_and_bytes() {
         for (request, body) in requests() {
-            assert_eq!(Request::parse(request.path(), &body).unwrap(), request);
+            assert_eq!(WalletRequest::parse(request.path(), &body).unwrap(), request);
         }
         let debit = serde_json::to_vec(&money(TxKind::Debit)).unwrap();
-        assert!(Request::parse(paths::ROLLBACK, &debit).is_err(), "a debit is not a rollback");
-        assert!(Request::parse(paths::TRANSACTIONS, b"{\"from_ms\":0,\"to_ms\":1}").is_err());
+        assert!(WalletRequest::parse(paths::ROLLBACK, &debit).is_err(), "a debit is not a rollback");
+        assert!(WalletRequest::parse(paths::TRANSACTIONS, b"{\"from_ms\":0,\"to_ms\":1}").is_err());
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub struct BalanceRequest {
 /// A wallet's answer to balance, debit, credit or rollback. Only these
 /// fields: any other, a field twice or a `null` does not read (the
 /// document's `additionalProperties: false`); what the game believes of
-/// one that reads is [`crate::answers`]'s.
+/// one that reads is [`Verdict`](crate::Verdict)'s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WalletAnswer {

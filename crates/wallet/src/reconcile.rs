@@ -5,7 +5,8 @@
 //! every prize by exactly one credit of its amount; each departure is a
 //! [`Mismatch`], and a clean period has none.
 
-use crate::{OperatorTransaction, RoundId, TxKind};
+use crate::ids::{RoundId, TxKind};
+use crate::messages::OperatorTransaction;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use utoipa::ToSchema;

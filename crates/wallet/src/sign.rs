@@ -25,13 +25,17 @@ use rand_core::{OsRng, TryRngCore};
 use sha2::Sha256;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-pub const KEY_ID: &str = "x-signature-key-id";
-pub const TIMESTAMP: &str = "x-signature-timestamp";
-pub const NONCE: &str = "x-signature-nonce";
-pub const SIGNATURE: &str = "x-signature";
+/// The HTTP header of a signed message's key id.
+const KEY_ID_HEADER: &str = "x-signature-key-id";
+/// The HTTP header of a signed message's time (unix milliseconds).
+pub const TIMESTAMP_HEADER: &str = "x-signature-timestamp";
+/// The HTTP header of a signed message's nonce.
+pub const NONCE_HEADER: &str = "x-signature-nonce";
+/// The HTTP header of a signed message's signature (hex HMAC-SHA256).
+pub const SIGNATURE_HEADER: &str = "x-signature";
 
 /// The default window: a signed message older or newer than this (ms) is refused.
-pub const DEFAULT_WINDOW_MS: i64 = 30_000;
+const DEFAULT_WINDOW_MS: i64 = 30_000;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -63,23 +67,25 @@ impl Signed {
     /// The headers, as (name, value) pairs.
     pub fn headers(&self) -> [(&'static str, String); 4] {
         [
-            (KEY_ID, self.key_id.clone()),
-            (TIMESTAMP, self.timestamp_ms.to_string()),
-            (NONCE, self.nonce.clone()),
-            (SIGNATURE, self.signature.clone()),
+            (KEY_ID_HEADER, self.key_id.clone()),
+            (TIMESTAMP_HEADER, self.timestamp_ms.to_string()),
+            (NONCE_HEADER, self.nonce.clone()),
+            (SIGNATURE_HEADER, self.signature.clone()),
         ]
     }
 
     /// Reads the four headers through `get` (a header map's lookup).
     pub fn from_headers<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Signed, SignError> {
-        let key_id = get(KEY_ID).filter(|k| !k.is_empty() && k.len() <= 64).ok_or(SignError::Missing(KEY_ID))?;
-        let timestamp_ms = get(TIMESTAMP).and_then(|t| t.parse::<i64>().ok()).ok_or(SignError::Missing(TIMESTAMP))?;
-        let nonce = get(NONCE)
+        let key_id =
+            get(KEY_ID_HEADER).filter(|k| !k.is_empty() && k.len() <= 64).ok_or(SignError::Missing(KEY_ID_HEADER))?;
+        let timestamp_ms =
+            get(TIMESTAMP_HEADER).and_then(|t| t.parse::<i64>().ok()).ok_or(SignError::Missing(TIMESTAMP_HEADER))?;
+        let nonce = get(NONCE_HEADER)
             .filter(|n| (16..=64).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or(SignError::Missing(NONCE))?;
-        let signature = get(SIGNATURE)
+            .ok_or(SignError::Missing(NONCE_HEADER))?;
+        let signature = get(SIGNATURE_HEADER)
             .filter(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or(SignError::Missing(SIGNATURE))?;
+            .ok_or(SignError::Missing(SIGNATURE_HEADER))?;
         Ok(Signed {
             key_id: key_id.to_string(),
             timestamp_ms,
@@ -200,7 +206,7 @@ impl Keys {
             return Err(SignError::Stale(now_ms - signed.timestamp_ms, self.window_ms));
         }
         mac.update(&covered.canonical(signed.timestamp_ms, &signed.nonce, body));
-        let expected = hex::decode(&signed.signature).map_err(|_| SignError::Missing(SIGNATURE))?;
+        let expected = hex::decode(&signed.signature).map_err(|_| SignError::Missing(SIGNATURE_HEADER))?;
         mac.verify_slice(&expected).map_err(|_| SignError::Mismatch)
     }
 }
@@ -359,13 +365,13 @@ mod tests {
         assert!(Keys::parse(&format!("k1:{0},k1:{0}", "11".repeat(32))).is_err());
         let h = |k: &str| -> Option<&'static str> {
             match k {
-                KEY_ID => Some("k1"),
-                TIMESTAMP => Some("12"),
-                NONCE => Some("zz"),
+                KEY_ID_HEADER => Some("k1"),
+                TIMESTAMP_HEADER => Some("12"),
+                NONCE_HEADER => Some("zz"),
                 _ => Some("00"),
             }
         };
-        assert_eq!(Signed::from_headers(h), Err(SignError::Missing(NONCE)));
+        assert_eq!(Signed::from_headers(h), Err(SignError::Missing(NONCE_HEADER)));
         assert!(format!("{:?}", keys()).contains("k1") && !format!("{:?}", keys()).contains("1111"));
     }
 }

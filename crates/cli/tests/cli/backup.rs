@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use testkit::pg::TestDb;
+use testkit::TestDb;
 
 const START: i64 = 1_000_000;
 const PRICE: i64 = 300;
@@ -295,7 +295,7 @@ fn new_dir() -> tempfile::TempDir {
 fn sqlite_backup_under_load_restores_every_answered_action() {
     let dir = new_dir();
     let rt = runtime();
-    let live = testkit::serve::sqlite_url(dir.path(), "live.db");
+    let live = testkit::sqlite_url(dir.path(), "live.db");
     let mut server = start(dir.path(), &live);
     let file = dir.path().join("live.backup");
     let (players, began, ended, out) = load_with_backup(&rt, &server.url, &live, &file);
@@ -306,7 +306,7 @@ fn sqlite_backup_under_load_restores_every_answered_action() {
     assert!(steps > 1, "the backup stepped: {out}");
     server.sigkill().unwrap();
 
-    let restored = testkit::serve::sqlite_url(dir.path(), "restored.db");
+    let restored = testkit::sqlite_url(dir.path(), "restored.db");
     let said = restore(&file, &restored, false).unwrap();
     assert!(said.contains("ledger sound") && said.contains("audit chain verified"), "{said}");
     check_restored(&rt, dir.path(), &restored, &players, began);
@@ -344,7 +344,7 @@ fn postgres_backup_under_load_restores_every_answered_action() {
 #[test]
 fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key() {
     let dir = new_dir();
-    let live = testkit::serve::sqlite_url(dir.path(), "live.db");
+    let live = testkit::sqlite_url(dir.path(), "live.db");
     let mut server = start(dir.path(), &live);
     let file = dir.path().join("live.backup");
     let output =
@@ -376,7 +376,7 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
 
     // Another key file: refused at start, with the reason.
     let other = new_dir();
-    let restored = testkit::serve::sqlite_url(other.path(), "restored.db");
+    let restored = testkit::sqlite_url(other.path(), "restored.db");
     restore(&file, &restored, false).unwrap();
     let args = server_args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -28,10 +28,10 @@ fn a_files_shop_payout_ceilings_may_name_the_shops_of_retailer_tokens() {
     assert_eq!(me["payout_ceiling_cents"], 250000, "{me}");
     drop(server);
     // Another shop's token: the file's ceiling names no shop, refused.
-    let other = testkit::serve::serve_command(
+    let other = testkit::serve_command(
         exe(),
         dir.path(),
-        &testkit::serve::sqlite_url(dir.path(), "config.db"),
+        &testkit::sqlite_url(dir.path(), "config.db"),
         &["--config", config, "--retailer-tokens", "Bar:bar-token-000000000001"],
     )
     .output()

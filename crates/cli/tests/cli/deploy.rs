@@ -14,7 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use testkit::pg::TestDb;
+use testkit::TestDb;
 
 /// The repository's root.
 fn repo() -> PathBuf {
@@ -142,7 +142,7 @@ fn the_unsealed_audit_gauges_read_the_database_on_sqlite() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         assert_eq!(unsealed_gauges(&server.url).await, (0.0, 0.0));
-        let url = testkit::serve::sqlite_url(dir.path(), "audit.db");
+        let url = testkit::sqlite_url(dir.path(), "audit.db");
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         let two_minutes_ago = server::now_ms() - 120_000;
         sqlx::query("INSERT INTO audit_log (created_ms, kind, data_json) VALUES (?, 'test', '{}')")
@@ -374,8 +374,8 @@ fn assert_json_lines(lines: &[String], key_file: &Path) {
 fn log_format_json_writes_one_json_object_per_line_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
-    let db = testkit::serve::sqlite_url(dir.path(), "logs.db");
-    let mut command = testkit::serve::serve_command(common::exe(), dir.path(), &db, &["--log-format", "json"]);
+    let db = testkit::sqlite_url(dir.path(), "logs.db");
+    let mut command = testkit::serve_command(common::exe(), dir.path(), &db, &["--log-format", "json"]);
     let lines = log_until_stopped(&mut command, dir.path());
     assert_json_lines(&lines, &common::key_file(dir.path()));
     // A format the server does not write is refused, with the two it does.
@@ -390,7 +390,7 @@ fn the_log_format_environment_variable_writes_json_lines_on_postgres() {
     let Some(db) = rt.block_on(TestDb::create()) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
-    let mut command = testkit::serve::serve_command(common::exe(), dir.path(), &db.url, &[]);
+    let mut command = testkit::serve_command(common::exe(), dir.path(), &db.url, &[]);
     command.env("AS_CAPONE_LOG_FORMAT", "json");
     let lines = log_until_stopped(&mut command, dir.path());
     assert_json_lines(&lines, &common::key_file(dir.path()));

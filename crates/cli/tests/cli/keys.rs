@@ -118,7 +118,7 @@ fn keys_new_use_and_list_rotate_the_ring_and_verify_passes_on_games_of_both_keys
 #[test]
 fn keys_new_use_and_list_rotate_the_ring_and_verify_passes_on_games_of_both_keys_postgres() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let Some(db) = rt.block_on(testkit::pg::TestDb::create()) else { return };
+    let Some(db) = rt.block_on(testkit::TestDb::create()) else { return };
     rotation_with_the_binary(&db.url);
     rt.block_on(db.drop_db());
 }
@@ -133,7 +133,7 @@ fn keys_new_use_and_list_rotate_the_ring_and_verify_passes_on_games_of_both_keys
 #[test]
 fn a_key_file_others_may_read_stops_serve_unless_systemd_handed_it_over() {
     use std::os::unix::fs::PermissionsExt;
-    use testkit::serve::{Spawned, serve_command, sqlite_url};
+    use testkit::{Spawned, serve_command, sqlite_url};
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
     let key = common::key_file(dir.path());

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 /// Blocks of 1 000 tickets of one row.
 fn table() -> String {
-    testkit::fixture::table_toml("LDT", 300, 1000, &[(1000, [300, 1000, 10000, 100000])])
+    testkit::table_toml("LDT", 300, 1000, &[(1000, [300, 1000, 10000, 100000])])
 }
 
 fn loadtest(url: &str, extra: &[&str]) -> (Value, f64) {
@@ -35,7 +35,7 @@ fn lat_max(v: &Value) -> f64 {
 /// beside the running server.
 fn count(dir: &std::path::Path, name: &str, sql: &str) -> i64 {
     use sqlx::Connection;
-    let url = testkit::serve::sqlite_url(dir, name);
+    let url = testkit::sqlite_url(dir, name);
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&mut conn).await.unwrap()
@@ -153,7 +153,7 @@ fn loadtest_plays_whole_games_and_paces_them_when_asked() {
 fn loadtest_in_operator_mode_debits_each_purchase_once_and_credits_each_prize() {
     let dir = tempfile::tempdir().unwrap();
     // Prizes in most games, so that credits are exercised.
-    let table = testkit::fixture::table_toml("LDO", 300, 1000, &[(1000, [300, 600, 1000, 5000])]);
+    let table = testkit::table_toml("LDO", 300, 1000, &[(1000, [300, 600, 1000, 5000])]);
     std::fs::write(dir.path().join("table.toml"), table).unwrap();
     let keys = format!("bench:{}", "7e".repeat(32));
     // A free port for the operator's wallet, known to the server at its start.

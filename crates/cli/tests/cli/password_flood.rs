@@ -30,7 +30,7 @@ type Answer = (u16, Option<String>, &'static str);
 
 /// A figure of `/proc/PID/status` in KiB (`VmHWM`, `VmRSS`).
 fn status_kib(pid: u32, field: &str) -> u64 {
-    testkit::serve::status_kib(pid, field).unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+    testkit::status_kib(pid, field).unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
 async fn post(c: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> (u16, Value, Option<String>) {

@@ -21,11 +21,9 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::{Command, Output};
 use std::sync::Arc;
-use wallet::reconcile::{OurRound, RoundState};
-use wallet::sign::Covered;
 use wallet::{
-    Keys, LaunchRequest, MoneyRequest, OperatorTransaction, Signed, Signer, TransactionsAnswer, TransactionsRequest,
-    TxKind, paths,
+    Covered, Keys, LaunchRequest, MoneyRequest, OperatorTransaction, OurRound, RoundState, Signed, Signer,
+    TransactionsAnswer, TransactionsRequest, TxKind, paths,
 };
 
 const KEYS: &str = "k1:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";

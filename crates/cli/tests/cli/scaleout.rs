@@ -20,7 +20,7 @@
 //! - the audit log holds one entry per player, sale and finished game, and
 //!   its hash chain verifies once sealed.
 //!
-//! The test runs on the local PostgreSQL (see `testkit::pg`);
+//! The test runs on the local PostgreSQL (see `testkit::TestDb`);
 //! without one it says so and passes, unless `AS_CAPONE_REQUIRE_POSTGRES`
 //! is set.
 
@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use testkit::pg as pgdb;
+use testkit::TestDb;
 
 const TABLE: &str = common::BLOCKS_OF_2000;
 const START: i64 = 1_000_000;
@@ -473,7 +473,7 @@ async fn the_database_agrees(
 fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
     let t0 = Instant::now();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let Some(db) = rt.block_on(pgdb::TestDb::create()) else { return };
+    let Some(db) = rt.block_on(TestDb::create()) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), TABLE).unwrap();
 

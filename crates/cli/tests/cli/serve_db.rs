@@ -5,8 +5,7 @@
 use sqlx::Connection;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use testkit::pg as pgdb;
-use testkit::serve::Spawned;
+use testkit::{Spawned, TestDb, postgres_admin_url};
 
 fn serve(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_as-capone"));
@@ -54,11 +53,11 @@ fn a_sqlite_file_serves_one_process_and_the_second_is_told_why() {
 #[test]
 fn healthz_follows_the_postgres_database() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let Some(db) = rt.block_on(pgdb::TestDb::create()) else { return };
+    let Some(db) = rt.block_on(TestDb::create()) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("table.toml"),
-        testkit::fixture::table_toml("HLT", 300, 100, &[(100, [300, 1000, 10000, 100000])]),
+        testkit::table_toml("HLT", 300, 100, &[(100, [300, 1000, 10000, 100000])]),
     )
     .unwrap();
     let table = dir.path().join("table.toml");
@@ -80,7 +79,7 @@ fn healthz_follows_the_postgres_database() {
     rt.block_on(async {
         let health = || async { reqwest::get(format!("{url}/healthz")).await.unwrap() };
         assert_eq!(health().await.status(), 200);
-        let admin = || async { sqlx::PgConnection::connect(&pgdb::admin_url()).await.unwrap() };
+        let admin = || async { sqlx::PgConnection::connect(&postgres_admin_url()).await.unwrap() };
         let mut conn = admin().await;
         let off = format!("ALTER DATABASE {} ALLOW_CONNECTIONS false", db.name);
         sqlx::query(sqlx::AssertSqlSafe(off)).execute(&mut conn).await.unwrap();

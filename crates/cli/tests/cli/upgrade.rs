@@ -8,7 +8,7 @@ use crate::common;
 use sqlx::Connection;
 use std::path::Path;
 use std::process::Command;
-use testkit::pg as pgdb;
+use testkit::TestDb;
 
 #[test]
 fn version_names_the_release_and_the_schema() {
@@ -24,11 +24,8 @@ fn version_names_the_release_and_the_schema() {
 /// as migrated by a newer release (a row of version 9999 in
 /// `_sqlx_migrations`), and starts `serve` again: its exit status and log.
 fn serve_on_a_newer_database(dir: &Path, db_url: &str, rt: &tokio::runtime::Runtime) -> (bool, String) {
-    std::fs::write(
-        dir.join("table.toml"),
-        testkit::fixture::table_toml("UPG", 300, 100, &[(100, [300, 1000, 10000, 100000])]),
-    )
-    .unwrap();
+    std::fs::write(dir.join("table.toml"), testkit::table_toml("UPG", 300, 100, &[(100, [300, 1000, 10000, 100000])]))
+        .unwrap();
     let mut first = common::spawn_server(dir, db_url, &["--initial-blocks", "1"]).wait_listening("first");
     first.sigkill().unwrap();
     let insert = "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
@@ -45,7 +42,7 @@ fn serve_on_a_newer_database(dir: &Path, db_url: &str, rt: &tokio::runtime::Runt
             sqlx::query_scalar(count).fetch_one(&mut c).await.unwrap()
         }
     });
-    let out = testkit::serve::serve_command(common::exe(), dir, db_url, &[]).output().unwrap();
+    let out = testkit::serve_command(common::exe(), dir, db_url, &[]).output().unwrap();
     let after: i64 = rt.block_on(async {
         if db_url.starts_with("postgres") {
             let mut c = sqlx::PgConnection::connect(db_url).await.unwrap();
@@ -75,7 +72,7 @@ fn assert_refused(ok: bool, log: &str) {
 fn serve_refuses_a_sqlite_database_of_a_newer_release() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let url = testkit::serve::sqlite_url(dir.path(), "newer.db");
+    let url = testkit::sqlite_url(dir.path(), "newer.db");
     let (ok, log) = serve_on_a_newer_database(dir.path(), &url, &rt);
     assert_refused(ok, &log);
 }
@@ -83,7 +80,7 @@ fn serve_refuses_a_sqlite_database_of_a_newer_release() {
 #[test]
 fn serve_refuses_a_postgres_database_of_a_newer_release() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let Some(db) = rt.block_on(pgdb::TestDb::create()) else { return };
+    let Some(db) = rt.block_on(TestDb::create()) else { return };
     let dir = tempfile::tempdir().unwrap();
     let (ok, log) = serve_on_a_newer_database(dir.path(), &db.url, &rt);
     rt.block_on(db.drop_db());

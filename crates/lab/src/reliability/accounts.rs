@@ -10,7 +10,8 @@
 //!   changing session going on; a logout ends the token it is made with;
 //!   the own token of an account without a login is never revoked (409).
 
-use super::{Backend, Database, ReliabilityArgs, start_server};
+use super::args::{Backend, ReliabilityArgs};
+use super::testbed::{Database, start_server};
 use serde_json::{Value, json};
 use std::time::Duration;
 

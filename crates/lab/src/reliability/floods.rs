@@ -18,11 +18,14 @@
 //! Every loop is bounded in time and count (`--flood-requests`); the
 //! traffic goes to the server on 127.0.0.1 only.
 
-use super::{Backend, Database, ReliabilityArgs, next_action, quantile_ms, start_server};
+use super::args::{Backend, ReliabilityArgs};
+use super::latency::quantile_ms;
+use super::testbed::{Database, start_server};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use testkit::next_action;
 
 /// Honest players, each buying a ticket and playing it out, one ticket per [`HONEST_PACE`].
 const HONEST: usize = 4;

@@ -7,7 +7,8 @@
 //!
 //! Each check names what must hold; the part fails if any does not.
 
-use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, start_server, table};
+use super::args::{Backend, ReliabilityArgs};
+use super::testbed::{Database, OPERATOR_TOKEN, start_server, table};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -77,7 +78,7 @@ impl Client {
 
 /// Play codes no ticket has: 80 bits each from a fixed generator.
 fn wrong_codes(seed: u64) -> impl Iterator<Item = String> {
-    let mut rng = super::Rng::new(seed);
+    let mut rng = super::rng::Rng::new(seed);
     std::iter::repeat_with(move || {
         let bits = (u128::from(rng.next_u64()) << 16) ^ u128::from(rng.next_u64() & 0xffff);
         emission::PlayCode::from_bits(bits & ((1u128 << 80) - 1)).to_string()

@@ -21,13 +21,16 @@
 //! and the operator's report must count exactly the tickets the players
 //! hold. At the end, the whole journal is replayed.
 
-use super::{Backend, Database, ReliabilityArgs, Rng, START_CENTS, next_action, start_server};
-use math::table::REGULATION_PRICE_CENTS;
+use super::args::{Backend, ReliabilityArgs};
+use super::rng::Rng;
+use super::testbed::{Database, START_CENTS, start_server};
+use math::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use testkit::next_action;
 
 /// One answered request, as the client saw it.
 #[derive(Clone)]
@@ -505,7 +508,7 @@ async fn check_balances(url: &str, db: &Database, shared: &Shared, tokens: &[Opt
         held += tickets.len() as i64;
         prizes_all += prizes;
     }
-    let totals = super::report_totals(&db.url).await?;
+    let totals = super::testbed::report_totals(&db.url).await?;
     if totals["sold"].as_i64() != Some(held) {
         shared.fail(format!("the operator's report counts {} tickets sold, the players hold {held}", totals["sold"]));
     }
@@ -631,7 +634,7 @@ fn after_kill(
     shared: &Shared,
     run: &mut Run,
 ) -> anyhow::Result<()> {
-    let (ledger, audit) = rt.block_on(super::check_ledger_and_audit(db))?;
+    let (ledger, audit) = rt.block_on(super::testbed::check_ledger_and_audit(db))?;
     run.ledger_checks += 1;
     run.audit_entries = audit.entries;
     if !ledger.is_sound() {

@@ -8,7 +8,8 @@
 //! logins that got in before the change, and that the change then ended),
 //! the survivors (0 to pass) and the purchases of a closed account (0).
 
-use super::{Backend, Database, ReliabilityArgs, start_server};
+use super::args::{Backend, ReliabilityArgs};
+use super::testbed::{Database, start_server};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

@@ -16,10 +16,13 @@
 //! the operator's report counts each ticket sold once and each prize paid
 //! once, and the ledger and the audit chain are sound.
 
-use super::{Backend, Database, OPERATOR_TOKEN, ReliabilityArgs, Rng, Server, next_action, start_server, table};
-use math::table::REGULATION_PRICE_CENTS;
+use super::args::{Backend, ReliabilityArgs};
+use super::rng::Rng;
+use super::testbed::{Database, OPERATOR_TOKEN, Server, start_server, table};
+use math::REGULATION_PRICE_CENTS;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use testkit::next_action;
 use tokio::io::AsyncWriteExt;
 
 const SHOP_A: &str = "Tabac de la Fiabilite";
@@ -270,7 +273,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
         tally.failures.push(format!("{e:#}"));
     }
     // Nothing applied twice: the report counts each sale and each payment once.
-    let totals = rt.block_on(super::report_totals(&db.url))?;
+    let totals = rt.block_on(super::testbed::report_totals(&db.url))?;
     let expected = json!({"sold": tally.sold, "sales_cents": tally.sold * REGULATION_PRICE_CENTS as i64, "prizes_paid_cents": tally.prizes_paid_cents});
     for (k, v) in expected.as_object().into_iter().flatten() {
         if totals[k] != *v {
@@ -279,7 +282,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     }
     let server_errors = shops.server.errors.lock().unwrap().clone();
     shops.server.kill();
-    let (ledger, audit) = rt.block_on(super::check_ledger_and_audit(&db))?;
+    let (ledger, audit) = rt.block_on(super::testbed::check_ledger_and_audit(&db))?;
     if !ledger.is_sound() {
         tally.failures.push(format!("ledger unsound: {ledger:?}"));
     }

@@ -7,11 +7,14 @@
 //! samples may exceed the mean of the first third by at most 20 % plus
 //! `--rss-allowance-mib`.
 
-use super::{Backend, Database, ReliabilityArgs, next_action, quantile_ms, start_server};
+use super::args::{Backend, ReliabilityArgs};
+use super::latency::quantile_ms;
+use super::testbed::{Database, start_server};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use testkit::next_action;
 
 #[derive(Default)]
 struct Interval {

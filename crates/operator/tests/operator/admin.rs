@@ -8,9 +8,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use std::sync::Arc;
-use wallet::messages::paths;
-use wallet::sign::Covered;
-use wallet::{Keys, LaunchAnswer, LaunchFlags, LaunchRequest, Signed, Signer};
+use wallet::{Covered, Keys, LaunchAnswer, LaunchFlags, LaunchRequest, Signed, Signer, paths};
 
 /// A stand-in for the game server's launch endpoint: it verifies the
 /// request (nonce once) and signs its answer with `answer_keys`; it

@@ -4,8 +4,7 @@
 use crate::helpers::*;
 use as_capone_operator::{ChaosConfig, CountersView, DropMode, WalletClient};
 use std::time::Duration;
-use wallet::messages::paths;
-use wallet::{TxKind, WalletAnswer};
+use wallet::{TxKind, WalletAnswer, paths};
 
 async fn set_chaos(op: &Op, config: serde_json::Value) -> reqwest::Response {
     op.http.put(format!("{}/admin/chaos", op.running.url())).bearer_auth(ADMIN).json(&config).send().await.unwrap()

@@ -9,9 +9,7 @@ use crate::helpers::*;
 use as_capone_operator::now_ms;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use wallet::messages::{errors, paths};
-use wallet::sign::Covered;
-use wallet::{Signed, TxKind};
+use wallet::{Covered, Signed, TxKind, errors, paths};
 
 /// A debit of `body` signed over the header values exactly as they are
 /// sent (docs/operator-integration.md, "Signatures"); its status, body and

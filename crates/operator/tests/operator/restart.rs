@@ -8,8 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use wallet::messages::paths;
-use wallet::{BalanceRequest, CURRENCY, TxKind, WalletAnswer};
+use wallet::{BalanceRequest, CURRENCY, TxKind, WalletAnswer, paths};
 
 /// Starts the program on `db`; returns it and its URL (read from its first line).
 fn spawn(db: &std::path::Path) -> (Child, String) {

@@ -3,9 +3,7 @@
 
 use crate::helpers::*;
 use as_capone_operator::now_ms;
-use wallet::messages::{errors, paths};
-use wallet::sign::Covered;
-use wallet::{Keys, TxKind};
+use wallet::{Covered, Keys, TxKind, errors, paths};
 
 const DEBIT: Covered<'static> = Covered::Request { method: "POST", path: paths::DEBIT };
 

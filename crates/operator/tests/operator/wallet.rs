@@ -2,8 +2,7 @@
 //! rollbacks before their debit, every refusal, the export.
 
 use crate::helpers::*;
-use wallet::messages::{errors, paths};
-use wallet::{BalanceRequest, CURRENCY, TransactionsAnswer, TransactionsRequest, TxKind, WalletAnswer};
+use wallet::{BalanceRequest, CURRENCY, TransactionsAnswer, TransactionsRequest, TxKind, WalletAnswer, errors, paths};
 
 /// Sends `request` to `path` 20 times at once, each a separately signed
 /// delivery; returns the statuses and bodies.

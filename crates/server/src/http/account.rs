@@ -136,7 +136,7 @@ fn json_answer(status: StatusCode, answer: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
 
-// ------------------------------------------------------------ recovery and closure (issue 31)
+// ------------------------------------------------------------ recovery and closure
 
 /// `POST /api/recovery` body: a new password with the login and the recovery code.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -384,7 +384,7 @@ pub async fn create_player(
             check_password(&password)?;
             ensure_login_free(&state, &login, None).await?;
             let password_hash = hash_password(&state.password_hashes, password).await?;
-            // A login comes with its recovery code (issue 31), shown this once.
+            // A login comes with its recovery code (docs/player-api.md "Recovery without e-mail"), shown this once.
             let (code, hashed) = new_recovery_code(&state).await?;
             recovery = Some((code, hashed));
             Some((login, password_hash))

@@ -372,7 +372,7 @@ pub async fn print_file(
     let codes = q.codes.unwrap_or(true);
     let address = client_ip(&state, peer, &headers).to_string();
     let csv = state.store.print_file(id, n, codes, operator.token, address).await?;
-    let name = format!("attachment; filename=\"emission-{id:03}-{}\"", emission::files::block_file_name(n));
+    let name = format!("attachment; filename=\"emission-{id:03}-{}\"", emission::block_file_name(n));
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, name)], csv)
         .into_response())
 }

@@ -165,7 +165,7 @@ pub async fn certification(
         let deadline = deadline.clone();
         move || {
             let _running = running;
-            certify::build(&options, &*deadline).map(|r| certify::html::render(&r))
+            certify::build(&options, &*deadline).map(|r| certify::render_html(&r))
         }
     });
     let built = match tokio::time::timeout(state.request_timeout, run).await {

@@ -240,7 +240,7 @@ const TAIL: f64 = 1e-6;
 
 /// A table's distribution in bins, computed once per table digest by this
 /// process (about a tenth of a second of CPU for a block of 300 000).
-type RiskShape = (u64, u64, Vec<f64>, math::payout::BlockRisk);
+type RiskShape = (u64, u64, Vec<f64>, math::BlockRisk);
 static RISK_SHAPES: std::sync::Mutex<Vec<(String, std::sync::Arc<RiskShape>)>> = std::sync::Mutex::new(Vec::new());
 
 fn risk_shape(table: &math::PrizeTable) -> std::sync::Arc<RiskShape> {
@@ -249,8 +249,8 @@ fn risk_shape(table: &math::PrizeTable) -> std::sync::Arc<RiskShape> {
         return shape.clone();
     }
     let odds = math::Odds::exact();
-    let (w, probs) = math::payout::block_distribution(table, &odds);
-    let risk = math::payout::risk_of_distribution(table, w, &probs);
+    let (w, probs) = math::block_distribution(table, &odds);
+    let risk = math::risk_of_distribution(table, w, &probs);
     // The range that holds all but 1e-6 of the chance on either side: what
     // a chart can show (the chance of the far tail is in `p_prizes_exceed_sales`).
     let (mut lo, mut hi, mut acc) = (0, probs.len().saturating_sub(1), 0.0);

@@ -1,5 +1,5 @@
-//! The desk's charts besides a block's risk (issue 30 item 3; drawn by
-//! `web/desk.js` as inline SVG, docs/operating.md "The desk page"), each
+//! The desk's charts besides a block's risk (drawn by
+//! `web/desk-charts.js` as inline SVG, docs/operating.md "The desk page"), each
 //! from an endpoint of its own, operator only (none: 401; a player's
 //! token: 403; a shop's or any other: 401):
 //!

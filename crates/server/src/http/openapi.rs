@@ -147,7 +147,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         wallet::LaunchAnswer,
         super::operator::LaunchSession,
         super::operator::Rounds,
-        wallet::reconcile::OurRound,
+        wallet::OurRound,
         super::operator::ExchangeBody,
         super::operator::SessionView,
     )),

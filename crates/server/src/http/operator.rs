@@ -17,9 +17,7 @@ use domain::changes::LaunchWrite;
 use domain::error::{AppError, ErrorBody};
 use domain::usecase::Launch;
 use serde::{Deserialize, Serialize};
-use wallet::reconcile::OurRound;
-use wallet::sign::{Covered, Signed};
-use wallet::{LaunchAnswer, LaunchRequest};
+use wallet::{Covered, LaunchAnswer, LaunchRequest, OurRound, Signed};
 
 /// The operator's server launches a game for one of its players: a signed
 /// call; the answer (signed back) holds a URL with a one-time code.

@@ -12,9 +12,7 @@ use crate::metrics::Metrics;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wallet::Signer;
-use wallet::answers::Request;
-use wallet::sign::{Covered, Signed};
+use wallet::{Covered, Signed, Signer, WalletRequest};
 
 /// What an answer of the operator's wallet says: [`Answer::Applied`] (a
 /// signed 200 matching the request), [`Answer::Refused`] (a signed refusal
@@ -22,7 +20,7 @@ use wallet::sign::{Covered, Signed};
 /// (a timeout, a lost connection, a 5xx, an answer whose signature or body
 /// we cannot trust or that does not match the request: whether it was
 /// applied is unknown).
-pub use wallet::answers::Verdict as Answer;
+pub use wallet::Verdict as Answer;
 
 /// The client of one operator's wallet.
 pub struct WalletClient {
@@ -49,7 +47,7 @@ impl WalletClient {
     /// sent, and the answer is unknown).
     pub async fn call(&self, kind: &'static str, path: &str, body: &[u8]) -> Answer {
         let started = Instant::now();
-        let answer = match Request::parse(path, body) {
+        let answer = match WalletRequest::parse(path, body) {
             Ok(request) => self.call_inner(&request, body).await,
             Err(why) => Answer::Unknown(why),
         };
@@ -66,7 +64,7 @@ impl WalletClient {
         answer
     }
 
-    async fn call_inner(&self, request: &Request, body: &[u8]) -> Answer {
+    async fn call_inner(&self, request: &WalletRequest, body: &[u8]) -> Answer {
         let signed_path = self.http.path_of(request.path());
         let covered = Covered::Request { method: "POST", path: &signed_path };
         let signed = self.signer.keys.sign(covered, body, crate::store::now_ms());

@@ -428,10 +428,10 @@ async fn plan(
         (None, None) => return Err(AppError::internal("an emission to create or to add to")),
     };
     let last = first + i64::from(blocks) - 1;
-    if last > i64::from(emission::serial::MAX_BLOCK) {
+    if last > i64::from(emission::MAX_BLOCK) {
         return Err(AppError::Conflict(format!(
             "emission {id} would pass block {}, the most a serial can number",
-            emission::serial::MAX_BLOCK
+            emission::MAX_BLOCK
         )));
     }
     let blocks = (first..=last).zip(next_block..).map(|(n, row_id)| (n as u32, row_id)).collect();

@@ -10,7 +10,7 @@ use domain::error::{AppError, StoreError};
 use domain::usecase::PaperKey;
 use domain::{Caller, ForSale, LimitsRow, PendingLimits, PlayerId, StoredAnswer, TicketRow, Usage};
 use domain::{PaperRow, ShopAnswer};
-use emission::merkle::{self, CHUNK_LEAVES};
+use emission::{CHUNK_LEAVES, chunk_proof};
 use engine::{Game, PrizeSchedule};
 use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use sqlx::Row;
@@ -350,7 +350,7 @@ pub(super) const USAGE_SELECT: &str = "SELECT \
 pub(super) const LOGIN_OWNER_SELECT: &str = "SELECT id FROM players WHERE login = $1";
 /// A player's password hash (`NULL`: no login yet).
 pub(super) const PASSWORD_HASH_SELECT: &str = "SELECT password_hash FROM players WHERE id = $1";
-/// How many of a player's tickets have a game not finished (issue 31: closing).
+/// How many of a player's tickets have a game not finished (an account is not closed while one is: docs/player-api.md "Closing an account").
 pub(super) const IN_PLAY_SELECT: &str = "SELECT COUNT(*) FROM tickets t JOIN ticket_games g ON g.ticket_id = t.id \
      WHERE t.owner_id = $1 AND g.phase <> 'finished'";
 
@@ -446,7 +446,7 @@ pub(super) async fn login(db: &Db, login: &str) -> Result<Option<(PlayerId, Opti
         .await.db()?))
 }
 
-/// The player and recovery code's hash of a login (issue 31).
+/// The player and recovery code's hash of a login (docs/player-api.md "Recovery without e-mail").
 pub(super) async fn recovery(db: &Db, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_as("SELECT id, recovery_hash FROM players WHERE login = $1")
         .bind(login)
@@ -614,7 +614,7 @@ struct Inclusion {
 }
 
 /// The ticket's leaf and its inclusion proof, rebuilt from its chunk's rows
-/// and the block's chunk roots (emission::merkle), and checked against the
+/// and the block's chunk roots (`emission::chunk_roots`), and checked against the
 /// block's root before it is shown.
 async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
     let sql = format!(
@@ -651,7 +651,7 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
         .collect::<Result<Vec<_>, StoreError>>()?;
     let roots = domain::supply::parse_chunk_roots(&chunk_roots)
         .ok_or_else(|| corrupt(format!("block {block_id}: its chunk roots are malformed")))?;
-    let proof = merkle::chunk_proof(leaves, &roots, CHUNK_LEAVES, index as usize).ok_or_else(|| {
+    let proof = chunk_proof(leaves, &roots, CHUNK_LEAVES, index as usize).ok_or_else(|| {
         corrupt(format!("block {block_id}: the rows of ticket {} do not match its chunk root", leaf.serial))
     })?;
     let own = leaf.leaf().map_err(|e| corrupt(format!("ticket {}: {e}", leaf.serial)))?;

@@ -82,7 +82,7 @@ impl Store {
         let Some((serial, _)) = token.strip_prefix(TOKEN_PREFIX).and_then(|rest| rest.rsplit_once('.')) else {
             return Ok(None);
         };
-        let Ok(parsed) = emission::serial::Serial::parse(serial) else {
+        let Ok(parsed) = emission::Serial::parse(serial) else {
             return Ok(None);
         };
         let Some(key_id) = self.emission_key(parsed.emission()).await? else {

@@ -188,7 +188,7 @@ impl Store {
         self.create_recoverable_player(name, credentials, None).await
     }
 
-    /// [`Store::create_player`] with the hash of the login's recovery code (issue 31).
+    /// [`Store::create_player`] with the hash of the login's recovery code (docs/player-api.md "Recovery without e-mail").
     pub async fn create_recoverable_player(
         &self,
         name: Option<String>,
@@ -376,7 +376,7 @@ impl Store {
         Ok(())
     }
 
-    /// The player and recovery code's hash of a login (issue 31).
+    /// The player and recovery code's hash of a login (docs/player-api.md "Recovery without e-mail").
     pub async fn recovery(&self, login: &str) -> Result<Option<(PlayerId, Option<String>)>, AppError> {
         reads::recovery(&self.db, login).await
     }

@@ -175,7 +175,7 @@ impl Store {
     }
 
     /// The rounds begun in `[from_ms, to_ms)`, as reconciliation compares them.
-    pub async fn wallet_rounds(&self, from_ms: i64, to_ms: i64) -> Result<Vec<wallet::reconcile::OurRound>, AppError> {
+    pub async fn wallet_rounds(&self, from_ms: i64, to_ms: i64) -> Result<Vec<wallet::OurRound>, AppError> {
         let sql = "SELECT r.round_id, p.operator_ref, r.price_cents, r.state, g.prize_cents, o.acked_ms \
                    FROM wallet_rounds r JOIN players p ON p.id = r.player_id \
                    LEFT JOIN ticket_games g ON g.ticket_id = r.ticket_id AND r.state = 'sold' \
@@ -186,14 +186,14 @@ impl Store {
             on_db!(&self.db, pool => sqlx::query_as(sql).bind(from_ms).bind(to_ms).fetch_all(pool).await.db()?);
         rows.into_iter()
             .map(|(round_id, player, price_cents, state, prize, acked)| {
-                use wallet::reconcile::RoundState as R;
+                use wallet::RoundState as R;
                 let state = match RoundState::parse(&state) {
                     Some(RoundState::Sold) => R::Sold,
                     Some(RoundState::Refused | RoundState::Released) => R::Released,
                     Some(RoundState::Debiting | RoundState::RollingBack) => R::Unresolved,
                     None => return Err(AppError::internal(format!("round {round_id}: state {state:?}"))),
                 };
-                Ok(wallet::reconcile::OurRound {
+                Ok(wallet::OurRound {
                     round_id,
                     player: player.unwrap_or_default(),
                     price_cents,

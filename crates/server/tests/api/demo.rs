@@ -43,7 +43,7 @@ async fn play_out(app: &TestApp, id: &str, token: &str, first: &Value) -> Vec<(V
     let mut sent = Vec::new();
     while ticket["phase"] != "finished" {
         let seq = ticket["seq"].as_u64().unwrap();
-        let mut body = testkit::steer::action_json(seq, next_action(&ticket));
+        let mut body = testkit::action_json(seq, next_action(&ticket));
         if seq == 0 {
             body["client_seed"] = json!("demo-player-seed");
         }
@@ -91,7 +91,7 @@ async fn a_demo_game_is_the_real_duel_without_money_account_or_ticket() {
     let (_, other) = start(&app).await;
     assert_error(&app.get(&format!("/api/demo/{id}"), Some(&other)).await, 404, "not_found");
     assert_error(&app.get(&format!("/api/demo/{id}/record"), Some(&other)).await, 404, "not_found");
-    let stranger = testkit::steer::action_json(0, Action::Draw);
+    let stranger = testkit::action_json(0, Action::Draw);
     assert_error(&app.post(&format!("/api/demo/{id}/actions"), Some(&other), stranger).await, 404, "not_found");
     assert_error(&app.get("/api/me", Some(&token)).await, 401, "unauthorized");
     assert_error(&app.get(&format!("/api/tickets/{id}"), Some(&token)).await, 401, "unauthorized");
@@ -107,12 +107,12 @@ async fn a_demo_game_is_the_real_duel_without_money_account_or_ticket() {
     let last: Value = serde_json::from_slice(&sent.last().unwrap().1).unwrap();
     let applied = sent.len() as u64;
     let other_body = if sent[1].0["action"] == "draw" {
-        testkit::steer::action_json(1, Action::Play { card: "7".parse().unwrap() })
+        testkit::action_json(1, Action::Play { card: "7".parse().unwrap() })
     } else {
-        testkit::steer::action_json(1, Action::Draw)
+        testkit::action_json(1, Action::Draw)
     };
     assert_error(&app.post(&format!("/api/demo/{id}/actions"), Some(&token), other_body).await, 409, "conflict");
-    let ahead = testkit::steer::action_json(applied + 1, Action::Draw);
+    let ahead = testkit::action_json(applied + 1, Action::Draw);
     assert_error(&app.post(&format!("/api/demo/{id}/actions"), Some(&token), ahead).await, 409, "conflict");
     let now = app.get(&format!("/api/demo/{id}"), Some(&token)).await;
     assert_eq!(now.json["ticket"], last["ticket"]);
@@ -157,7 +157,7 @@ async fn a_demo_action_sent_20_times_at_once_is_applied_once() {
     let app = std::sync::Arc::new(app);
     let (ticket, token) = start(&app).await;
     let id = ticket["id"].as_str().unwrap().to_string();
-    let mut body = testkit::steer::action_json(0, next_action(&ticket));
+    let mut body = testkit::action_json(0, next_action(&ticket));
     body["client_seed"] = json!("twenty");
     let path = format!("/api/demo/{id}/actions");
     let tasks: Vec<_> = (0..20)

@@ -14,7 +14,7 @@ async fn certification(app: &TestApp, emission: u64, games: &str, token: Option<
     app.get(&format!("/api/admin/emissions/{emission}/certification?games={games}"), token).await
 }
 
-/// A p-value as the page prints it (certify::html).
+/// A p-value as the page prints it (`certify::render_html`).
 fn fmt_p(p: f64) -> String {
     if p >= 1e-4 { format!("{p:.4}") } else { format!("{p:.2e}") }
 }

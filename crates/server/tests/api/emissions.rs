@@ -17,12 +17,12 @@ use std::collections::{BTreeMap, HashSet};
 
 /// Another small table (blocks of 50), for the emissions an operator makes.
 pub(crate) fn other_table() -> String {
-    testkit::fixture::blocks_of_50("ASC")
+    testkit::blocks_of_50("ASC")
 }
 
 /// The same table as a JSON object, with another game code, for paper.
 pub(crate) fn paper_table_json() -> Value {
-    testkit::fixture::blocks_of_50_json("PAP")
+    testkit::blocks_of_50_json("PAP")
 }
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
@@ -143,7 +143,7 @@ async fn fairness_4_seeds_and_play_codes_come_from_the_key_and_a_database_copy_r
     assert_eq!(csv.status, 200);
     assert_eq!(
         String::from_utf8(csv.bytes).unwrap(),
-        String::from_utf8(emission::files::block_csv(&block, false)).unwrap()
+        String::from_utf8(emission::block_csv(&block, false)).unwrap()
     );
 
     // The online emission: a ticket sold and half played, one unsold. Their

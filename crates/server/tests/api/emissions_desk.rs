@@ -148,7 +148,7 @@ async fn operator_creates_online_and_paper_emissions_whose_roots_are_published()
             .hash(),
         );
     }
-    assert_eq!(hex::encode(emission::merkle::root_of(leaves)), paper_root);
+    assert_eq!(hex::encode(emission::merkle_root(leaves)), paper_root);
     // Paper tickets wait in the database as printed, never for sale online.
     assert_eq!(
         app.query_i64(

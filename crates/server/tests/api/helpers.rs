@@ -6,9 +6,8 @@ use server::ServerSeeds;
 use server::{App, AppOptions, Config};
 use std::path::{Path, PathBuf};
 
-use testkit::pg as pgdb;
-pub use testkit::steer::Foreseen;
-pub use testkit::{SEED, START, TABLE};
+use testkit::TestDb;
+pub use testkit::{Foreseen, SEED, START, TABLE};
 
 /// The storage a test runs on ([`backend`]): each test written in
 /// `both!` runs once on each.
@@ -51,7 +50,7 @@ pub const CLIENT_SEED: &str = "api-test-client-seed";
 
 /// The test database of one test: a SQLite file in a temporary directory,
 /// or a fresh PostgreSQL database (dropped by [`TestDatabase::remove`], or
-/// by `pgdb::TestDb`'s `Drop` when a test panics); and the server key's
+/// by `TestDb`'s `Drop` when a test panics); and the server key's
 /// file, in a temporary directory of its own, kept with the database so
 /// that a restart on it uses the same key.
 pub struct TestDatabase {
@@ -60,7 +59,7 @@ pub struct TestDatabase {
     /// The server's `key_file` setting (created by the first server).
     pub key_file: PathBuf,
     dir: tempfile::TempDir,
-    pg: Option<pgdb::TestDb>,
+    pg: Option<TestDb>,
 }
 
 impl TestDatabase {
@@ -75,7 +74,7 @@ impl TestDatabase {
                 Some(TestDatabase { url, key_file, dir, pg: None })
             }
             Backend::Postgres => {
-                let db = pgdb::TestDb::create().await?;
+                let db = TestDb::create().await?;
                 Some(TestDatabase { url: db.url.clone(), key_file, dir, pg: Some(db) })
             }
         }
@@ -495,7 +494,7 @@ pub async fn dump_at(backend: Backend, db_url: &str, sql: &str) -> Vec<String> {
 
 /// The body of action `seq`; the first one (`seq` 0) brings [`CLIENT_SEED`].
 pub fn action_body(seq: u64, a: Action) -> Value {
-    let mut body = testkit::steer::action_json(seq, a);
+    let mut body = testkit::action_json(seq, a);
     if seq == 0 {
         body["client_seed"] = json!(CLIENT_SEED);
     }
@@ -534,14 +533,14 @@ pub fn prizes_of(ticket: &Value) -> PrizeSchedule {
 }
 
 /// Tries up to `tries` random card orders on this ticket
-/// ([`testkit::steer::search`]) and returns the first plan whose events
+/// ([`testkit::search_card_orders`]) and returns the first plan whose events
 /// satisfy `want`: with the fixed seed and the ticket's client seed, or
 /// [`CLIENT_SEED`] for a ticket not played yet (what [`action_body`] sends
 /// at `seq` 0).
 pub fn search(ticket: &Value, tries: u64, want: impl Fn(&Foreseen) -> bool) -> Option<Foreseen> {
     let serial = ticket["serial"].as_str().unwrap();
     let client_seed = ticket["client_seed"].as_str().unwrap_or(CLIENT_SEED);
-    testkit::steer::search(serial, client_seed, prizes_of(ticket), tries, want)
+    testkit::search_card_orders(serial, client_seed, prizes_of(ticket), tries, want)
 }
 
 /// Buys tickets until one admits a plan with `want` (at most `max_tickets`).

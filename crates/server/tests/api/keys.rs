@@ -48,7 +48,7 @@ async fn play_out(app: &TestApp, token: &str, serial: &str) -> Value {
     assert_eq!(r.status, 200, "{serial}: {}", r.json);
     let mut t = r.json["ticket"].clone();
     while t["phase"] != "finished" {
-        let mut body = testkit::steer::next_action(&t);
+        let mut body = testkit::next_action(&t);
         if t["seq"] == 0 {
             body["client_seed"] = json!(CLIENT_SEED);
         }
@@ -88,7 +88,7 @@ async fn a_rotation_keeps_old_emissions_on_their_key_and_new_ones_use_the_curren
     let player = app.register().await;
     let in_play = app.buy(&player).await;
     let serial_a = in_play["serial"].as_str().unwrap().to_string();
-    let mut body = testkit::steer::next_action(&in_play);
+    let mut body = testkit::next_action(&in_play);
     body["client_seed"] = json!(CLIENT_SEED);
     let first = app.post(&format!("/api/tickets/{serial_a}/actions"), Some(&player), body).await;
     assert_eq!(first.status, 200, "{}", first.json);
@@ -111,7 +111,7 @@ async fn a_rotation_keeps_old_emissions_on_their_key_and_new_ones_use_the_curren
     let r = app
         .admin_post(
             "/api/admin/emissions",
-            json!({"table": testkit::fixture::blocks_of_50("NEW"), "blocks": 1, "channel": "online"}),
+            json!({"table": testkit::blocks_of_50("NEW"), "blocks": 1, "channel": "online"}),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.json);

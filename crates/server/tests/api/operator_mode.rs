@@ -108,31 +108,31 @@ impl Pair {
     }
 
     /// Our rounds against the operator's transactions: clean.
-    async fn reconciled(&self) -> wallet::reconcile::Report {
+    async fn reconciled(&self) -> wallet::Report {
         self.settled().await;
         let now = operator::now_ms();
         let day = 86_400_000;
         let r =
             self.game.admin_get(&format!("/api/admin/wallet/rounds?from_ms={}&to_ms={}", now - day, now + day)).await;
         assert_eq!(r.status, 200, "{}", r.json);
-        let ours: Vec<wallet::reconcile::OurRound> = r.json["rounds"]
+        let ours: Vec<wallet::OurRound> = r.json["rounds"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|v| wallet::reconcile::OurRound {
+            .map(|v| wallet::OurRound {
                 round_id: v["round_id"].as_str().unwrap().into(),
                 player: v["player"].as_str().unwrap().into(),
                 price_cents: v["price_cents"].as_i64().unwrap(),
                 state: match v["state"].as_str().unwrap() {
-                    "sold" => wallet::reconcile::RoundState::Sold,
-                    "released" => wallet::reconcile::RoundState::Released,
-                    _ => wallet::reconcile::RoundState::Unresolved,
+                    "sold" => wallet::RoundState::Sold,
+                    "released" => wallet::RoundState::Released,
+                    _ => wallet::RoundState::Unresolved,
                 },
                 prize_cents: v["prize_cents"].as_i64(),
                 credit_acknowledged: v["credit_acknowledged"].as_bool().unwrap(),
             })
             .collect();
-        let report = wallet::reconcile::reconcile(&ours, &self.operator_transactions().await, true);
+        let report = wallet::reconcile(&ours, &self.operator_transactions().await, true);
         assert!(report.clean(), "reconciliation: {:?}", report.mismatches);
         assert!(self.op.ledger().summary().await.unwrap().balanced, "the operator's ledger is balanced");
         let ledger = self.game.app.store().check_ledger().await.unwrap();
@@ -197,7 +197,7 @@ async fn a_launch_expires_and_a_signed_launch_replayed_or_altered_or_from_an_unk
     // The same signed request, sent 20 times at once: one launch.
     let body = serde_json::to_vec(&launch_request(RICH)).unwrap();
     let path = wallet::paths::LAUNCH;
-    let signed = keys().sign(wallet::sign::Covered::Request { method: "POST", path }, &body, operator::now_ms());
+    let signed = keys().sign(wallet::Covered::Request { method: "POST", path }, &body, operator::now_ms());
     let send = |body: Vec<u8>, signed: wallet::Signed| {
         let mut req =
             p.game.client.post(format!("{}{path}", p.game.url)).body(body).header("content-type", "application/json");
@@ -212,15 +212,15 @@ async fn a_launch_expires_and_a_signed_launch_replayed_or_altered_or_from_an_unk
         assert_error(r, 401, "bad_signature");
     }
     // Altered body, stale timestamp, unknown key: refused, nothing launched.
-    let fresh = keys().sign(wallet::sign::Covered::Request { method: "POST", path }, &body, operator::now_ms());
+    let fresh = keys().sign(wallet::Covered::Request { method: "POST", path }, &body, operator::now_ms());
     let mut altered = body.clone();
     altered[10] ^= 1;
     assert_error(&send(altered, fresh).await, 401, "bad_signature");
     let stale =
-        keys().sign(wallet::sign::Covered::Request { method: "POST", path }, &body, operator::now_ms() - 60_000);
+        keys().sign(wallet::Covered::Request { method: "POST", path }, &body, operator::now_ms() - 60_000);
     assert_error(&send(body.clone(), stale).await, 401, "bad_signature");
     let stranger = Keys::parse(&format!("other:{}", "77".repeat(32))).unwrap();
-    let foreign = stranger.sign(wallet::sign::Covered::Request { method: "POST", path }, &body, operator::now_ms());
+    let foreign = stranger.sign(wallet::Covered::Request { method: "POST", path }, &body, operator::now_ms());
     assert_error(&send(body.clone(), foreign).await, 401, "bad_signature");
     // A launch in another currency is refused.
     let mut dollars = launch_request(RICH);

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A small paper table (blocks of 50, art. 2 allowed off by the tests' configuration).
 pub(crate) fn paper_table() -> String {
-    testkit::fixture::blocks_of_50("PAP")
+    testkit::blocks_of_50("PAP")
 }
 
 pub(crate) const DAY_MS: i64 = 24 * 60 * 60 * 1000;

@@ -22,8 +22,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use wallet::sign::Covered;
-use wallet::{Keys, LaunchFlags, LaunchRequest, TxKind, paths};
+use wallet::{Covered, Keys, LaunchFlags, LaunchRequest, TxKind, paths};
 
 const RICH: &str = "op-rich";
 const START_CENTS: i64 = 100_000;
@@ -227,8 +226,8 @@ impl Rig {
     }
 
     /// Our rounds against the operator's transactions, once settled: clean.
-    async fn reconciled(&self) -> wallet::reconcile::Report {
-        use wallet::reconcile::{OurRound, RoundState};
+    async fn reconciled(&self) -> wallet::Report {
+        use wallet::{OurRound, RoundState};
         self.settled().await;
         let r = self.game.admin_get(&format!("/api/admin/wallet/rounds?from_ms=0&to_ms={}", i64::MAX / 2)).await;
         assert_eq!(r.status, 200, "{}", r.json);
@@ -249,7 +248,7 @@ impl Rig {
                 credit_acknowledged: v["credit_acknowledged"].as_bool().unwrap(),
             })
             .collect();
-        let report = wallet::reconcile::reconcile(&ours, &self.operator_transactions().await, true);
+        let report = wallet::reconcile(&ours, &self.operator_transactions().await, true);
         assert!(report.clean(), "reconciliation: {:?}", report.mismatches);
         assert!(self.op.ledger().summary().await.unwrap().balanced, "the operator's ledger is balanced");
         report

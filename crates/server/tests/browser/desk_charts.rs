@@ -21,7 +21,7 @@ const CLIENT_SEED: &str = "desk-charts-test";
 /// `token`: any plan the engine finishes.
 async fn play_out(srv: &TestServer, token: &str, serial: &str, prizes: &Value) {
     let prizes = serde_json::from_value(prizes.clone()).expect("a ticket's prizes");
-    let plan = testkit::steer::search(serial, CLIENT_SEED, prizes, 50, |p| p.game.result().is_some())
+    let plan = testkit::search_card_orders(serial, CLIENT_SEED, prizes, 50, |p| p.game.result().is_some())
         .expect("a plan that finishes");
     for (seq, a) in plan.actions.iter().enumerate() {
         let mut body = action_json(seq as u64, *a);

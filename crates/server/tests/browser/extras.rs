@@ -310,7 +310,7 @@ async fn finish_over_the_api(srv: &TestServer, token: &str, id: &str) {
     let t = srv.get(&format!("/api/tickets/{id}"), token).await["ticket"].clone();
     let prizes = serde_json::from_value(t["prizes_cents"].clone()).unwrap();
     let seed = "00112233445566778899aabbccddeeff";
-    let plan = testkit::steer::search(t["serial"].as_str().unwrap(), seed, prizes, 300, |_| true).unwrap();
+    let plan = testkit::search_card_orders(t["serial"].as_str().unwrap(), seed, prizes, 300, |_| true).unwrap();
     for (seq, a) in plan.actions.iter().enumerate() {
         let mut body = action_json(seq as u64, *a);
         if seq == 0 {

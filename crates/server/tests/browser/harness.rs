@@ -113,7 +113,7 @@ pub fn serial_of_sale(position: u32) -> String {
 
 // ------------------------------------------------------------------ plans
 
-pub use testkit::steer::{Foreseen, action_json, find_seed, prize_of, shown_after};
+pub use testkit::{Foreseen, action_json, find_seed, prize_of, shown_after};
 
 // ------------------------------------------------------------------ the browser
 

@@ -20,8 +20,7 @@
 
 use crate::harness::*;
 use crate::webdriver::Screen;
-use emission::print::ticket_svg;
-use emission::{Emission, EmissionSeed, PlayCode, Serial, TicketRecord, code128};
+use emission::{Emission, EmissionSeed, PlayCode, Serial, TicketRecord, code128, ticket_svg};
 use serde_json::{Value, json};
 
 const OPERATOR: &str = "scan-operator-token-0001";

@@ -1,13 +1,11 @@
 //! What the binary's integration tests share: the real `as-capone serve`
-//! started through the test kit (`testkit::serve`) with this package's
+//! started through the test kit (`testkit::start_server`) with this package's
 //! executable, and the server in-process on a test's database.
 
 #![allow(dead_code, unused_imports)] // each module uses its own part of this one
 
 use std::path::Path;
-pub use testkit::BLOCKS_OF_2000;
-pub use testkit::serve::{Server, Spawned, key_file};
-pub use testkit::steer::next_action;
+pub use testkit::{BLOCKS_OF_2000, Server, Spawned, key_file, next_action};
 
 /// The executable under test.
 pub fn exe() -> &'static Path {
@@ -18,14 +16,14 @@ pub fn exe() -> &'static Path {
 /// an SQLite file `dir/{db_name}`, and waits until it listens. `extra` is
 /// appended to the command line. The server is killed when dropped.
 pub fn start_server(dir: &Path, db_name: &str, extra: &[&str]) -> Server {
-    testkit::serve::start(exe(), dir, &testkit::serve::sqlite_url(dir, db_name), extra)
+    testkit::start_server(exe(), dir, &testkit::sqlite_url(dir, db_name), extra)
 }
 
 /// Spawns `as-capone serve` on `db_url` without waiting for it: several
 /// servers can be started at the same moment, then
 /// [`Spawned::wait_listening`] on each.
 pub fn spawn_server(dir: &Path, db_url: &str, extra: &[&str]) -> Spawned {
-    testkit::serve::spawn(exe(), dir, db_url, extra)
+    testkit::spawn_server(exe(), dir, db_url, extra)
 }
 
 /// The server in-process on a test's database (prize table

@@ -1,9 +1,9 @@
 //! The player's own account (docs/player-api.md): limits, self-exclusion,
 //! credentials, logins and sessions.
 
+use super::case::{Case, Ctx, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Want, add};
-use crate::reliability::Rng;
+use crate::reliability::rng::Rng;
 use serde_json::json;
 
 /// Malformed bodies to each of its endpoints: 400 before anything runs.

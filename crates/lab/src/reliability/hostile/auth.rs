@@ -1,8 +1,9 @@
 //! Tokens that are missing, forged or misused, and other players' tickets.
 
+use super::case::{Case, Ctx, Named, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Named, Want, add};
-use crate::reliability::{OPERATOR_TOKEN, Rng};
+use crate::reliability::rng::Rng;
+use crate::reliability::testbed::OPERATOR_TOKEN;
 use serde_json::json;
 
 /// Every protected endpoint with each kind of bad token: 401 or 403.

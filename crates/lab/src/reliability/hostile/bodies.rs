@@ -1,8 +1,9 @@
 //! Bodies past the size limit, however they are framed.
 
+use super::case::{Case, Ctx, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Want, add};
-use crate::reliability::{OPERATOR_TOKEN, Rng};
+use crate::reliability::rng::Rng;
+use crate::reliability::testbed::OPERATOR_TOKEN;
 
 /// 1 MB bodies to every endpoint that takes one: 413.
 pub(super) fn big_bodies(v: &mut Vec<Case>, _rng: &mut Rng) {

@@ -1,8 +1,8 @@
 //! Moves out of turn and sequence numbers that do not follow.
 
+use super::case::{Case, Ctx, Named, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Named, Want, add};
-use crate::reliability::Rng;
+use crate::reliability::rng::Rng;
 use serde_json::json;
 
 /// Actions the game does not allow at this point.

@@ -1,9 +1,9 @@
 //! Header abuse: content types, sizes, framing, request lines the HTTP layer
 //! cannot parse, and requests that stop half-way.
 
+use super::case::{Case, Ctx, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Want, add};
-use crate::reliability::Rng;
+use crate::reliability::rng::Rng;
 
 /// Wrong or missing `Content-Type`, oversized headers and too many of them.
 pub(super) fn content_types(v: &mut Vec<Case>, _rng: &mut Rng) {

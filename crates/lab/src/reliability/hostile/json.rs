@@ -1,9 +1,10 @@
 //! Bodies that are not JSON, JSON of the wrong types, numbers out of range
 //! and fields nobody asked for.
 
+use super::case::{Case, Ctx, Named, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Named, Want, add};
-use crate::reliability::{OPERATOR_TOKEN, Rng};
+use crate::reliability::rng::Rng;
+use crate::reliability::testbed::OPERATOR_TOKEN;
 use serde_json::json;
 
 /// Malformed JSON bodies, sent to every endpoint that reads one.

@@ -1,9 +1,9 @@
 //! `HEAD` on the static files, known methods where they do not belong, and
 //! made-up methods (which must not become metric labels).
 
+use super::case::{Case, Ctx, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Want, add};
-use crate::reliability::Rng;
+use crate::reliability::rng::Rng;
 
 /// `HEAD` answers like `GET`; other methods are refused.
 pub(super) fn methods(v: &mut Vec<Case>, rng: &mut Rng) {

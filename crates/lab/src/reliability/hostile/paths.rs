@@ -1,9 +1,10 @@
 //! Ids that do not exist and paths that try to escape their route.
 
+use super::case::{Case, Ctx, Want, add};
 use super::state::clip;
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Want, add};
-use crate::reliability::{OPERATOR_TOKEN, Rng};
+use crate::reliability::rng::Rng;
+use crate::reliability::testbed::OPERATOR_TOKEN;
 
 /// Ticket and emission ids that do not exist or cannot be ids.
 pub(super) fn unknown_ids(v: &mut Vec<Case>, rng: &mut Rng) {

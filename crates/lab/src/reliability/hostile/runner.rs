@@ -1,9 +1,12 @@
 //! Runs the corpus against a server and judges each answer.
 
+use super::case::{Case, Ctx, Want};
+use super::corpus::corpus;
 use super::state::{clip, diff, refresh, setup, snapshot};
 use super::wire::{Answer, exchange, json_ct, printable, req};
-use super::{Case, Ctx, Want, corpus};
-use crate::reliability::{Backend, Database, ReliabilityArgs, Rng, start_server};
+use crate::reliability::args::{Backend, ReliabilityArgs};
+use crate::reliability::rng::Rng;
+use crate::reliability::testbed::{Database, start_server};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;

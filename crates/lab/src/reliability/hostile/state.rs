@@ -1,10 +1,11 @@
 //! The players and tickets the corpus aims at, and the state every refused
 //! request must leave as it was.
 
-use super::Ctx;
+use super::case::Ctx;
 use super::wire::{body_json, get, post_json};
-use crate::reliability::{OPERATOR_TOKEN, next_action};
+use crate::reliability::testbed::OPERATOR_TOKEN;
 use serde_json::{Value, json};
+use testkit::next_action;
 
 /// Everything a refused request must leave as it was.
 #[derive(Debug, Clone, PartialEq, Eq)]

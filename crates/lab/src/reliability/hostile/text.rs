@@ -1,8 +1,8 @@
 //! Control characters and invalid UTF-8, in bodies, headers and paths.
 
+use super::case::{Case, Ctx, Want, add};
 use super::wire::{bearer, json_ct, req};
-use super::{Case, Ctx, Want, add};
-use crate::reliability::Rng;
+use crate::reliability::rng::Rng;
 
 /// Control characters and invalid UTF-8 inside JSON strings, and strings too long.
 pub(super) fn control_in_bodies(v: &mut Vec<Case>, _rng: &mut Rng) {

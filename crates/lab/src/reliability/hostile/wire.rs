@@ -1,7 +1,7 @@
 //! Requests written byte for byte on a TCP socket, and their answers read
 //! back, so that requests no HTTP library would send can be sent too.
 
-use super::Ctx;
+use super::case::Ctx;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;

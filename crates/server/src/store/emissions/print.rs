@@ -98,7 +98,7 @@ pub(super) async fn downloads(db: &Db) -> Result<HashMap<(u32, u32), PrintDownlo
 /// The print file without its play codes: the header as it is, each line's
 /// `play_code` field left empty.
 fn without_codes(csv: &[u8]) -> Vec<u8> {
-    let header = emission::files::CSV_HEADER;
+    let header = emission::CSV_HEADER;
     let column = header.split(',').position(|c| c == "play_code").expect("the block file has a play_code column");
     let mut out = Vec::with_capacity(csv.len());
     for (n, line) in csv.split_inclusive(|b| *b == b'\n').enumerate() {
@@ -161,7 +161,7 @@ impl Store {
             if let Some(f) = fixed {
                 b.tickets.iter_mut().for_each(|t| t.server_seed = f);
                 let leaves = b.tickets.iter().map(|t| t.leaf_hash()).collect();
-                b.merkle_root = emission::merkle::root_of(leaves);
+                b.merkle_root = emission::merkle_root(leaves);
             }
             if hex::encode(b.merkle_root) != root {
                 return Err(corrupt(format!(
@@ -169,7 +169,7 @@ impl Store {
                      published root: is this the key it was made with?"
                 )));
             }
-            let csv = emission::files::block_csv(&b, false);
+            let csv = emission::block_csv(&b, false);
             Ok(if codes { csv } else { without_codes(&csv) })
         })
         .await
@@ -212,9 +212,8 @@ mod tests {
 
     #[test]
     fn without_codes_empties_the_play_code_column_only() {
-        let csv =
-            format!("{}\n1,S-1,AAAA-BBBB,3,0,1,2,3,c1\n2,S-2,CCCC-DDDD,1,0,0,0,9,c2\n", emission::files::CSV_HEADER);
+        let csv = format!("{}\n1,S-1,AAAA-BBBB,3,0,1,2,3,c1\n2,S-2,CCCC-DDDD,1,0,0,0,9,c2\n", emission::CSV_HEADER);
         let out = String::from_utf8(without_codes(csv.as_bytes())).unwrap();
-        assert_eq!(out, format!("{}\n1,S-1,,3,0,1,2,3,c1\n2,S-2,,1,0,0,0,9,c2\n", emission::files::CSV_HEADER));
+        assert_eq!(out, format!("{}\n1,S-1,,3,0,1,2,3,c1\n2,S-2,,1,0,0,0,9,c2\n", emission::CSV_HEADER));
     }
 }
