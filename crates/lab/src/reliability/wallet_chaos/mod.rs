@@ -63,4 +63,4 @@ mod player;
 mod run;
 
 pub use operator_child::{OperatorChildArgs, reference_operator};
-pub(in crate::reliability) use run::run;
+pub(super) use run::run;

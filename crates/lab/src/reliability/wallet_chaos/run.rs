@@ -34,12 +34,7 @@ fn kill_plan(rng: &mut Rng, rounds: u64, ours: u32, theirs: u32) -> Vec<(u64, bo
 }
 
 /// One run on `backend`: its figures and verdict as JSON.
-pub(in crate::reliability) fn run(
-    args: &ReliabilityArgs,
-    backend: Backend,
-    seed: u64,
-    rt: &tokio::runtime::Runtime,
-) -> anyhow::Result<Value> {
+pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runtime::Runtime) -> anyhow::Result<Value> {
     let servers = if backend == Backend::Postgres { 2 } else { 1 };
     println!(
         "\n== wallet chaos on {}: {} rounds, {} SIGKILLs of our {} process{}, {} of the operator ==",
