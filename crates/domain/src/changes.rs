@@ -142,7 +142,7 @@ pub struct EmissionRows {
     pub tickets: std::sync::Arc<[crate::supply::TicketSpec]>,
     pub tickets_block: i64,
     /// The initial status of these tickets: `unsold` (online) or `printed`
-    /// (paper), [`crate::rows::TicketStatus::first`].
+    /// (paper), [`crate::TicketStatus::first`].
     pub tickets_status: crate::rows::TicketStatus,
     /// Blocks to publish (their ids), at `published_ms`.
     pub publish: Vec<i64>,

@@ -16,7 +16,7 @@
 
 pub mod account;
 pub mod api;
-pub mod changes;
+mod changes;
 pub mod claims;
 pub mod deadline;
 pub mod demo;
@@ -25,7 +25,7 @@ pub mod limits;
 pub mod online;
 pub mod operator;
 pub mod retail;
-pub mod rows;
+mod rows;
 pub mod supply;
 pub mod usecase;
 

@@ -74,7 +74,7 @@ impl Caller {
 /// counter says of a paper ticket adds its game's: [`crate::retail::PaperStatus`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TicketStatus {
-    /// (The default only of rows that write no ticket: [`crate::changes::EmissionRows`].)
+    /// (The default only of rows that write no ticket: [`crate::EmissionRows`].)
     #[default]
     Unsold,
     Printed,

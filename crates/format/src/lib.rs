@@ -27,6 +27,8 @@
 /// no re-export at the root.
 pub mod calendar;
 
+pub use calendar::iso8601;
+
 /// The euro digits grouped by three with no-break spaces: `1500` -> `1 500`.
 fn grouped(units: u64) -> String {
     let digits = units.to_string();
@@ -79,15 +81,6 @@ pub fn euros_plain(cents: i64) -> String {
 /// expectation, a deviation, a percentile): `12345.678` -> `123.46 €`.
 pub fn euros_plain_approx(cents: f64) -> String {
     format!("{:.2} €", cents / 100.0)
-}
-
-/// Unix milliseconds as UTC ISO 8601 (`2026-12-03T08:40:16.936Z`), by
-/// Howard Hinnant's days-to-civil algorithm.
-pub fn iso8601(ms: i64) -> String {
-    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (year, month, day) = calendar::civil_from_days(days);
-    let (h, m, s, milli) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
 }
 
 /// A date for the counter, to the minute: `03/12/2026 09:56 UTC`.

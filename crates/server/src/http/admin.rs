@@ -328,7 +328,7 @@ pub async fn close_emission(
     let given = body.closing_notice_date.as_deref().map(domain::retail::parse_day).transpose()?;
     let notice = domain::deadline::closing_notice_day(given, created, now)?;
     let notice_ref = body.closing_notice_ref.as_deref().map(|r| reference("closing_notice_ref", r)).transpose()?;
-    let close = domain::changes::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
+    let close = domain::Close::new(i64::from(id), now, notice, notice_ref, state.claim_days);
     state.store.close_emission(close).await?;
     let mut one = state.store.emission_reports(Some(id)).await?;
     one.pop().map(Json).ok_or_else(|| AppError::NotFound(format!("no emission {id}")).into())

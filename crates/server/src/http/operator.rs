@@ -13,7 +13,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use domain::account::Via;
-use domain::changes::LaunchWrite;
+use domain::LaunchWrite;
 use domain::error::{AppError, ErrorBody};
 use domain::usecase::Launch;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@ use super::db::on_db;
 use super::shell::Store;
 use crate::store::error::DbResult;
 use domain::TicketStatus;
-use domain::changes::Close;
+use domain::Close;
 use domain::deadline::deadline_passed;
 use domain::error::AppError;
 use domain::retail::{Payer, PayoutCeilings, payer};

@@ -223,7 +223,7 @@ impl Store {
     }
 
     /// Forgets an account's login attempts (its owner logged in).
-    pub async fn count(&self, counters: Vec<domain::changes::CounterWrite>) -> Result<(), AppError> {
+    pub async fn count(&self, counters: Vec<domain::CounterWrite>) -> Result<(), AppError> {
         let changes = Changes { counters, ..Changes::none(Effect::Counted) };
         self.write(Op::Apply(Box::new(changes))).await.map(|_| ())
     }

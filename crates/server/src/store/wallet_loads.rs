@@ -82,10 +82,10 @@ macro_rules! wallet_loads {
         async fn nonce_seen(&mut self, nonce: &str) -> Result<bool, StoreError> {
             crate::store::wallet_loads::nonce_seen(self, nonce).await
         }
-        async fn launch(&mut self, code_hash: &str) -> Result<Option<domain::rows::LaunchRow>, StoreError> {
+        async fn launch(&mut self, code_hash: &str) -> Result<Option<domain::LaunchRow>, StoreError> {
             crate::store::wallet_loads::launch(self, code_hash).await
         }
-        async fn round(&mut self, round: &str) -> Result<Option<domain::rows::Reserved>, StoreError> {
+        async fn round(&mut self, round: &str) -> Result<Option<domain::Reserved>, StoreError> {
             let keys = crate::store::wallet_loads::Fetch::keyring(self);
             crate::store::wallet_loads::round(self, &keys, round).await
         }
@@ -93,13 +93,13 @@ macro_rules! wallet_loads {
             &mut self,
             player: PlayerId,
             key: &str,
-        ) -> Result<Option<domain::rows::RoundRow>, StoreError> {
+        ) -> Result<Option<domain::RoundRow>, StoreError> {
             crate::store::wallet_loads::pending_round(self, player, key).await
         }
         async fn last_attempt(&mut self, ticket: TicketId) -> Result<u32, StoreError> {
             crate::store::wallet_loads::last_attempt(self, ticket).await
         }
-        async fn sold_round(&mut self, ticket: TicketId) -> Result<Option<domain::rows::RoundRow>, StoreError> {
+        async fn sold_round(&mut self, ticket: TicketId) -> Result<Option<domain::RoundRow>, StoreError> {
             crate::store::wallet_loads::sold_round(self, ticket).await
         }
         async fn operator_ref(&mut self, player: PlayerId) -> Result<Option<String>, StoreError> {

@@ -3,7 +3,7 @@
 //! counter.
 
 use super::write::{Val, WritePlan};
-use domain::changes::CounterWrite;
+use domain::CounterWrite;
 use domain::{Movement, RetailWrite, RoundState, TicketStatus, WalletWrite};
 
 impl WritePlan {

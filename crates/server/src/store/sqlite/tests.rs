@@ -64,7 +64,7 @@ async fn a_unit_failing_after_writing_undoes_itself_alone() {
     let mut conn = write_connection(&file).unwrap();
     let mut state = WriterState::load(&Db::Sqlite(opened.read.clone()), keys).await.unwrap();
     let close_unknown = Changes {
-        close: Some(domain::changes::Close::new(99, 1, (2026, 12, 5), None, 30)),
+        close: Some(domain::Close::new(99, 1, (2026, 12, 5), None, 30)),
         audit: Some(domain::AuditRecord { created_ms: 1, kind: "sale_ended", data_json: "{}".into() }),
         ..Changes::none(domain::Effect::Emission)
     };
