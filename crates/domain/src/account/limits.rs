@@ -488,5 +488,4 @@ mod tests {
             assert_eq!(set_limits(1, None, r, &Usage::default(), COOL, NOW).unwrap_err().code(), "bad_request");
         }
     }
-
 }

@@ -1,7 +1,6 @@
 //! The player's statement: what they staked and won per Paris day, week
 //! and month.
 
-
 /// One of the player's money movements for their statement: `ticket_sale`
 /// (a stake, negative) or `prize` (a win, positive), in cents, at `ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +96,6 @@ pub fn statement(movements: &[PlayMovement], since: Option<i64>, now: i64) -> cr
     view
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +132,4 @@ mod tests {
         // The oldest period read is October's first day.
         assert_eq!(statement_from(now), paris_day_bounds((2026, 10, 1)).0);
     }
-
 }

@@ -89,11 +89,7 @@ macro_rules! wallet_loads {
             let keys = crate::store::wallet_loads::Fetch::keyring(self);
             crate::store::wallet_loads::round(self, &keys, round).await
         }
-        async fn pending_round(
-            &mut self,
-            player: PlayerId,
-            key: &str,
-        ) -> Result<Option<domain::RoundRow>, StoreError> {
+        async fn pending_round(&mut self, player: PlayerId, key: &str) -> Result<Option<domain::RoundRow>, StoreError> {
             crate::store::wallet_loads::pending_round(self, player, key).await
         }
         async fn last_attempt(&mut self, ticket: TicketId) -> Result<u32, StoreError> {
