@@ -6,7 +6,7 @@
 #   python3 bench/odds-exceed-40-digits.py [target/release/as-capone]   (needs mpmath; about 10 s)
 #
 # The binary only gives the exact final-outcome chances (odds --json).
-# Prints 5.02255231071131e-8 (crates/math/tests/payout.rs pins it).
+# Prints 5.02255231071131e-8 (crates/math/tests/math/payout.rs pins it).
 import json, subprocess, math, cmath
 from fractions import Fraction
 import mpmath as mp

@@ -317,7 +317,7 @@ fn run_chunk<F: DrawFactory>(factory: &F, cfg: &RunConfig, table: &PrizeTable, r
         let mut rounds = [0u64; 9];
         loop {
             // The player's weakest card first: the strategy cannot change
-            // the odds (crates/math/tests/odds.rs).
+            // the odds (crates/math/tests/math/odds.rs).
             let action = match game.phase() {
                 Phase::Play => Action::play(game.hand().lowest().expect("a card is left in play")),
                 Phase::TieBreak | Phase::ExtraTieBreak | Phase::ExtraDraw => Action::Draw,

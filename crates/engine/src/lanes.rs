@@ -19,7 +19,7 @@
 //! [`Game::apply`](crate::Game::apply): [`step`] takes exactly one word and
 //! ends a ticket exactly where the pair path does, with the same result and
 //! game number, for every word sequence. The property tests of
-//! `tests/sim.rs` hold it to the pair path (itself held to `Game::apply`),
+//! `tests/engine/sim.rs` hold it to the pair path (itself held to `Game::apply`),
 //! ticket by ticket, on scripted words steered to ties, repeated
 //! tie-breaks, rejected words and Extra duels, and on a million ChaCha
 //! tickets; the vector block is tested against the scalar steps lane by

@@ -31,11 +31,11 @@
 //!    verifier and the fuzzers play through [`Game::apply`]. They are
 //!    written again on purpose, for speed or for the browser, in three
 //!    places, each bound to [`Game::apply`] by tests:
-//!    - `sim.rs`, the simulator's path: `tests/sim.rs` (same events, words,
+//!    - `sim.rs`, the simulator's path: `tests/engine/sim.rs` (same events, words,
 //!      result and game number for every word sequence) and the simulator's
 //!      golden counts (`as-capone-math`, `simulate.rs`);
 //!    - `lanes.rs`, the path the simulator runs (`math::simulate`): its unit
-//!      tests (the vector block against the scalar steps) and `tests/sim.rs`
+//!      tests (the vector block against the scalar steps) and `tests/engine/sim.rs`
 //!      (ticket by ticket against `sim.rs`), and the simulator's counts
 //!      against [`Game::apply`] chunk by chunk (`as-capone-math`);
 //!    - `web/verify.js`, the browser's verifier of a record: the server's

@@ -7,7 +7,7 @@
 //! with [`Game::apply`](crate::Game::apply) exactly: it reports the same
 //! [`Event`]s, takes the same words in the same order and ends with the
 //! same result and game number, for every word sequence. The property
-//! tests of `tests/sim.rs` hold the two together (scripted words steered
+//! tests of `tests/engine/sim.rs` hold the two together (scripted words steered
 //! towards every rare path: rejected words, ties, repeated tie-breaks,
 //! Extra duels), and the simulator's golden counts pin the outcome.
 //!

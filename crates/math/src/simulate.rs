@@ -66,7 +66,7 @@ fn key(seed: u64) -> [u8; 32] {
 }
 
 /// Plays one ticket to its end with the player's weakest card first (the
-/// strategy does not matter, tests/odds.rs shows it), on the engine's
+/// strategy does not matter, tests/math/odds.rs shows it), on the engine's
 /// simulation path: the tricks of the deciding game and its number.
 #[inline]
 fn play_ticket(src: &mut FastSource) -> (u8, u32) {

@@ -5,7 +5,7 @@ use as_capone_math::{Deviation, Place, PrizeTable, REGULATION_BLOCK_SIZE, REGULA
 use engine::PrizeSchedule;
 
 /// A small valid table; tests break one thing at a time.
-const SMALL: &str = include_str!("small-table.toml");
+const SMALL: &str = include_str!("../small-table.toml");
 
 fn refused(src: &str) -> TableError {
     match PrizeTable::parse_toml(src) {
