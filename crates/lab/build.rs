@@ -15,8 +15,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Runs git without its optional locks: `git status` would otherwise
+/// refresh and rewrite the index it reads, and this script watches the
+/// index, so every build would run it again and rebuild the crate.
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+    let out = Command::new("git").arg("--no-optional-locks").args(args).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
