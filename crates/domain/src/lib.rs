@@ -13,6 +13,12 @@
 //!
 //! [`usecase`] strings the three together once for every backend, so the
 //! rules of money, of `seq` and of idempotency are written once, here.
+//!
+//! What the crate shows: the loaded rows and the changes, at its root (their
+//! modules are private); the decisions by channel, as namespaces that say
+//! whose rules a name is (`domain::account::close`,
+//! `domain::retail::payer`); the API's types (`api`), the errors (`error`)
+//! and the use cases (`usecase`, one module each).
 
 pub mod account;
 pub mod api;

@@ -4,8 +4,8 @@
 //! code like [`crate::online`]: the time, the password hashes and the
 //! session tokens come in as arguments.
 //!
-//! [`limits`]: the limits and the self-exclusion; [`credentials`]: the
-//! login, password, sessions, recovery code and closure; [`statement`]:
+//! `limits`: the limits and the self-exclusion; `credentials`: the
+//! login, password, sessions, recovery code and closure; `statement`:
 //! what the player staked and won per day, week and month.
 
 mod credentials;
