@@ -5,7 +5,9 @@
 //! buy and play tickets at a steady pace.
 //!
 //! Two phases of `--flood-secs` each: the honest players alone, then with
-//! the flood. The verdict: what the flood stored stays under the global
+//! the flood. A flood that has not met a ceiling by the end of its phase
+//! (a slow or loaded machine answers fewer requests) goes on, up to three
+//! more phases, until it meets one: the ceilings are what it tests. The verdict: what the flood stored stays under the global
 //! ceilings (rows counted in the database), every refusal is 503
 //! `unavailable` with `Retry-After` (or a network's 429), no honest
 //! purchase or action is refused, no other 5xx. The figures: the honest
@@ -68,6 +70,8 @@ struct Flood {
     /// 429 of a network's own limit.
     network: u64,
     others: Vec<String>,
+    /// How long the flood lasted: its phase, or more until it met a ceiling.
+    secs: f64,
 }
 
 fn one(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Runtime) -> anyhow::Result<Value> {
@@ -101,13 +105,15 @@ fn one(args: &ReliabilityArgs, backend: Backend, rt: &tokio::runtime::Runtime) -
         let budget = Arc::new(AtomicU64::new(args.flood_requests));
         let pace = (args.flood_rate > 0.0).then(|| Duration::from_secs_f64(FLOODERS as f64 / args.flood_rate));
         let end = Instant::now() + phase;
+        let overtime = (!args.flood_no_ceilings).then(|| end + 3 * phase);
         let flooders: Vec<_> = (0..FLOODERS)
-            .map(|w| tokio::spawn(flooder(url.clone(), w, (end, pace), budget.clone(), flood.clone())))
+            .map(|w| tokio::spawn(flooder(url.clone(), w, (end, overtime, pace), budget.clone(), flood.clone())))
             .collect();
         let during = honest_phase(&url, &tokens, phase).await;
         for f in flooders {
             f.await?;
         }
+        flood.lock().unwrap().secs = (Instant::now() - (end - phase)).as_secs_f64();
         let size2 = disk_bytes(&db).await?;
         let flood = Arc::try_unwrap(flood).map_err(|_| anyhow::anyhow!("a flooder outlived its phase"))?;
         anyhow::Ok((before, during, flood.into_inner().expect("flood tally"), (size1 - size0, size2 - size1)))
@@ -161,7 +167,7 @@ fn verdict(
         backend.name(),
         if ceilings { "" } else { " (ceilings off)" },
         flood.sent,
-        args.flood_secs,
+        flood.secs,
         flood.created_demos,
         flood.created_players,
         flood.ceiling,
@@ -178,6 +184,7 @@ fn verdict(
         "seconds_per_phase": args.flood_secs,
         "flood_rate_per_s": args.flood_rate,
         "flood_requests": flood.sent,
+        "flood_seconds": flood.secs,
         "flood_demo_games_created": flood.created_demos,
         "flood_players_created": flood.created_players,
         "refused_by_ceiling": flood.ceiling,
@@ -283,14 +290,17 @@ async fn post(c: &reqwest::Client, url: &str, token: &str, body: &Value) -> (u16
 async fn flooder(
     url: String,
     worker: u64,
-    (deadline, pace): (Instant, Option<Duration>),
+    (deadline, overtime, pace): (Instant, Option<Instant>, Option<Duration>),
     budget: Arc<AtomicU64>,
     tally: Arc<Mutex<Flood>>,
 ) {
     let c = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("http client");
     let (mut n, mut k) = (worker, 0u64);
     let mut next = Instant::now() + pace.unwrap_or_default().mul_f64(worker as f64 / FLOODERS as f64);
-    while Instant::now() < deadline
+    // Within the phase; past it, until a ceiling has refused one (at most `overtime`).
+    let going =
+        |now: Instant| now < deadline || overtime.is_some_and(|o| now < o && tally.lock().unwrap().ceiling == 0);
+    while going(Instant::now())
         && budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1)).is_ok()
     {
         if let Some(pace) = pace {
