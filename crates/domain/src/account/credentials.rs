@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(c.audit.unwrap().kind, "account_closed");
     }
 
-    /// Issue 48: a self-exclusion is not undone by closing the account (and
+    /// Responsible play (docs/player-api.md "Closing an account"): a self-exclusion is not undone by closing the account (and
     /// opening another); once it ends, the account closes.
     #[test]
     fn closing_is_refused_until_the_self_exclusion_ends() {
