@@ -188,6 +188,9 @@ pub struct Browser {
     port: u16,
     pub base: String,
     _profile: tempfile::TempDir,
+    /// The session was ended by [`Browser::close`]: `Drop` only kills the
+    /// process group.
+    ended: bool,
     /// The console errors a test causes on purpose ([`Browser::expect_console_error`]).
     expected_errors: std::sync::Mutex<Vec<String>>,
 }
@@ -276,7 +279,15 @@ async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[Strin
     guard.session = Some(s.id.clone());
     let child = guard.child.take().unwrap();
     std::mem::forget(guard);
-    let b = Browser { s, child, port, base: base.to_string(), _profile: profile, expected_errors: Default::default() };
+    let b = Browser {
+        s,
+        child,
+        port,
+        base: base.to_string(),
+        _profile: profile,
+        ended: false,
+        expected_errors: Default::default(),
+    };
     buy_without_confirmation(&b).await;
     Some(b)
 }
@@ -493,18 +504,22 @@ impl Browser {
         assert!(errors.is_empty(), "{} error(s) in the browser's console:\n{}", errors.len(), errors.join("\n"));
     }
 
-    pub async fn close(self) {
+    pub async fn close(mut self) {
         // Every test ends here: no error in the browser's console, ever.
         self.assert_no_console_errors().await;
         self.s.quit().await;
+        self.ended = true;
         // Drop kills chromedriver's process group.
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let mut g = DriverGuard { child: None, port: self.port, session: Some(self.s.id.clone()) };
-        g.end_session();
+        if !self.ended {
+            // A test that panicked: Chromium is asked to close cleanly first.
+            let mut g = DriverGuard { child: None, port: self.port, session: Some(self.s.id.clone()) };
+            g.end_session();
+        }
         kill_group(&mut self.child);
     }
 }
@@ -529,8 +544,7 @@ impl DriverGuard {
                 self.port
             );
             if s.write_all(req.as_bytes()).is_ok() {
-                let mut buf = Vec::new();
-                let _ = s.read_to_end(&mut buf);
+                read_one_response(&mut s);
             }
         }
     }
@@ -541,6 +555,30 @@ impl Drop for DriverGuard {
         self.end_session();
         if let Some(mut c) = self.child.take() {
             kill_group(&mut c);
+        }
+    }
+}
+
+/// Reads one HTTP response to its end (its `Content-Length`): chromedriver
+/// keeps the connection open after answering, so reading to the end of the
+/// stream would wait for the read timeout.
+fn read_one_response(s: &mut TcpStream) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n) = s.read(&mut chunk) {
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else { continue };
+        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if buf.len() >= end + 4 + length {
+            return;
         }
     }
 }
