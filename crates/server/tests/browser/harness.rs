@@ -1,8 +1,11 @@
 //! What every browser test starts: the real server on port 0 with a fresh
-//! SQLite database and the test-only fixed server seed, a chromedriver on a
-//! free port, and a headless Chromium driven through it. Everything is
-//! stopped when the test ends, panics included ([`Browser`]'s `Drop`).
+//! SQLite database and the test-only fixed server seed, and a headless
+//! Chromium driven through chromedriver: its own, or under nextest a
+//! session kept by its slot from an earlier test and cleared (pool.rs).
+//! Everything is stopped or given back when the test ends, panics included
+//! ([`Browser`]'s `Drop`).
 
+use crate::pool;
 use crate::webdriver::{Screen, Session};
 use serde_json::{Value, json};
 use server::ServerSeeds;
@@ -130,6 +133,28 @@ fn in_path(names: &[&str]) -> Option<PathBuf> {
     None
 }
 
+/// Chromium and chromedriver, or `None` after a loud message when they are
+/// missing and `AS_CAPONE_REQUIRE_BROWSER` is unset (a failure when set).
+pub fn tools() -> Option<(PathBuf, PathBuf)> {
+    match find_tools() {
+        Ok(t) => Some(t),
+        Err(why) => {
+            if std::env::var_os("AS_CAPONE_REQUIRE_BROWSER").is_some() {
+                panic!("AS_CAPONE_REQUIRE_BROWSER is set but the browser tests cannot run: {why}");
+            }
+            // Straight to the process's stderr: the test harness captures eprintln!.
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n=================================================================\n\
+                 !!! BROWSER TEST skipped: chromium not found !!!\n!!! {why}\n\
+                 !!! set AS_CAPONE_REQUIRE_BROWSER=1 to make this a failure\n\
+                 ================================================================="
+            );
+            None
+        }
+    }
+}
+
 fn find_tools() -> Result<(PathBuf, PathBuf), String> {
     let chosen = |var: &str, names: &[&str]| match std::env::var_os(var) {
         Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
@@ -179,20 +204,28 @@ pub fn axe_source() -> Option<String> {
     }
 }
 
-/// A chromedriver process (in its own process group, with Chromium under
-/// it) and one browser session. Dropping it ends the session and kills the
-/// group, also when the test panics.
+/// A browser session: a chromedriver process of the test's own (in its
+/// own process group, with Chromium under it), or a session lent by the
+/// test's slot of the pool (pool.rs). Dropping it ends the session and
+/// kills the group, also when the test panics; a lent session goes back
+/// to the slot when the test passed ([`Browser::close`]).
 pub struct Browser {
     pub s: Session,
-    child: Child,
-    port: u16,
+    driver: Driver,
     pub base: String,
-    _profile: tempfile::TempDir,
-    /// The session was ended by [`Browser::close`]: `Drop` only kills the
-    /// process group.
+    /// The session was ended or given back by [`Browser::close`]: `Drop`
+    /// only kills the test's own process group.
     ended: bool,
     /// The console errors a test causes on purpose ([`Browser::expect_console_error`]).
     expected_errors: std::sync::Mutex<Vec<String>>,
+}
+
+/// Where a [`Browser`]'s session lives.
+enum Driver {
+    /// A chromedriver started for this test, on `port`, with its profile.
+    Own { child: Child, port: u16, _profile: tempfile::TempDir },
+    /// A session of the test's slot (`None` once given back).
+    Pooled(Option<pool::Lease>),
 }
 
 impl std::ops::Deref for Browser {
@@ -231,25 +264,23 @@ pub async fn browser_first_visit(base: &str, screen: Screen) -> Option<Browser> 
 }
 
 async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[String]) -> Option<Browser> {
-    let (chromium, driver) = match find_tools() {
-        Ok(t) => t,
-        Err(why) => {
-            if std::env::var_os("AS_CAPONE_REQUIRE_BROWSER").is_some() {
-                panic!("AS_CAPONE_REQUIRE_BROWSER is set but the browser tests cannot run: {why}");
-            }
-            // Straight to the process's stderr: the test harness captures eprintln!.
-            let _ = writeln!(
-                std::io::stderr(),
-                "\n=================================================================\n\
-                 !!! BROWSER TEST skipped: chromium not found !!!\n!!! {why}\n\
-                 !!! set AS_CAPONE_REQUIRE_BROWSER=1 to make this a failure\n\
-                 ================================================================="
-            );
-            return None;
+    let (chromium, driver) = tools()?;
+    let (s, driver) = match pool::slot() {
+        Some(slot) => {
+            let (s, lease) = pool::acquire(&slot, (&chromium, &driver), screen, args, base).await;
+            (s, Driver::Pooled(Some(lease)))
         }
+        None => own_driver(&chromium, &driver, screen, args).await,
     };
+    let b = Browser { s, driver, base: base.to_string(), ended: false, expected_errors: Default::default() };
+    buy_without_confirmation(&b).await;
+    Some(b)
+}
+
+/// A chromedriver and a Chromium started for this test alone.
+async fn own_driver(chromium: &Path, driver: &Path, screen: Screen, args: &[String]) -> (Session, Driver) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(&driver)
+    let child = Command::new(driver)
         .arg(format!("--port={port}"))
         .arg("--allowed-ips=127.0.0.1")
         .stdin(Stdio::null())
@@ -275,21 +306,18 @@ async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[Strin
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let profile = tempfile::tempdir().unwrap();
-    let s = Session::start(&url, &chromium, profile.path(), screen, args).await;
+    let s = Session::start(&url, chromium, profile.path(), screen, args).await;
     guard.session = Some(s.id.clone());
     let child = guard.child.take().unwrap();
     std::mem::forget(guard);
-    let b = Browser {
-        s,
-        child,
-        port,
-        base: base.to_string(),
-        _profile: profile,
-        ended: false,
-        expected_errors: Default::default(),
-    };
-    buy_without_confirmation(&b).await;
-    Some(b)
+    (s, Driver::Own { child, port, _profile: profile })
+}
+
+/// A name no other profile directory of this machine has.
+pub fn unique() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
 }
 
 /// The page asks "Acheter un ticket à 3,00 € ?" before each purchase (on
@@ -507,20 +535,32 @@ impl Browser {
     pub async fn close(mut self) {
         // Every test ends here: no error in the browser's console, ever.
         self.assert_no_console_errors().await;
-        self.s.quit().await;
+        match &mut self.driver {
+            Driver::Own { .. } => self.s.quit().await,
+            Driver::Pooled(lease) => lease.take().unwrap().release(&self.s).await,
+        }
         self.ended = true;
-        // Drop kills chromedriver's process group.
+        // Drop kills the test's own chromedriver's process group.
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        if !self.ended {
-            // A test that panicked: Chromium is asked to close cleanly first.
-            let mut g = DriverGuard { child: None, port: self.port, session: Some(self.s.id.clone()) };
-            g.end_session();
+        match &mut self.driver {
+            Driver::Own { child, port, .. } => {
+                if !self.ended {
+                    // A test that panicked: Chromium is asked to close cleanly first.
+                    end_session(*port, &self.s.id);
+                }
+                kill_group(child);
+            }
+            Driver::Pooled(lease) => {
+                if let Some(lease) = lease.take() {
+                    // A test that panicked: its session is not given back.
+                    lease.discard();
+                }
+            }
         }
-        kill_group(&mut self.child);
     }
 }
 
@@ -532,27 +572,25 @@ struct DriverGuard {
     session: Option<String>,
 }
 
-impl DriverGuard {
-    /// `DELETE /session/{id}` with a blocking socket (Drop cannot await):
-    /// Chromium closes cleanly.
-    fn end_session(&mut self) {
-        let Some(id) = self.session.take() else { return };
-        if let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], self.port).into(), Duration::from_millis(500)) {
-            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-            let req = format!(
-                "DELETE /session/{id} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                self.port
-            );
-            if s.write_all(req.as_bytes()).is_ok() {
-                read_one_response(&mut s);
-            }
+/// `DELETE /session/{id}` to the chromedriver on `port`, with a blocking
+/// socket (Drop cannot await): Chromium closes cleanly.
+pub fn end_session(port: u16, id: &str) {
+    if let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500)) {
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let req = format!(
+            "DELETE /session/{id} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        if s.write_all(req.as_bytes()).is_ok() {
+            read_one_response(&mut s);
         }
     }
 }
 
 impl Drop for DriverGuard {
     fn drop(&mut self) {
-        self.end_session();
+        if let Some(id) = self.session.take() {
+            end_session(self.port, &id);
+        }
         if let Some(mut c) = self.child.take() {
             kill_group(&mut c);
         }

@@ -3,7 +3,8 @@
 //!
 //! Every test starts the real server on port 0 with a fresh SQLite database
 //! and the test-only fixed server seed (`ServerSeeds::InsecureFixedForTests`),
-//! its own chromedriver on a free port and its own Chromium profile. With
+//! and a Chromium session of its own: started for it, or under nextest
+//! one kept by its slot from an earlier test, cleared (pool.rs). With
 //! the seed known and the serial of the first sale known, a test searches
 //! client seeds with the engine (`FairStream` + `Game`) for a game with a
 //! tie, an Extra duel, a prize..., buys, types that seed over the one the
@@ -38,6 +39,7 @@ static FOUR_AT_A_TIME: extern "C" fn() = {
 extern crate operator as reference;
 
 mod harness;
+mod pool;
 mod webdriver;
 
 mod a11y;

@@ -79,6 +79,13 @@ impl Session {
         Session { http, base: driver_url.to_string(), id }
     }
 
+    /// A session already started in the chromedriver at `driver_url` (a
+    /// kept one: pool.rs).
+    pub fn attach(driver_url: &str, id: &str) -> Session {
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+        Session { http, base: driver_url.to_string(), id: id.to_string() }
+    }
+
     async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, String> {
         let url = format!("{}/session/{}{path}", self.base, self.id);
         let mut req = self.http.request(method.clone(), &url);
@@ -99,6 +106,16 @@ impl Session {
 
     pub async fn goto(&self, url: &str) {
         self.post("/url", json!({"url": url})).await;
+    }
+
+    /// [`Session::goto`], an error instead of a panic.
+    pub async fn try_goto(&self, url: &str) -> Result<(), String> {
+        self.cmd(reqwest::Method::POST, "/url", Some(json!({"url": url}))).await.map(|_| ())
+    }
+
+    /// A Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`).
+    pub async fn cdp(&self, command: &str, params: Value) -> Result<Value, String> {
+        self.cmd(reqwest::Method::POST, "/goog/cdp/execute", Some(json!({"cmd": command, "params": params}))).await
     }
 
     pub async fn refresh(&self) {
@@ -203,10 +220,14 @@ impl Session {
     /// The browser console's entries since the last call (chromedriver's
     /// log, `goog:loggingPrefs`): `{level, message, source, timestamp}`.
     pub async fn browser_log(&self) -> Vec<Value> {
-        match self.cmd(reqwest::Method::POST, "/se/log", Some(json!({"type": "browser"}))).await {
-            Ok(Value::Array(v)) => v,
-            Ok(other) => panic!("chromedriver's browser log: {other}"),
-            Err(e) => panic!("chromedriver's browser log: {e}"),
+        self.try_browser_log().await.unwrap_or_else(|e| panic!("chromedriver's browser log: {e}"))
+    }
+
+    /// [`Session::browser_log`], an error instead of a panic.
+    pub async fn try_browser_log(&self) -> Result<Vec<Value>, String> {
+        match self.cmd(reqwest::Method::POST, "/se/log", Some(json!({"type": "browser"}))).await? {
+            Value::Array(v) => Ok(v),
+            other => Err(other.to_string()),
         }
     }
 
