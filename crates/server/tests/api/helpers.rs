@@ -603,7 +603,7 @@ pub fn schemathesis_installed() -> bool {
 pub async fn run_schemathesis(url: &str, token: &str, scope: &[&str], examples: u32) {
     let scope: Vec<String> = scope.iter().map(|s| s.to_string()).collect();
     let dir = tempfile::tempdir().unwrap();
-    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/api/schemathesis.toml");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../server/tests/api/schemathesis.toml");
     let url = format!("{url}/api/openapi.json");
     let auth = format!("Authorization: Bearer {token}");
     let started = std::time::Instant::now();

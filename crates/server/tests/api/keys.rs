@@ -271,11 +271,11 @@ async fn migration_7_makes_the_one_key_key_1_of_the_ring_and_of_every_emission()
                 .unwrap()
                 .create_if_missing(true);
             let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
-            migrate_from_version_6!(conn, sqlx::migrate!("./migrations/sqlite"))
+            migrate_from_version_6!(conn, sqlx::migrate!("../server/migrations/sqlite"))
         }
         Backend::Postgres => {
             let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            migrate_from_version_6!(conn, sqlx::migrate!("./migrations/postgres"))
+            migrate_from_version_6!(conn, sqlx::migrate!("../server/migrations/postgres"))
         }
     };
     assert_eq!(keys, vec![(1, "fp-of-the-old-key".to_string(), 7, 1, Some(7), None)]);

@@ -18,8 +18,6 @@
 //! events the engine predicted. Tests of the seeds themselves start the
 //! server with real seeds derived from its key (`spawn_app_from_key`).
 
-extern crate as_capone_server as server;
-
 /// A test on both backends: `async fn NAME() { BODY }`, with its
 /// attributes (`#[tokio::test(...)]`, its doc), becomes the body
 /// `async fn NAME()` and a module `NAME` of two tests, `sqlite` and

@@ -128,12 +128,12 @@ async fn migrate(rows: &str) -> Option<Result<Migrated, (String, i64, i64)>> {
             let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&db.url).unwrap().create_if_missing(true);
             let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
             let index = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'ticket_games_unfinished'";
-            migrate_from_version_2!(conn, sqlx::migrate!("./migrations/sqlite"), rows.to_string(), index)
+            migrate_from_version_2!(conn, sqlx::migrate!("../server/migrations/sqlite"), rows.to_string(), index)
         }
         Backend::Postgres => {
             let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
             let index = "SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'ticket_games_unfinished'";
-            migrate_from_version_2!(conn, sqlx::migrate!("./migrations/postgres"), rows.to_string(), index)
+            migrate_from_version_2!(conn, sqlx::migrate!("../server/migrations/postgres"), rows.to_string(), index)
         }
     };
     db.remove().await;

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 /// The folder of every release's fixture.
 fn releases() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/releases"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../server/tests/fixtures/releases"))
 }
 
 fn backend_name() -> &'static str {

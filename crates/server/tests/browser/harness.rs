@@ -184,7 +184,7 @@ pub fn artifacts_dir() -> PathBuf {
 /// there, as `.ci/run` does), or `None` after a loud message when it is
 /// missing and `AS_CAPONE_REQUIRE_BROWSER` is unset.
 pub fn axe_source() -> Option<String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node/node_modules/axe-core/axe.min.js");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests/browser/node/node_modules/axe-core/axe.min.js");
     match std::fs::read_to_string(&p) {
         Ok(s) => Some(s),
         Err(e) => {

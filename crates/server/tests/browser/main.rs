@@ -15,8 +15,6 @@
 //! `AS_CAPONE_REQUIRE_BROWSER` is set (CI), where they fail.
 //! Screenshots of the main screens go to `target/browser-artifacts/`.
 
-extern crate as_capone_server as server;
-
 /// The browser tests run four at a time unless told otherwise
 /// (`--test-threads`, `RUST_TEST_THREADS`): each mostly waits for its
 /// Chromium and its server, so four at once on this project's two cores
