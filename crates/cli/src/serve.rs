@@ -58,6 +58,9 @@ pub struct ServeArgs {
     /// The server keys' directory, a key ring of `ID.key` files (`as-capone keys new`), instead of --key-file.
     #[arg(long, env = "AS_CAPONE_KEY_DIR")]
     pub key_dir: Option<PathBuf>,
+    /// Where the scheduled backups land: /metrics exports the newest one's age (as_capone_backup_age_seconds).
+    #[arg(long, env = "AS_CAPONE_BACKUP_DIR")]
+    pub backup_dir: Option<PathBuf>,
     /// Bearer tokens of the operator's desk (/api/admin), comma-separated.
     #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
     pub operator_tokens: Vec<String>,
@@ -195,6 +198,9 @@ impl ServeArgs {
         }
         if let Some(v) = &self.key_dir {
             c.key_dir = Some(v.clone());
+        }
+        if let Some(v) = &self.backup_dir {
+            c.backup_dir = Some(v.clone());
         }
         if !self.operator_tokens.is_empty() {
             c.operator_tokens = self.operator_tokens.clone();

@@ -68,6 +68,9 @@ impl App {
         let (keys, origin) = Keyring::load(&config, seeds.fixed())?;
         tracing::info!("{origin}");
         let metrics = Arc::new(Metrics::new());
+        if let Some(dir) = &config.backup_dir {
+            metrics.watch_backups(dir.clone());
+        }
         let store = open_store(&config, &metrics, keys, &origin).await?;
         let emission = store.bootstrap(&config, &table).await?;
         if config.wallet == crate::config::WalletMode::Internal {

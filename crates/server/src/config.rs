@@ -64,6 +64,7 @@ use std::path::PathBuf;
 /// wallet_timeout_ms = 5000           # a debit not answered in this time is unknown: it is rolled back
 /// signature_window_ms = 30000        # a signed message further than this from our clock is refused
 /// log_format = "text"                # "json": one JSON object per line (docs/deployment.md)
+/// backup_dir = "/var/lib/as-capone-backups" # absent: /metrics says nothing of backups (docs/backups.md)
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -118,6 +119,10 @@ pub struct Config {
     /// The server keys' directory, a key ring: one file `ID.key` per key
     /// (`as-capone keys new`); instead of `key_file` (docs/keys.md).
     pub key_dir: Option<PathBuf>,
+    /// Where the scheduled backups land (`deploy/as-capone-backup.timer`):
+    /// `/metrics` exports the age of the newest one,
+    /// `as_capone_backup_age_seconds` (docs/backups.md); `None`: not exported.
+    pub backup_dir: Option<PathBuf>,
     /// Bearer tokens of the operator's desk (`/api/admin/...`); none: the
     /// desk is closed (401).
     pub operator_tokens: Vec<String>,
@@ -285,6 +290,7 @@ impl Default for Config {
             db_acquire_timeout_ms: 5_000,
             db_start_wait_s: 60,
             key_file: None,
+            backup_dir: None,
             key_dir: None,
             operator_tokens: Vec::new(),
             allow_non_regulation_table: false,

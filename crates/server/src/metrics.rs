@@ -6,12 +6,15 @@
 //! active games, unsealed audit entries and the operator mode's outbox and
 //! rounds in flight are read from the database at each scrape, the same
 //! for all (the outbox's as the desk's health reads it,
-//! `operator::WalletFigures`).
+//! `operator::WalletFigures`); the newest backup's age from the backup
+//! folder, when the server is given one (`backup_dir`).
 
 use prometheus::{
-    Encoder, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
+    Registry, TextEncoder,
 };
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 pub struct Metrics {
     registry: Registry,
@@ -54,6 +57,11 @@ pub struct Metrics {
     pub wallet_requests: IntCounterVec,
     /// Operator mode: their latency.
     pub wallet_seconds: HistogramVec,
+    /// The age of the newest backup in the backup folder, in seconds
+    /// (`+Inf`: none), exported once [`Metrics::watch_backups`] named it.
+    pub backup_age_seconds: Gauge,
+    /// The backup folder (`backup_dir`), read at each scrape.
+    backup_dir: std::sync::OnceLock<PathBuf>,
     /// When this process started counting (the desk's uptime and rates).
     pub started: std::time::Instant,
 }
@@ -149,6 +157,12 @@ impl Metrics {
                 &["kind"],
             )
             .expect("metric"),
+            backup_age_seconds: Gauge::new(
+                "as_capone_backup_age_seconds",
+                "Age of the newest backup in backup_dir, from its modification time (+Inf: none)",
+            )
+            .expect("metric"),
+            backup_dir: std::sync::OnceLock::new(),
             started: std::time::Instant::now(),
         };
         // Every ceiling is exported from the start (0), for the alert rules.
@@ -232,6 +246,28 @@ impl Metrics {
         None
     }
 
+    /// Exports `as_capone_backup_age_seconds`, the age of the newest backup
+    /// in `dir` (`backup_dir`, where `deploy/as-capone-backup.timer` writes).
+    pub fn watch_backups(&self, dir: PathBuf) {
+        if self.backup_dir.set(dir).is_ok() {
+            self.registry.register(Box::new(self.backup_age_seconds.clone())).expect("unique metric names");
+        }
+    }
+
+    /// Reads the backup folder again (at each scrape), if one is watched.
+    pub fn read_backups(&self) {
+        let Some(dir) = self.backup_dir.get() else { return };
+        let age = match newest_backup(dir) {
+            Ok(Some(modified)) => SystemTime::now().duration_since(modified).unwrap_or_default().as_secs_f64(),
+            Ok(None) => f64::INFINITY,
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "reading the backup folder");
+                f64::INFINITY
+            }
+        };
+        self.backup_age_seconds.set(age);
+    }
+
     /// Counts what a committed write did (never before its COMMIT).
     pub fn count(&self, effect: domain::Effect) {
         use domain::Effect;
@@ -258,6 +294,25 @@ impl Metrics {
         TextEncoder::new().encode(&self.registry.gather(), &mut buf).expect("text encoding");
         String::from_utf8(buf).expect("prometheus text is UTF-8")
     }
+}
+
+/// The modification time of the newest backup in `dir`: its regular files,
+/// but for hidden ones and the `.tmp` files of a backup being written
+/// (`as-capone backup` renames its file into place once it is checked).
+fn newest_backup(dir: &Path) -> std::io::Result<Option<SystemTime>> {
+    let mut newest = None;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let meta = entry.metadata()?;
+        if !meta.is_file() || name.starts_with('.') || name.ends_with(".tmp") {
+            continue;
+        }
+        let modified = meta.modified()?;
+        newest = newest.max(Some(modified));
+    }
+    Ok(newest)
 }
 
 /// A counter.

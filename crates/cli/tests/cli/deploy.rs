@@ -104,7 +104,8 @@ fn assert_every_documented_metric_is_exported(exposition: &str) {
 fn every_metric_the_alerts_and_the_guide_name_is_exported_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
-    let server = common::start_server(dir.path(), "deploy.db", &[]);
+    // Given a backup folder, as the example configuration is: its gauge is exported too.
+    let server = common::start_server(dir.path(), "deploy.db", &["--backup-dir", dir.path().to_str().unwrap()]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let exposition = rt.block_on(scrape_after_traffic(&server.url));
     assert_every_documented_metric_is_exported(&exposition);
@@ -116,7 +117,8 @@ fn every_metric_the_alerts_and_the_guide_name_is_exported_on_postgres() {
     let Some(db) = rt.block_on(TestDb::create()) else { return };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("table.toml"), common::BLOCKS_OF_2000).unwrap();
-    let server = common::spawn_server(dir.path(), &db.url, &[]).wait_listening("server");
+    let backups = ["--backup-dir", dir.path().to_str().unwrap()];
+    let server = common::spawn_server(dir.path(), &db.url, &backups).wait_listening("server");
     let exposition = rt.block_on(scrape_after_traffic(&server.url));
     assert_every_documented_metric_is_exported(&exposition);
     drop(server);
@@ -291,6 +293,22 @@ fn the_example_configuration_is_valid_and_matches_the_unit_and_the_proxy() {
     }
     assert!(one("LimitNOFILE").parse::<usize>().unwrap() > config.max_connections, "room for max_connections");
 
+    // The hourly backup: the server's user and database, into the folder whose age the server exports.
+    let backup = unit_settings(&read("deploy/as-capone-backup.service"));
+    let its = |key: &str| backup.get(key).and_then(|v| v.first()).map(String::as_str).unwrap_or("");
+    let installed = |path: &Path| path.display().to_string().replace("/var/lib/", "%S/");
+    let backup_dir = config.backup_dir.as_deref().expect("the example names the backup folder");
+    assert!(its("ExecStart").contains(&format!("backup --db sqlite://{} ", installed(&db))), "{}", its("ExecStart"));
+    assert!(its("ExecStart").contains(&format!("--out {}/as-capone-", installed(backup_dir))));
+    assert!(backup_dir.starts_with(db.parent().unwrap()), "{backup_dir:?}: in the server's state directory");
+    for key in ["DynamicUser", "StateDirectory", "ProtectSystem", "ReadWritePaths", "NoNewPrivileges", "UMask"] {
+        assert_eq!(its(key), one(key), "{key}: as the server's");
+    }
+    assert_eq!(its("User"), "as-capone", "the server's dynamic user (its unit's name)");
+    let timer = unit_settings(&read("deploy/as-capone-backup.timer"));
+    assert_eq!(timer["OnCalendar"], ["hourly"]);
+    assert_eq!(timer["Persistent"], ["true"]);
+
     let nginx = read("deploy/nginx/as-capone.conf");
     assert!(nginx.contains(&format!("server {};", config.listen)), "the proxy's upstream is the server");
     assert!(nginx.contains("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;"));
@@ -299,21 +317,27 @@ fn the_example_configuration_is_valid_and_matches_the_unit_and_the_proxy() {
 }
 
 #[test]
-fn systemd_accepts_the_unit() {
+fn systemd_accepts_the_units() {
     if Command::new("systemd-analyze").arg("--version").output().is_err() {
-        eprintln!("skipped: systemd-analyze is not installed here, the unit file is not verified");
+        eprintln!("skipped: systemd-analyze is not installed here, the unit files are not verified");
         return;
     }
-    // The unit as installed, but with this build's executable, which exists here.
+    // The units as installed, but with this build's executable, which exists here.
     let dir = tempfile::tempdir().unwrap();
-    let unit = read("deploy/as-capone.service").replace("/usr/local/bin/as-capone", env!("CARGO_BIN_EXE_as-capone"));
-    let path = dir.path().join("as-capone.service");
-    std::fs::write(&path, unit).unwrap();
-    let out = Command::new("systemd-analyze").args(["verify", "--man=no"]).arg(&path).output().unwrap();
+    let names = ["as-capone.service", "as-capone-backup.service", "as-capone-backup.timer"];
+    for name in names {
+        let unit = read(&format!("deploy/{name}")).replace("/usr/local/bin/as-capone", env!("CARGO_BIN_EXE_as-capone"));
+        std::fs::write(dir.path().join(name), unit).unwrap();
+    }
+    let out = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .args(names.map(|n| dir.path().join(n)))
+        .output()
+        .unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{said}");
     // verify exits 0 on an unknown key or system call group, and says so.
-    let about_ours: Vec<_> = said.lines().filter(|l| l.contains("as-capone.service")).collect();
+    let about_ours: Vec<_> = said.lines().filter(|l| names.iter().any(|n| l.contains(n))).collect();
     assert!(about_ours.is_empty(), "systemd-analyze verify: {about_ours:?}");
 }
 

@@ -40,6 +40,7 @@ mod reconcile;
 mod reliability;
 mod report;
 mod scaleout;
+mod scheduled_backup;
 mod serve_db;
 mod toolkit;
 mod upgrade;

@@ -210,6 +210,8 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         }
         Err(e) => tracing::warn!(error = %domain::error::error_chain(&e), "counting the unsealed audit entries"),
     }
+    // The newest scheduled backup's age, when backup_dir is set.
+    state.metrics.read_backups();
     // The operator mode's outbox and rounds in flight, read now, as the desk's health reads them.
     if let Err(e) = crate::operator::WalletFigures::read(&state.store, &state.metrics).await {
         tracing::warn!(error = %domain::error::error_chain(&e), "reading the wallet's outbox");
