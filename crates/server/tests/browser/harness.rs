@@ -279,6 +279,20 @@ async fn browser_first_visit_with_args(base: &str, screen: Screen, args: &[Strin
 
 /// A chromedriver and a Chromium started for this test alone.
 async fn own_driver(chromium: &Path, driver: &Path, screen: Screen, args: &[String]) -> (Session, Driver) {
+    let (child, port) = spawn_driver(driver);
+    let mut guard = DriverGuard { child: Some(child), port, session: None };
+    assert!(driver_ready(port, Duration::from_secs(20)).await, "chromedriver did not become ready on port {port}");
+    let profile = tempfile::tempdir().unwrap();
+    let s = Session::start(&format!("http://127.0.0.1:{port}"), chromium, profile.path(), screen, args).await;
+    guard.session = Some(s.id.clone());
+    let child = guard.child.take().unwrap();
+    std::mem::forget(guard);
+    (s, Driver::Own { child, port, _profile: profile })
+}
+
+/// Starts chromedriver on a free port, in a process group of its own
+/// (Chromium, its child, in it too), answering this machine only.
+pub fn spawn_driver(driver: &Path) -> (Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let child = Command::new(driver)
         .arg(format!("--port={port}"))
@@ -289,28 +303,28 @@ async fn own_driver(chromium: &Path, driver: &Path, screen: Screen, args: &[Stri
         .process_group(0)
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", driver.display()));
-    let mut guard = DriverGuard { child: Some(child), port, session: None };
-    let url = format!("http://127.0.0.1:{port}");
+    (child, port)
+}
+
+/// Whether the chromedriver on `port` answers `ready` within `wait`.
+pub async fn driver_ready(port: u16, wait: Duration) -> bool {
+    if port == 0 {
+        return false;
+    }
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
     let started = Instant::now();
-    let http = reqwest::Client::new();
     loop {
-        if let Ok(r) = http.get(format!("{url}/status")).send().await
+        if let Ok(r) = http.get(format!("http://127.0.0.1:{port}/status")).send().await
             && let Ok(v) = r.json::<Value>().await
             && v["value"]["ready"] == true
         {
-            break;
+            return true;
         }
-        if started.elapsed() > Duration::from_secs(20) {
-            panic!("chromedriver did not become ready on port {port}");
+        if started.elapsed() > wait {
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let profile = tempfile::tempdir().unwrap();
-    let s = Session::start(&url, chromium, profile.path(), screen, args).await;
-    guard.session = Some(s.id.clone());
-    let child = guard.child.take().unwrap();
-    std::mem::forget(guard);
-    (s, Driver::Own { child, port, _profile: profile })
 }
 
 /// A name no other profile directory of this machine has.

@@ -21,12 +21,13 @@
 //! test`), or with `AS_CAPONE_BROWSER_POOL=0`, every test starts its own
 //! browser as before.
 
+use crate::harness::driver_ready;
 use crate::webdriver::{Screen, Session};
 use serde_json::{Value, json};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sessions a slot keeps at most (the least recently used is ended).
 const KEPT_PER_SLOT: usize = 3;
@@ -80,7 +81,7 @@ pub async fn acquire(
     let (chromium, driver) = tools;
     let key = format!("{screen:?} {args:?}");
     let mut state = match read_state(slot) {
-        Some(s) if ready(s["port"].as_u64().unwrap_or(0) as u16, Duration::from_secs(2)).await => s,
+        Some(s) if driver_ready(s["port"].as_u64().unwrap_or(0) as u16, Duration::from_secs(2)).await => s,
         old => {
             if let Some(old) = old {
                 kill_driver(&old);
@@ -149,27 +150,6 @@ impl Lease {
     }
 }
 
-/// Whether the chromedriver on `port` answers `ready` within `wait`.
-async fn ready(port: u16, wait: Duration) -> bool {
-    if port == 0 {
-        return false;
-    }
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = http.get(format!("http://127.0.0.1:{port}/status")).send().await
-            && let Ok(v) = r.json::<Value>().await
-            && v["value"]["ready"] == true
-        {
-            return true;
-        }
-        if started.elapsed() > wait {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Kills a slot's old chromedriver (its process group), if it is still one.
 fn kill_driver(state: &Value) {
     let Some(pid) = state["pid"].as_i64().filter(|p| *p > 1) else { return };
@@ -185,16 +165,7 @@ fn kill_driver(state: &Value) {
 /// watchdog in that group that ends the group and removes the slot's
 /// directory once nextest (this test process's parent) has ended.
 async fn start_driver(driver: &Path, slot: &Path) -> Value {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(driver)
-        .arg(format!("--port={port}"))
-        .arg("--allowed-ips=127.0.0.1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", driver.display()));
+    let (child, port) = crate::harness::spawn_driver(driver);
     let pid = child.id() as i32;
     let runner = unsafe { libc::getppid() };
     // It ignores the TERM it sends its group, removes the slot's directory
@@ -217,7 +188,7 @@ async fn start_driver(driver: &Path, slot: &Path) -> Value {
     // (their group is killed by the watchdog, or by a later test of the slot
     // if chromedriver stops answering).
     std::mem::forget((child, watchdog));
-    assert!(ready(port, Duration::from_secs(20)).await, "chromedriver did not become ready on port {port}");
+    assert!(driver_ready(port, Duration::from_secs(20)).await, "chromedriver did not become ready on port {port}");
     let state = json!({"pid": pid, "port": port, "sessions": []});
     write_state(slot, &state);
     state
