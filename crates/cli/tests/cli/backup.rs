@@ -17,8 +17,9 @@
 //!   new tickets are sold;
 //! - SQLite: the server kept answering while the backup stepped; a restore
 //!   never replaces a database (unless forced, and never one a server
-//!   serves), a damaged backup is refused, and the restored database with
-//!   another key file is refused at start.
+//!   serves), a damaged backup and one whose schema was changed (an added
+//!   trigger) are refused, and the restored database with another key file
+//!   is refused at start.
 
 use crate::common;
 
@@ -369,6 +370,22 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
     let err = restore(&damaged, &format!("sqlite://{}", target.display()), false).unwrap_err();
     assert!(err.contains("fails its check"), "{err}");
     assert!(!target.exists(), "nothing restored from a damaged backup");
+
+    // A backup whose schema was changed outside as-capone (docs/backups.md,
+    // "A backup is not believed"): a trigger that would copy every new
+    // session's token hash into a table of the forger's, run by the live
+    // server once restored. Refused, the object named, nothing restored.
+    let tampered = dir.path().join("tampered.backup");
+    std::fs::copy(&file, &tampered).unwrap();
+    let sql = "CREATE TABLE loot (h TEXT); \
+               CREATE TRIGGER copy_tokens AFTER INSERT ON sessions BEGIN INSERT INTO loot VALUES (new.token_hash); END;";
+    let out =
+        std::process::Command::new("sqlite3").arg(&tampered).arg(sql).output().expect("sqlite3 (.ci/run installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let target = dir.path().join("from-tampered.db");
+    let err = restore(&tampered, &format!("sqlite://{}", target.display()), false).unwrap_err();
+    assert!(err.contains("holds table loot") && err.contains("not believed"), "{err}");
+    assert!(!target.exists(), "nothing restored from a tampered backup");
 
     // Restored over the stopped server's file with --force, it serves again.
     restore(&file, &live, true).unwrap();

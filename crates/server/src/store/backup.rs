@@ -209,7 +209,8 @@ pub fn backup_sqlite(src: &Path, out: &Path, pace: BackupPace, force: bool) -> a
     Ok(SqliteBackup { pages, steps, bytes, elapsed: began.elapsed(), check })
 }
 
-/// SQLite's own checks of a database, and its schema's migrations.
+/// SQLite's own checks of a database, its schema's migrations, and its
+/// schema object by object against what they make (schema_objects.rs).
 fn check_file(conn: &Connection) -> anyhow::Result<FileCheck> {
     let mut stmt = conn.prepare("PRAGMA integrity_check")?;
     let problems: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
@@ -223,6 +224,7 @@ fn check_file(conn: &Connection) -> anyhow::Result<FileCheck> {
         .context("no schema version (_sqlx_migrations): is this an as-capone database?")?;
     anyhow::ensure!(failed == 0, "{failed} migrations did not finish");
     let schema_version = schema_version.context("no migration applied: an empty database")?;
+    super::schema_objects::check(conn, schema_version)?;
     Ok(FileCheck { schema_version, migrations })
 }
 

@@ -45,6 +45,7 @@ mod postgres;
 mod reads;
 mod retail;
 mod schema;
+mod schema_objects;
 mod shell;
 mod sqlite;
 mod tokens;
