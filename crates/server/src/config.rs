@@ -64,7 +64,7 @@ use std::path::PathBuf;
 /// wallet_timeout_ms = 5000           # a debit not answered in this time is unknown: it is rolled back
 /// signature_window_ms = 30000        # a signed message further than this from our clock is refused
 /// log_format = "text"                # "json": one JSON object per line (docs/deployment.md)
-/// backup_dir = "/var/lib/as-capone-backups" # absent: /metrics says nothing of backups (docs/backups.md)
+/// backup_dir = "/var/lib/as-capone/backups" # absent: /metrics says nothing of backups (docs/backups.md)
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the

@@ -248,7 +248,7 @@ fn the_alert_rules_are_prometheus_rule_groups_covering_what_the_guide_promises()
 }
 
 /// `Key=value` lines of a unit file (a key given twice keeps every value).
-fn unit_settings(unit: &str) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn unit_settings(unit: &str) -> BTreeMap<String, Vec<String>> {
     let mut settings: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in unit.lines().map(str::trim).filter(|l| !l.starts_with('#') && !l.starts_with('[')) {
         if let Some((key, value)) = line.split_once('=') {

@@ -6,15 +6,10 @@
 //! exports the newest copy's age, `+Inf` before the first.
 
 use crate::common;
+use crate::deploy::unit_settings;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
-
-/// The unit file's settings `key` (each value as written).
-fn unit_lines(unit: &str, key: &str) -> Vec<String> {
-    let prefix = format!("{key}=");
-    unit.lines().filter_map(|l| l.trim().strip_prefix(&prefix)).map(str::to_string).collect()
-}
 
 /// A command line of a unit as systemd reads it: its specifiers read from
 /// left to right (`%S` the state folder, `%%` a `%`), `$$` a `$`, words
@@ -103,8 +98,9 @@ fn the_backup_unit_copies_a_serving_database_prunes_old_copies_and_the_server_sa
     assert!((3.0 * 86_400.0..3.0 * 86_400.0 + 120.0).contains(&age), "the newest finished copy, 3 days: {age}");
 
     // The unit's run, while the server serves.
+    let settings = unit_settings(&unit);
     let [pre, start, post] = ["ExecStartPre", "ExecStart", "ExecStartPost"].map(|k| {
-        let lines = unit_lines(&unit, k);
+        let lines = &settings[k];
         assert_eq!(lines.len(), 1, "one {k}: {lines:?}");
         lines[0].clone()
     });

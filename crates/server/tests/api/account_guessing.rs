@@ -207,7 +207,7 @@ async fn under_a_flood_of_wrong_logins_the_owner_gets_in_from_a_known_device_and
     }
     // Not the owner's device: another account's token, a forged one, none.
     closed_for_two_seconds(&app).await;
-    // Its last digit changed (to '0' unless it is one: then the real token).
+    // Its last digit changed: to '0', or to '1' when it is '0' (never the real token).
     let forged = format!("{}{}", &device[..device.len() - 1], if device.ends_with('0') { '1' } else { '0' });
     for stranger in [Some(other), Some(forged), Some("d1.1.not-a-device".to_string()), None] {
         assert_error(&login(stranger, "198.51.100.21").await, 429, "too_many_attempts");
