@@ -35,10 +35,18 @@ pub struct BackupArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("origin").required(true).args(["from", "recovered_by"]))]
 pub struct RestoreArgs {
     /// The backup file (`as-capone backup`'s).
     #[arg(long)]
-    pub from: PathBuf,
+    pub from: Option<PathBuf>,
+    /// The database was brought back by other means, with the servers
+    /// stopped (a point-in-time recovery, a standby that was behind
+    /// promoted): say how (e.g. "pgBackRest to 2026-12-05 10:30"). Nothing
+    /// is copied; the database is checked and marked restored, so that the
+    /// next start withdraws the blocks that were on sale (docs/backups.md).
+    #[arg(long)]
+    pub recovered_by: Option<String>,
     /// The new database: `sqlite://FILE` (a new file) or `postgres://...`
     /// (an existing, empty database: `createdb NAME` first).
     #[arg(long)]
@@ -84,24 +92,22 @@ pub fn run_backup(args: BackupArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
-    match server::sqlite_path(&args.db) {
-        Some(path) => {
-            backup::restore_sqlite(&args.from, &path, args.force)?;
+    let source = match (&args.from, &args.recovered_by) {
+        (Some(from), _) => {
+            copy_backup(from, &args)?;
+            format!("backup {}", from.display())
         }
-        None => {
-            anyhow::ensure!(
-                !args.force,
-                "--force is for SQLite files: a PostgreSQL restore goes into a new, empty database (createdb NAME)"
-            );
-            runtime()?.block_on(backup::pg_restore(&args.from, &args.db))?;
+        (None, Some(how)) => {
+            anyhow::ensure!(!args.force, "--force replaces a database by a backup's copy: not with --recovered-by");
+            how.clone()
         }
-    }
+        (None, None) => anyhow::bail!("give --from FILE or --recovered-by HOW"),
+    };
     let check = runtime()?.block_on(backup::check_database(&args.db))?;
     println!(
-        "restored {} into {}: schema version {}, {} players, {} tickets sold, {} paper tickets printed and not \
+        "restored {source} into {}: schema version {}, {} players, {} tickets sold, {} paper tickets printed and not \
          sold, {} actions; ledger {} ({} entries, sum {} cents); audit chain {} ({} entries, {} to seal at the \
          next start)",
-        args.from.display(),
         args.db,
         check.schema_version,
         check.players,
@@ -116,5 +122,31 @@ pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
         check.audit.unsealed
     );
     anyhow::ensure!(check.is_sound(), "the restored database fails its check: {check:?}");
+    let marked = runtime()?.block_on(server::mark_restored(&args.db, &source))?;
+    println!(
+        "marked restored (restore {}): it holds what happened until {}; the next server start withdraws the {} \
+         online blocks on sale then (their unsold tickets may have been sold and revealed after that point) and \
+         emits new ones in their place (docs/backups.md, \"After a restore\")",
+        marked.id,
+        format::calendar::iso8601(marked.point_ms),
+        marked.blocks_on_sale
+    );
+    Ok(())
+}
+
+/// Copies the backup `from` into the database `--db`.
+fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()> {
+    match server::sqlite_path(&args.db) {
+        Some(path) => {
+            backup::restore_sqlite(from, &path, args.force)?;
+        }
+        None => {
+            anyhow::ensure!(
+                !args.force,
+                "--force is for SQLite files: a PostgreSQL restore goes into a new, empty database (createdb NAME)"
+            );
+            runtime()?.block_on(backup::pg_restore(from, &args.db))?;
+        }
+    }
     Ok(())
 }

@@ -41,6 +41,8 @@ pub struct Changes {
     pub wallet: Vec<crate::changes::WalletWrite>,
     /// Signed calls' nonces seen before this (unix ms) are deleted.
     pub expire_nonces_before: Option<i64>,
+    /// A restored database's blocks withdrawn, or their replacement recorded.
+    pub restore: Option<RestoreWrite>,
     /// What the change did, for the metrics (counted after COMMIT).
     pub effect: Effect,
 }
@@ -65,6 +67,7 @@ impl Changes {
             player: None,
             wallet: Vec::new(),
             expire_nonces_before: None,
+            restore: None,
             effect,
         }
     }
@@ -130,6 +133,17 @@ pub struct BlockRow {
     pub root: String,
     pub chunk_roots: String,
     pub created_ms: i64,
+}
+
+/// What a server writes of a restore it settles (`restores` row `restore`),
+/// each write guarded so that it happens once whichever process makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestoreWrite {
+    /// The blocks on sale at the restored point withdrawn (their ids), the
+    /// restore settled with the list of them (`withdrawn_json`).
+    Settle { restore: i64, blocks: Vec<i64>, at_ms: i64, withdrawn_json: String },
+    /// The emissions that replace them published (`replaced_json`).
+    Replaced { restore: i64, at_ms: i64, replaced_json: String },
 }
 
 /// Rows of an emission, written in several units (a block's tickets in

@@ -39,8 +39,9 @@ pub use operator::client::{Answer as WalletCallAnswer, WalletClient};
 pub use operator::transport::Transport as WalletTransport;
 pub use store::backup;
 pub use store::{
-    AuditCheck, EmissionReport, Figures, LedgerCheck, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey,
-    SchemaError, Store, VERSION, make_current, now_ms, report_from, ring_from, schema_version, token_hash,
+    AuditCheck, EmissionReport, Figures, LedgerCheck, Marked, NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE, RingKey,
+    SchemaError, Store, VERSION, make_current, mark_restored, now_ms, report_from, ring_from, schema_version,
+    token_hash,
 };
 
 /// Structured logs on stderr, filtered by `RUST_LOG` (default `info`): text

@@ -242,6 +242,7 @@ fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &
     rt.block_on(async {
         let c = reqwest::Client::new();
         let mut kept = 0;
+        let live_sold = sold_tickets(players);
         for p in players {
             let (unfinished, player_kept) = check_player(&c, &url, p, began).await;
             kept += player_kept;
@@ -250,10 +251,20 @@ fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &
             for t in unfinished {
                 balance += finish(&c, &url, &p.token, t).await;
             }
-            // A new ticket is sold and played on the restored database.
+            // A new ticket is sold and played on the restored database. Issue
+            // 50, the outside reproduction: no ticket the live server sold
+            // (before the backup, or after it and forgotten by the restore,
+            // its seed revealed at the end of its game) is ever sold again;
+            // the new ones come from the emission that replaced the blocks
+            // that were on sale.
             let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&p.token), &json!({})).await;
             assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
             let t = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"].clone();
+            let (serial, commitment) = (t["serial"].as_str().unwrap(), t["commitment"].as_str().unwrap());
+            assert_eq!(serial.split('-').nth(1), Some("002"), "a ticket of the replacing emission 2: {serial}");
+            for (s, c) in &live_sold {
+                assert!(s != serial && c != commitment, "{serial} ({commitment}) was sold before the restore");
+            }
             balance += finish(&c, &url, &p.token, t).await - PRICE;
             let me = get(&c, &format!("{url}/api/me"), &p.token).await;
             assert_eq!(me["balance_cents"].as_i64().unwrap(), balance);
@@ -265,6 +276,13 @@ fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &
     });
     server.sigkill().unwrap();
     rt.block_on(async {
+        // The withdrawal is in the audit log, and the restore's row settled.
+        let withdrawn = scalar(db, "SELECT COUNT(*) FROM audit_log WHERE kind = 'blocks_withdrawn'").await;
+        assert_eq!(withdrawn, 1);
+        let sql = "SELECT COUNT(*) FROM blocks WHERE withdrawn_ms IS NOT NULL AND emission_id = 1";
+        assert_eq!(scalar(db, sql).await, 2, "both blocks of emission 1 were on sale");
+        let sql = "SELECT COUNT(*) FROM restores WHERE settled_ms IS NOT NULL AND replaced_ms IS NOT NULL";
+        assert_eq!(scalar(db, sql).await, 1);
         let app = common::in_process_app(db.to_string(), dir).await;
         let ledger = app.store().check_ledger().await.unwrap();
         assert!(ledger.is_sound(), "{ledger:?}");
@@ -272,6 +290,35 @@ fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &
         assert_eq!(audit.first_broken, None, "{audit:?}");
         app.shutdown().await.unwrap();
     });
+}
+
+/// The serial and commitment of every ticket the players bought.
+fn sold_tickets(players: &[Player]) -> Vec<(String, String)> {
+    let bought = players.iter().flat_map(|p| &p.answers).filter(|a| a.seq.is_none());
+    bought
+        .map(|a| {
+            let t = &serde_json::from_slice::<Value>(&a.answer).unwrap()["ticket"];
+            (t["serial"].as_str().unwrap().to_string(), t["commitment"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// One integer read from the database `url`.
+async fn scalar(url: &str, sql: &str) -> i64 {
+    match url.strip_prefix("sqlite://") {
+        Some(path) => {
+            let pool = sqlx::SqlitePool::connect(&format!("sqlite://{path}")).await.unwrap();
+            let n = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&pool).await.unwrap();
+            pool.close().await;
+            n
+        }
+        None => {
+            let pool = sqlx::PgPool::connect(url).await.unwrap();
+            let n = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&pool).await.unwrap();
+            pool.close().await;
+            n
+        }
+    }
 }
 
 /// The players' requests answered before, during and after the backup.
@@ -310,6 +357,7 @@ fn sqlite_backup_under_load_restores_every_answered_action() {
     let restored = testkit::sqlite_url(dir.path(), "restored.db");
     let said = restore(&file, &restored, false).unwrap();
     assert!(said.contains("ledger sound") && said.contains("audit chain verified"), "{said}");
+    assert!(said.contains("withdraws the 2 online blocks on sale"), "{said}");
     check_restored(&rt, dir.path(), &restored, &players, began);
 }
 
@@ -332,6 +380,7 @@ fn postgres_backup_under_load_restores_every_answered_action() {
     assert!(refused.contains("a restore goes into a new, empty database"), "{refused}");
     let said = restore(&file, &restored.url, false).unwrap();
     assert!(said.contains("ledger sound") && said.contains("audit chain verified"), "{said}");
+    assert!(said.contains("withdraws the 2 online blocks on sale"), "{said}");
     check_restored(&rt, dir.path(), &restored.url, &players, began);
     rt.block_on(async {
         live.drop_db().await;
@@ -403,6 +452,54 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
             Err(e) => e,
         };
     assert!(err.contains("server key"), "refused, saying why: {err}");
+}
+
+/// A database brought back by other means (a point-in-time recovery, a
+/// standby promoted behind, a file-system snapshot) is marked with `restore
+/// --recovered-by`, never while a server serves it; the next start
+/// withdraws the blocks that were on sale and sells from a new emission.
+#[test]
+fn a_database_recovered_by_other_means_is_marked_and_its_blocks_on_sale_withdrawn() {
+    let dir = new_dir();
+    let rt = runtime();
+    let live = testkit::sqlite_url(dir.path(), "live.db");
+    let mut server = start(dir.path(), &live);
+    let recovered = |extra: &[&str]| {
+        let mut c = std::process::Command::new(common::exe());
+        c.args(["restore", "--recovered-by", "a file-system snapshot", "--db", &live]).args(extra);
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, said) = recovered(&[]);
+    assert!(!ok && said.contains("another as-capone process is serving"), "{said}");
+    server.sigkill().unwrap();
+    let (ok, said) = recovered(&["--force"]);
+    assert!(!ok && said.contains("not with --recovered-by"), "{said}");
+    let (ok, said) = recovered(&[]);
+    assert!(ok && said.contains("marked restored (restore 1)"), "{said}");
+    assert!(said.contains("withdraws the 2 online blocks on sale"), "{said}");
+    let neither = std::process::Command::new(common::exe()).args(["restore", "--db", &live]).output().unwrap();
+    assert!(!neither.status.success(), "a restore says where from");
+
+    let mut server = start(dir.path(), &live);
+    let url = server.url.clone();
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let (status, b) = post(&c, &format!("{url}/api/players"), None, &json!({})).await;
+        assert_eq!(status, 201);
+        let token = serde_json::from_slice::<Value>(&b).unwrap()["token"].as_str().unwrap().to_string();
+        let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&token), &json!({})).await;
+        assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
+        let serial = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"]["serial"].as_str().unwrap().to_string();
+        assert_eq!(serial.split('-').nth(1), Some("002"), "{serial}");
+    });
+    server.sigkill().unwrap();
+    rt.block_on(async {
+        assert_eq!(scalar(&live, "SELECT COUNT(*) FROM blocks WHERE withdrawn_ms IS NOT NULL").await, 2);
+        let sql = "SELECT COUNT(*) FROM audit_log WHERE kind = 'blocks_withdrawn' AND data_json LIKE '%file-system snapshot%'";
+        assert_eq!(scalar(&live, sql).await, 1);
+    });
 }
 
 /// Without `pg_dump` on PATH, a PostgreSQL backup says what to install and

@@ -200,7 +200,7 @@ pub(super) async fn ensure_first(store: &Store, table: &PrizeTable, blocks: u32)
         let (blocks, unsold): (i64, i64) = on_db!(&store.db, pool => sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM blocks),
                     (SELECT COUNT(*) FROM tickets t JOIN blocks b ON b.id = t.block_id
-                      WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL)",
+                      WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND b.withdrawn_ms IS NULL)",
         )
         .fetch_one(pool)
         .await?);

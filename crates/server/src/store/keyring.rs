@@ -47,12 +47,12 @@ pub struct RingKey {
 const EMISSION_LOCK: i64 = 0x4153_4345_4d49;
 
 /// Tickets of emission `$1` not finished: unsold or printed while its sale
-/// is open, or sold and not finished (a paper ticket not opened yet, an
+/// is open (and their block not withdrawn after a restore), or sold and not finished (a paper ticket not opened yet, an
 /// operator-mode round held, a game in play).
 const UNFINISHED: &str = "SELECT COUNT(*) FROM tickets t JOIN blocks b ON b.id = t.block_id
  JOIN emissions e ON e.id = b.emission_id LEFT JOIN ticket_games g ON g.ticket_id = t.id
  WHERE b.emission_id = $1 AND b.published_ms IS NOT NULL
-   AND ((t.status IN ('unsold', 'printed') AND e.sale_end_ms IS NULL)
+   AND ((t.status IN ('unsold', 'printed') AND e.sale_end_ms IS NULL AND b.withdrawn_ms IS NULL)
      OR (t.status IN ('sold', 'paid') AND (g.ticket_id IS NULL OR g.phase <> 'finished')))";
 
 type KeyRow = (i64, String, i64, i64, Option<i64>, Option<i64>);

@@ -43,6 +43,7 @@ mod open;
 mod plan;
 mod postgres;
 mod reads;
+mod restores;
 mod retail;
 mod schema;
 mod schema_objects;
@@ -63,6 +64,7 @@ pub use ledger::LedgerCheck;
 /// The exact text each backend runs to find the next ticket for sale, for
 /// the tests that read its plan (`EXPLAIN`).
 pub use reads::{NEXT_FOR_SALE_POSTGRES, NEXT_FOR_SALE_SQLITE};
+pub use restores::{Marked, mark as mark_restored};
 pub use retail::{Redeemed, code_hash};
 pub use schema::{SchemaError, VERSION, schema_version};
 pub use shell::Store;

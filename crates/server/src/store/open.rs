@@ -52,6 +52,8 @@ impl Store {
     pub async fn bootstrap(&self, config: &Config, table: &PrizeTable) -> anyhow::Result<String> {
         let ring = keyring::check_ring(&self.db, &self.keys).await?;
         tracing::info!("{ring}");
+        // Before anything is sold: a restored database's blocks on sale are withdrawn.
+        self.settle_restores().await?;
         let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
         self.ensure_shops(&config.retailer_shops()).await?;
         if !config.demo_token.is_empty()

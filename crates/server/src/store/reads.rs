@@ -15,6 +15,36 @@ use engine::{Game, PrizeSchedule};
 use record::{DrawKind, Record, RecordAction, RecordDraw, RecordLeaf};
 use sqlx::Row;
 
+/// The ids of the blocks on sale: published, not withdrawn after a restore
+/// (`store/restores.rs`), of an emission whose sale has not ended. Every
+/// query of "the next ticket for sale" reads the unsold tickets of these
+/// blocks alone, through the `tickets_unsold` index (block, position): a
+/// withdrawn block's unsold tickets stay in that index and are never walked.
+macro_rules! blocks_on_sale {
+    () => {
+        "SELECT b.id FROM blocks b JOIN emissions e ON e.id = b.emission_id
+          WHERE b.published_ms IS NOT NULL AND b.withdrawn_ms IS NULL AND e.sale_end_ms IS NULL"
+    };
+}
+pub(super) use blocks_on_sale;
+
+/// The first ticket for sale's price.
+const FIRST_ON_SALE_PRICE: &str = concat!(
+    "SELECT e.price_cents FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
+      WHERE t.status = 'unsold' AND t.block_id IN (",
+    blocks_on_sale!(),
+    ") ORDER BY t.block_id, t.position LIMIT 1"
+);
+
+/// The first ticket for sale's prize table: `(digest, toml)`.
+const FIRST_ON_SALE_TABLE: &str = concat!(
+    "SELECT e.table_digest, e.table_toml FROM tickets t JOIN blocks b ON b.id = t.block_id
+       JOIN emissions e ON e.id = b.emission_id
+      WHERE t.status = 'unsold' AND t.block_id IN (",
+    blocks_on_sale!(),
+    ") ORDER BY t.block_id, t.position LIMIT 1"
+);
+
 /// The columns [`ticket_row`] reads, from [`TICKET_FROM`].
 pub(super) const TICKET_COLUMNS: &str = "t.id, t.owner_id, t.serial, t.client_seed, t.commitment, t.position, \
      b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.channel, e.price_cents, g.state_json, \
@@ -237,13 +267,16 @@ pub(super) const ACTION_SELECT: &str =
 /// purchase in operator mode does not read it again: nothing but this
 /// writer's own reservation, which takes the ticket out of the queue, can
 /// add a round to a ticket in it.
-pub const NEXT_FOR_SALE_SQLITE: &str =
+pub const NEXT_FOR_SALE_SQLITE: &str = concat!(
     "SELECT t.id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position,
         b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents,
         (SELECT COALESCE(MAX(w.attempt), 0) FROM wallet_rounds w WHERE w.ticket_id = t.id) AS last_attempt
  FROM tickets t JOIN blocks b ON b.id = t.block_id JOIN emissions e ON e.id = b.emission_id
- WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
- ORDER BY t.block_id, t.position LIMIT 1024";
+ WHERE t.status = 'unsold' AND t.block_id IN (",
+    blocks_on_sale!(),
+    ")
+ ORDER BY t.block_id, t.position LIMIT 1024"
+);
 
 /// The next ticket for sale on PostgreSQL, locked: the same order as
 /// [`NEXT_FOR_SALE_SQLITE`] (block, then position), one ticket, skipping
@@ -261,17 +294,19 @@ pub const NEXT_FOR_SALE_SQLITE: &str =
 /// estimates, and it stops at the first ticket it can lock. The block and
 /// emission columns are joined to that one ticket afterwards
 /// (`MATERIALIZED`: the locking scan runs once).
-pub const NEXT_FOR_SALE_POSTGRES: &str = "WITH next AS MATERIALIZED (
+pub const NEXT_FOR_SALE_POSTGRES: &str = concat!(
+    "WITH next AS MATERIALIZED (
     SELECT t.id, t.block_id, t.serial, t.prize_5, t.prize_6, t.prize_7, t.prize_8, t.commitment, t.position
       FROM tickets t
-     WHERE t.status = 'unsold' AND t.block_id = ANY (ARRAY(
-           SELECT b.id FROM blocks b JOIN emissions e ON e.id = b.emission_id
-            WHERE b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL))
+     WHERE t.status = 'unsold' AND t.block_id = ANY (ARRAY(",
+    blocks_on_sale!(),
+    "))
      ORDER BY t.block_id, t.position
      LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
  SELECT n.id, n.serial, n.prize_5, n.prize_6, n.prize_7, n.prize_8, n.commitment, n.position,
         b.number AS block_number, e.id AS emission_id, e.seed_salt, e.key_id, e.price_cents
-   FROM next n JOIN blocks b ON b.id = n.block_id JOIN emissions e ON e.id = b.emission_id";
+   FROM next n JOIN blocks b ON b.id = n.block_id JOIN emissions e ON e.id = b.emission_id"
+);
 
 /// A row of [`NEXT_FOR_SALE_SQLITE`] or [`NEXT_FOR_SALE_POSTGRES`], with its server seed.
 pub(super) fn for_sale(row: &impl Cols, keys: &Keyring) -> Result<ForSale, StoreError> {
@@ -380,10 +415,7 @@ pub(super) async fn priced(
     rules: domain::account::LimitRules,
 ) -> Result<domain::account::LimitRules, AppError> {
     let on_sale: Option<i64> = on_db!(db, pool => sqlx::query_scalar(
-        "SELECT e.price_cents FROM tickets t JOIN blocks b ON b.id = t.block_id
-         JOIN emissions e ON e.id = b.emission_id
-         WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
-         ORDER BY t.block_id, t.position LIMIT 1",
+        FIRST_ON_SALE_PRICE,
     )
     .fetch_optional(pool)
     .await.db()?);
@@ -421,10 +453,7 @@ pub(super) async fn statement(
 /// The prize table on sale online: `(digest, toml)`.
 pub(super) async fn online_table(db: &Db) -> Result<Option<(String, String)>, AppError> {
     let next: Option<(String, String)> = on_db!(db, pool => sqlx::query_as(
-        "SELECT e.table_digest, e.table_toml FROM tickets t JOIN blocks b ON b.id = t.block_id
-         JOIN emissions e ON e.id = b.emission_id
-         WHERE t.status = 'unsold' AND b.published_ms IS NOT NULL AND e.sale_end_ms IS NULL
-         ORDER BY t.block_id, t.position LIMIT 1",
+        FIRST_ON_SALE_TABLE,
     )
     .fetch_optional(pool)
     .await.db()?);

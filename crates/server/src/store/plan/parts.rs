@@ -4,7 +4,7 @@
 
 use super::write::{Val, WritePlan};
 use domain::CounterWrite;
-use domain::{Movement, RetailWrite, RoundState, TicketStatus, WalletWrite};
+use domain::{Movement, RestoreWrite, RetailWrite, RoundState, TicketStatus, WalletWrite};
 
 impl WritePlan {
     /// An emission's rows: its row, a block's row, a chunk of that block's
@@ -90,6 +90,39 @@ impl WritePlan {
             let id = self.placeholder(block.into());
             let sql = format!("UPDATE blocks SET published_ms = {at} WHERE id = {id} AND published_ms IS NULL");
             self.push_part("publish", sql, true);
+        }
+    }
+
+    /// A restore settled (its blocks on sale withdrawn) or its replacement
+    /// recorded; each guarded by the restore's row not having it yet, so
+    /// that two processes settling together fail one of them.
+    pub(super) fn restore(&mut self, w: &RestoreWrite) {
+        match w {
+            RestoreWrite::Settle { restore, blocks, at_ms, withdrawn_json } => {
+                for &block in blocks {
+                    let at = self.placeholder((*at_ms).into());
+                    let id = self.placeholder(block.into());
+                    let sql = format!("UPDATE blocks SET withdrawn_ms = {at} WHERE id = {id} AND withdrawn_ms IS NULL");
+                    self.push_part("withdraw", sql, true);
+                }
+                let at = self.placeholder((*at_ms).into());
+                let list = self.placeholder(withdrawn_json.as_str().into());
+                let id = self.placeholder((*restore).into());
+                let sql = format!(
+                    "UPDATE restores SET settled_ms = {at}, withdrawn_json = {list} WHERE id = {id} AND settled_ms IS NULL"
+                );
+                self.push_part("settle_restore", sql, true);
+            }
+            RestoreWrite::Replaced { restore, at_ms, replaced_json } => {
+                let at = self.placeholder((*at_ms).into());
+                let list = self.placeholder(replaced_json.as_str().into());
+                let id = self.placeholder((*restore).into());
+                let sql = format!(
+                    "UPDATE restores SET replaced_ms = {at}, replaced_json = {list} \
+                     WHERE id = {id} AND settled_ms IS NOT NULL AND replaced_ms IS NULL"
+                );
+                self.push_part("restore_replaced", sql, true);
+            }
         }
     }
 

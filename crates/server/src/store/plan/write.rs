@@ -174,6 +174,9 @@ impl WritePlan {
         if let Some(w) = &changes.player {
             p.player(w);
         }
+        if let Some(w) = &changes.restore {
+            p.restore(w);
+        }
         if let Some(g) = &changes.game {
             let game = &g.row.ticket.game;
             let result = game.result();

@@ -201,8 +201,9 @@ impl WriterState {
         if let Some(domain::RetailWrite::Owner { serial, .. }) = &changes.retail {
             self.tickets.remove(serial);
         }
-        if changes.close.is_some() {
-            // Tickets of an emission whose sale ended are no longer for sale.
+        if changes.close.is_some() || matches!(changes.restore, Some(domain::RestoreWrite::Settle { .. })) {
+            // Tickets of an emission whose sale ended, or of a block
+            // withdrawn after a restore, are no longer for sale.
             self.for_sale.clear();
         }
         if changes.wallet.iter().any(|w| matches!(w, WalletWrite::Release { .. })) {
