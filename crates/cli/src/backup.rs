@@ -104,10 +104,15 @@ pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
         (None, None) => anyhow::bail!("give --from FILE or --recovered-by HOW"),
     };
     let check = runtime()?.block_on(backup::check_database(&args.db))?;
+    if !check.is_sound() && args.from.is_some() && server::sqlite_path(&args.db).is_none() {
+        // Nothing of a refused backup stays in the database it went into.
+        runtime()?.block_on(backup::pg_empty(&args.db))?;
+    }
+    anyhow::ensure!(check.is_sound(), "{} fails its check: {}; nothing restored", source, refusal(&check));
     println!(
         "restored {source} into {}: schema version {}, {} players, {} tickets sold, {} paper tickets printed and not \
          sold, {} actions; ledger {} ({} entries, sum {} cents); audit chain {} ({} entries, {} to seal at the \
-         next start)",
+         next start); {} ticket rows of {} blocks as published",
         args.db,
         check.schema_version,
         check.players,
@@ -119,16 +124,17 @@ pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
         check.ledger.sum_cents,
         if check.audit.first_broken.is_none() { "verified" } else { "BROKEN" },
         check.audit.entries,
-        check.audit.unsealed
+        check.audit.unsealed,
+        check.rows.tickets,
+        check.rows.blocks
     );
-    anyhow::ensure!(check.is_sound(), "the restored database fails its check: {check:?}");
     let marked = runtime()?.block_on(server::mark_restored(&args.db, &source))?;
     println!(
         "marked restored (restore {}): it holds what happened until {}; the next server start withdraws the {} \
          online blocks on sale then (their unsold tickets may have been sold and revealed after that point) and \
          emits new ones in their place (docs/backups.md, \"After a restore\")",
         marked.id,
-        format::calendar::iso8601(marked.point_ms),
+        if marked.point_ms == 0 { "its first event".to_string() } else { format::calendar::iso8601(marked.point_ms) },
         marked.blocks_on_sale
     );
     Ok(())
@@ -138,6 +144,16 @@ pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
 fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()> {
     match server::sqlite_path(&args.db) {
         Some(path) => {
+            // The backup read as the server would, before anything is written.
+            let url = format!("sqlite://{}", from.display());
+            backup::check_sqlite_file(from)?;
+            let check = runtime()?.block_on(backup::check_database(&url))?;
+            anyhow::ensure!(
+                check.is_sound(),
+                "{} fails its check: {}; nothing restored",
+                from.display(),
+                refusal(&check)
+            );
             backup::restore_sqlite(from, &path, args.force)?;
         }
         None => {
@@ -149,4 +165,15 @@ fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()>
         }
     }
     Ok(())
+}
+
+/// Why a database's check fails, in words: the first thing that differs.
+fn refusal(check: &backup::DatabaseCheck) -> String {
+    if let Some(why) = &check.rows.first_mismatch {
+        return why.clone();
+    }
+    if let Some(pos) = check.audit.first_broken {
+        return format!("the audit chain breaks at entry {pos}");
+    }
+    format!("the ledger is not sound: {:?}", check.ledger)
 }

@@ -321,6 +321,22 @@ async fn scalar(url: &str, sql: &str) -> i64 {
     }
 }
 
+/// Runs `sql` on the database `url`.
+async fn exec(url: &str, sql: &str) {
+    match url.strip_prefix("sqlite://") {
+        Some(_) => {
+            let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string())).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+        None => {
+            let pool = sqlx::PgPool::connect(url).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string())).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+    }
+}
+
 /// The players' requests answered before, during and after the backup.
 fn counts(players: &[Player], began: Instant, ended: Instant) -> (usize, usize, usize) {
     let all = players.iter().flat_map(|p| &p.answers);
@@ -436,6 +452,19 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
     assert!(err.contains("holds table loot") && err.contains("not believed"), "{err}");
     assert!(!target.exists(), "nothing restored from a tampered backup");
 
+    // Rows changed outside as-capone (issue 50): an unsold ticket's prize
+    // raised, another's commitment changed. Each is named, nothing restored.
+    for (n, (sql, said)) in TAMPERED_ROWS.iter().enumerate() {
+        let tampered = dir.path().join(format!("rows-{n}.backup"));
+        std::fs::copy(&file, &tampered).unwrap();
+        let out = std::process::Command::new("sqlite3").arg(&tampered).arg(sql).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let target = dir.path().join(format!("from-rows-{n}.db"));
+        let err = restore(&tampered, &format!("sqlite://{}", target.display()), false).unwrap_err();
+        assert!(err.contains(said) && err.contains("nothing restored"), "{err}");
+        assert!(!target.exists(), "nothing restored from a backup whose rows were changed");
+    }
+
     // Restored over the stopped server's file with --force, it serves again.
     restore(&file, &live, true).unwrap();
     drop(start(dir.path(), &live));
@@ -452,6 +481,48 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
             Err(e) => e,
         };
     assert!(err.contains("server key"), "refused, saying why: {err}");
+}
+
+/// Rows changed in a backup outside as-capone, and how the refusal names
+/// each: the last unsold ticket's top prize raised to 250 000 EUR (its
+/// schedule row's prizes are the table's), and its commitment changed (its
+/// leaf no longer climbs to the chunk root published with its block).
+const TAMPERED_ROWS: [(&str, &str); 2] = [
+    (
+        "UPDATE tickets SET prize_8 = 25000000 WHERE id = (SELECT MAX(id) FROM tickets WHERE status = 'unsold')",
+        "are not those of its schedule row",
+    ),
+    (
+        "UPDATE tickets SET commitment = '00' || substr(commitment, 3) \
+         WHERE id = (SELECT MAX(id) FROM tickets WHERE status = 'unsold')",
+        "do not make the chunk root published with the block",
+    ),
+];
+
+/// The same on PostgreSQL: the rows changed in a live database, its dump
+/// restored; refused, named, and the database it went into left empty.
+#[test]
+fn postgres_restore_refuses_ticket_rows_changed_outside_as_capone() {
+    let dir = new_dir();
+    let rt = runtime();
+    for (n, (sql, said)) in TAMPERED_ROWS.iter().enumerate() {
+        let Some(live) = rt.block_on(TestDb::create()) else { return };
+        let Some(target) = rt.block_on(TestDb::create()) else { return };
+        start(dir.path(), &live.url).sigkill().unwrap();
+        rt.block_on(exec(&live.url, sql));
+        let file = dir.path().join(format!("rows-{n}.dump"));
+        let mut backup = std::process::Command::new(common::exe());
+        let out = backup.args(["backup", "--db", &live.url, "--out"]).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = restore(&file, &target.url, false).unwrap_err();
+        assert!(err.contains(said) && err.contains("nothing restored"), "{err}");
+        let tables = "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public'";
+        assert_eq!(rt.block_on(scalar(&target.url, tables)), 0, "nothing restored");
+        rt.block_on(async {
+            live.drop_db().await;
+            target.drop_db().await;
+        });
+    }
 }
 
 /// A database brought back by other means (a point-in-time recovery, a
@@ -481,6 +552,18 @@ fn a_database_recovered_by_other_means_is_marked_and_its_blocks_on_sale_withdraw
     assert!(said.contains("withdraws the 2 online blocks on sale"), "{said}");
     let neither = std::process::Command::new(common::exe()).args(["restore", "--db", &live]).output().unwrap();
     assert!(!neither.status.success(), "a restore says where from");
+
+    // Changed after it was marked: the start refuses it, naming the ticket.
+    rt.block_on(exec(&live, "UPDATE tickets SET prize_5 = prize_5 + 100 WHERE id = 7"));
+    let args = server_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let refused = match common::spawn_server(dir.path(), &live, &args).try_wait_listening(None, Duration::from_secs(60))
+    {
+        Ok(_) => panic!("a server started on a restored database whose rows were changed"),
+        Err(e) => e,
+    };
+    assert!(refused.contains("ticket rows are not those published") && refused.contains("-000007-"), "{refused}");
+    rt.block_on(exec(&live, "UPDATE tickets SET prize_5 = prize_5 - 100 WHERE id = 7"));
 
     let mut server = start(dir.path(), &live);
     let url = server.url.clone();

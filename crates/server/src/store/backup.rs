@@ -26,6 +26,7 @@ use super::audit::{self, AuditCheck};
 use super::backend;
 use super::db::{Db, on_db};
 use super::ledger::{self, LedgerCheck};
+use super::ticket_rows::{self, RowsCheck};
 use crate::config::sqlite_path;
 use anyhow::Context as _;
 use rusqlite::backup::{Backup, StepResult};
@@ -81,6 +82,8 @@ pub struct DatabaseCheck {
     pub schema_version: i64,
     pub ledger: LedgerCheck,
     pub audit: AuditCheck,
+    /// Every published block's ticket rows against its published root.
+    pub rows: RowsCheck,
     /// Players, tickets sold (any channel: online, and paper sold by a
     /// shop), paper tickets printed and not sold yet (counted apart: a
     /// printed ticket is not a sale), and actions stored.
@@ -91,9 +94,10 @@ pub struct DatabaseCheck {
 }
 
 impl DatabaseCheck {
-    /// The ledger is sound and the audit chain unbroken.
+    /// The ledger is sound, the audit chain unbroken, and every ticket row
+    /// the one published.
     pub fn is_sound(&self) -> bool {
-        self.ledger.is_sound() && self.audit.first_broken.is_none()
+        self.ledger.is_sound() && self.audit.first_broken.is_none() && self.rows.first_mismatch.is_none()
     }
 }
 
@@ -350,6 +354,15 @@ pub async fn pg_restore(from: &Path, url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Empties the database `url` that a refused restore went into (it was
+/// empty before: [`pg_restore`] refuses one with tables).
+pub async fn pg_empty(url: &str) -> anyhow::Result<()> {
+    let pool = pg_pool(url).await?;
+    sqlx::raw_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public").execute(&pool).await?;
+    pool.close().await;
+    Ok(())
+}
+
 async fn pg_pool(url: &str) -> anyhow::Result<sqlx::PgPool> {
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
@@ -392,6 +405,7 @@ async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
         schema_version: schema_version.context("no migration applied: an empty database")?,
         ledger: ledger::check_ledger(db).await.map_err(storage)?,
         audit: audit::check(db).await.map_err(storage)?,
+        rows: ticket_rows::check(db).await.map_err(storage)?,
         players,
         tickets_sold,
         tickets_printed,

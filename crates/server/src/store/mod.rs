@@ -49,6 +49,7 @@ mod schema;
 mod schema_objects;
 mod shell;
 mod sqlite;
+mod ticket_rows;
 mod tokens;
 mod wallet;
 mod wallet_loads;

@@ -616,11 +616,11 @@ pub(super) async fn record(db: &Db, keys: &Keyring, caller: &Caller, serial: &st
 
 /// A ticket's leaf, as stored: `(serial, position, schedule_row, prize_5,
 /// prize_6, prize_7, prize_8, play_code_hash, commitment)`.
-type LeafRow = (String, i64, i64, i64, i64, i64, i64, String, String);
-const LEAF_COLUMNS: &str =
+pub(super) type LeafRow = (String, i64, i64, i64, i64, i64, i64, String, String);
+pub(super) const LEAF_COLUMNS: &str =
     "serial, position, schedule_row, prize_5, prize_6, prize_7, prize_8, play_code_hash, commitment";
 
-fn record_leaf(r: LeafRow) -> Result<RecordLeaf, StoreError> {
+pub(super) fn record_leaf(r: LeafRow) -> Result<RecordLeaf, StoreError> {
     let (serial, position, row, p5, p6, p7, p8, play_code_sha256, commitment) = r;
     let bad = |what: &str| StoreError::Corrupt(format!("ticket {serial}: {what} out of range"));
     Ok(RecordLeaf {

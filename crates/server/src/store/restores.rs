@@ -131,6 +131,16 @@ impl Store {
         )
         .fetch_all(pool)
         .await?);
+        if !pending.is_empty() {
+            // A restored database is believed only once its tickets are those published.
+            let rows = super::ticket_rows::check(&self.db).await?;
+            if let Some(why) = rows.first_mismatch {
+                anyhow::bail!(
+                    "this restored database's ticket rows are not those published: {why}; it is not served \
+                     (docs/backups.md, \"A backup is not believed\")"
+                );
+            }
+        }
         let mut lines = Vec::new();
         for (id, point_ms, source, settled) in pending {
             let withdrawn = match settled {
