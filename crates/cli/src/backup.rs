@@ -169,6 +169,9 @@ fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()>
 
 /// Why a database's check fails, in words: the first thing that differs.
 fn refusal(check: &backup::DatabaseCheck) -> String {
+    if let Some(why) = &check.schema_difference {
+        return format!("{why}: a database changed outside as-capone is not believed");
+    }
     if let Some(why) = &check.rows.first_mismatch {
         return why.clone();
     }

@@ -499,13 +499,31 @@ const TAMPERED_ROWS: [(&str, &str); 2] = [
     ),
 ];
 
-/// The same on PostgreSQL: the rows changed in a live database, its dump
-/// restored; refused, named, and the database it went into left empty.
+/// The same on PostgreSQL, and objects added to its schema: each change
+/// made in a live database, its dump restored; refused, named, and the
+/// database it went into left empty.
 #[test]
-fn postgres_restore_refuses_ticket_rows_changed_outside_as_capone() {
+fn postgres_restore_refuses_rows_and_objects_changed_outside_as_capone() {
     let dir = new_dir();
     let rt = runtime();
-    for (n, (sql, said)) in TAMPERED_ROWS.iter().enumerate() {
+    // Also objects the migrations do not make: a trigger and its function
+    // copying every new session's token hash, a function alone, and the
+    // audit log's append-only function made to allow anything.
+    let objects = [
+        (
+            "CREATE TABLE loot (h TEXT); CREATE FUNCTION loot() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN INSERT INTO loot VALUES (NEW.token_hash); RETURN NEW; END $$; \
+             CREATE TRIGGER copy_tokens AFTER INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION loot();",
+            "the schema holds column loot.h",
+        ),
+        ("CREATE FUNCTION helper() RETURNS int LANGUAGE sql AS 'SELECT 1'", "the schema holds function helper()"),
+        (
+            "CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RETURN NEW; END $$",
+            "function audit_log_append_only() is not what the migrations up to version",
+        ),
+    ];
+    for (n, (sql, said)) in TAMPERED_ROWS.iter().chain(&objects).enumerate() {
         let Some(live) = rt.block_on(TestDb::create()) else { return };
         let Some(target) = rt.block_on(TestDb::create()) else { return };
         start(dir.path(), &live.url).sigkill().unwrap();

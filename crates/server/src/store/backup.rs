@@ -84,6 +84,10 @@ pub struct DatabaseCheck {
     pub audit: AuditCheck,
     /// Every published block's ticket rows against its published root.
     pub rows: RowsCheck,
+    /// PostgreSQL: the first object of the schema that is not what the
+    /// migrations make (`pg_objects.rs`); a SQLite file's schema is checked
+    /// by [`check_sqlite_file`].
+    pub schema_difference: Option<String>,
     /// Players, tickets sold (any channel: online, and paper sold by a
     /// shop), paper tickets printed and not sold yet (counted apart: a
     /// printed ticket is not a sale), and actions stored.
@@ -97,7 +101,10 @@ impl DatabaseCheck {
     /// The ledger is sound, the audit chain unbroken, and every ticket row
     /// the one published.
     pub fn is_sound(&self) -> bool {
-        self.ledger.is_sound() && self.audit.first_broken.is_none() && self.rows.first_mismatch.is_none()
+        self.schema_difference.is_none()
+            && self.ledger.is_sound()
+            && self.audit.first_broken.is_none()
+            && self.rows.first_mismatch.is_none()
     }
 }
 
@@ -385,7 +392,11 @@ pub async fn check_database(url: &str) -> anyhow::Result<DatabaseCheck> {
     };
     let checked = read_checks(&db).await;
     on_db!(&db, pool => pool.close().await);
-    checked
+    let mut checked = checked?;
+    if sqlite_path(url).is_none() {
+        checked.schema_difference = super::pg_objects::check(url).await?;
+    }
+    Ok(checked)
 }
 
 async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
@@ -406,6 +417,7 @@ async fn read_checks(db: &Db) -> anyhow::Result<DatabaseCheck> {
         ledger: ledger::check_ledger(db).await.map_err(storage)?,
         audit: audit::check(db).await.map_err(storage)?,
         rows: ticket_rows::check(db).await.map_err(storage)?,
+        schema_difference: None,
         players,
         tickets_sold,
         tickets_printed,

@@ -40,6 +40,7 @@ mod keyring;
 mod ledger;
 mod offline;
 mod open;
+mod pg_objects;
 mod plan;
 mod postgres;
 mod reads;
