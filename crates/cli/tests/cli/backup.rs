@@ -287,7 +287,7 @@ fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &
         let ledger = app.store().check_ledger().await.unwrap();
         assert!(ledger.is_sound(), "{ledger:?}");
         let audit = app.store().check_audit_chain().await.unwrap();
-        assert_eq!(audit.first_broken, None, "{audit:?}");
+        assert_eq!((audit.first_broken, &audit.forged), (None, &None), "{audit:?}");
         app.shutdown().await.unwrap();
     });
 }
@@ -499,6 +499,25 @@ const TAMPERED_ROWS: [(&str, &str); 2] = [
     ),
 ];
 
+/// A balanced fake movement: 4 000 EUR from the prizes' house account to
+/// the newest player, their stored balance raised to match. The ledger
+/// stays sound (two entries summing to zero, the balance their sum); no
+/// audit entry sealed with the server key names it.
+const FAKE_MOVEMENT: &str = "INSERT INTO movements (id, reason, ticket_id, created_ms)
+       VALUES ('prize:forged', 'prize', NULL, 1800000000000);
+     INSERT INTO ledger_entries (movement_id, account_id, amount_cents)
+       VALUES ('prize:forged', 3, -400000),
+              ('prize:forged', (SELECT MAX(id) FROM accounts WHERE kind = 'player'), 400000);
+     UPDATE accounts SET balance_cents = balance_cents + 400000
+      WHERE id = (SELECT MAX(id) FROM accounts WHERE kind = 'player');";
+
+/// Creates a player on the server at `url`; its token.
+async fn new_player(c: &reqwest::Client, url: &str) -> String {
+    let (status, b) = post(c, &format!("{url}/api/players"), None, &json!({})).await;
+    assert_eq!(status, 201);
+    serde_json::from_slice::<Value>(&b).unwrap()["token"].as_str().unwrap().to_string()
+}
+
 /// The same on PostgreSQL, and objects added to its schema: each change
 /// made in a live database, its dump restored; refused, named, and the
 /// database it went into left empty.
@@ -541,6 +560,40 @@ fn postgres_restore_refuses_rows_and_objects_changed_outside_as_capone() {
             target.drop_db().await;
         });
     }
+    // A balanced fake movement keeps the ledger sound, so the restore (which
+    // has no server key) takes it; the server's start, which checks the
+    // audit log's keyed seals, refuses the database and names the movement.
+    let Some(live) = rt.block_on(TestDb::create()) else { return };
+    let Some(target) = rt.block_on(TestDb::create()) else { return };
+    let mut server = start(dir.path(), &live.url);
+    rt.block_on(new_player(&reqwest::Client::new(), &server.url));
+    server.sigkill().unwrap();
+    rt.block_on(exec(&live.url, FAKE_MOVEMENT));
+    let file = dir.path().join("fake-movement.dump");
+    let mut backup = std::process::Command::new(common::exe());
+    let out = backup.args(["backup", "--db", &live.url, "--out"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = restore(&file, &target.url, false).unwrap();
+    assert!(said.contains("ledger sound"), "{said}");
+    let refused = refused_start(dir.path(), &target.url);
+    assert!(
+        refused.contains("movement prize:forged is named by no audit entry sealed with the server key"),
+        "{refused}"
+    );
+    rt.block_on(async {
+        live.drop_db().await;
+        target.drop_db().await;
+    });
+}
+
+/// The error of a server that refuses to start on `db`.
+fn refused_start(dir: &Path, db: &str) -> String {
+    let args = server_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match common::spawn_server(dir, db, &args).try_wait_listening(None, Duration::from_secs(60)) {
+        Ok(_) => panic!("a server started on a database changed outside as-capone"),
+        Err(e) => e,
+    }
 }
 
 /// A database brought back by other means (a point-in-time recovery, a
@@ -562,6 +615,7 @@ fn a_database_recovered_by_other_means_is_marked_and_its_blocks_on_sale_withdraw
     };
     let (ok, said) = recovered(&[]);
     assert!(!ok && said.contains("another as-capone process is serving"), "{said}");
+    rt.block_on(new_player(&reqwest::Client::new(), &server.url));
     server.sigkill().unwrap();
     let (ok, said) = recovered(&["--force"]);
     assert!(!ok && said.contains("not with --recovered-by"), "{said}");
@@ -571,25 +625,28 @@ fn a_database_recovered_by_other_means_is_marked_and_its_blocks_on_sale_withdraw
     let neither = std::process::Command::new(common::exe()).args(["restore", "--db", &live]).output().unwrap();
     assert!(!neither.status.success(), "a restore says where from");
 
-    // Changed after it was marked: the start refuses it, naming the ticket.
+    // Changed after it was marked: the start refuses it, naming the ticket,
+    // then the balanced fake movement.
     rt.block_on(exec(&live, "UPDATE tickets SET prize_5 = prize_5 + 100 WHERE id = 7"));
-    let args = server_args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let refused = match common::spawn_server(dir.path(), &live, &args).try_wait_listening(None, Duration::from_secs(60))
-    {
-        Ok(_) => panic!("a server started on a restored database whose rows were changed"),
-        Err(e) => e,
-    };
-    assert!(refused.contains("ticket rows are not those published") && refused.contains("-000007-"), "{refused}");
+    let refused = refused_start(dir.path(), &live);
+    assert!(refused.contains("is not what as-capone wrote") && refused.contains("-000007-"), "{refused}");
     rt.block_on(exec(&live, "UPDATE tickets SET prize_5 = prize_5 - 100 WHERE id = 7"));
+    rt.block_on(exec(&live, FAKE_MOVEMENT));
+    let refused = refused_start(dir.path(), &live);
+    assert!(
+        refused.contains("movement prize:forged is named by no audit entry sealed with the server key"),
+        "{refused}"
+    );
+    let undo = "UPDATE accounts SET balance_cents = balance_cents - 400000 WHERE id = (SELECT MAX(id) FROM accounts \
+                WHERE kind = 'player'); DELETE FROM ledger_entries WHERE movement_id = 'prize:forged'; \
+                DELETE FROM movements WHERE id = 'prize:forged';";
+    rt.block_on(exec(&live, undo));
 
     let mut server = start(dir.path(), &live);
     let url = server.url.clone();
     rt.block_on(async {
         let c = reqwest::Client::new();
-        let (status, b) = post(&c, &format!("{url}/api/players"), None, &json!({})).await;
-        assert_eq!(status, 201);
-        let token = serde_json::from_slice::<Value>(&b).unwrap()["token"].as_str().unwrap().to_string();
+        let token = new_player(&c, &url).await;
         let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&token), &json!({})).await;
         assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
         let serial = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"]["serial"].as_str().unwrap().to_string();

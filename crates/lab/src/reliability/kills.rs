@@ -640,7 +640,7 @@ fn after_kill(
     if !ledger.is_sound() {
         shared.fail(format!("after kill {}: ledger unsound: {ledger:?}", k + 1));
     }
-    if audit.first_broken.is_some() {
+    if audit.first_broken.is_some() || audit.forged.is_some() {
         shared.fail(format!("after kill {}: audit chain broken: {audit:?}", k + 1));
     }
     if (k + 1).is_multiple_of(10) || k + 1 == args.kills {

@@ -286,7 +286,7 @@ pub fn run(args: &ReliabilityArgs, backend: Backend, seed: u64, rt: &tokio::runt
     if !ledger.is_sound() {
         tally.failures.push(format!("ledger unsound: {ledger:?}"));
     }
-    if audit.first_broken.is_some() {
+    if audit.first_broken.is_some() || audit.forged.is_some() {
         tally.failures.push(format!("audit chain broken: {audit:?}"));
     }
     tally.failures.extend(server_errors.iter().map(|l| format!("server log: {l}")));

@@ -166,6 +166,10 @@ pub struct AuditCheck {
     /// The id of the first sealed entry whose position, `prev_hash` or
     /// `hash` is wrong.
     pub first_broken: Option<i64>,
+    /// The first entry not sealed with the server key, or movement of
+    /// money no such entry names (`audit_mac.rs`); checked only where the
+    /// server key is (`Store::check_audit_chain`), else `None`.
+    pub forged: Option<String>,
 }
 
 /// A row of the audit log.
@@ -205,5 +209,5 @@ pub(super) async fn check(db: &Db) -> Result<AuditCheck, AppError> {
         }
         head = Head { chain_pos: pos, hash: hash.clone() };
     }
-    Ok(AuditCheck { entries: rows.len() as u64, unsealed, first_broken })
+    Ok(AuditCheck { entries: rows.len() as u64, unsealed, first_broken, forged: None })
 }

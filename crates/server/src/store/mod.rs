@@ -25,6 +25,7 @@
 
 mod admit;
 mod audit;
+mod audit_mac;
 mod backend;
 pub mod backup;
 mod ceilings;

@@ -617,8 +617,20 @@ pub(super) async fn record(db: &Db, keys: &Keyring, caller: &Caller, serial: &st
 /// A ticket's leaf, as stored: `(serial, position, schedule_row, prize_5,
 /// prize_6, prize_7, prize_8, play_code_hash, commitment)`.
 pub(super) type LeafRow = (String, i64, i64, i64, i64, i64, i64, String, String);
-pub(super) const LEAF_COLUMNS: &str =
+const LEAF_COLUMNS: &str =
     "serial, position, schedule_row, prize_5, prize_6, prize_7, prize_8, play_code_hash, commitment";
+
+/// The leaf rows of block `block_id` from position `first`, `count` of them at most.
+pub(super) async fn leaf_rows(db: &Db, block_id: i64, first: i64, count: i64) -> Result<Vec<LeafRow>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {LEAF_COLUMNS} FROM tickets WHERE block_id = $1 AND position BETWEEN $2 AND $3 ORDER BY position"
+    )))
+    .bind(block_id)
+    .bind(first)
+    .bind(first + count - 1)
+    .fetch_all(pool)
+    .await.db()?))
+}
 
 pub(super) fn record_leaf(r: LeafRow) -> Result<RecordLeaf, StoreError> {
     let (serial, position, row, p5, p6, p7, p8, play_code_sha256, commitment) = r;
@@ -663,15 +675,8 @@ async fn inclusion(db: &Db, ticket: i64) -> Result<Inclusion, AppError> {
     let chunk = CHUNK_LEAVES as i64;
     let index = i64::from(leaf.position) - 1;
     let first = index / chunk * chunk + 1;
-    let rows: Vec<LeafRow> = on_db!(db, pool => sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {LEAF_COLUMNS} FROM tickets WHERE block_id = $1 AND position BETWEEN $2 AND $3 ORDER BY position"
-    )))
-    .bind(block_id)
-    .bind(first)
-    .bind(first + chunk - 1)
-    .fetch_all(pool)
-    .await.db()?);
-    let leaves = rows
+    let leaves = leaf_rows(db, block_id, first, chunk)
+        .await?
         .into_iter()
         .map(|r| {
             let l = record_leaf(r)?;

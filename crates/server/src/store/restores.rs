@@ -134,9 +134,10 @@ impl Store {
         if !pending.is_empty() {
             // A restored database is believed only once its tickets are those published.
             let rows = super::ticket_rows::check(&self.db).await?;
-            if let Some(why) = rows.first_mismatch {
+            let forged = super::audit_mac::check(&self.db, &self.keys).await?;
+            if let Some(why) = rows.first_mismatch.or(forged) {
                 anyhow::bail!(
-                    "this restored database's ticket rows are not those published: {why}; it is not served \
+                    "this restored database is not what as-capone wrote: {why}; it is not served \
                      (docs/backups.md, \"A backup is not believed\")"
                 );
             }

@@ -468,7 +468,9 @@ impl Store {
 
     /// Checks the audit log's hash chain.
     pub async fn check_audit_chain(&self) -> Result<AuditCheck, AppError> {
-        audit::check(&self.db).await
+        let mut check = audit::check(&self.db).await?;
+        check.forged = super::audit_mac::check(&self.db, &self.keys).await?;
+        Ok(check)
     }
 
     /// Checks the ledger (guarantee 3).

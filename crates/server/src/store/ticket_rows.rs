@@ -21,7 +21,7 @@
 //! chain's keyed seal is the part of issue 50 that closes that.
 
 use super::db::{Db, on_db};
-use super::reads::{LEAF_COLUMNS, LeafRow, record_leaf};
+use super::reads::{LeafRow, leaf_rows, record_leaf};
 use crate::store::error::DbResult;
 use domain::error::{AppError, StoreError};
 use emission::{CHUNK_LEAVES, Hash, chunk_roots, merkle_root};
@@ -142,15 +142,7 @@ async fn check_block(
     let chunk = CHUNK_LEAVES as i64;
     let mut first = 1;
     while first <= *size {
-        let rows: Vec<LeafRow> = on_db!(db, pool => sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {LEAF_COLUMNS} FROM tickets WHERE block_id = $1 AND position BETWEEN $2 AND $3 ORDER BY position"
-        )))
-        .bind(id)
-        .bind(first)
-        .bind(first + chunk - 1)
-        .fetch_all(pool)
-        .await.db()?);
-        for row in rows {
+        for row in leaf_rows(db, *id, first, chunk).await? {
             let at = leaves.len() as i64 + 1;
             match leaf_of(row, at, table, &mut counts) {
                 Ok(hash) => leaves.push(hash),

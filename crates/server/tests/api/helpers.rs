@@ -334,7 +334,11 @@ impl TestApp {
     pub async fn sealed_audit_check(&self) -> server::AuditCheck {
         let store = self.app.store();
         store.seal_audit().await.expect("seal_audit");
-        store.check_audit_chain().await.expect("check_audit_chain")
+        let check = store.check_audit_chain().await.expect("check_audit_chain");
+        // Everything the server wrote is sealed with its key, and every
+        // movement of money is named by such an entry (store/audit_mac.rs).
+        assert_eq!(check.forged, None, "{check:?}");
+        check
     }
 
     /// A retailer's call (docs/contract.md Retail tickets): `POST /api/retail/{op}`

@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn a_batch_writes_each_kind_of_part_once_over_arrays() {
-        let (a, b) = (WritePlan::of(&movement_of(1), None), WritePlan::of(&movement_of(2), None));
+        let (a, b) = (WritePlan::of(&movement_of(1), None, None), WritePlan::of(&movement_of(2), None, None));
         let batch = postgres_batch(&[&a, &b]).expect("inserts and guarded updates batch");
         // One part a kind, its rows from arrays; the text does not depend on
         // how many plans the batch holds, so it is prepared once.
@@ -234,9 +234,12 @@ mod tests {
 
     #[test]
     fn a_batch_refuses_a_part_it_cannot_write_over_arrays() {
-        let movement = WritePlan::of(&movement_of(1), None);
-        let expire =
-            WritePlan::of(&Changes { expire_counters_before: Some(5), ..Changes::none(Effect::PlayerCreated) }, None);
+        let movement = WritePlan::of(&movement_of(1), None, None);
+        let expire = WritePlan::of(
+            &Changes { expire_counters_before: Some(5), ..Changes::none(Effect::PlayerCreated) },
+            None,
+            None,
+        );
         assert!(postgres_batch(&[&movement, &expire]).is_none(), "a DELETE is not batched");
         assert_eq!(
             update_template("UPDATE t SET a = $12 WHERE b = $13 AND c IS NULL"),

@@ -21,4 +21,4 @@ mod player;
 mod write;
 
 pub use batch::{Column, postgres_batch};
-pub use write::{Seal, Val, WritePlan};
+pub use write::{EntryMac, Seal, Val, WritePlan};

@@ -58,6 +58,14 @@ pub struct WritePlan {
     pub(super) values: Vec<Val>,
 }
 
+/// A new audit entry's keyed columns (see `store::audit_mac`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryMac {
+    pub key_id: i64,
+    pub mac: String,
+    pub movement_id: Option<String>,
+}
+
 /// A sealed audit entry's chain columns (see `store::audit`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seal {
@@ -117,7 +125,7 @@ impl WritePlan {
     /// keys statement by statement (SQLite checks them so). `seal` chains
     /// the audit entry at once (the SQLite writer); without it the entry is
     /// left for the sealer (PostgreSQL).
-    pub fn of(changes: &Changes, seal: Option<&Seal>) -> WritePlan {
+    pub fn of(changes: &Changes, seal: Option<&Seal>, mac: Option<&EntryMac>) -> WritePlan {
         let mut p = WritePlan::default();
         if let Some(s) = &changes.sale {
             p.update_guarded(
@@ -254,6 +262,11 @@ impl WritePlan {
                 row.push(("chain_pos", s.chain_pos.into()));
                 row.push(("prev_hash", s.prev_hash.as_str().into()));
                 row.push(("hash", s.hash.as_str().into()));
+            }
+            if let Some(m) = mac {
+                row.push(("key_id", m.key_id.into()));
+                row.push(("mac", m.mac.as_str().into()));
+                row.push(("movement_id", m.movement_id.as_deref().into()));
             }
             p.insert_row("audit", "audit_log", row);
         }
@@ -425,7 +438,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_movement_is_three_named_statements_with_numbered_placeholders() {
-        let p = WritePlan::of(&movement_changes(), None);
+        let p = WritePlan::of(&movement_changes(), None, None);
         let statements: Vec<Statement> = p.sqlite_statements().collect();
         let texts: Vec<(&str, &str, usize, bool)> =
             statements.iter().map(|s| (s.name, s.sql.as_str(), s.values.len(), s.guarded)).collect();
@@ -460,13 +473,13 @@ pub(super) mod tests {
             "{whole}"
         );
         // Without a guard there is nothing to check.
-        let unguarded = WritePlan::of(&Changes { movement: None, ..movement_changes() }, None);
+        let unguarded = WritePlan::of(&Changes { movement: None, ..movement_changes() }, None, None);
         assert_eq!(unguarded.postgres_statement_all_or_nothing(), unguarded.postgres_statement());
     }
 
     #[test]
     fn a_missing_guard_row_is_a_stale_write() {
-        let p = WritePlan::of(&movement_changes(), None);
+        let p = WritePlan::of(&movement_changes(), None, None);
         assert!(p.check_guards(&["balance".to_string()]).is_ok());
         assert!(matches!(p.check_guards(&[]), Err(StoreError::Stale(m)) if m.contains("balance")));
         assert!(p.check_guards(&["balance".to_string(), "balance".to_string()]).is_err());

@@ -3,6 +3,7 @@
 //! unit) or the batches' connection.
 
 use crate::keys::Keyring;
+use crate::store::audit_mac;
 use crate::store::clock::now_ms;
 use crate::store::db::bind_values;
 use crate::store::error::DbResult;
@@ -325,7 +326,8 @@ impl Unit for PgUnit {
     wallet_loads!();
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
-        let plan = WritePlan::of(changes, None);
+        let mac = changes.audit.as_ref().and_then(|a| audit_mac::seal(&self.keys, a, changes.movement.as_ref()));
+        let plan = WritePlan::of(changes, None, mac.as_ref());
         if let Some(b) = &mut self.batched {
             let balance = changes.movement.as_ref().and_then(|m| m.player_balance).map(|b| b.account);
             b.plan = Some((plan, balance));

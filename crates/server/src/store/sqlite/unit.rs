@@ -6,6 +6,7 @@ use super::connect::{CACHED_VALUES, exec};
 use super::memory::{CACHE_LIMIT, InFlightKeys, WriterState};
 use crate::keys::Keyring;
 use crate::store::audit::Head;
+use crate::store::audit_mac;
 use crate::store::error::DbResult;
 use crate::store::plan::{Val, WritePlan};
 use crate::store::reads::{
@@ -215,7 +216,8 @@ impl Unit for SqliteUnit<'_> {
 
     async fn apply(&mut self, changes: &Changes) -> Result<(), StoreError> {
         let seal = changes.audit.as_ref().map(|a| self.state.audit_head.seal(a));
-        let plan = WritePlan::of(changes, seal.as_ref());
+        let mac = changes.audit.as_ref().and_then(|a| audit_mac::seal(&self.state.keys, a, changes.movement.as_ref()));
+        let plan = WritePlan::of(changes, seal.as_ref(), mac.as_ref());
         self.savepoint()?;
         for statement in plan.sqlite_statements() {
             let changed = if statement.values.len() <= CACHED_VALUES {
