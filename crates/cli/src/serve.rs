@@ -61,6 +61,10 @@ pub struct ServeArgs {
     /// Where the scheduled backups land: /metrics exports the newest one's age (as_capone_backup_age_seconds).
     #[arg(long, env = "AS_CAPONE_BACKUP_DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// Where this server records how far it saw each database's audit chain, outside the database
+    /// [default: DB_FILE.seen beside a SQLite file; none for PostgreSQL].
+    #[arg(long, env = "AS_CAPONE_SEEN_FILE")]
+    pub seen_file: Option<PathBuf>,
     /// Bearer tokens of the operator's desk (/api/admin), comma-separated.
     #[arg(long, env = "AS_CAPONE_OPERATOR_TOKENS", value_delimiter = ',')]
     pub operator_tokens: Vec<String>,
@@ -201,6 +205,9 @@ impl ServeArgs {
         }
         if let Some(v) = &self.backup_dir {
             c.backup_dir = Some(v.clone());
+        }
+        if let Some(v) = &self.seen_file {
+            c.seen_file = Some(v.clone());
         }
         if !self.operator_tokens.is_empty() {
             c.operator_tokens = self.operator_tokens.clone();

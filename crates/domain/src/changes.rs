@@ -139,6 +139,9 @@ pub struct BlockRow {
 /// each write guarded so that it happens once whichever process makes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RestoreWrite {
+    /// A database found behind what a server saw of it: marked restored
+    /// from `point_ms` (the newest event it holds).
+    Mark { point_ms: i64, marked_ms: i64, source: String },
     /// The blocks on sale at the restored point withdrawn (their ids), the
     /// restore settled with the list of them (`withdrawn_json`).
     Settle { restore: i64, blocks: Vec<i64>, at_ms: i64, withdrawn_json: String },

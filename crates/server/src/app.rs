@@ -101,6 +101,13 @@ impl App {
         let ops = ops_listener.map(|l| (l, crate::http::ops_router(state.clone())));
         let mut tasks = vec![tokio::spawn(crate::http::listener::serve(listener, router(state), limits, stop_when()))];
         tasks.push(tokio::spawn(expire_counters(store.clone(), longest_limit_window_ms(&config), stop_when())));
+        if let Some(path) = config.seen_path() {
+            let (seen_store, stop) = (store.clone(), stop_when());
+            tasks.push(tokio::spawn(async move {
+                crate::store::watch_seen(seen_store, path, stop).await;
+                Ok(())
+            }));
+        }
         if let Some(wallet) = wallet {
             let window = config.signature_window_ms as i64;
             tasks.push(tokio::spawn(crate::operator::worker::run(wallet, metrics.clone(), window, stop_when())));

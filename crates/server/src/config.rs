@@ -65,6 +65,7 @@ use std::path::PathBuf;
 /// signature_window_ms = 30000        # a signed message further than this from our clock is refused
 /// log_format = "text"                # "json": one JSON object per line (docs/deployment.md)
 /// backup_dir = "/var/lib/as-capone/backups" # absent: /metrics says nothing of backups (docs/backups.md)
+/// seen_file = "/var/lib/as-capone/seen.json" # absent: DB_FILE.seen beside a SQLite file, none for PostgreSQL
 /// ```
 ///
 /// The server key (32 random bytes, 64 hex digits in the key file, or the
@@ -123,6 +124,12 @@ pub struct Config {
     /// `/metrics` exports the age of the newest one,
     /// `as_capone_backup_age_seconds` (docs/backups.md); `None`: not exported.
     pub backup_dir: Option<PathBuf>,
+    /// Where this server records, outside the database, how far it saw the
+    /// audit chain of each database it served, so that a database put back
+    /// to an earlier point is found at the next start (docs/backups.md,
+    /// "After a restore"); `None`: `DB_FILE.seen` beside a SQLite file,
+    /// nowhere for PostgreSQL ([`Config::seen_path`]).
+    pub seen_file: Option<PathBuf>,
     /// Bearer tokens of the operator's desk (`/api/admin/...`); none: the
     /// desk is closed (401).
     pub operator_tokens: Vec<String>,
@@ -291,6 +298,7 @@ impl Default for Config {
             db_start_wait_s: 60,
             key_file: None,
             backup_dir: None,
+            seen_file: None,
             key_dir: None,
             operator_tokens: Vec::new(),
             allow_non_regulation_table: false,
@@ -506,6 +514,15 @@ impl Config {
 
 /// The file of a SQLite database URL (`sqlite://PATH`, `sqlite:PATH` or a
 /// bare path); `None` for PostgreSQL.
+impl Config {
+    /// The file of [`Config::seen_file`], or its default.
+    pub fn seen_path(&self) -> Option<PathBuf> {
+        self.seen_file
+            .clone()
+            .or_else(|| sqlite_path(&self.db).map(|db| PathBuf::from(format!("{}.seen", db.display()))))
+    }
+}
+
 pub fn sqlite_path(url: &str) -> Option<PathBuf> {
     if is_postgres_url(url) {
         return None;

@@ -677,3 +677,64 @@ fn postgres_backup_without_the_client_tools_says_what_to_do() {
     assert!(err.contains("cannot run pg_dump") && err.contains("docs/backups.md"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file left");
 }
+
+/// A SQLite file put back by hand to an earlier copy (as a file-system
+/// restore or a careless `cp` would), with no `as-capone restore`: the
+/// server recorded how far it saw the audit chain (`live.db.seen`), so
+/// its next start finds the database behind, marks it restored and
+/// withdraws the blocks on sale; the start after that finds nothing more.
+#[test]
+fn a_database_put_back_without_a_word_is_found_at_the_next_start() {
+    let dir = new_dir();
+    let rt = runtime();
+    let live = testkit::sqlite_url(dir.path(), "live.db");
+    let file = dir.path().join("early.backup");
+    let mut server = start(dir.path(), &live);
+    let url = server.url.clone();
+    let (token, sold) = rt.block_on(async {
+        let c = reqwest::Client::new();
+        let token = new_player(&c, &url).await;
+        let mut sold = Vec::new();
+        for n in 0..5 {
+            if n == 2 {
+                let mut backup = std::process::Command::new(common::exe());
+                let out = backup.args(["backup", "--db", &live, "--out"]).arg(&file).output().unwrap();
+                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            }
+            let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&token), &json!({})).await;
+            assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
+            let t = serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"].clone();
+            sold.push(t["serial"].as_str().unwrap().to_string());
+            finish(&c, &url, &token, t).await;
+        }
+        // The server records what it saw every second.
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        (token, sold)
+    });
+    server.sigkill().unwrap();
+    let seen = std::fs::read_to_string(dir.path().join("live.db.seen")).expect("the server's record");
+    assert!(seen.contains("chain_pos"), "{seen}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(format!("live.db{suffix}")));
+    }
+    std::fs::copy(&file, dir.path().join("live.db")).unwrap();
+
+    for start_number in 0..2 {
+        let mut server = start(dir.path(), &live);
+        let url = server.url.clone();
+        rt.block_on(async {
+            let c = reqwest::Client::new();
+            let (status, bytes) = post(&c, &format!("{url}/api/tickets"), Some(&token), &json!({})).await;
+            assert_eq!(status, 201, "{}", String::from_utf8_lossy(&bytes));
+            let serial =
+                serde_json::from_slice::<Value>(&bytes).unwrap()["ticket"]["serial"].as_str().unwrap().to_string();
+            assert!(!sold.contains(&serial), "{serial} was sold before the file was put back");
+            assert_eq!(serial.split('-').nth(1), Some("002"), "{serial}");
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+        });
+        server.sigkill().unwrap();
+        let found = "SELECT COUNT(*) FROM restores WHERE source LIKE 'found behind at a start%'";
+        assert_eq!(rt.block_on(scalar(&live, found)), 1, "start {start_number}: marked once");
+        assert_eq!(rt.block_on(scalar(&live, "SELECT COUNT(*) FROM emissions")), 2, "start {start_number}");
+    }
+}

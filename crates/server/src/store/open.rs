@@ -52,8 +52,17 @@ impl Store {
     pub async fn bootstrap(&self, config: &Config, table: &PrizeTable) -> anyhow::Result<String> {
         let ring = keyring::check_ring(&self.db, &self.keys).await?;
         tracing::info!("{ring}");
-        // Before anything is sold: a restored database's blocks on sale are withdrawn.
-        self.settle_restores().await?;
+        // Before anything is sold: a database gone back in time is found,
+        // and a restored database's blocks on sale are withdrawn.
+        let seen = config.seen_path();
+        if let Some(path) = &seen {
+            self.find_going_back(path).await?;
+        }
+        if self.settle_restores().await?.is_some()
+            && let Some(path) = &seen
+        {
+            self.record_seen(path, true).await?;
+        }
         let emission = emissions::ensure_first(self, table, config.initial_blocks).await?;
         self.ensure_shops(&config.retailer_shops()).await?;
         if !config.demo_token.is_empty()

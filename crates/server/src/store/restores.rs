@@ -55,7 +55,7 @@ pub struct Marked {
 
 /// The newest event a database holds: its audit entries, actions, movements
 /// of money, sales and payments.
-const POINT: &str = "SELECT CAST(COALESCE(MAX(m), 0) AS BIGINT) FROM (
+pub(super) const POINT: &str = "SELECT CAST(COALESCE(MAX(m), 0) AS BIGINT) FROM (
     SELECT MAX(created_ms) AS m FROM audit_log
     UNION ALL SELECT MAX(created_ms) FROM actions
     UNION ALL SELECT MAX(created_ms) FROM movements

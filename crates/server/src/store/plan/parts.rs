@@ -98,6 +98,14 @@ impl WritePlan {
     /// that two processes settling together fail one of them.
     pub(super) fn restore(&mut self, w: &RestoreWrite) {
         match w {
+            RestoreWrite::Mark { point_ms, marked_ms, source } => {
+                let row = vec![
+                    ("point_ms", (*point_ms).into()),
+                    ("marked_ms", (*marked_ms).into()),
+                    ("source", source.as_str().into()),
+                ];
+                self.insert_row("mark_restore", "restores", row);
+            }
             RestoreWrite::Settle { restore, blocks, at_ms, withdrawn_json } => {
                 for &block in blocks {
                     let at = self.placeholder((*at_ms).into());
