@@ -641,6 +641,24 @@ fn a_database_recovered_by_other_means_is_marked_and_its_blocks_on_sale_withdraw
                 WHERE kind = 'player'); DELETE FROM ledger_entries WHERE movement_id = 'prize:forged'; \
                 DELETE FROM movements WHERE id = 'prize:forged';";
     rt.block_on(exec(&live, undo));
+    // The chain's last entry removed (the append-only trigger dropped and
+    // made again): the head sealed with the server key shows it.
+    let cut = dir.path().join("cut.db");
+    let copy = std::process::Command::new("sqlite3")
+        .arg(dir.path().join("live.db"))
+        .arg(format!("VACUUM INTO '{}'", cut.display()))
+        .output()
+        .unwrap();
+    assert!(copy.status.success(), "{}", String::from_utf8_lossy(&copy.stderr));
+    let cut = format!("sqlite://{}", cut.display());
+    rt.block_on(exec(
+        &cut,
+        "DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE id = (SELECT MAX(id) FROM audit_log); \
+         CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log \
+         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;",
+    ));
+    let refused = refused_start(dir.path(), &cut);
+    assert!(refused.contains("entries were removed or the chain hashed again"), "{refused}");
 
     let mut server = start(dir.path(), &live);
     let url = server.url.clone();

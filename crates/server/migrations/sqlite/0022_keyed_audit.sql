@@ -5,7 +5,9 @@
 -- (store/audit.rs, docs/backups.md). Each entry written from now on holds
 -- `mac`: HMAC-SHA256 under the server key `key_id` of the entry and, when
 -- its change moved money, of that movement (`movement_id`) and its ledger
--- entries. `audit_keyed`: where that begins, the entries and movements
+-- entries. `audit_head_seal`: the chain's last sealed entry (position and
+-- hash) sealed the same way, rewritten with every seal, so that entries
+-- removed and the chain hashed again show. `audit_keyed`: where that begins, the entries and movements
 -- before it were written by an earlier version (not keyed). The
 -- PostgreSQL migration of this number makes the same change.
 ALTER TABLE audit_log ADD COLUMN key_id BIGINT;
@@ -21,3 +23,11 @@ INSERT INTO audit_keyed (one, from_id, movements_from_ms)
 SELECT 1, COALESCE(MAX(id), 0) + 1,
        CASE WHEN EXISTS (SELECT 1 FROM movements) THEN CAST(strftime('%s', 'now') AS INTEGER) * 1000 ELSE 0 END
   FROM audit_log;
+
+CREATE TABLE audit_head_seal (
+    one       BIGINT  PRIMARY KEY CHECK (one = 1),
+    chain_pos BIGINT  NOT NULL,
+    hash      TEXT    NOT NULL,
+    key_id    BIGINT  NOT NULL,
+    mac       TEXT    NOT NULL
+);

@@ -21,6 +21,7 @@
 
 use super::db::{Db, on_db};
 use super::plan::Seal;
+use crate::keys::Keyring;
 use crate::store::error::DbResult;
 use domain::AuditRecord;
 use domain::error::{AppError, StoreError};
@@ -104,7 +105,7 @@ pub(super) enum Wait {
 /// PostgreSQL: seals every committed unsealed entry and returns how many
 /// it sealed. With [`Wait::No`] it returns 0 at once when another process
 /// is sealing right now.
-pub(super) async fn seal_pending(pool: &sqlx::PgPool, wait: Wait) -> Result<u64, StoreError> {
+pub(super) async fn seal_pending(pool: &sqlx::PgPool, keys: &Keyring, wait: Wait) -> Result<u64, StoreError> {
     let mut sealed = 0;
     loop {
         let mut tx = pool.begin().await.db()?;
@@ -151,6 +152,10 @@ pub(super) async fn seal_pending(pool: &sqlx::PgPool, wait: Wait) -> Result<u64,
         .execute(&mut *tx)
         .await
         .db()?;
+        if let Some((key_id, mac)) = super::audit_mac::seal_head(keys, head.chain_pos, &head.hash) {
+            let upsert = sqlx::query(super::audit_mac::HEAD_UPSERT).bind(head.chain_pos).bind(&head.hash);
+            upsert.bind(key_id).bind(mac).execute(&mut *tx).await.db()?;
+        }
         tx.commit().await.db()?;
         sealed += rows.len() as u64;
     }

@@ -60,6 +60,58 @@ pub fn seal(keys: &Keyring, entry: &AuditRecord, movement: Option<&Movement>) ->
     Some(EntryMac { key_id, mac, movement_id: movement.map(|m| m.id.clone()) })
 }
 
+/// Rewrites the chain's sealed head (`$1` position, `$2` hash, `$3` key,
+/// `$4` MAC), in the transaction that seals up to it.
+pub const HEAD_UPSERT: &str =
+    "INSERT INTO audit_head_seal (one, chain_pos, hash, key_id, mac) VALUES (1, $1, $2, $3, $4)
+ ON CONFLICT (one) DO UPDATE SET chain_pos = excluded.chain_pos, hash = excluded.hash, key_id = excluded.key_id,
+   mac = excluded.mac";
+
+fn head_input(chain_pos: i64, hash: &str) -> [Vec<u8>; 5] {
+    mac_input(chain_pos, "as-capone audit head v1", hash, "")
+}
+
+/// The head's seal: `(key_id, mac)` of the chain's last sealed entry.
+pub fn seal_head(keys: &Keyring, chain_pos: i64, hash: &str) -> Option<(i64, String)> {
+    let key_id = i64::from(keys.keys().map(|(id, _)| id).max()?);
+    Some((key_id, mac_of(keys, key_id, &head_input(chain_pos, hash))?))
+}
+
+/// The sealed head against the chain's last sealed entry: entries removed
+/// (from its middle, the chain hashed again, or from its end) show here.
+async fn check_head(db: &Db, keys: &Keyring, from_id: i64) -> Result<Option<String>, AppError> {
+    let last: Option<(i64, String, i64)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT chain_pos, hash, id FROM audit_log WHERE chain_pos IS NOT NULL ORDER BY chain_pos DESC LIMIT 1",
+    )
+    .fetch_optional(pool)
+    .await.db()?);
+    let head: Option<(i64, String, i64, String)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT chain_pos, hash, key_id, mac FROM audit_head_seal WHERE one = 1",
+    )
+    .fetch_optional(pool)
+    .await.db()?);
+    Ok(match (last, head) {
+        (None, None) => None,
+        // Nothing sealed since the keyed entries began (an older database).
+        (Some((_, _, id)), None) if id < from_id => None,
+        (_, None) => Some("the audit chain has no head sealed with the server key".to_string()),
+        (None, Some((pos, ..))) => Some(format!("the audit chain is empty, its sealed head is at entry {pos}")),
+        (Some((pos, hash, _)), Some((head_pos, head_hash, key_id, mac))) => {
+            let sealed = mac_of(keys, key_id, &head_input(head_pos, &head_hash)).is_some_and(|m| m == mac);
+            if !sealed {
+                Some(format!("the audit chain's head (entry {head_pos}) is not sealed with the server key"))
+            } else if (pos, &hash) != (head_pos, &head_hash) {
+                Some(format!(
+                    "the audit chain ends at entry {pos}, its head sealed with the server key is entry {head_pos}: \
+                     entries were removed or the chain hashed again outside as-capone"
+                ))
+            } else {
+                None
+            }
+        }
+    })
+}
+
 /// `(id, created_ms, kind, data_json, key_id, mac, movement_id)`.
 type KeyedRow = (i64, i64, String, String, Option<i64>, Option<String>, Option<String>);
 
@@ -71,6 +123,9 @@ pub async fn check(db: &Db, keys: &Keyring) -> Result<Option<String>, AppError> 
     )
     .fetch_one(pool)
     .await.db()?);
+    if let Some(found) = check_head(db, keys, from_id).await? {
+        return Ok(Some(found));
+    }
     let mut movements = movements_since(db, movements_from_ms).await?;
     let rows: Vec<KeyedRow> = on_db!(db, pool => sqlx::query_as(
         "SELECT id, created_ms, kind, data_json, key_id, mac, movement_id FROM audit_log WHERE id >= $1 ORDER BY id",

@@ -461,7 +461,7 @@ impl Store {
     /// seals in its own transactions), and returns how many it sealed.
     pub async fn seal_audit(&self) -> Result<u64, AppError> {
         match &self.db {
-            Db::Postgres(pool) => Ok(audit::seal_pending(pool, audit::Wait::Yes).await?),
+            Db::Postgres(pool) => Ok(audit::seal_pending(pool, &self.keys, audit::Wait::Yes).await?),
             Db::Sqlite(_) => Ok(0),
         }
     }
@@ -483,7 +483,7 @@ impl Store {
     pub async fn close(&self) -> Result<(), AppError> {
         self.writer.close().await?;
         if let Db::Postgres(pool) = &self.db {
-            audit::seal_pending(pool, audit::Wait::Yes).await?;
+            audit::seal_pending(pool, &self.keys, audit::Wait::Yes).await?;
         }
         on_db!(&self.db, pool => pool.close().await);
         Ok(())

@@ -35,7 +35,7 @@ pub(crate) struct PgWriter {
 
 impl PgWriter {
     pub fn start(pool: PgPool, metrics: Arc<Metrics>, keys: Arc<Keyring>) -> PgWriter {
-        let sealer = tokio::spawn(sealer(pool.clone()));
+        let sealer = tokio::spawn(sealer(pool.clone(), keys.clone()));
         let batcher = Batcher::start(pool.clone(), keys.clone(), metrics.clone());
         PgWriter { pool, metrics, keys, sealer: Mutex::new(Some(sealer)), batcher }
     }
@@ -123,12 +123,12 @@ impl PgWriter {
 /// Seals the audit entries of every process, five times a second, when
 /// no other process is doing it; every [`FOLD_EVERY`] ticks, folds the
 /// block figures of ended connections.
-async fn sealer(pool: PgPool) {
+async fn sealer(pool: PgPool, keys: Arc<Keyring>) {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     for n in 0u64.. {
         tick.tick().await;
-        if let Err(e) = audit::seal_pending(&pool, audit::Wait::No).await {
+        if let Err(e) = audit::seal_pending(&pool, &keys, audit::Wait::No).await {
             tracing::warn!(error = %domain::error::error_chain(&e), "sealing the audit log");
         }
         if n % FOLD_EVERY == FOLD_EVERY - 1

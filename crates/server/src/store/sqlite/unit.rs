@@ -229,6 +229,12 @@ impl Unit for SqliteUnit<'_> {
                 return Err(StoreError::Stale(format!("a guarded write changed {changed} rows: {}", statement.name)));
             }
         }
+        if let Some(seal) = &seal
+            && let Some((key_id, mac)) = audit_mac::seal_head(&self.state.keys, seal.chain_pos, &seal.hash)
+        {
+            let mut head = self.conn.prepare_cached(audit_mac::HEAD_UPSERT).db()?;
+            head.execute(rusqlite::params![seal.chain_pos, seal.hash, key_id, mac]).db()?;
+        }
         self.release()?;
         if let Some(seal) = &seal {
             self.state.audit_head = Head::after(seal);
