@@ -48,6 +48,22 @@ fn spawn(dir: &std::path::Path, db: &str) -> common::Spawned {
     common::spawn_server(dir, db, &["--start-balance-cents", &start, "--demo-token", "", "--initial-blocks", "2"])
 }
 
+/// Waits for two servers started together; when the first does not start,
+/// the panic shows the second's log too (the one that held the start-up
+/// lock meanwhile: a CI run once saw A wait 60 s for it, unexplained).
+fn both_listening(a: common::Spawned, b: common::Spawned) -> (common::Server, common::Server) {
+    match a.try_wait_listening(Some("A"), Duration::from_secs(60)) {
+        Ok(a) => (a, b.wait_listening("B")),
+        Err(log_a) => {
+            let log_b = match b.try_wait_listening(Some("B"), Duration::from_secs(5)) {
+                Ok(_) => "B started".to_string(),
+                Err(log) => log,
+            };
+            panic!("A did not start: {log_a}\n--- B, started with it: {log_b}")
+        }
+    }
+}
+
 /// Where the players find the two processes: per process, its generation
 /// (even while it runs, odd while it is down: bumped just before a kill and
 /// after a restart) and its base URL.
@@ -480,8 +496,7 @@ fn two_processes_on_one_postgres_database_sell_and_apply_everything_once() {
     // Both processes start at the same moment on the empty database: one
     // migrates and emits, the other must wait for it, not do it again.
     let (a, b) = (spawn(dir.path(), &db.url), spawn(dir.path(), &db.url));
-    let mut a = a.wait_listening("A");
-    let mut b = b.wait_listening("B");
+    let (mut a, mut b) = both_listening(a, b);
     let (url_a, url_b) = (a.url.clone(), b.url.clone());
     eprintln!("A on {url_a}, B on {url_b}, started in {:.2} s", t0.elapsed().as_secs_f64());
 
