@@ -92,18 +92,18 @@ pub fn run_backup(args: BackupArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
-    let source = match (&args.from, &args.recovered_by) {
-        (Some(from), _) => {
-            copy_backup(from, &args)?;
-            format!("backup {}", from.display())
-        }
+    let (source, checked) = match (&args.from, &args.recovered_by) {
+        (Some(from), _) => (format!("backup {}", from.display()), copy_backup(from, &args)?),
         (None, Some(how)) => {
             anyhow::ensure!(!args.force, "--force replaces a database by a backup's copy: not with --recovered-by");
-            how.clone()
+            (how.clone(), None)
         }
         (None, None) => anyhow::bail!("give --from FILE or --recovered-by HOW"),
     };
-    let check = runtime()?.block_on(backup::check_database(&args.db))?;
+    let check = match checked {
+        Some(check) => check,
+        None => runtime()?.block_on(backup::check_database(&args.db))?,
+    };
     if !check.is_sound() && args.from.is_some() && server::sqlite_path(&args.db).is_none() {
         // Nothing of a refused backup stays in the database it went into.
         runtime()?.block_on(backup::pg_empty(&args.db))?;
@@ -140,8 +140,10 @@ pub fn run_restore(args: RestoreArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Copies the backup `from` into the database `--db`.
-fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()> {
+/// Copies the backup `from` into the database `--db`. A SQLite backup is
+/// read as the server would before it is copied, and its check is returned:
+/// the copy is the same bytes (checked again by SQLite's own checks).
+fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<Option<backup::DatabaseCheck>> {
     match server::sqlite_path(&args.db) {
         Some(path) => {
             // The backup read as the server would, before anything is written.
@@ -155,6 +157,7 @@ fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()>
                 refusal(&check)
             );
             backup::restore_sqlite(from, &path, args.force)?;
+            Ok(Some(check))
         }
         None => {
             anyhow::ensure!(
@@ -162,9 +165,9 @@ fn copy_backup(from: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<()>
                 "--force is for SQLite files: a PostgreSQL restore goes into a new, empty database (createdb NAME)"
             );
             runtime()?.block_on(backup::pg_restore(from, &args.db))?;
+            Ok(None)
         }
     }
-    Ok(())
 }
 
 /// Why a database's check fails, in words: the first thing that differs.

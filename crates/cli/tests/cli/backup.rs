@@ -251,8 +251,8 @@ fn check_restored(rt: &tokio::runtime::Runtime, dir: &Path, db: &str, players: &
             for t in unfinished {
                 balance += finish(&c, &url, &p.token, t).await;
             }
-            // A new ticket is sold and played on the restored database. Issue
-            // 50, the outside reproduction: no ticket the live server sold
+            // A new ticket is sold and played on the restored database, as an
+            // outside test once did to buy again a revealed ticket: no ticket the live server sold
             // (before the backup, or after it and forgotten by the restore,
             // its seed revealed at the end of its game) is ever sold again;
             // the new ones come from the emission that replaced the blocks
@@ -452,7 +452,7 @@ fn sqlite_restore_refuses_to_replace_a_database_a_damaged_backup_or_another_key(
     assert!(err.contains("holds table loot") && err.contains("not believed"), "{err}");
     assert!(!target.exists(), "nothing restored from a tampered backup");
 
-    // Rows changed outside as-capone (issue 50): an unsold ticket's prize
+    // Rows changed outside as-capone: an unsold ticket's prize
     // raised, another's commitment changed. Each is named, nothing restored.
     for (n, (sql, said)) in TAMPERED_ROWS.iter().enumerate() {
         let tampered = dir.path().join(format!("rows-{n}.backup"));

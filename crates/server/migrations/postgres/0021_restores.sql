@@ -1,4 +1,4 @@
--- as-capone server schema, version 21 (issue 50): a database knows it was
+-- as-capone server schema, version 21 (backups and restores): a database knows it was
 -- restored, and from when. `as-capone restore` writes a row here (from a
 -- backup file, or `--recovered-by` after a point-in-time recovery or a
 -- standby promoted behind); the next server start settles it before it

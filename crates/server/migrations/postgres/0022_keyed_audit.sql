@@ -1,4 +1,4 @@
--- as-capone server schema, version 22 (issue 50): the audit log's entries
+-- as-capone server schema, version 22 (backups and restores): the audit log's entries
 -- are sealed with the server key, and every movement of money is named by
 -- one, so that a copy of the database changed outside as-capone (a
 -- balanced fake movement, an entry added) is not believed

@@ -1,4 +1,4 @@
--- as-capone server schema, version 23 (issue 50): a database has an
+-- as-capone server schema, version 23 (backups and restores): a database has an
 -- identity, made once at random, that its copies (a backup, a standby, a
 -- point-in-time recovery) keep. Each server records, outside the database
 -- (`seen_file`), how far it saw the audit chain of each identity; a

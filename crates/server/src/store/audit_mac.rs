@@ -1,6 +1,6 @@
-//! The audit log's entries sealed with the server key (issue 50: "every
-//! movement of money is accounted for by the sealed audit chain, which a
-//! forger without the server key cannot extend").
+//! The audit log's entries sealed with the server key: every movement of
+//! money is accounted for by an entry that a forger without the server key
+//! can neither add nor change.
 //!
 //! The chain of `audit.rs` orders the entries and shows a changed one, but
 //! its hashes take no key: whoever edits a copy of the database can add an

@@ -51,7 +51,7 @@ pub const MAX_BLOCKS_PER_CALL: u32 = 20;
 /// Serials have three digits for the emission.
 const MAX_EMISSIONS: i64 = 999;
 /// PostgreSQL advisory lock key of emission writing.
-const EMISSION_LOCK: i64 = 0x4153_4345_4d49; // "ASCEMI"
+pub(super) const EMISSION_LOCK: i64 = 0x4153_4345_4d49; // "ASCEMI"
 
 /// A block just published.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]

@@ -1,6 +1,7 @@
 //! A PostgreSQL database's schema, object by object, against what the
-//! migrations make (issue 50: a restore trusts nothing it reads; the SQLite
-//! counterpart is `schema_objects.rs`).
+//! migrations make, so that a restore believes no object it reads (an added
+//! trigger would fire in the live server); the SQLite counterpart is
+//! `schema_objects.rs`.
 //!
 //! The reference is made in the database itself: a new schema
 //! `as_capone_reference_<random>`, the embedded PostgreSQL migrations up to

@@ -29,6 +29,8 @@
 
 use super::clock::now_ms;
 use super::db::{Db, on_db};
+// Settling a restore takes the emissions' lock: it emits.
+use super::emissions::EMISSION_LOCK;
 use super::offline::{offline_db, server_lock};
 use super::shell::Store;
 use crate::store::error::DbResult;
@@ -38,10 +40,6 @@ use domain::{AuditRecord, Changes, Effect, RestoreWrite};
 use math::PrizeTable;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-
-/// PostgreSQL advisory lock key of settling restores (as the emissions' lock:
-/// a settlement emits).
-const EMISSION_LOCK: i64 = 0x4153_4345_4d49;
 
 /// A restore just marked.
 #[derive(Debug, Clone, PartialEq, Eq)]

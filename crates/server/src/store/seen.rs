@@ -1,6 +1,6 @@
 //! A database put back to an earlier point without a word is found at the
-//! next start (issue 50: "whatever restores the game to a point older than
-//! its last state ... leaves a database that knows it was restored").
+//! next start: whatever brought it back (a backup, a point-in-time
+//! recovery, a standby that was behind), it ends up knowing it was restored.
 //!
 //! `as-capone restore` marks what it restores (`restores.rs`); a
 //! point-in-time recovery, a standby promoted while it was behind, or a

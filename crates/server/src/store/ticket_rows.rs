@@ -1,6 +1,6 @@
-//! Every ticket row checked against what was published (issue 50, "a
-//! restore trusts nothing it reads"): a backup's unsold ticket whose prize
-//! was raised, or whose commitment was changed, is named and refused.
+//! Every ticket row checked against what was published, so that a restore
+//! believes no row it reads: a backup's unsold ticket whose prize was
+//! raised, or whose commitment was changed, is named and refused.
 //!
 //! For each emission and each of its published blocks:
 //! - the emission's prize table matches its digest, and the digest is the
@@ -17,8 +17,8 @@
 //!   server key, which a restore does not read).
 //!
 //! Without the server key these checks can be defeated only by also
-//! rewriting the audit log's entry and every chain hash after it; the
-//! chain's keyed seal is the part of issue 50 that closes that.
+//! rewriting the audit log's entry and every chain hash after it, which
+//! the audit log's seals under the server key show (`audit_mac.rs`).
 
 use super::db::{Db, on_db};
 use super::reads::{LeafRow, leaf_rows, record_leaf};
